@@ -1,0 +1,102 @@
+//! The command line: every subcommand, flag and help text, in one place.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::report::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "layout-diff",
+    version,
+    about = "What moved between cache lines in a vmlinux, and between two builds",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// `layout-diff OLD NEW` is `layout-diff diff OLD NEW`.
+    #[command(flatten)]
+    pub diff: Option<DiffArgs>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect one build: a summary, or structs, symbols, or one line.
+    Show(ShowArgs),
+    /// What layout changed between two builds (the default command).
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct Common {
+    /// Cache line size in bytes (default: the target's, 64 on x86_64 and arm64).
+    #[arg(long, value_name = "BYTES", value_parser = parse_line_size, global = true)]
+    pub line_size: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The vmlinux (or any ELF with DWARF) to inspect.
+    pub file: PathBuf,
+    /// Struct or union names or globs (`'task_*'`, `'*'` for all).
+    #[arg(long = "struct", value_name = "NAME|GLOB")]
+    pub structs: Vec<String>,
+    /// Symbol names or globs: placement, co-tenants, type laid at its address.
+    #[arg(long = "symbol", value_name = "NAME|GLOB")]
+    pub symbols: Vec<String>,
+    /// Everything on the line holding this address (hex; with --percpu, a per-CPU offset).
+    #[arg(long, value_name = "ADDR", value_parser = parse_hex)]
+    pub line: Option<u64>,
+    /// `--line` is an offset into the per-CPU area.
+    #[arg(long, requires = "line")]
+    pub percpu: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The old build.
+    #[arg(required = true)]
+    pub old: PathBuf,
+    /// The new build.
+    #[arg(required = true)]
+    pub new: PathBuf,
+    /// Print every change, not only the first screen.
+    #[arg(long)]
+    pub all: bool,
+    /// Number of flagged items in the default text report.
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    pub limit: usize,
+    /// Always show these symbols in full (names or globs).
+    #[arg(long = "symbol", value_name = "NAME|GLOB")]
+    pub symbols: Vec<String>,
+    /// Always show these structs in full (names or globs).
+    #[arg(long = "struct", value_name = "NAME|GLOB")]
+    pub structs: Vec<String>,
+    /// File with one symbol name or glob per line, always shown in full.
+    #[arg(long, value_name = "FILE")]
+    pub hot: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+fn parse_hex(s: &str) -> Result<u64, String> {
+    let t = s.trim_start_matches("0x").trim_start_matches("0X");
+    u64::from_str_radix(t, 16).map_err(|e| format!("not a hex address: {e}"))
+}
+
+fn parse_line_size(s: &str) -> Result<u64, String> {
+    let n: u64 = s.parse().map_err(|e| format!("{e}"))?;
+    if n.is_power_of_two() && (8..=4096).contains(&n) {
+        Ok(n)
+    } else {
+        Err("must be a power of two between 8 and 4096".into())
+    }
+}

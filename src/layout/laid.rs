@@ -1,0 +1,234 @@
+//! A struct layout laid at a real address (or at 0, as pahole does): which line each
+//! member starts and ends on, and where line boundaries fall between members.
+
+use serde::Serialize;
+
+use crate::model::{AggregateKind, BitHole, Hole, Member, StructLayout};
+
+/// One member with its lines. Lines are counted from the line holding the
+/// struct's first byte (line 0), so `show --struct` reads like pahole.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaidMember<'a, 'd> {
+    pub name: Option<&'d str>,
+    #[serde(rename = "type")]
+    pub type_name: &'a str,
+    pub offset: u64,
+    pub size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bit_offset: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bit_size: Option<u64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub flexible: bool,
+    pub first_line: u64,
+    pub last_line: u64,
+    /// Starts on a later line than everything before it: a boundary falls before it.
+    #[serde(skip)]
+    pub boundary_before: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<AggregateKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub members: Option<Vec<LaidMember<'a, 'd>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holes: Option<&'a [Hole]>,
+    #[serde(skip)]
+    pub source: &'a Member<'d>,
+}
+
+/// A struct laid at `base`.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaidStruct<'a, 'd> {
+    pub name: &'d str,
+    pub kind: AggregateKind,
+    pub decl_file: Option<&'a str>,
+    pub size: u64,
+    pub alignment: u64,
+    pub explicit_alignment: Option<u64>,
+    /// Address (or per-CPU offset) of the instance; `None` when laid at offset 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<u64>,
+    pub line_size: u64,
+    /// Lines the struct spans when laid at `base` (pahole's "cachelines" at 0).
+    pub cachelines: u64,
+    /// Bytes used in the last line.
+    pub last_cacheline: u64,
+    pub member_count: usize,
+    pub sum_members: u64,
+    pub members: Vec<LaidMember<'a, 'd>>,
+    pub holes: &'a [Hole],
+    pub bit_holes: &'a [BitHole],
+    pub padding: u64,
+    pub bit_padding: u64,
+    #[serde(skip)]
+    pub layout: &'a StructLayout<'d>,
+}
+
+/// Lays `layout` at `base` (0 for the pahole view) on lines of `line_size` bytes.
+pub fn lay<'a, 'd>(
+    layout: &'a StructLayout<'d>,
+    base: Option<u64>,
+    line_size: u64,
+) -> LaidStruct<'a, 'd> {
+    let start = base.unwrap_or(0);
+    let first = start / line_size;
+    let mut last_line_seen = 0;
+    let members = lay_members(
+        &layout.members,
+        start,
+        first,
+        line_size,
+        &mut last_line_seen,
+    );
+    let end = start + layout.size.max(1);
+    let cachelines = (end - 1) / line_size - first + 1;
+    let last_cacheline = match end % line_size {
+        0 => line_size,
+        r => r,
+    };
+    LaidStruct {
+        name: layout.name,
+        kind: layout.kind,
+        decl_file: layout.decl_file.as_deref(),
+        size: layout.size,
+        alignment: layout.alignment,
+        explicit_alignment: layout.explicit_alignment,
+        base,
+        line_size,
+        cachelines: if layout.size == 0 { 0 } else { cachelines },
+        last_cacheline,
+        member_count: layout.members.len(),
+        sum_members: sum_members(layout),
+        members,
+        holes: &layout.holes,
+        bit_holes: &layout.bit_holes,
+        padding: layout.padding,
+        bit_padding: layout.bit_padding,
+        layout,
+    }
+}
+
+fn lay_members<'a, 'd>(
+    members: &'a [Member<'d>],
+    start: u64,
+    first: u64,
+    line_size: u64,
+    last_line_seen: &mut u64,
+) -> Vec<LaidMember<'a, 'd>> {
+    members
+        .iter()
+        .map(|m| {
+            let begin = start + m.offset;
+            let first_line = begin / line_size - first;
+            let last_line = (begin + m.size.max(1) - 1) / line_size - first;
+            let boundary_before = (first_line > *last_line_seen).then_some(first_line);
+            *last_line_seen = (*last_line_seen).max(first_line);
+            let nested = m
+                .nested
+                .as_ref()
+                .map(|n| lay_members(&n.members, start, first, line_size, last_line_seen));
+            LaidMember {
+                name: m.name,
+                type_name: &m.type_name,
+                offset: m.offset,
+                size: m.size,
+                bit_offset: m.bit_offset,
+                bit_size: m.bit_size,
+                flexible: m.flexible,
+                first_line,
+                last_line,
+                boundary_before,
+                kind: m.nested.as_ref().map(|n| n.kind),
+                members: nested,
+                holes: m.nested.as_ref().map(|n| n.holes.as_slice()),
+                source: m,
+            }
+        })
+        .collect()
+}
+
+/// Bytes taken by members, as pahole sums them (bitfields sharing a storage unit
+/// count it once).
+pub fn sum_members(layout: &StructLayout<'_>) -> u64 {
+    let mut sum = 0;
+    let mut last_unit: Option<(u64, u64)> = None;
+    for m in &layout.members {
+        if m.is_bitfield() {
+            if last_unit == Some((m.offset, m.size)) {
+                continue;
+            }
+            last_unit = Some((m.offset, m.size));
+        } else {
+            last_unit = None;
+        }
+        sum += m.size;
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Member;
+
+    fn member(name: &'static str, offset: u64, size: u64) -> Member<'static> {
+        Member {
+            name: Some(name),
+            type_name: "long".into(),
+            offset,
+            size,
+            bit_offset: None,
+            bit_size: None,
+            flexible: false,
+            nested: None,
+        }
+    }
+
+    fn layout() -> StructLayout<'static> {
+        let mut l = StructLayout {
+            name: "s",
+            kind: AggregateKind::Struct,
+            decl_file: None,
+            size: 136,
+            alignment: 8,
+            explicit_alignment: None,
+            members: vec![member("a", 0, 4), member("b", 8, 56), member("c", 64, 72)],
+            holes: vec![],
+            bit_holes: vec![],
+            padding: 0,
+            bit_padding: 0,
+        };
+        crate::layout::holes::fill(&mut l, 0);
+        l
+    }
+
+    #[test]
+    fn at_offset_zero_like_pahole() {
+        let l = layout();
+        let laid = lay(&l, None, 64);
+        assert_eq!(laid.cachelines, 3);
+        assert_eq!(laid.last_cacheline, 8);
+        assert_eq!(laid.sum_members, 132);
+        assert_eq!(l.holes, vec![Hole { offset: 4, size: 4 }]);
+        let lines: Vec<(u64, u64, Option<u64>)> = laid
+            .members
+            .iter()
+            .map(|m| (m.first_line, m.last_line, m.boundary_before))
+            .collect();
+        assert_eq!(lines, vec![(0, 0, None), (0, 0, None), (1, 2, Some(1))]);
+    }
+
+    #[test]
+    fn at_instance_address_lines_break_elsewhere() {
+        let l = layout();
+        // At ...be0 (offset 0x20 in its line) member b (8..64) crosses into line 1.
+        let laid = lay(&l, Some(0xffff_ffff_82a5_1be0), 64);
+        assert_eq!(laid.cachelines, 3);
+        let lines: Vec<(u64, u64)> = laid
+            .members
+            .iter()
+            .map(|m| (m.first_line, m.last_line))
+            .collect();
+        assert_eq!(lines, vec![(0, 0), (0, 1), (1, 2)]);
+        assert_eq!(laid.last_cacheline, 40);
+    }
+}

@@ -1,0 +1,182 @@
+//! Placement of an object on cache lines (and 128-byte adjacent-line pairs), and the
+//! index that finds the other objects sharing its lines.
+
+use serde::Serialize;
+
+use crate::model::{Space, Symbol, SymbolKind};
+
+/// Where `[start, start + size)` falls on lines of `line_size` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Placement {
+    pub first_line: u64,
+    pub last_line: u64,
+    /// Number of lines touched.
+    pub lines: u64,
+    pub offset_in_line: u64,
+    /// Offset within the aligned pair of lines the adjacent-line prefetcher fetches.
+    pub offset_in_pair: u64,
+    /// Crosses at least one line boundary although it would fit in one line.
+    pub straddles: bool,
+    /// Starts exactly on a line boundary.
+    pub line_aligned: bool,
+}
+
+/// Places an object of `size` bytes (at least one byte) at `start`.
+pub fn place(start: u64, size: u64, line_size: u64) -> Placement {
+    let size = size.max(1);
+    let first_line = start / line_size;
+    let last_line = (start + size - 1) / line_size;
+    let lines = last_line - first_line + 1;
+    let min_lines = size.div_ceil(line_size);
+    Placement {
+        first_line,
+        last_line,
+        lines,
+        offset_in_line: start % line_size,
+        offset_in_pair: start % (2 * line_size),
+        straddles: lines > min_lines,
+        line_aligned: start.is_multiple_of(line_size),
+    }
+}
+
+/// The objects found on one line.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineTenants<'a, 'd> {
+    pub line: u64,
+    /// Start of the line in the space (address, or per-CPU offset).
+    pub start: u64,
+    pub symbols: Vec<&'a Symbol<'d>>,
+}
+
+/// Symbols of one space sorted by place, answering "what overlaps this range".
+pub struct SpaceIndex<'a, 'd> {
+    symbols: Vec<&'a Symbol<'d>>,
+    /// `max_end[i]`: the largest end among `symbols[..=i]`.
+    max_end: Vec<u64>,
+}
+
+impl<'a, 'd> SpaceIndex<'a, 'd> {
+    /// Index of the symbols in `space` that `keep` accepts.
+    pub fn new(
+        symbols: &'a [Symbol<'d>],
+        space: Space,
+        keep: impl Fn(&Symbol<'d>) -> bool,
+    ) -> Self {
+        let mut chosen: Vec<&'a Symbol<'d>> = symbols
+            .iter()
+            .filter(|s| s.space == space && keep(s))
+            .collect();
+        chosen.sort_by(|a, b| (a.place, a.name).cmp(&(b.place, b.name)));
+        let mut max_end = Vec::with_capacity(chosen.len());
+        let mut m = 0;
+        for s in &chosen {
+            m = m.max(s.place_end());
+            max_end.push(m);
+        }
+        SpaceIndex {
+            symbols: chosen,
+            max_end,
+        }
+    }
+
+    /// Data objects only (what can share a line with data).
+    pub fn data(symbols: &'a [Symbol<'d>], space: Space) -> Self {
+        Self::new(symbols, space, |s| s.kind != SymbolKind::Function)
+    }
+
+    /// Symbols overlapping `[lo, hi)`, in place order.
+    pub fn overlapping(&self, lo: u64, hi: u64) -> Vec<&'a Symbol<'d>> {
+        let after = self.symbols.partition_point(|s| s.place < hi);
+        // Walk back while some earlier symbol may still reach into the range.
+        let mut first = after;
+        while first > 0 && self.max_end[first - 1] > lo {
+            first -= 1;
+        }
+        self.symbols[first..after]
+            .iter()
+            .copied()
+            .filter(|s| s.place_end() > lo)
+            .collect()
+    }
+
+    /// For each line `sym` occupies, the other symbols on it.
+    pub fn co_tenants(&self, sym: &Symbol<'d>, line_size: u64) -> Vec<LineTenants<'a, 'd>> {
+        let p = place(sym.place, sym.size, line_size);
+        (p.first_line..=p.last_line)
+            .map(|line| {
+                let start = line * line_size;
+                LineTenants {
+                    line,
+                    start,
+                    symbols: self
+                        .overlapping(start, start + line_size)
+                        .into_iter()
+                        .filter(|s| !same_symbol(s, sym))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}
+
+fn same_symbol(a: &Symbol<'_>, b: &Symbol<'_>) -> bool {
+    a.place == b.place && a.name == b.name && a.file == b.file && a.space == b.space
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Binding;
+
+    fn sym(name: &'static str, place: u64, size: u64) -> Symbol<'static> {
+        Symbol {
+            name,
+            file: None,
+            kind: SymbolKind::Object,
+            binding: Binding::Global,
+            section: ".data",
+            address: place,
+            size,
+            space: Space::Global,
+            place,
+        }
+    }
+
+    #[test]
+    fn place_root_user_like_object() {
+        // 136 bytes at ...be0: offset 0x20 in its line, 0x60 in its pair, 3 lines.
+        let p = place(0xffff_ffff_82a5_1be0, 136, 64);
+        assert_eq!(p.offset_in_line, 0x20);
+        assert_eq!(p.offset_in_pair, 0x60);
+        assert_eq!(p.lines, 3);
+        assert_eq!(p.last_line - p.first_line, 2);
+        assert!(!p.straddles);
+        assert!(!p.line_aligned);
+    }
+
+    #[test]
+    fn straddling_small_object() {
+        let p = place(60, 8, 64);
+        assert_eq!((p.first_line, p.last_line, p.lines), (0, 1, 2));
+        assert!(p.straddles);
+        let q = place(128, 0, 64);
+        assert_eq!((q.first_line, q.lines, q.line_aligned), (2, 1, true));
+    }
+
+    #[test]
+    fn co_tenants_include_large_earlier_objects() {
+        let syms = vec![
+            sym("big", 0, 256),
+            sym("a", 64, 8),
+            sym("b", 72, 8),
+            sym("c", 300, 4),
+        ];
+        let idx = SpaceIndex::data(&syms, Space::Global);
+        let lines = idx.co_tenants(&syms[1], 64);
+        assert_eq!(lines.len(), 1);
+        let names: Vec<&str> = lines[0].symbols.iter().map(|s| s.name).collect();
+        assert_eq!(names, vec!["big", "b"]);
+        let on_c: Vec<&str> = idx.overlapping(256, 320).iter().map(|s| s.name).collect();
+        assert_eq!(on_c, vec!["c"]);
+    }
+}

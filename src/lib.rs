@@ -1,0 +1,18 @@
+//! layout-diff: which structs, globals, per-CPU variables and functions sit on which
+//! cache lines of a vmlinux, and what moved between two builds.
+//!
+//! Stages: `load` (ELF + DWARF into the `model`), `layout` (pure line computations),
+//! `diff` (two images into a report), `report` (renderers that compute nothing).
+
+pub mod error;
+pub mod layout;
+pub mod load;
+pub mod model;
+pub mod report;
+
+pub use error::{Error, Result};
+pub use load::{InputFile, LoadOptions, StructFilter};
+pub use model::Image;
+pub mod cli;
+pub mod run;
+pub mod show;

@@ -1,0 +1,259 @@
+//! The DWARF side of loading: parse unit headers, read units in parallel, build the
+//! struct layouts and variables each needs, and merge them into a deduplicated,
+//! deterministically ordered set (the copy from the lowest unit wins).
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::Path;
+
+use gimli::{EndianSlice, RunTimeEndian, constants as dw};
+use rayon::prelude::*;
+
+use super::LoadOptions;
+use super::dies::{self, Dwarf, Unit};
+use super::elf::DebugSections;
+use super::layouts::TypeTable;
+use crate::error::{Error, Result};
+use crate::model::{StructId, StructLayout, Variable};
+
+/// A struct told apart from others of its name by a hash of its whole layout.
+type Key<'d> = (&'d str, u64);
+
+pub(crate) struct Types<'d> {
+    pub structs: Vec<StructLayout<'d>>,
+    pub variables: Vec<Variable<'d>>,
+    pub units: usize,
+}
+
+/// A variable before its struct is given its final id.
+struct RawVariable<'d> {
+    var: Variable<'d>,
+    key: Option<Key<'d>>,
+}
+
+/// What a run of units produced: distinct layouts with the lowest unit they came from.
+#[derive(Default)]
+struct Acc<'d> {
+    structs: HashMap<Key<'d>, (usize, StructLayout<'d>)>,
+    variables: Vec<(usize, RawVariable<'d>)>,
+}
+
+impl<'d> Acc<'d> {
+    fn add_struct(&mut self, unit: usize, key: Key<'d>, layout: StructLayout<'d>) {
+        match self.structs.get(&key) {
+            Some((u, _)) if *u <= unit => {}
+            _ => {
+                self.structs.insert(key, (unit, layout));
+            }
+        }
+    }
+
+    fn merge(mut self, other: Acc<'d>) -> Acc<'d> {
+        for (key, (unit, layout)) in other.structs {
+            self.add_struct(unit, key, layout);
+        }
+        self.variables.extend(other.variables);
+        self
+    }
+}
+
+fn layout_hash(layout: &StructLayout<'_>) -> u64 {
+    let mut h = DefaultHasher::new();
+    layout.hash(&mut h);
+    h.finish()
+}
+
+pub(crate) fn read<'d>(
+    path: &Path,
+    debug: &DebugSections<'d>,
+    options: &LoadOptions,
+) -> Result<Types<'d>> {
+    let endian = if debug.little_endian {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let dwarf: Dwarf<'d> = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
+        let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
+        Ok(EndianSlice::new(data, endian))
+    })
+    .map_err(|_| Error::Input {
+        path: path.to_path_buf(),
+        message: "cannot load DWARF sections".into(),
+    })?;
+    let dwarf_err = |offset: u64, e: gimli::Error| Error::Dwarf {
+        path: path.to_path_buf(),
+        section: ".debug_info",
+        offset,
+        message: e.to_string(),
+    };
+    let mut headers = Vec::new();
+    let mut iter = dwarf.units();
+    loop {
+        match iter.next() {
+            Ok(Some(h)) => headers.push(h),
+            Ok(None) => break,
+            Err(e) => return Err(dwarf_err(0, e)),
+        }
+    }
+    let units = headers.len();
+    let acc = headers
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, header)| {
+            let offset = header.offset().0 as u64;
+            read_unit(&dwarf, i, header, options, debug.little_endian)
+                .map_err(|e| dwarf_err(offset, e))
+        })
+        .try_fold(Acc::default, |acc, unit| unit.map(|u| acc.merge(u)))
+        .try_reduce(Acc::default, |a, b| Ok(a.merge(b)))?;
+    Ok(finish(acc, units))
+}
+
+/// Orders the merged layouts and gives variables their struct ids.
+fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
+    let mut entries: Vec<(Key<'d>, StructLayout<'d>)> =
+        acc.structs.into_iter().map(|(k, (_, l))| (k, l)).collect();
+    entries.sort_by(|(ka, a), (kb, b)| {
+        (a.name, &a.decl_file, a.size, ka.1).cmp(&(b.name, &b.decl_file, b.size, kb.1))
+    });
+    let ids: HashMap<Key<'d>, StructId> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| (*k, StructId(i)))
+        .collect();
+    let structs = entries.into_iter().map(|(_, l)| l).collect();
+    let mut variables: Vec<(usize, Variable<'d>)> = acc
+        .variables
+        .into_iter()
+        .map(|(unit, raw)| {
+            let mut var = raw.var;
+            var.layout = raw.key.and_then(|k| ids.get(&k).copied());
+            (unit, var)
+        })
+        .collect();
+    variables.sort_by(|(ua, a), (ub, b)| (a.address, a.name, *ua).cmp(&(b.address, b.name, *ub)));
+    variables.dedup_by(|(_, a), (_, b)| a.address == b.address && a.name == b.name);
+    Types {
+        structs,
+        variables: variables.into_iter().map(|(_, v)| v).collect(),
+        units,
+    }
+}
+
+fn is_aggregate(tag: gimli::DwTag) -> bool {
+    matches!(
+        tag,
+        dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
+    )
+}
+
+fn read_unit<'d>(
+    dwarf: &Dwarf<'d>,
+    index: usize,
+    header: gimli::UnitHeader<EndianSlice<'d, RunTimeEndian>>,
+    options: &LoadOptions,
+    debug_little_endian: bool,
+) -> gimli::Result<Acc<'d>> {
+    let unit = dwarf.unit(header)?;
+    let dies = dies::read_unit(dwarf, &unit)?;
+    let files = |i: u64| file_name(dwarf, &unit, i);
+    let table = TypeTable::new(
+        &dies,
+        u64::from(unit.encoding().address_size),
+        debug_little_endian,
+        &files,
+    );
+    let mut acc = Acc::default();
+    for die in &dies.dies {
+        if is_aggregate(die.tag)
+            && !die.declaration
+            && let Some(name) = die.name
+            && options.structs.accepts(name)
+        {
+            let layout = table.layout(die, 0, 0);
+            acc.add_struct(index, (name, layout_hash(&layout)), layout);
+        }
+    }
+    if options.variables {
+        for die in dies.dies.iter().filter(|d| d.top_level) {
+            if let Some(raw) = variable(&table, &mut acc, index, die) {
+                acc.variables.push((index, raw));
+            }
+        }
+    }
+    Ok(acc)
+}
+
+/// A global variable with a static address, and the layout of its struct type.
+fn variable<'d>(
+    table: &TypeTable<'_, 'd>,
+    acc: &mut Acc<'d>,
+    unit: usize,
+    die: &dies::Die<'d>,
+) -> Option<RawVariable<'d>> {
+    let address = die.address?;
+    let spec = die.specification.and_then(|o| table.dies.get(o));
+    let name = die.name.or(spec.and_then(|s| s.name))?;
+    let ty = die.ty.or(spec.and_then(|s| s.ty));
+    let mut is_array = false;
+    let mut target = table.strip(ty);
+    for _ in 0..8 {
+        match target {
+            Some(t) if t.tag == dw::DW_TAG_array_type => {
+                is_array = true;
+                target = table.strip(t.ty);
+            }
+            _ => break,
+        }
+    }
+    let key = match target {
+        Some(t) if is_aggregate(t.tag) && !t.declaration && t.name.is_some() => {
+            let layout = table.layout(t, 0, 0);
+            let key = (layout.name, layout_hash(&layout));
+            acc.add_struct(unit, key, layout);
+            Some(key)
+        }
+        _ => None,
+    };
+    let decl = die.decl_file.or(spec.and_then(|s| s.decl_file));
+    Some(RawVariable {
+        var: Variable {
+            name,
+            address,
+            type_name: table.name_of(ty).to_string(),
+            size: table.size_of(ty),
+            layout: None,
+            is_array,
+            alignment: die.alignment.or(spec.and_then(|s| s.alignment)),
+            decl_file: decl.and_then(|f| file_name_from(table, f)),
+        },
+        key,
+    })
+}
+
+fn file_name_from(table: &TypeTable<'_, '_>, index: u64) -> Option<String> {
+    table.file(index)
+}
+
+/// `dir/name` of entry `index` of the unit's line program file table.
+fn file_name<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>, index: u64) -> Option<String> {
+    let program = unit.line_program.as_ref()?;
+    let header = program.header();
+    let entry = header.file(index)?;
+    let name = dwarf.attr_string(unit, entry.path_name()).ok()?;
+    let name = name.to_string_lossy();
+    if name.starts_with('/') {
+        return Some(name.into_owned());
+    }
+    let dir = entry
+        .directory(header)
+        .and_then(|d| dwarf.attr_string(unit, d).ok())
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if dir.is_empty() || dir == "." {
+        Some(name.into_owned())
+    } else {
+        Some(format!("{}/{}", dir.trim_start_matches("./"), name))
+    }
+}

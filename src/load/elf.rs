@@ -1,0 +1,309 @@
+//! The ELF side of loading: file kind and target, sections, the symbols that matter
+//! for layout, the per-CPU base, and the raw DWARF sections (decompressed, and
+//! relocated for `ET_REL` objects only; a linked vmlinux already holds final values).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use object::elf;
+use object::read::elf::{ElfFile, FileHeader};
+use object::{
+    Object, ObjectKind, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind as ObjKind,
+    SymbolSection,
+};
+use typed_arena::Arena;
+
+use crate::error::{Error, Result};
+use crate::model::{Binding, Section, Space, Symbol, SymbolKind};
+
+/// Name of the output section that holds per-CPU variables.
+pub const PERCPU_SECTION: &str = ".data..percpu";
+
+/// The DWARF sections gimli reads, by name, borrowed from the map or the arena.
+pub(crate) struct DebugSections<'d> {
+    pub little_endian: bool,
+    pub sections: HashMap<&'static str, &'d [u8]>,
+}
+
+pub(crate) struct ElfInfo<'d> {
+    pub arch: String,
+    pub big_endian: bool,
+    pub file_kind: &'static str,
+    pub build_id: Option<String>,
+    pub percpu_base: Option<u64>,
+    pub sections: Vec<Section<'d>>,
+    pub symbols: Vec<Symbol<'d>>,
+    pub debug: Option<DebugSections<'d>>,
+}
+
+/// The DWARF sections read for layouts. Line programs are read only for their
+/// headers (file names); location lists and relocation sections are never read.
+const DWARF_SECTIONS: &[&str] = &[
+    ".debug_info",
+    ".debug_abbrev",
+    ".debug_str",
+    ".debug_line_str",
+    ".debug_str_offsets",
+    ".debug_addr",
+    ".debug_line",
+];
+
+/// Cache line size of the target when the user gives none.
+pub(crate) fn default_line_size(arch: &str) -> u64 {
+    match arch {
+        "s390x" => 256,
+        "powerpc64" | "powerpc" => 128,
+        _ => 64,
+    }
+}
+
+pub(crate) fn read<'d>(
+    path: &Path,
+    data: &'d [u8],
+    arena: &'d Arena<Vec<u8>>,
+) -> Result<ElfInfo<'d>> {
+    if !data.starts_with(b"\x7fELF") {
+        return Err(Error::NotElf {
+            path: path.to_path_buf(),
+        });
+    }
+    let malformed = |e: object::Error| Error::Elf {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    match object::FileKind::parse(data).map_err(malformed)? {
+        object::FileKind::Elf64 => {
+            if data.get(5) == Some(&2) {
+                read_elf::<elf::FileHeader64<object::BigEndian>, _>(path, data, arena)
+            } else {
+                read_elf::<elf::FileHeader64<object::LittleEndian>, _>(path, data, arena)
+            }
+        }
+        object::FileKind::Elf32 => {
+            if data.get(5) == Some(&2) {
+                read_elf::<elf::FileHeader32<object::BigEndian>, _>(path, data, arena)
+            } else {
+                read_elf::<elf::FileHeader32<object::LittleEndian>, _>(path, data, arena)
+            }
+        }
+        _ => Err(Error::NotElf {
+            path: path.to_path_buf(),
+        }),
+    }
+}
+
+fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
+    path: &Path,
+    data: &'d [u8],
+    arena: &'d Arena<Vec<u8>>,
+) -> Result<ElfInfo<'d>> {
+    let file = ElfFile::<H>::parse(data).map_err(|e| Error::Elf {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let arch = format!("{:?}", file.architecture()).to_lowercase();
+    let file_kind = match file.kind() {
+        ObjectKind::Executable => "exec",
+        ObjectKind::Relocatable => "rel",
+        ObjectKind::Dynamic => "dyn",
+        _ => "other",
+    };
+    let build_id = file
+        .build_id()
+        .ok()
+        .flatten()
+        .map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
+    let mut sections = Vec::new();
+    let mut section_names: HashMap<SectionIndex, &'d str> = HashMap::new();
+    let mut percpu_index = None;
+    let mut percpu_address = None;
+    for s in file.sections() {
+        let name = s.name().unwrap_or("");
+        section_names.insert(s.index(), name);
+        if name == PERCPU_SECTION {
+            percpu_index = Some(s.index());
+            percpu_address = Some(s.address());
+        }
+        if name.is_empty() {
+            continue;
+        }
+        sections.push(Section {
+            name,
+            address: s.address(),
+            size: s.size(),
+            alignment: s.align(),
+            compressed: s
+                .compressed_file_range()
+                .is_ok_and(|r| r.format != object::CompressionFormat::None),
+        });
+    }
+    let percpu_base = percpu_index.map(|_| {
+        file.symbol_by_name("__per_cpu_start")
+            .map(|s| s.address())
+            .unwrap_or(percpu_address.unwrap_or(0))
+    });
+    let symbols = read_symbols(
+        &file,
+        &section_names,
+        percpu_index,
+        percpu_base.unwrap_or(0),
+    );
+    let debug = read_debug(path, &file, arena)?;
+    Ok(ElfInfo {
+        arch,
+        big_endian: !file.is_little_endian(),
+        file_kind,
+        build_id,
+        percpu_base,
+        sections,
+        symbols,
+        debug,
+    })
+}
+
+/// True for names that are never layout-relevant symbols: local labels and the
+/// padding symbols placed before functions.
+fn is_noise(name: &str) -> bool {
+    name.is_empty()
+        || name.starts_with(".L")
+        || name.starts_with("__pfx_")
+        || name.starts_with("__cfi_")
+}
+
+fn read_symbols<'d, H: FileHeader>(
+    file: &ElfFile<'d, H>,
+    section_names: &HashMap<SectionIndex, &'d str>,
+    percpu_index: Option<SectionIndex>,
+    percpu_base: u64,
+) -> Vec<Symbol<'d>> {
+    let mut out = Vec::new();
+    let mut current_file: Option<&'d str> = None;
+    for sym in file.symbols() {
+        let kind = match sym.kind() {
+            ObjKind::File => {
+                current_file = sym.name().ok().filter(|n| !n.is_empty());
+                continue;
+            }
+            ObjKind::Text => SymbolKind::Function,
+            ObjKind::Data => SymbolKind::Object,
+            ObjKind::Tls => SymbolKind::Tls,
+            _ => continue,
+        };
+        let SymbolSection::Section(index) = sym.section() else {
+            continue;
+        };
+        let Ok(name) = sym.name() else { continue };
+        if is_noise(name) {
+            continue;
+        }
+        let binding = if sym.is_weak() {
+            Binding::Weak
+        } else if sym.is_global() {
+            Binding::Global
+        } else {
+            Binding::Local
+        };
+        let percpu = Some(index) == percpu_index;
+        let address = sym.address();
+        out.push(Symbol {
+            name,
+            file: if binding == Binding::Local {
+                current_file
+            } else {
+                None
+            },
+            kind,
+            binding,
+            section: section_names.get(&index).copied().unwrap_or(""),
+            address,
+            size: sym.size(),
+            space: if percpu { Space::Percpu } else { Space::Global },
+            place: if percpu {
+                address.wrapping_sub(percpu_base)
+            } else {
+                address
+            },
+        });
+    }
+    out.sort_by(|a, b| (a.space, a.place, a.name, a.file).cmp(&(b.space, b.place, b.name, b.file)));
+    out.dedup_by(|a, b| {
+        a.space == b.space && a.place == b.place && a.name == b.name && a.file == b.file
+    });
+    out
+}
+
+fn read_debug<'d, H: FileHeader>(
+    path: &Path,
+    file: &ElfFile<'d, H>,
+    arena: &'d Arena<Vec<u8>>,
+) -> Result<Option<DebugSections<'d>>> {
+    if file.section_by_name(".debug_info").is_none() {
+        return Ok(None);
+    }
+    let relocatable = file.kind() == ObjectKind::Relocatable;
+    let mut sections = HashMap::new();
+    for &name in DWARF_SECTIONS {
+        let Some(section) = file.section_by_name(name) else {
+            continue;
+        };
+        let err = |message: String| Error::Section {
+            path: path.to_path_buf(),
+            section: name.to_string(),
+            message,
+        };
+        let data = section
+            .uncompressed_data()
+            .map_err(|e| err(format!("cannot read or decompress: {e}")))?;
+        let bytes: &'d [u8] = if relocatable {
+            let mut owned = data.into_owned();
+            relocate(file, &section, &mut owned).map_err(err)?;
+            arena.alloc(owned)
+        } else {
+            match data {
+                std::borrow::Cow::Borrowed(b) => b,
+                std::borrow::Cow::Owned(v) => arena.alloc(v),
+            }
+        };
+        sections.insert(name, bytes);
+    }
+    Ok(Some(DebugSections {
+        little_endian: file.is_little_endian(),
+        sections,
+    }))
+}
+
+/// Applies a relocatable object's relocations to a copy of one debug section.
+fn relocate<'d, H: FileHeader>(
+    file: &ElfFile<'d, H>,
+    section: &object::read::elf::ElfSection<'d, '_, H>,
+    bytes: &mut [u8],
+) -> std::result::Result<(), String> {
+    let map = section.relocation_map().map_err(|e| e.to_string())?;
+    let little = file.is_little_endian();
+    for (offset, rel) in section.relocations() {
+        let width = match rel.size() {
+            32 => 4,
+            64 => 8,
+            _ => continue,
+        };
+        let start = usize::try_from(offset).map_err(|e| e.to_string())?;
+        let Some(slot) = bytes.get_mut(start..start + width) else {
+            return Err(format!("relocation at {offset:#x} is outside the section"));
+        };
+        let mut raw = [0u8; 8];
+        let value = if little {
+            raw[..width].copy_from_slice(slot);
+            u64::from_le_bytes(raw)
+        } else {
+            raw[8 - width..].copy_from_slice(slot);
+            u64::from_be_bytes(raw)
+        };
+        let value = map.relocate(offset, value);
+        if little {
+            slot.copy_from_slice(&value.to_le_bytes()[..width]);
+        } else {
+            slot.copy_from_slice(&value.to_be_bytes()[8 - width..]);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,340 @@
+//! Turns one unit's DIE table into model values: type names as pahole spells them,
+//! type sizes and alignments, and struct/union layouts with members laid inline.
+
+use std::cell::OnceCell;
+use std::sync::Arc;
+
+use gimli::constants as dw;
+
+use super::dies::{Die, UnitDies};
+use crate::layout::holes;
+use crate::model::{AggregateKind, Member, StructLayout};
+
+/// Deepest type chain followed before giving up (guards against malformed cycles).
+const MAX_DEPTH: usize = 48;
+
+/// Lazily computed facts about the types of one unit.
+pub(crate) struct TypeTable<'u, 'd> {
+    pub dies: &'u UnitDies<'d>,
+    names: Vec<OnceCell<Arc<str>>>,
+    address_size: u64,
+    little_endian: bool,
+    /// File names by `DW_AT_decl_file` index.
+    files: &'u dyn Fn(u64) -> Option<String>,
+}
+
+impl<'u, 'd> TypeTable<'u, 'd> {
+    pub fn new(
+        dies: &'u UnitDies<'d>,
+        address_size: u64,
+        little_endian: bool,
+        files: &'u dyn Fn(u64) -> Option<String>,
+    ) -> Self {
+        TypeTable {
+            dies,
+            names: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            address_size,
+            little_endian,
+            files,
+        }
+    }
+
+    /// Name of entry `index` of the unit's file table.
+    pub fn file(&self, index: u64) -> Option<String> {
+        (self.files)(index)
+    }
+
+    fn die(&self, offset: usize) -> Option<(usize, &Die<'d>)> {
+        let i = self.dies.index_of(offset)?;
+        Some((i, &self.dies.dies[i]))
+    }
+
+    /// The type name of the entry at `offset`, pahole style (`struct list_head *`).
+    pub fn name_of(&self, offset: Option<usize>) -> Arc<str> {
+        match offset.and_then(|o| self.die(o)) {
+            Some((i, _)) => self.name_at(i, 0),
+            None => Arc::from("void"),
+        }
+    }
+
+    fn name_at(&self, index: usize, depth: usize) -> Arc<str> {
+        if let Some(n) = self.names[index].get() {
+            return n.clone();
+        }
+        let name: Arc<str> = Arc::from(self.format_name(index, depth));
+        let _ = self.names[index].set(name.clone());
+        name
+    }
+
+    fn target_name(&self, die: &Die<'d>, depth: usize) -> String {
+        if depth > MAX_DEPTH {
+            return "?".to_string();
+        }
+        match die.ty.and_then(|o| self.die(o)) {
+            Some((i, _)) => self.name_at(i, depth + 1).to_string(),
+            None => "void".to_string(),
+        }
+    }
+
+    fn format_name(&self, index: usize, depth: usize) -> String {
+        let die = &self.dies.dies[index];
+        let name = die.name.unwrap_or("");
+        match die.tag {
+            dw::DW_TAG_structure_type | dw::DW_TAG_class_type => tagged("struct", die.name),
+            dw::DW_TAG_union_type => tagged("union", die.name),
+            dw::DW_TAG_enumeration_type => tagged("enum", die.name),
+            dw::DW_TAG_pointer_type
+            | dw::DW_TAG_reference_type
+            | dw::DW_TAG_rvalue_reference_type => match die.ty.and_then(|o| self.die(o)) {
+                Some((_, t)) if t.tag == dw::DW_TAG_subroutine_type => {
+                    self.function_type(t, "(*)", depth)
+                }
+                _ => format!("{} *", self.target_name(die, depth)),
+            },
+            dw::DW_TAG_const_type => format!("const {}", self.target_name(die, depth)),
+            dw::DW_TAG_volatile_type => format!("volatile {}", self.target_name(die, depth)),
+            dw::DW_TAG_restrict_type => format!("{} restrict", self.target_name(die, depth)),
+            dw::DW_TAG_atomic_type => format!("_Atomic {}", self.target_name(die, depth)),
+            dw::DW_TAG_array_type => {
+                let mut s = self.target_name(die, depth);
+                for &c in &die.children {
+                    let sub = &self.dies.dies[c as usize];
+                    match sub.count {
+                        Some(n) => s.push_str(&format!("[{n}]")),
+                        None => s.push_str("[]"),
+                    }
+                }
+                s
+            }
+            dw::DW_TAG_subroutine_type => self.function_type(die, "", depth),
+            dw::DW_TAG_unspecified_type if name.is_empty() => "void".to_string(),
+            _ if name.is_empty() => "?".to_string(),
+            _ => name.to_string(),
+        }
+    }
+
+    fn function_type(&self, die: &Die<'d>, declarator: &str, depth: usize) -> String {
+        let ret = self.target_name(die, depth);
+        let params: Vec<String> = die
+            .children
+            .iter()
+            .map(|&c| {
+                let p = &self.dies.dies[c as usize];
+                if p.tag == dw::DW_TAG_unspecified_parameters {
+                    "...".to_string()
+                } else {
+                    self.target_name(p, depth)
+                }
+            })
+            .collect();
+        let params = if params.is_empty() {
+            "void".to_string()
+        } else {
+            params.join(", ")
+        };
+        format!("{ret} {declarator}({params})")
+    }
+
+    /// Follows typedefs and qualifiers to the type that has the storage.
+    pub fn strip(&self, mut offset: Option<usize>) -> Option<&Die<'d>> {
+        for _ in 0..MAX_DEPTH {
+            let (_, die) = self.die(offset?)?;
+            match die.tag {
+                dw::DW_TAG_typedef
+                | dw::DW_TAG_const_type
+                | dw::DW_TAG_volatile_type
+                | dw::DW_TAG_restrict_type
+                | dw::DW_TAG_atomic_type => offset = die.ty,
+                _ => return Some(die),
+            }
+        }
+        None
+    }
+
+    /// Byte size of a type; `None` when it has none (void, incomplete, flexible array).
+    pub fn size_of(&self, offset: Option<usize>) -> Option<u64> {
+        self.size_at(offset, 0)
+    }
+
+    fn size_at(&self, offset: Option<usize>, depth: usize) -> Option<u64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let (_, die) = self.die(offset?)?;
+        if let Some(s) = die.byte_size {
+            return Some(s);
+        }
+        match die.tag {
+            dw::DW_TAG_pointer_type
+            | dw::DW_TAG_reference_type
+            | dw::DW_TAG_rvalue_reference_type => Some(self.address_size),
+            dw::DW_TAG_array_type => {
+                let elem = self.size_at(die.ty, depth + 1)?;
+                let mut n = 1u64;
+                for &c in &die.children {
+                    n = n.saturating_mul(self.dies.dies[c as usize].count?);
+                }
+                Some(elem.saturating_mul(n))
+            }
+            dw::DW_TAG_typedef
+            | dw::DW_TAG_const_type
+            | dw::DW_TAG_volatile_type
+            | dw::DW_TAG_restrict_type
+            | dw::DW_TAG_atomic_type => self.size_at(die.ty, depth + 1),
+            _ => None,
+        }
+    }
+
+    /// Natural alignment of a type in bytes (what the compiler aligns a member of it to).
+    pub fn align_of(&self, offset: Option<usize>) -> u64 {
+        self.align_at(offset, 0)
+    }
+
+    fn align_at(&self, offset: Option<usize>, depth: usize) -> u64 {
+        let Some((_, die)) = offset.and_then(|o| self.die(o)) else {
+            return 1;
+        };
+        if depth > MAX_DEPTH {
+            return 1;
+        }
+        if let Some(a) = die.alignment {
+            return a;
+        }
+        match die.tag {
+            dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => die
+                .children
+                .iter()
+                .map(|&c| {
+                    let m = &self.dies.dies[c as usize];
+                    m.alignment.unwrap_or(1).max(self.align_at(m.ty, depth + 1))
+                })
+                .max()
+                .unwrap_or(1),
+            dw::DW_TAG_array_type
+            | dw::DW_TAG_typedef
+            | dw::DW_TAG_const_type
+            | dw::DW_TAG_volatile_type
+            | dw::DW_TAG_restrict_type
+            | dw::DW_TAG_atomic_type => self.align_at(die.ty, depth + 1),
+            _ => natural_align(die.byte_size.unwrap_or(self.address_size)),
+        }
+    }
+
+    /// The layout of the struct/union entry at `index`, members offset by `base` bytes.
+    pub fn layout(&self, die: &Die<'d>, base: u64, depth: usize) -> StructLayout<'d> {
+        let kind = match die.tag {
+            dw::DW_TAG_union_type => AggregateKind::Union,
+            _ => AggregateKind::Struct,
+        };
+        let size = die.byte_size.unwrap_or(0);
+        let mut members = Vec::with_capacity(die.children.len());
+        for &c in &die.children {
+            let m = &self.dies.dies[c as usize];
+            if m.tag != dw::DW_TAG_member {
+                continue;
+            }
+            members.push(self.member(m, base, depth));
+        }
+        let explicit_alignment = die.alignment;
+        let alignment = explicit_alignment.unwrap_or_else(|| {
+            die.children
+                .iter()
+                .map(|&c| {
+                    let m = &self.dies.dies[c as usize];
+                    m.alignment.unwrap_or(1).max(self.align_of(m.ty))
+                })
+                .max()
+                .unwrap_or(1)
+        });
+        let mut layout = StructLayout {
+            name: die.name.unwrap_or(""),
+            kind,
+            decl_file: die.decl_file.and_then(|f| (self.files)(f)),
+            size,
+            alignment,
+            explicit_alignment,
+            members,
+            holes: Vec::new(),
+            bit_holes: Vec::new(),
+            padding: 0,
+            bit_padding: 0,
+        };
+        holes::fill(&mut layout, base);
+        layout
+    }
+
+    fn member(&self, m: &Die<'d>, base: u64, depth: usize) -> Member<'d> {
+        let type_size = self.size_of(m.ty);
+        let stripped = self.strip(m.ty);
+        let location = m.member_location.unwrap_or(0);
+        if let Some(bits) = m.bit_size {
+            let storage = type_size.or(m.byte_size).unwrap_or(1).max(1);
+            let abs_bit = match (m.data_bit_offset, m.bit_offset) {
+                (Some(dbo), _) => dbo,
+                (None, Some(bo)) => {
+                    let unit_bytes = m.byte_size.unwrap_or(storage);
+                    if self.little_endian {
+                        (location + unit_bytes) * 8 - bo - bits
+                    } else {
+                        location * 8 + bo
+                    }
+                }
+                (None, None) => location * 8,
+            };
+            let offset = abs_bit / (storage * 8) * storage;
+            return Member {
+                name: m.name,
+                type_name: self.name_of(m.ty).to_string(),
+                offset: base + offset,
+                size: storage,
+                bit_offset: Some(abs_bit - offset * 8),
+                bit_size: Some(bits),
+                flexible: false,
+                nested: None,
+            };
+        }
+        let nested = match stripped {
+            Some(t)
+                if m.name.is_none()
+                    && t.name.is_none()
+                    && matches!(
+                        t.tag,
+                        dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
+                    )
+                    && depth < MAX_DEPTH =>
+            {
+                Some(Box::new(self.layout(t, base + location, depth + 1)))
+            }
+            _ => None,
+        };
+        let flexible =
+            stripped.is_some_and(|t| t.tag == dw::DW_TAG_array_type) && type_size.unwrap_or(0) == 0;
+        Member {
+            name: m.name,
+            type_name: self.name_of(m.ty).to_string(),
+            offset: base + location,
+            size: type_size.unwrap_or(0),
+            bit_offset: None,
+            bit_size: None,
+            flexible,
+            nested,
+        }
+    }
+}
+
+fn tagged(keyword: &str, name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("{keyword} {n}"),
+        None => format!("{keyword} {{...}}"),
+    }
+}
+
+/// Natural alignment of a scalar of `size` bytes: the size rounded down to a power of
+/// two, capped at 16.
+fn natural_align(size: u64) -> u64 {
+    if size == 0 {
+        return 1;
+    }
+    let p = 1u64 << (63 - size.leading_zeros());
+    p.min(16)
+}

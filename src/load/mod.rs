@@ -1,0 +1,138 @@
+//! Loading: map a vmlinux once, read its sections and symbols with `object`, its types
+//! and global variables with `gimli` (units in parallel), and build an `Image`.
+
+mod dies;
+mod dwarf;
+mod elf;
+mod layouts;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use globset::GlobSet;
+use memmap2::Mmap;
+use typed_arena::Arena;
+
+use crate::error::{Error, Result};
+use crate::model::Image;
+
+/// Which struct layouts to build.
+#[derive(Debug, Clone, Default)]
+pub enum StructFilter {
+    /// Every struct and union (what a diff needs).
+    #[default]
+    All,
+    /// None, except those that variables point at when variables are loaded.
+    None,
+    /// Those whose name matches.
+    Matching(GlobSet),
+}
+
+impl StructFilter {
+    pub(crate) fn accepts(&self, name: &str) -> bool {
+        match self {
+            StructFilter::All => true,
+            StructFilter::None => false,
+            StructFilter::Matching(set) => set.is_match(name),
+        }
+    }
+}
+
+/// What to load: loading only what a query needs keeps `show` fast.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Override of the target's cache line size.
+    pub line_size: Option<u64>,
+    /// Read DWARF at all (structs and variables).
+    pub dwarf: bool,
+    pub structs: StructFilter,
+    /// Read global variables (and the structs they are instances of).
+    pub variables: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            line_size: None,
+            dwarf: true,
+            structs: StructFilter::All,
+            variables: true,
+        }
+    }
+}
+
+/// An input file mapped into memory; the `Image` borrows names from it.
+pub struct InputFile {
+    path: PathBuf,
+    map: Mmap,
+    /// Decompressed or relocated section copies, alive as long as the file.
+    arena: Arena<Vec<u8>>,
+}
+
+impl InputFile {
+    /// Maps `path`; fails on a missing path, a directory or an empty file.
+    pub fn open(path: &Path) -> Result<InputFile> {
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if meta.is_dir() {
+            return Err(Error::IsDirectory {
+                path: path.to_path_buf(),
+            });
+        }
+        if meta.len() == 0 {
+            return Err(Error::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        let file = File::open(path).map_err(io)?;
+        // SAFETY: the map is read-only and private to this process. A concurrent
+        // truncation of the file by another process could fault; as with every
+        // mmap-based reader (ripgrep, addr2line), that is accepted for speed.
+        let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        Ok(InputFile {
+            path: path.to_path_buf(),
+            map,
+            arena: Arena::new(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the image as `options` asks.
+    pub fn load(&self, options: &LoadOptions) -> Result<Image<'_>> {
+        let elf = elf::read(&self.path, &self.map, &self.arena)?;
+        let line_size = options
+            .line_size
+            .unwrap_or_else(|| elf::default_line_size(&elf.arch));
+        let mut image = Image {
+            path: self.path.clone(),
+            arch: elf.arch,
+            big_endian: elf.big_endian,
+            file_kind: elf.file_kind,
+            build_id: elf.build_id,
+            line_size,
+            line_size_overridden: options.line_size.is_some(),
+            has_debug_info: elf.debug.is_some(),
+            percpu_base: elf.percpu_base,
+            sections: elf.sections,
+            symbols: elf.symbols,
+            structs: Vec::new(),
+            variables: Vec::new(),
+            units: 0,
+        };
+        if options.dwarf
+            && let Some(debug) = &elf.debug
+        {
+            let types = dwarf::read(&self.path, debug, options)?;
+            image.structs = types.structs;
+            image.variables = types.variables;
+            image.units = types.units;
+        }
+        Ok(image)
+    }
+}

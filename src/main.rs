@@ -1,0 +1,45 @@
+//! The `layout-diff` binary: parse the command line, run the library, map the outcome
+//! to an exit code (0 nothing flagged/found, 1 flagged, 2 error), print one line on error.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use layout_diff::cli::{Cli, Command};
+use layout_diff::run;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Some(Command::Show(args)) => run::show(&args),
+        Some(Command::Diff(args)) => run::diff(&args),
+        None => match cli.diff {
+            Some(args) => run::diff(&args),
+            None => {
+                eprintln!("layout-diff: give OLD NEW, or a subcommand (see --help)");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    match outcome {
+        Ok(out) => {
+            let mut stdout = std::io::stdout().lock();
+            if let Err(e) = stdout
+                .write_all(out.text.as_bytes())
+                .and_then(|_| stdout.flush())
+                && e.kind() != std::io::ErrorKind::BrokenPipe
+            {
+                eprintln!("layout-diff: writing output: {e}");
+                return ExitCode::from(2);
+            }
+            if let Some(note) = out.note {
+                eprintln!("layout-diff: {note}");
+            }
+            ExitCode::from(out.code)
+        }
+        Err(e) => {
+            eprintln!("layout-diff: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

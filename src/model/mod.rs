@@ -1,0 +1,82 @@
+//! The layout model: plain data read from one vmlinux (sections, symbols, struct
+//! layouts, global variables). No parsing and no printing lives here; `load` fills it
+//! and `layout`, `diff` and `report` read it.
+
+mod symbols;
+mod types;
+
+pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};
+pub use types::{AggregateKind, BitHole, Hole, Member, StructId, StructLayout, Variable};
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// One loaded vmlinux (or object file).
+#[derive(Debug, Serialize)]
+pub struct Image<'d> {
+    pub path: PathBuf,
+    /// Architecture name as `object` reports it, e.g. `x86_64`.
+    pub arch: String,
+    pub big_endian: bool,
+    /// `exec`, `rel`, `dyn` or `other`.
+    pub file_kind: &'static str,
+    pub build_id: Option<String>,
+    /// Cache line size in bytes used for every line computation.
+    pub line_size: u64,
+    /// True when the line size came from `--line-size`, not the target.
+    pub line_size_overridden: bool,
+    pub has_debug_info: bool,
+    /// Address that per-CPU offsets are counted from (`__per_cpu_start`), when the image
+    /// has a `.data..percpu` section.
+    pub percpu_base: Option<u64>,
+    pub sections: Vec<Section<'d>>,
+    /// Functions and data objects, sorted by (space, address, name).
+    pub symbols: Vec<Symbol<'d>>,
+    /// Struct and union definitions, deduplicated, sorted by (name, decl_file, size).
+    pub structs: Vec<StructLayout<'d>>,
+    /// Global variables found in DWARF, sorted by (address, name).
+    pub variables: Vec<Variable<'d>>,
+    /// Number of compile units read.
+    pub units: usize,
+}
+
+impl<'d> Image<'d> {
+    /// Struct layouts whose name matches `pred`, in model order.
+    pub fn structs_named<'a>(
+        &'a self,
+        mut pred: impl FnMut(&str) -> bool + 'a,
+    ) -> impl Iterator<Item = (StructId, &'a StructLayout<'d>)> + 'a {
+        self.structs
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| pred(s.name))
+            .map(|(i, s)| (StructId(i), s))
+    }
+
+    pub fn struct_by_id(&self, id: StructId) -> &StructLayout<'d> {
+        &self.structs[id.0]
+    }
+
+    /// The DWARF variable that describes a symbol, matched by name and address.
+    pub fn variable_for(&self, sym: &Symbol<'d>) -> Option<&Variable<'d>> {
+        let start = self.variables.partition_point(|v| v.address < sym.address);
+        self.variables[start..]
+            .iter()
+            .take_while(|v| v.address == sym.address)
+            .find(|v| {
+                v.name == sym.name
+                    || sym
+                        .name
+                        .strip_prefix(v.name)
+                        .is_some_and(|rest| rest.starts_with('.'))
+            })
+    }
+
+    /// Count of symbols of one kind in one space.
+    pub fn count(&self, kind: SymbolKind, space: Space) -> usize {
+        self.symbols
+            .iter()
+            .filter(|s| s.kind == kind && s.space == space)
+            .count()
+    }
+}

@@ -1,0 +1,165 @@
+//! DWARF-side model: struct/union layouts with members, holes and padding as pahole
+//! reports them, and global variables with their types.
+
+use serde::Serialize;
+
+/// Index of a struct in `Image::structs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct StructId(pub usize);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AggregateKind {
+    Struct,
+    Union,
+}
+
+impl AggregateKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            AggregateKind::Struct => "struct",
+            AggregateKind::Union => "union",
+        }
+    }
+}
+
+/// A run of unused bytes between two members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Hole {
+    /// Byte offset where the hole starts (the end of the member before it).
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// Unused bits inside a bitfield storage unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct BitHole {
+    /// Byte offset of the member before the hole.
+    pub offset: u64,
+    /// Bit position (from the start of `offset`) where the hole starts.
+    pub bit_offset: u64,
+    pub bits: u64,
+}
+
+/// One member. Offsets are from the start of the outermost struct, also for the
+/// members of anonymous structs and unions expanded inline.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Member<'d> {
+    /// `None` for an anonymous struct/union member.
+    pub name: Option<&'d str>,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// Byte offset; for a bitfield, the start of its storage unit (as pahole prints).
+    pub offset: u64,
+    /// Size in bytes; for a bitfield, the size of its storage unit (its type's size).
+    pub size: u64,
+    /// Bitfields only: bit position inside the storage unit.
+    pub bit_offset: Option<u64>,
+    /// Bitfields only: width in bits.
+    pub bit_size: Option<u64>,
+    /// Flexible (`[]`) or zero-length (`[0]`) array: takes no room.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub flexible: bool,
+    /// Members of an anonymous struct/union, laid inline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nested: Option<Box<StructLayout<'d>>>,
+}
+
+impl Member<'_> {
+    /// First bit covered, from the start of the outermost struct.
+    pub fn start_bit(&self) -> u64 {
+        self.offset * 8 + self.bit_offset.unwrap_or(0)
+    }
+
+    /// One past the last bit covered.
+    pub fn end_bit(&self) -> u64 {
+        match self.bit_size {
+            Some(bits) => self.start_bit() + bits,
+            None => (self.offset + self.size) * 8,
+        }
+    }
+
+    pub fn is_bitfield(&self) -> bool {
+        self.bit_size.is_some()
+    }
+
+    /// Display name: the member's name, or `(anonymous union)` style for nested ones.
+    pub fn display_name(&self) -> String {
+        match (self.name, &self.nested) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(n)) => format!("(anonymous {})", n.kind.keyword()),
+            (None, None) => "(anonymous)".to_string(),
+        }
+    }
+}
+
+/// A struct or union definition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct StructLayout<'d> {
+    /// Empty for anonymous nested aggregates.
+    pub name: &'d str,
+    pub kind: AggregateKind,
+    /// Declaring source file, when DWARF names it.
+    pub decl_file: Option<String>,
+    pub size: u64,
+    /// Alignment in bytes: `DW_AT_alignment` when present, else the largest member's.
+    pub alignment: u64,
+    /// `DW_AT_alignment` (e.g. from `____cacheline_aligned`), when present.
+    pub explicit_alignment: Option<u64>,
+    pub members: Vec<Member<'d>>,
+    pub holes: Vec<Hole>,
+    pub bit_holes: Vec<BitHole>,
+    /// Unused bytes at the end.
+    pub padding: u64,
+    /// Unused bits at the end of the last bitfield storage unit.
+    pub bit_padding: u64,
+}
+
+impl StructLayout<'_> {
+    /// `struct foo` / `union foo`.
+    pub fn full_name(&self) -> String {
+        format!("{} {}", self.kind.keyword(), self.name)
+    }
+
+    /// Members at every nesting level, depth first, with their depth.
+    pub fn flat_members(&self) -> Vec<(usize, &Member<'_>)> {
+        let mut out = Vec::new();
+        fn walk<'a, 'd>(
+            s: &'a StructLayout<'d>,
+            depth: usize,
+            out: &mut Vec<(usize, &'a Member<'d>)>,
+        ) {
+            for m in &s.members {
+                out.push((depth, m));
+                if let Some(n) = &m.nested {
+                    walk(n, depth + 1, out);
+                }
+            }
+        }
+        walk(self, 0, &mut out);
+        out
+    }
+
+    pub fn sum_holes(&self) -> u64 {
+        self.holes.iter().map(|h| h.size).sum()
+    }
+}
+
+/// A global variable from DWARF: its address (link-time; for per-CPU variables the
+/// per-CPU section is usually linked at 0) and its type.
+#[derive(Debug, Clone, Serialize)]
+pub struct Variable<'d> {
+    pub name: &'d str,
+    pub address: u64,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// Byte size of the type.
+    pub size: Option<u64>,
+    /// The struct/union its type resolves to through typedefs, qualifiers and arrays.
+    pub layout: Option<StructId>,
+    /// True when the type resolves through an array of structs.
+    pub is_array: bool,
+    /// `DW_AT_alignment` on the variable.
+    pub alignment: Option<u64>,
+    pub decl_file: Option<String>,
+}

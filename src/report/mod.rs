@@ -1,0 +1,22 @@
+//! Renderers: turn query and diff results into text, JSON or Markdown. They compute
+//! nothing; every number they print was computed by `show`, `layout` or `diff`.
+
+pub mod json;
+pub mod pahole;
+pub mod show_text;
+
+/// Output format chosen with `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+/// `ffffffff82a51be0` for addresses, `0x233e0` for per-CPU offsets.
+pub fn place_str(space: crate::model::Space, place: u64) -> String {
+    match space {
+        crate::model::Space::Global => format!("{place:016x}"),
+        crate::model::Space::Percpu => format!("percpu+{place:#x}"),
+    }
+}

@@ -1,0 +1,185 @@
+//! Answers `show` queries on one image: a summary, struct layouts, a symbol's
+//! placement with its co-tenants and its type laid at its address, or one line's
+//! contents. Produces plain values for the renderers; prints nothing.
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Serialize;
+
+use crate::layout::{LaidStruct, LineTenants, Placement, SpaceIndex, lay, place};
+use crate::model::{Image, Space, Symbol, SymbolKind, Variable};
+
+/// The file-level facts every report starts with.
+#[derive(Debug, Clone, Serialize)]
+pub struct Header {
+    pub file: String,
+    pub arch: String,
+    pub build_id: Option<String>,
+    pub line_size: u64,
+    /// `target` or `--line-size`.
+    pub line_size_from: &'static str,
+}
+
+impl Header {
+    pub fn of(image: &Image<'_>) -> Header {
+        Header {
+            file: image.path.display().to_string(),
+            arch: image.arch.clone(),
+            build_id: image.build_id.clone(),
+            line_size: image.line_size,
+            line_size_from: if image.line_size_overridden {
+                "--line-size"
+            } else {
+                "target"
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SectionRow {
+    pub name: String,
+    pub address: u64,
+    pub size: u64,
+    pub compressed: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub file_kind: &'static str,
+    pub has_debug_info: bool,
+    pub units: usize,
+    pub functions: usize,
+    pub data_objects: usize,
+    pub percpu_variables: usize,
+    pub structs: usize,
+    pub variables: usize,
+    pub percpu_base: Option<u64>,
+    pub sections: Vec<SectionRow>,
+}
+
+pub fn summary(image: &Image<'_>) -> Summary {
+    Summary {
+        file_kind: image.file_kind,
+        has_debug_info: image.has_debug_info,
+        units: image.units,
+        functions: image.count(SymbolKind::Function, Space::Global),
+        data_objects: image.count(SymbolKind::Object, Space::Global),
+        percpu_variables: image.count(SymbolKind::Object, Space::Percpu),
+        structs: image.structs.len(),
+        variables: image.variables.len(),
+        percpu_base: image.percpu_base,
+        sections: image
+            .sections
+            .iter()
+            .filter(|s| s.size > 0 && !s.name.starts_with(".rela") && !s.name.starts_with(".rel."))
+            .map(|s| SectionRow {
+                name: s.name.to_string(),
+                address: s.address,
+                size: s.size,
+                compressed: s.compressed,
+            })
+            .collect(),
+    }
+}
+
+/// Builds a glob set from names or patterns (`task_*`).
+pub fn globs(patterns: &[String]) -> Result<GlobSet, globset::Error> {
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        b.add(Glob::new(p)?);
+    }
+    b.build()
+}
+
+/// Struct layouts whose name matches, laid at offset 0 (pahole's view).
+pub fn structs<'a, 'd>(image: &'a Image<'d>, set: &'a GlobSet) -> Vec<LaidStruct<'a, 'd>> {
+    image
+        .structs_named(|n| set.is_match(n))
+        .map(|(_, s)| lay(s, None, image.line_size))
+        .collect()
+}
+
+/// A symbol with its lines, neighbours and type.
+#[derive(Debug, Clone, Serialize)]
+pub struct SymbolView<'a, 'd> {
+    pub symbol: &'a Symbol<'d>,
+    pub qualified_name: String,
+    pub placement: Placement,
+    /// DWARF description of the variable, when found.
+    pub variable: Option<&'a Variable<'d>>,
+    /// Other data objects on each of its lines (data symbols only).
+    pub co_tenants: Vec<LineTenants<'a, 'd>>,
+    /// Its struct type laid at its real address (per-CPU: its offset).
+    pub laid: Option<LaidStruct<'a, 'd>>,
+}
+
+/// Symbols whose name matches, each placed.
+pub fn symbols<'a, 'd>(image: &'a Image<'d>, set: &GlobSet) -> Vec<SymbolView<'a, 'd>> {
+    let global = SpaceIndex::data(&image.symbols, Space::Global);
+    let percpu = SpaceIndex::data(&image.symbols, Space::Percpu);
+    image
+        .symbols
+        .iter()
+        .filter(|s| set.is_match(s.name))
+        .map(|s| {
+            view(
+                image,
+                s,
+                if s.space == Space::Percpu {
+                    &percpu
+                } else {
+                    &global
+                },
+            )
+        })
+        .collect()
+}
+
+fn view<'a, 'd>(
+    image: &'a Image<'d>,
+    s: &'a Symbol<'d>,
+    index: &SpaceIndex<'a, 'd>,
+) -> SymbolView<'a, 'd> {
+    let line_size = image.line_size;
+    let variable = image.variable_for(s);
+    let is_data = s.kind != SymbolKind::Function;
+    let laid = variable
+        .filter(|v| !v.is_array)
+        .and_then(|v| v.layout)
+        .map(|id| lay(image.struct_by_id(id), Some(s.place), line_size));
+    SymbolView {
+        symbol: s,
+        qualified_name: s.qualified_name(),
+        placement: place(s.place, s.size, line_size),
+        variable,
+        co_tenants: if is_data {
+            index.co_tenants(s, line_size)
+        } else {
+            Vec::new()
+        },
+        laid,
+    }
+}
+
+/// Everything on one line.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineView<'a, 'd> {
+    pub space: Space,
+    pub line: u64,
+    pub start: u64,
+    pub end: u64,
+    pub symbols: Vec<&'a Symbol<'d>>,
+}
+
+/// The line holding `at` (an address, or a per-CPU offset when `space` is per-CPU).
+pub fn line<'a, 'd>(image: &'a Image<'d>, space: Space, at: u64) -> LineView<'a, 'd> {
+    let index = SpaceIndex::new(&image.symbols, space, |_| true);
+    let start = at - at % image.line_size;
+    LineView {
+        space,
+        line: at / image.line_size,
+        start,
+        end: start + image.line_size,
+        symbols: index.overlapping(start, start + image.line_size),
+    }
+}
