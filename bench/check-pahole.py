@@ -621,9 +621,11 @@ def self_check_struct(st: dict) -> list[str]:
 # Loading pahole (full output + sizes), with --struct filtering
 # --------------------------------------------------------------------------
 
-def load_pahole(vmlinux: str) -> tuple[list[dict], list[dict], dict]:
-    text = run_pahole_cached(vmlinux, "full", [])
-    sizes_text = run_pahole_cached(vmlinux, "sizes", ["-s"])
+def load_pahole(vmlinux: str, private: bool = False) -> tuple[list[dict], list[dict], dict]:
+    extra = ["--show_private_classes"] if private else []
+    tag = "-private" if private else ""
+    text = run_pahole_cached(vmlinux, "full" + tag, extra)
+    sizes_text = run_pahole_cached(vmlinux, "sizes" + tag, ["-s", *extra])
     structs, errors = parse_pahole(text)
     sizes = [ln.split("\t") for ln in sizes_text.splitlines() if ln.strip()]
     info = {"sizes_rows": len(sizes), "sizes_aligned": False, "size_table_mismatches": []}
@@ -749,6 +751,8 @@ class Stats:
     bit_padding: Tally = field(default_factory=Tally)
     nested_compared: int = 0
     nested_skipped: int = 0
+    union_padding_skipped: int = 0
+    info: dict = field(default_factory=dict)  # informational tallies (not in exit status)
 
 
 def multiset_compare(a: list, b: list, tally: Tally) -> bool:
@@ -825,7 +829,11 @@ def compare_extras(p: dict, l: dict, path: str, stats: Stats, diffs: list, neste
         stats.bit_holes_structs.add(ok)
         if not ok:
             diffs.append((f"{path}bit_holes (abs start bit, bits)", pb, lb))
-    if "padding" in l or not nested:
+    if p.get("kind") == "union":
+        # pahole never computes padding for a union (class__find_holes skips unions)
+        # and prints none: nothing to agree with.
+        stats.union_padding_skipped += 1
+    elif "padding" in l or not nested:
         pp = p.get("padding")
         if nested and pp is None and p.get("kind") == "struct":
             pp = pahole_find_holes(p["members"], p["size"], p["offset"])["padding"]
@@ -835,7 +843,7 @@ def compare_extras(p: dict, l: dict, path: str, stats: Stats, diffs: list, neste
         stats.padding.add(ok)
         if not ok:
             diffs.append((f"{path}padding", pp, l.get("padding")))
-    if "bit_padding" in l:
+    if "bit_padding" in l and p.get("kind") != "union":
         pbp = p.get("bit_padding")
         if nested and pbp is None:
             pbp = pahole_find_holes(p["members"], p["size"], p["offset"])["bit_padding"] \
@@ -858,6 +866,20 @@ def compare_struct(p: dict, l: dict, stats: Stats) -> list:
     compare_extras(p, l, "", stats, diffs)
     if l.get("cachelines") is not None and p["cachelines"] != l["cachelines"]:
         diffs.append(("cachelines", p["cachelines"], l["cachelines"]))
+    # Informational: summary numbers layout-diff may print, under pahole's definitions.
+    extra = l.get("extra", {})
+    pv = {
+        "member_count": len(p["members"]),  # pahole "members:" (top level; an anonymous block is 1)
+        "sum_members": sum(m["size"] for m in p["members"] if m["bit_size"] is None),  # bitfields excluded
+        "sum_bitfield_members": sum(m["bit_size"] for m in p["members"] if m["bit_size"] is not None),
+        "last_cacheline": p["size"] % LINE_SIZE,  # pahole omits the line when this is 0
+    }
+    for k, v in pv.items():
+        if k in extra and (p["kind"] == "struct" or k == "member_count"):
+            t = stats.info.setdefault(k, Tally())
+            t.add(extra[k] == v)
+            if extra[k] != v:
+                stats.info.setdefault(k + ":examples", []).append((p["name"], v, extra[k]))
     return diffs
 
 
@@ -891,6 +913,8 @@ def run_compare(pstructs: list[dict], ld: dict, only: list[str] | None) -> dict:
              "padding": s.get("padding")}
         if "bit_padding" in s:
             t["bit_padding"] = s["bit_padding"]
+        t["extra"] = {k: s[k] for k in ("member_count", "sum_members", "sum_bitfield_members",
+                                        "last_cacheline") if k in s}
         lstructs.append(t)
     pstructs = [s for s in pstructs if wanted(s["name"])]
     p_unparsed = [s for s in pstructs if s["parse_error"]]
@@ -968,6 +992,14 @@ def report(res: dict, out=sys.stdout, max_list: int = 20) -> bool:
         p(f"  bit_padding:                {st.bit_padding}")
     p(f"  nested blocks compared:     {st.nested_compared} (skipped, no members on layout-diff side: "
       f"{st.nested_skipped})")
+    p(f"  union padding not compared: {st.union_padding_skipped} (pahole computes no padding for unions)")
+    info = [(k, v) for k, v in st.info.items() if not k.endswith(":examples")]
+    if info:
+        p("informational (pahole's definitions; not part of the exit status):")
+        for k, v in info:
+            ex = st.info.get(k + ":examples", [])[:3]
+            exs = ("  e.g. " + ", ".join(f"{n}: pahole={a} layout-diff={b}" for n, a, b in ex)) if ex else ""
+            p(f"  {k + ':':27} {v}{exs}")
     if res["mismatched"]:
         p(f"first differences (up to {max_list}):")
         for ps, ls, d in res["mismatched"][:max_list]:
@@ -1068,12 +1100,14 @@ def main() -> int:
     ap.add_argument("--dump-pahole-json", metavar="FILE", help="write pahole's layouts in layout-diff's schema")
     ap.add_argument("--json-report", metavar="FILE", help="write a machine-readable report")
     ap.add_argument("--max-list", type=int, default=20)
+    ap.add_argument("--private-classes", action="store_true",
+                    help="also take pahole's function-local types (pahole --show_private_classes)")
     args = ap.parse_args()
 
     if not os.path.exists(args.vmlinux):
         print(f"check-pahole: {args.vmlinux}: no such file", file=sys.stderr)
         return 2
-    structs, errors, info = load_pahole(args.vmlinux)
+    structs, errors, info = load_pahole(args.vmlinux, args.private_classes)
 
     if args.dump_pahole_json:
         with open(args.dump_pahole_json, "w") as f:

@@ -6,12 +6,8 @@ use std::path::PathBuf;
 /// Everything that can go wrong while reading an input file.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("{path}: {err}")]
+    Io { path: PathBuf, err: std::io::Error },
     #[error("{path}: is a directory, not a vmlinux file")]
     IsDirectory { path: PathBuf },
     #[error("{path}: empty file, not an ELF file")]

@@ -54,6 +54,7 @@ pub struct LaidStruct<'a, 'd> {
     pub last_cacheline: u64,
     pub member_count: usize,
     pub sum_members: u64,
+    pub sum_bitfield_bits: u64,
     pub members: Vec<LaidMember<'a, 'd>>,
     pub holes: &'a [Hole],
     pub bit_holes: &'a [BitHole],
@@ -98,6 +99,7 @@ pub fn lay<'a, 'd>(
         last_cacheline,
         member_count: layout.members.len(),
         sum_members: sum_members(layout),
+        sum_bitfield_bits: sum_bitfield_bits(layout),
         members,
         holes: &layout.holes,
         bit_holes: &layout.bit_holes,
@@ -146,23 +148,19 @@ fn lay_members<'a, 'd>(
         .collect()
 }
 
-/// Bytes taken by members, as pahole sums them (bitfields sharing a storage unit
-/// count it once).
+/// Bytes taken by the non-bitfield members of one level, as pahole sums them.
 pub fn sum_members(layout: &StructLayout<'_>) -> u64 {
-    let mut sum = 0;
-    let mut last_unit: Option<(u64, u64)> = None;
-    for m in &layout.members {
-        if m.is_bitfield() {
-            if last_unit == Some((m.offset, m.size)) {
-                continue;
-            }
-            last_unit = Some((m.offset, m.size));
-        } else {
-            last_unit = None;
-        }
-        sum += m.size;
-    }
-    sum
+    layout
+        .members
+        .iter()
+        .filter(|m| !m.is_bitfield())
+        .map(|m| m.size)
+        .sum()
+}
+
+/// Bits taken by the bitfield members of one level.
+pub fn sum_bitfield_bits(layout: &StructLayout<'_>) -> u64 {
+    layout.members.iter().filter_map(|m| m.bit_size).sum()
 }
 
 #[cfg(test)]

@@ -5,6 +5,6 @@ pub mod holes;
 mod laid;
 mod placement;
 
-pub use laid::{LaidMember, LaidStruct, lay, sum_members};
+pub use laid::{LaidMember, LaidStruct, lay, sum_bitfield_bits, sum_members};
 
 pub use placement::{LineTenants, Placement, SpaceIndex, place};

@@ -72,9 +72,9 @@ pub struct InputFile {
 impl InputFile {
     /// Maps `path`; fails on a missing path, a directory or an empty file.
     pub fn open(path: &Path) -> Result<InputFile> {
-        let io = |source| Error::Io {
+        let io = |err| Error::Io {
             path: path.to_path_buf(),
-            source,
+            err,
         };
         let meta = std::fs::metadata(path).map_err(io)?;
         if meta.is_dir() {

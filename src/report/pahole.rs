@@ -18,22 +18,23 @@ pub fn render(laid: &LaidStruct<'_, '_>) -> String {
         "\t/* size: {}, cachelines: {}, members: {} */",
         laid.size, laid.cachelines, laid.member_count
     );
-    if !laid.holes.is_empty() || !laid.bit_holes.is_empty() {
-        let mut s = format!("\t/* sum members: {}", laid.sum_members);
-        if !laid.holes.is_empty() {
-            let sum: u64 = laid.holes.iter().map(|h| h.size).sum();
-            let _ = write!(s, ", holes: {}, sum holes: {}", laid.holes.len(), sum);
-        }
-        if !laid.bit_holes.is_empty() {
-            let sum: u64 = laid.bit_holes.iter().map(|h| h.bits).sum();
-            let _ = write!(
-                s,
-                ", bit holes: {}, sum bit holes: {} bits",
-                laid.bit_holes.len(),
-                sum
-            );
-        }
-        let _ = writeln!(out, "{s} */");
+    if !laid.holes.is_empty() {
+        let _ = writeln!(
+            out,
+            "\t/* sum members: {}, holes: {}, sum holes: {} */",
+            laid.sum_members,
+            laid.holes.len(),
+            laid.holes.iter().map(|h| h.size).sum::<u64>()
+        );
+    }
+    if !laid.bit_holes.is_empty() {
+        let _ = writeln!(
+            out,
+            "\t/* sum bitfield members: {} bits, bit holes: {}, sum bit holes: {} bits */",
+            laid.sum_bitfield_bits,
+            laid.bit_holes.len(),
+            laid.bit_holes.iter().map(|h| h.bits).sum::<u64>()
+        );
     }
     if laid.padding > 0 {
         let _ = writeln!(out, "\t/* padding: {} */", laid.padding);
@@ -110,7 +111,16 @@ fn members(
             };
             let _ = writeln!(out, "{}{pos}", pad(&decl, 56 + 8 * (depth - 1)));
         }
-        let end = m.offset + m.size;
+        let end_bit = m.offset * 8 + m.bit_offset.unwrap_or(0) + m.bit_size.unwrap_or(m.size * 8);
+        if depth == 1
+            && let Some(h) = laid
+                .bit_holes
+                .iter()
+                .find(|h| h.offset * 8 + h.bit_offset == end_bit)
+        {
+            let _ = writeln!(out, "\n{indent}/* XXX {} bits hole, try to pack */", h.bits);
+        }
+        let end = (end_bit).div_ceil(8);
         if let Some(h) = holes.iter().find(|h| h.offset == end && !m.flexible) {
             let _ = writeln!(
                 out,

@@ -1,0 +1,161 @@
+//! Helpers shared by the end-to-end tests: run the binary, parse its JSON, and read the
+//! pahole listings recorded in testdata/EXPECTED.md (measured with pahole, not with us).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+pub fn testdata(name: &str) -> String {
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "testdata", name]
+        .iter()
+        .collect();
+    p.display().to_string()
+}
+
+/// Runs the binary; returns (exit code, stdout, stderr).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    run_env(args, &[])
+}
+
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::cargo_bin("layout-diff").expect("binary built");
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs the binary with `--format json` appended and parses stdout.
+pub fn json(args: &[&str]) -> (i32, Value) {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--format", "json"]);
+    let (code, out, err) = run(&all);
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}); stderr: {err}"));
+    (code, v)
+}
+
+/// One struct as pahole printed it: its position lines in print order
+/// (offset, size, bit offset), byte and bit hole sizes, size and padding.
+#[derive(Debug, Default, PartialEq)]
+pub struct Listing {
+    pub name: String,
+    pub size: Option<u64>,
+    pub positions: Vec<(u64, u64, Option<u64>)>,
+    pub holes: Vec<u64>,
+    pub bit_holes: Vec<u64>,
+    pub padding: u64,
+}
+
+/// The pahole listings under the first heading `heading` of EXPECTED.md that is
+/// followed by `#### \`name\`` blocks.
+pub fn pahole_listings(heading: &str) -> Vec<Listing> {
+    let text = std::fs::read_to_string(testdata("EXPECTED.md")).expect("EXPECTED.md");
+    let start = text
+        .match_indices(heading)
+        .map(|(i, _)| i)
+        .find(|&i| {
+            text[i..]
+                .lines()
+                .nth(2)
+                .is_some_and(|l| l.starts_with("#### "))
+        })
+        .unwrap_or_else(|| panic!("no heading {heading}"));
+    let section = &text[start + heading.len()..];
+    let end = section.find("\n### ").unwrap_or(section.len());
+    section[..end]
+        .split("\n#### `")
+        .skip(1)
+        .map(|block| {
+            let name = block.split('`').next().unwrap_or("").to_string();
+            parse_listing(name, block)
+        })
+        .collect()
+}
+
+/// Parses the first ```c block of a pahole listing.
+pub fn parse_listing(name: String, block: &str) -> Listing {
+    let mut l = Listing {
+        name,
+        ..Listing::default()
+    };
+    let body = block.split("```").nth(1).unwrap_or("");
+    for line in body.lines() {
+        let Some(open) = line.rfind("/*") else {
+            continue;
+        };
+        let inner = line[open + 2..].trim_end().trim_end_matches("*/").trim();
+        let words: Vec<&str> = inner.split_whitespace().collect();
+        if inner.starts_with("XXX") && inner.contains("bits hole") {
+            l.bit_holes.push(words[1].parse().unwrap());
+        } else if inner.starts_with("XXX") && inner.contains("hole") {
+            l.holes.push(words[1].parse().unwrap());
+        } else if let Some(rest) = inner.strip_prefix("size: ") {
+            l.size = rest.split(',').next().and_then(|s| s.parse().ok());
+        } else if let Some(rest) = inner.strip_prefix("padding: ") {
+            l.padding = rest.parse().unwrap();
+        } else if let Some(pos) = position(inner) {
+            l.positions.push(pos);
+        }
+    }
+    l
+}
+
+/// `8 40` or `40: 3  4` -> (offset, size, bit offset).
+fn position(inner: &str) -> Option<(u64, u64, Option<u64>)> {
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    match words.as_slice() {
+        [off, size] if !off.ends_with(':') => Some((off.parse().ok()?, size.parse().ok()?, None)),
+        [off, bit, size] if off.ends_with(':') => Some((
+            off.trim_end_matches(':').parse().ok()?,
+            size.parse().ok()?,
+            Some(bit.parse().ok()?),
+        )),
+        [offbit, size] => {
+            let (o, b) = offbit.split_once(':')?;
+            Some((o.parse().ok()?, size.parse().ok()?, Some(b.parse().ok()?)))
+        }
+        _ => None,
+    }
+}
+
+/// Our JSON struct in pahole's print order: members, then a nested block's own line.
+pub fn listing_of(s: &Value) -> Listing {
+    fn walk(members: &Value, l: &mut Listing) {
+        for m in members.as_array().into_iter().flatten() {
+            if let Some(children) = m.get("members") {
+                walk(children, l);
+                for h in m["holes"].as_array().into_iter().flatten() {
+                    l.holes.push(h["size"].as_u64().unwrap());
+                }
+            }
+            l.positions.push((
+                m["offset"].as_u64().unwrap(),
+                m["size"].as_u64().unwrap(),
+                m.get("bit_offset").and_then(Value::as_u64),
+            ));
+        }
+    }
+    let mut l = Listing {
+        name: s["name"].as_str().unwrap().to_string(),
+        size: s["size"].as_u64(),
+        padding: s["padding"].as_u64().unwrap(),
+        ..Listing::default()
+    };
+    walk(&s["members"], &mut l);
+    for h in s["holes"].as_array().into_iter().flatten() {
+        l.holes.push(h["size"].as_u64().unwrap());
+    }
+    for h in s["bit_holes"].as_array().into_iter().flatten() {
+        l.bit_holes.push(h["bits"].as_u64().unwrap());
+    }
+    l
+}
