@@ -528,7 +528,7 @@ def self_check_struct(st: dict) -> list[str]:
                     seen.update(sub)
     walk(mem, "")
 
-    def check_block(kind, ms, bsize, base, holes, bit_holes, where, padding=None, bit_padding=None):
+    def check_block(kind, ms, bsize, base, holes, bit_holes, where, padding=None, bit_padding=None, lsp=()):
         for m in ms:
             # a bitfield's storage unit may stick out of a packed struct; its bits may not
             end_bit = member_end_bit(m)
@@ -539,7 +539,7 @@ def self_check_struct(st: dict) -> list[str]:
             if "members" in m:
                 check_block(m["kind"], m["members"], m["size"], m["offset"], m.get("holes", []),
                             m.get("bit_holes", []), f"{where}{m['name'] or '<anon>'}.",
-                            None, None)
+                            None, None, m.get("last_struct_paddings", []))
         if kind == "union":
             for m in ms:
                 if m["offset"] != base:
@@ -565,6 +565,16 @@ def self_check_struct(st: dict) -> list[str]:
             probs.append(f"{where}padding {padding} != recomputed {calc['padding']}")
         if bit_padding is not None and calc["bit_padding"] != bit_padding:
             probs.append(f"{where}bit_padding {bit_padding} != recomputed {calc['bit_padding']}")
+        # an inline struct member's own tail padding is what pahole prints after it as
+        # "XXX last struct has N bytes of padding"
+        inline = [m for m in ms if "members" in m and m["kind"] == "struct"]
+        names = {m["name"] for m in inline}
+        want = sorted((str(m["name"]), pahole_find_holes(m["members"], m["size"], m["offset"])["padding"])
+                      for m in inline)
+        want = [w for w in want if w[1] > 0]
+        got = sorted((str(p_["member"]), p_["bytes"]) for p_ in lsp if p_["member"] in names)
+        if want != got:
+            probs.append(f"{where}inline struct paddings {got} != recomputed {want}")
         # offsets never go backwards except for bitfields sharing/overlapping a unit
         prev = None
         for m in ms:
@@ -574,7 +584,7 @@ def self_check_struct(st: dict) -> list[str]:
 
     check_block(st["kind"], mem, size, 0, st["holes"], st["bit_holes"], "",
                 st["padding"] if st["kind"] == "struct" else None,
-                st["bit_padding"] if st["kind"] == "struct" else None)
+                st["bit_padding"] if st["kind"] == "struct" else None, st.get("last_struct_paddings", []))
 
     if st["kind"] == "union":
         if summ:

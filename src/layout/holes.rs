@@ -21,13 +21,15 @@ pub fn fill(layout: &mut StructLayout<'_>, base: u64) {
     }
     let mut last_seen = base * 8;
     let mut in_bitfield = false;
+    // End of the widest storage unit of the current bitfield run.
     let mut bitfield_end = 0u64;
     for m in &layout.members {
         let bit_start = m.start_bit();
         let bit_end = m.end_bit();
+        let bit_hole_at = last_seen;
         let mut bit_hole = 0;
+        let mut byte_hole_at = 0;
         let mut byte_hole = 0;
-        let mut hole_at = last_seen;
         if in_bitfield {
             let end = bit_start.min(bitfield_end);
             if end > last_seen {
@@ -38,47 +40,168 @@ pub fn fill(layout: &mut StructLayout<'_>, base: u64) {
         if m.is_bitfield() {
             let aligned_start = m.offset * 8;
             if last_seen < aligned_start && aligned_start <= bit_start {
-                hole_at = last_seen.div_ceil(8) * 8;
-                byte_hole = m.offset.saturating_sub(last_seen.div_ceil(8));
+                byte_hole_at = last_seen.div_ceil(8);
+                byte_hole = m.offset.saturating_sub(byte_hole_at);
                 last_seen = aligned_start;
             }
             if bit_start > last_seen {
                 bit_hole += bit_start - last_seen;
             }
+            let unit_end = aligned_start + m.size * 8;
             if !in_bitfield || bit_start >= bitfield_end {
                 in_bitfield = true;
-                bitfield_end = aligned_start + m.size * 8;
+                bitfield_end = unit_end;
+            } else {
+                bitfield_end = bitfield_end.max(unit_end);
             }
         } else {
             in_bitfield = false;
             let seen_bytes = last_seen.div_ceil(8);
             if m.offset > seen_bytes {
-                hole_at = seen_bytes * 8;
+                byte_hole_at = seen_bytes;
                 byte_hole = m.offset - seen_bytes;
             }
         }
         if bit_hole > 0 {
             layout.bit_holes.push(BitHole {
-                offset: hole_at / 8,
-                bit_offset: hole_at % 8,
+                offset: bit_hole_at / 8,
+                bit_offset: bit_hole_at % 8,
                 bits: bit_hole,
             });
         }
         if byte_hole > 0 {
             layout.holes.push(Hole {
-                offset: hole_at / 8,
+                offset: byte_hole_at,
                 size: byte_hole,
             });
         }
         last_seen = last_seen.max(bit_end);
     }
+    let end = (base + layout.size) * 8;
     layout.bit_padding = 0;
-    if in_bitfield && bitfield_end > last_seen {
-        layout.bit_padding = bitfield_end - last_seen;
-        last_seen = bitfield_end;
+    if in_bitfield {
+        let last_bit = end.min(bitfield_end);
+        layout.bit_padding = last_bit.saturating_sub(last_seen);
+        last_seen = last_seen.max(last_bit);
     }
-    if !last_seen.is_multiple_of(8) {
-        layout.bit_padding += 8 - last_seen % 8;
+    layout.padding = (end / 8).saturating_sub(last_seen / 8);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Member;
+
+    fn m(offset: u64, size: u64, bits: Option<(u64, u64)>) -> Member<'static> {
+        Member {
+            name: Some("m"),
+            type_name: String::new(),
+            offset,
+            size,
+            bit_offset: bits.map(|b| b.0),
+            bit_size: bits.map(|b| b.1),
+            flexible: false,
+            nested: None,
+        }
     }
-    layout.padding = (base + layout.size).saturating_sub(last_seen.div_ceil(8));
+
+    fn filled(size: u64, members: Vec<Member<'static>>) -> StructLayout<'static> {
+        let mut l = StructLayout {
+            name: "s",
+            kind: AggregateKind::Struct,
+            decl_file: None,
+            size,
+            alignment: 8,
+            explicit_alignment: None,
+            members,
+            holes: vec![],
+            bit_holes: vec![],
+            padding: 0,
+            bit_padding: 0,
+        };
+        fill(&mut l, 0);
+        l
+    }
+
+    #[test]
+    fn bit_hole_then_byte_hole_after_a_bitfield_run() {
+        // task_struct: in_thrashing:1 at 2344:13 (4-byte unit), then a u64 at 2352.
+        let l = filled(
+            2360,
+            vec![
+                m(0, 2344, None),
+                m(2344, 4, Some((0, 13))),
+                m(2344, 4, Some((13, 1))),
+                m(2352, 8, None),
+            ],
+        );
+        assert_eq!(
+            l.bit_holes,
+            vec![BitHole {
+                offset: 2345,
+                bit_offset: 6,
+                bits: 18
+            }]
+        );
+        assert_eq!(
+            l.holes,
+            vec![Hole {
+                offset: 2348,
+                size: 4
+            }]
+        );
+        assert_eq!((l.padding, l.bit_padding), (0, 0));
+    }
+
+    #[test]
+    fn widest_unit_of_a_run_bounds_the_bit_hole() {
+        // dev_pm_info: bool x:1 at 72:0..3 (1-byte units), unsigned int y:1 at 72:4.
+        let l = filled(
+            88,
+            vec![
+                m(0, 72, None),
+                m(72, 1, Some((0, 1))),
+                m(72, 4, Some((4, 1))),
+                m(80, 8, None),
+            ],
+        );
+        assert_eq!(
+            l.bit_holes.iter().map(|h| h.bits).collect::<Vec<_>>(),
+            vec![3, 27]
+        );
+        assert_eq!(
+            l.holes,
+            vec![Hole {
+                offset: 76,
+                size: 4
+            }]
+        );
+    }
+
+    #[test]
+    fn bit_padding_is_clipped_to_the_struct() {
+        // orc_entry (packed, 6 bytes): last bitfield end:1 at 4:10 in a 4-byte unit.
+        let l = filled(
+            6,
+            vec![m(0, 2, None), m(2, 2, None), m(4, 4, Some((10, 1)))],
+        );
+        assert_eq!((l.padding, l.bit_padding), (0, 5));
+    }
+
+    #[test]
+    fn tail_padding_and_flexible_array_hole() {
+        let l = filled(16, vec![m(0, 8, None), m(8, 4, None)]);
+        assert_eq!((l.padding, l.holes.len()), (4, 0));
+        let mut flex = m(16, 0, None);
+        flex.flexible = true;
+        let l = filled(16, vec![m(0, 8, None), m(8, 2, None), flex]);
+        assert_eq!(
+            l.holes,
+            vec![Hole {
+                offset: 10,
+                size: 6
+            }]
+        );
+        assert_eq!(l.padding, 0);
+    }
 }

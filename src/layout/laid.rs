@@ -50,7 +50,7 @@ pub struct LaidStruct<'a, 'd> {
     pub line_size: u64,
     /// Lines the struct spans when laid at `base` (pahole's "cachelines" at 0).
     pub cachelines: u64,
-    /// Bytes used in the last line.
+    /// Bytes used in the last line, 0 when it ends exactly on a boundary (as pahole).
     pub last_cacheline: u64,
     pub member_count: usize,
     pub sum_members: u64,
@@ -82,10 +82,8 @@ pub fn lay<'a, 'd>(
     );
     let end = start + layout.size.max(1);
     let cachelines = (end - 1) / line_size - first + 1;
-    let last_cacheline = match end % line_size {
-        0 => line_size,
-        r => r,
-    };
+    // Bytes used in the last line; 0 when the struct ends on a line boundary.
+    let last_cacheline = (start + layout.size) % line_size;
     LaidStruct {
         name: layout.name,
         kind: layout.kind,

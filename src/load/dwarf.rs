@@ -57,9 +57,13 @@ impl<'d> Acc<'d> {
     }
 }
 
-fn layout_hash(layout: &StructLayout<'_>) -> u64 {
+/// Hash of everything in a layout but its declaring file: one name with one layout
+/// is one type, wherever it is declared.
+fn layout_hash(layout: &mut StructLayout<'_>) -> u64 {
+    let file = layout.decl_file.take();
     let mut h = DefaultHasher::new();
     layout.hash(&mut h);
+    layout.decl_file = file;
     h.finish()
 }
 
@@ -171,8 +175,8 @@ fn read_unit<'d>(
             && let Some(name) = die.name
             && options.structs.accepts(name)
         {
-            let layout = table.layout(die, 0, 0);
-            acc.add_struct(index, (name, layout_hash(&layout)), layout);
+            let mut layout = table.layout(die, 0, 0);
+            acc.add_struct(index, (name, layout_hash(&mut layout)), layout);
         }
     }
     if options.variables {
@@ -209,8 +213,8 @@ fn variable<'d>(
     }
     let key = match target {
         Some(t) if is_aggregate(t.tag) && !t.declaration && t.name.is_some() => {
-            let layout = table.layout(t, 0, 0);
-            let key = (layout.name, layout_hash(&layout));
+            let mut layout = table.layout(t, 0, 0);
+            let key = (layout.name, layout_hash(&mut layout));
             acc.add_struct(unit, key, layout);
             Some(key)
         }
@@ -252,8 +256,39 @@ fn file_name<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>, index: u64) -> Option<Strin
         .map(|d| d.to_string_lossy().into_owned())
         .unwrap_or_default();
     if dir.is_empty() || dir == "." {
-        Some(name.into_owned())
+        Some(normalize(&name))
     } else {
-        Some(format!("{}/{}", dir.trim_start_matches("./"), name))
+        Some(normalize(&format!("{dir}/{name}")))
+    }
+}
+
+/// Removes `.` and `dir/..` components, so one header has one spelling.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "." | "" if !parts.is_empty() || p == "." => {}
+            ".." if parts.last().is_some_and(|l| *l != ".." && !l.is_empty()) => {
+                parts.pop();
+            }
+            _ => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths_are_normalized() {
+        assert_eq!(
+            super::normalize("./arch/x86/events/amd/../perf_event.h"),
+            "arch/x86/events/perf_event.h"
+        );
+        assert_eq!(
+            super::normalize("/build/linux/./include/a.h"),
+            "/build/linux/include/a.h"
+        );
+        assert_eq!(super::normalize("kernel.c"), "kernel.c");
     }
 }

@@ -115,14 +115,14 @@ pub struct StructLayout<'d> {
     pub bit_padding: u64,
 }
 
-impl StructLayout<'_> {
+impl<'d> StructLayout<'d> {
     /// `struct foo` / `union foo`.
     pub fn full_name(&self) -> String {
         format!("{} {}", self.kind.keyword(), self.name)
     }
 
     /// Members at every nesting level, depth first, with their depth.
-    pub fn flat_members(&self) -> Vec<(usize, &Member<'_>)> {
+    pub fn flat_members(&self) -> Vec<(usize, &Member<'d>)> {
         let mut out = Vec::new();
         fn walk<'a, 'd>(
             s: &'a StructLayout<'d>,

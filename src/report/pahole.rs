@@ -11,7 +11,6 @@ pub fn render(laid: &LaidStruct<'_, '_>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} {} {{", laid.kind.keyword(), laid.name);
     members(&mut out, laid, &laid.members, laid.holes, 1);
-    let ls = laid.line_size;
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -45,7 +44,7 @@ pub fn render(laid: &LaidStruct<'_, '_>) -> String {
     if let Some(a) = laid.explicit_alignment {
         let _ = writeln!(out, "\t/* forced alignment: {a} */");
     }
-    if laid.last_cacheline != ls {
+    if laid.last_cacheline != 0 {
         let _ = writeln!(out, "\t/* last cacheline: {} bytes */", laid.last_cacheline);
     }
     let _ = writeln!(out, "}};");

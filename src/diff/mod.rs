@@ -1,0 +1,164 @@
+//! Diff: two images in, a `Report` of typed, ranked changes out. Pure: no I/O and no
+//! printing; the order of everything in the report is fixed by sorting.
+
+pub mod changes;
+mod hot;
+pub mod pairing;
+mod placement;
+mod runs;
+mod structs;
+
+use globset::GlobSet;
+
+pub use changes::*;
+
+use crate::model::{Image, Space, SymbolKind};
+use crate::show::Header;
+
+/// What the caller wants shown in full whether or not it changed.
+#[derive(Debug, Default, Clone)]
+pub struct DiffOptions {
+    pub pinned_symbols: Option<GlobSet>,
+    pub pinned_structs: Option<GlobSet>,
+}
+
+fn counts_for(
+    changes: &[PlacementChange],
+    runs: &[ShiftRun],
+    space: Space,
+    added: usize,
+    removed: usize,
+) -> Counts {
+    Counts {
+        changed: changes.len(),
+        flagged: changes.iter().filter(|c| c.severity.is_flagged()).count(),
+        line_offset_changed: changes
+            .iter()
+            .filter(|c| c.old.offset_in_line != c.new.offset_in_line)
+            .count(),
+        runs: runs
+            .iter()
+            .filter(|r| r.space == space && !r.functions)
+            .count(),
+        added,
+        removed,
+    }
+}
+
+/// Compares `old` with `new`. Both must use the same line size.
+pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
+    let line_size = new.line_size;
+    let pairing = pairing::pair(&old.symbols, &new.symbols);
+    let (runs, run_of) = runs::find(&pairing, line_size);
+    let sides = placement::Sides::new(old, new, line_size);
+    let mut hot = hot::HotTypes::new(new);
+    let pinned_sym = |name: &str| {
+        options
+            .pinned_symbols
+            .as_ref()
+            .is_some_and(|g| g.is_match(name))
+    };
+    let mut data = Vec::new();
+    let mut percpu = Vec::new();
+    let mut functions = Vec::new();
+    let mut pinned_symbols = Vec::new();
+    for p in &pairing.pairs {
+        let pinned = pinned_sym(p.new.name);
+        if pinned {
+            pinned_symbols.push(p.new.qualified_name());
+        }
+        if p.old.kind == SymbolKind::Function {
+            if let Some(c) = placement::function_change(p, line_size, &run_of) {
+                functions.push(c);
+            }
+            continue;
+        }
+        if let Some(c) = placement::data_change(&sides, p, &mut hot, &run_of, pinned) {
+            match c.space {
+                Space::Percpu => percpu.push(c),
+                Space::Global => data.push(c),
+            }
+        }
+    }
+    let structs = structs::changes(old, new, line_size);
+    let pinned_structs = match &options.pinned_structs {
+        Some(g) => new
+            .structs
+            .iter()
+            .filter(|s| g.is_match(s.name))
+            .map(|s| s.name.to_string())
+            .collect(),
+        None => Vec::new(),
+    };
+    let count_added = |space: Space, f: bool| {
+        pairing
+            .added
+            .iter()
+            .filter(|s| s.space == space && (s.kind == SymbolKind::Function) == f)
+            .count()
+    };
+    let count_removed = |space: Space, f: bool| {
+        pairing
+            .removed
+            .iter()
+            .filter(|s| s.space == space && (s.kind == SymbolKind::Function) == f)
+            .count()
+    };
+    let summary = Summary {
+        structs: Counts {
+            changed: structs.len(),
+            flagged: structs
+                .iter()
+                .filter(|s| s.severity == Severity::StructWithInstance)
+                .count(),
+            added: new.structs.len().saturating_sub(old.structs.len()),
+            ..Counts::default()
+        },
+        data: counts_for(
+            &data,
+            &runs,
+            Space::Global,
+            count_added(Space::Global, false),
+            count_removed(Space::Global, false),
+        ),
+        percpu: counts_for(
+            &percpu,
+            &runs,
+            Space::Percpu,
+            count_added(Space::Percpu, false),
+            count_removed(Space::Percpu, false),
+        ),
+        functions: Counts {
+            changed: functions.len(),
+            flagged: functions.iter().filter(|f| f.phase.changed()).count(),
+            line_offset_changed: functions.iter().filter(|f| f.phase.changed()).count(),
+            runs: runs.iter().filter(|r| r.functions).count(),
+            added: count_added(Space::Global, true),
+            removed: count_removed(Space::Global, true),
+        },
+    };
+    let flagged = data
+        .iter()
+        .chain(&percpu)
+        .filter(|c| c.severity.is_flagged())
+        .count()
+        + structs.len()
+        + functions.len()
+        + runs.iter().filter(|r| r.severity.is_flagged()).count()
+        + pairing.added.len()
+        + pairing.removed.len();
+    Report {
+        old: Header::of(old),
+        new: Header::of(new),
+        line_size,
+        summary,
+        structs,
+        data,
+        percpu,
+        functions,
+        runs,
+        pinned_symbols,
+        pinned_structs,
+        flagged,
+    }
+}

@@ -1,0 +1,113 @@
+//! Pairs the symbols of two builds: by name in the same space, locals by their file,
+//! compiler clone numbers (`.isra.0`, `.constprop.3`, `rs.12`) ignored, and symbols
+//! sharing a key paired in address order.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::model::{Space, Symbol, SymbolKind};
+
+/// A symbol present in both builds.
+#[derive(Debug, Clone, Copy)]
+pub struct Paired<'a, 'd> {
+    pub old: &'a Symbol<'d>,
+    pub new: &'a Symbol<'d>,
+}
+
+impl Paired<'_, '_> {
+    pub fn delta(&self) -> i64 {
+        self.new.place.wrapping_sub(self.old.place) as i64
+    }
+}
+
+pub struct Pairing<'a, 'd> {
+    /// In old (space, place) order.
+    pub pairs: Vec<Paired<'a, 'd>>,
+    /// In new (space, place) order.
+    pub added: Vec<&'a Symbol<'d>>,
+    /// In old (space, place) order.
+    pub removed: Vec<&'a Symbol<'d>>,
+}
+
+/// The name with compiler clone and static-local numbers removed:
+/// `foo.isra.0` -> `foo.isra`, `ratelimit_state.67` -> `ratelimit_state`.
+pub fn base_name(name: &str) -> Cow<'_, str> {
+    if !name.contains('.') {
+        return Cow::Borrowed(name);
+    }
+    let mut parts = name.split('.');
+    let mut out = parts.next().unwrap_or("").to_string();
+    for p in parts {
+        if !p.is_empty() && !p.bytes().all(|b| b.is_ascii_digit()) {
+            out.push('.');
+            out.push_str(p);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// What identifies a symbol across builds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SymbolKey<'d> {
+    pub space: Space,
+    pub function: bool,
+    pub name: Cow<'d, str>,
+    pub file: Option<&'d str>,
+}
+
+pub fn key<'d>(s: &Symbol<'d>) -> SymbolKey<'d> {
+    SymbolKey {
+        space: s.space,
+        function: s.kind == SymbolKind::Function,
+        name: base_name(s.name),
+        file: s.file,
+    }
+}
+
+pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
+    let mut by_key: HashMap<SymbolKey<'d>, (Vec<&'a Symbol<'d>>, Vec<&'a Symbol<'d>>)> =
+        HashMap::new();
+    for s in old {
+        by_key.entry(key(s)).or_default().0.push(s);
+    }
+    for s in new {
+        by_key.entry(key(s)).or_default().1.push(s);
+    }
+    let mut pairs = Vec::new();
+    let mut added = Vec::new();
+    let mut removed = Vec::new();
+    for (_, (o, n)) in by_key {
+        // Both lists are in place order (the model sorts symbols).
+        for i in 0..o.len().max(n.len()) {
+            match (o.get(i), n.get(i)) {
+                (Some(a), Some(b)) => pairs.push(Paired { old: a, new: b }),
+                (Some(a), None) => removed.push(*a),
+                (None, Some(b)) => added.push(*b),
+                (None, None) => {}
+            }
+        }
+    }
+    let order = |s: &Symbol<'d>| (s.space, s.place, s.name, s.file);
+    pairs.sort_by(|a, b| order(a.old).cmp(&order(b.old)));
+    added.sort_by(|a, b| order(a).cmp(&order(b)));
+    removed.sort_by(|a, b| order(a).cmp(&order(b)));
+    Pairing {
+        pairs,
+        added,
+        removed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clone_numbers_are_dropped() {
+        assert_eq!(base_name("foo"), "foo");
+        assert_eq!(base_name("foo.isra.0"), "foo.isra");
+        assert_eq!(base_name("foo.constprop.12.isra.0"), "foo.constprop.isra");
+        assert_eq!(base_name("ratelimit_state.67"), "ratelimit_state");
+        assert_eq!(base_name("bar.cold"), "bar.cold");
+    }
+}

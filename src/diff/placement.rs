@@ -1,0 +1,286 @@
+//! Placement changes of paired symbols: data objects (globals and per-CPU variables)
+//! with their lines, pair offsets and co-tenants, and functions with their phase.
+
+use std::collections::HashMap;
+
+use super::changes::{FunctionChange, MemberLines, Pair, PlacementChange, Severity, Tenant};
+use super::hot::HotTypes;
+use super::pairing::{Paired, base_name};
+use super::runs::{OldId, old_id};
+use crate::layout::{SpaceIndex, lay, place};
+use crate::model::{Image, Space, Symbol, SymbolKind};
+
+/// Both builds with their line indexes.
+pub struct Sides<'a, 'd> {
+    pub old: &'a Image<'d>,
+    pub new: &'a Image<'d>,
+    pub old_index: [SpaceIndex<'a, 'd>; 2],
+    pub new_index: [SpaceIndex<'a, 'd>; 2],
+    pub line_size: u64,
+}
+
+impl<'a, 'd> Sides<'a, 'd> {
+    pub fn new(old: &'a Image<'d>, new: &'a Image<'d>, line_size: u64) -> Self {
+        Sides {
+            old,
+            new,
+            old_index: [
+                SpaceIndex::data(&old.symbols, Space::Global),
+                SpaceIndex::data(&old.symbols, Space::Percpu),
+            ],
+            new_index: [
+                SpaceIndex::data(&new.symbols, Space::Global),
+                SpaceIndex::data(&new.symbols, Space::Percpu),
+            ],
+            line_size,
+        }
+    }
+}
+
+fn slot(space: Space) -> usize {
+    match space {
+        Space::Global => 0,
+        Space::Percpu => 1,
+    }
+}
+
+fn tenants(index: &SpaceIndex<'_, '_>, s: &Symbol<'_>, line_size: u64) -> Vec<Tenant> {
+    let mut out: Vec<Tenant> = index
+        .co_tenants(s, line_size)
+        .into_iter()
+        .flat_map(|l| l.symbols)
+        .map(|t| Tenant {
+            name: t.qualified_name(),
+            place: t.place,
+            size: t.size,
+        })
+        .collect();
+    out.sort_by(|a, b| (a.place, &a.name).cmp(&(b.place, &b.name)));
+    out.dedup();
+    out
+}
+
+/// Names with clone numbers removed, so renumbered neighbours are not a change.
+fn tenant_names(t: &[Tenant]) -> Vec<String> {
+    let mut v: Vec<String> = t.iter().map(|t| base_name(&t.name).into_owned()).collect();
+    v.sort();
+    v
+}
+
+fn hex_off(v: u64) -> String {
+    format!("{v:#04x}")
+}
+
+/// The placement change of a paired data object, or `None` when nothing changed.
+pub fn data_change(
+    sides: &Sides<'_, '_>,
+    p: &Paired<'_, '_>,
+    hot: &mut HotTypes<'_, '_>,
+    runs: &HashMap<OldId<'_>, usize>,
+    pinned: bool,
+) -> Option<PlacementChange> {
+    let ls = sides.line_size;
+    let (o, n) = (p.old, p.new);
+    let old = place(o.place, o.size, ls);
+    let new = place(n.place, n.size, ls);
+    let old_t = tenants(&sides.old_index[slot(o.space)], o, ls);
+    let new_t = tenants(&sides.new_index[slot(n.space)], n, ls);
+    let co_changed = tenant_names(&old_t) != tenant_names(&new_t);
+    let moved = o.place != n.place || o.size != n.size;
+    if !moved && !co_changed && !pinned {
+        return None;
+    }
+    let var_new = sides.new.variable_for(n);
+    let var_old = sides.old.variable_for(o);
+    let type_name = var_new.or(var_old).map(|v| v.type_name.clone());
+    let write_hot = var_new.is_some_and(|v| hot.is_hot(&v.type_name, v.layout));
+    let explicit_alignment = var_new.and_then(|v| {
+        v.alignment.or(v
+            .layout
+            .and_then(|id| sides.new.struct_by_id(id).explicit_alignment))
+    });
+    let mut reasons = Vec::new();
+    let in_line = old.offset_in_line != new.offset_in_line;
+    if in_line {
+        reasons.push(format!(
+            "offset in line {} -> {}",
+            hex_off(old.offset_in_line),
+            hex_off(new.offset_in_line)
+        ));
+    }
+    if old.offset_in_pair != new.offset_in_pair {
+        reasons.push(format!(
+            "in pair {} -> {}",
+            hex_off(old.offset_in_pair),
+            hex_off(new.offset_in_pair)
+        ));
+    }
+    if old.lines != new.lines {
+        reasons.push(format!("lines {} -> {}", old.lines, new.lines));
+    }
+    if o.size != n.size {
+        reasons.push(format!("size {} -> {}", o.size, n.size));
+    }
+    if old.straddles != new.straddles {
+        reasons.push(
+            if new.straddles {
+                "straddles a line now"
+            } else {
+                "no longer straddles"
+            }
+            .into(),
+        );
+    }
+    if old.line_aligned && !new.line_aligned {
+        reasons.push("no longer starts a line".into());
+    } else if !old.line_aligned && new.line_aligned {
+        reasons.push("now starts a line".into());
+    }
+    if co_changed {
+        reasons.push("co-tenants changed".into());
+    }
+    let severity =
+        if !in_line && !co_changed && old.lines == new.lines && old.straddles == new.straddles {
+            Severity::Info
+        } else if o.space == Space::Percpu {
+            Severity::Percpu
+        } else if (old.line_aligned && !new.line_aligned)
+            || (explicit_alignment.is_some() && in_line)
+        {
+            Severity::AlignedObject
+        } else if co_changed && write_hot {
+            Severity::WriteHot
+        } else if new.straddles && !old.straddles {
+            Severity::Straddle
+        } else {
+            Severity::Data
+        };
+    let member_lines = member_lines(sides, o, n);
+    Some(PlacementChange {
+        name: n.qualified_name(),
+        space: n.space,
+        section: n.section.to_string(),
+        type_name,
+        place: Pair {
+            old: o.place,
+            new: n.place,
+        },
+        size: Pair {
+            old: o.size,
+            new: n.size,
+        },
+        delta: p.delta(),
+        old,
+        new,
+        co_tenants_changed: co_changed,
+        co_tenants: Pair {
+            old: old_t,
+            new: new_t,
+        },
+        write_hot_type: write_hot,
+        explicit_alignment,
+        run: runs.get(&old_id(o)).copied(),
+        member_lines,
+        severity,
+        reasons,
+    })
+}
+
+/// For an object whose struct type changed: named members whose line in the
+/// instance changed (lines counted from the instance's first line).
+fn member_lines(sides: &Sides<'_, '_>, o: &Symbol<'_>, n: &Symbol<'_>) -> Vec<MemberLines> {
+    let (Some(vo), Some(vn)) = (sides.old.variable_for(o), sides.new.variable_for(n)) else {
+        return Vec::new();
+    };
+    let (Some(lo), Some(ln)) = (vo.layout, vn.layout) else {
+        return Vec::new();
+    };
+    let (so, sn) = (sides.old.struct_by_id(lo), sides.new.struct_by_id(ln));
+    if so == sn && o.place % sides.line_size == n.place % sides.line_size {
+        return Vec::new();
+    }
+    let lo = lay(so, Some(o.place), sides.line_size);
+    let ln = lay(sn, Some(n.place), sides.line_size);
+    let leaves = |l: &crate::layout::LaidStruct<'_, '_>| {
+        let mut m: Vec<(String, u64, u64)> = Vec::new();
+        fn walk(list: &[crate::layout::LaidMember<'_, '_>], out: &mut Vec<(String, u64, u64)>) {
+            for x in list {
+                match (&x.members, x.name) {
+                    (Some(children), _) => walk(children, out),
+                    (None, Some(name)) => out.push((name.to_string(), x.offset, x.first_line)),
+                    _ => {}
+                }
+            }
+        }
+        walk(&l.members, &mut m);
+        m
+    };
+    let old_m: HashMap<String, (u64, u64)> = leaves(&lo)
+        .into_iter()
+        .map(|(n, o, l)| (n, (o, l)))
+        .collect();
+    let mut out = Vec::new();
+    for (name, off, line) in leaves(&ln) {
+        let before = old_m.get(&name);
+        if before.map(|b| b.1) != Some(line) {
+            out.push(MemberLines {
+                name,
+                offset: Pair {
+                    old: before.map(|b| b.0),
+                    new: Some(off),
+                },
+                line: Pair {
+                    old: before.map(|b| b.1),
+                    new: Some(line),
+                },
+            });
+        }
+    }
+    out
+}
+
+/// The change of a paired function, or `None` when its phase and line count held.
+pub fn function_change(
+    p: &Paired<'_, '_>,
+    line_size: u64,
+    runs: &HashMap<OldId<'_>, usize>,
+) -> Option<FunctionChange> {
+    let (o, n) = (p.old, p.new);
+    debug_assert!(o.kind == SymbolKind::Function);
+    let lines = |s: &Symbol<'_>| place(s.place, s.size, line_size).lines;
+    let phase = Pair {
+        old: o.place % line_size,
+        new: n.place % line_size,
+    };
+    let line_count = Pair {
+        old: lines(o),
+        new: lines(n),
+    };
+    if !phase.changed() && !line_count.changed() {
+        return None;
+    }
+    Some(FunctionChange {
+        name: n.qualified_name(),
+        address: Pair {
+            old: o.place,
+            new: n.place,
+        },
+        size: Pair {
+            old: o.size,
+            new: n.size,
+        },
+        delta: p.delta(),
+        phase,
+        phase16: Pair {
+            old: o.place % 16,
+            new: n.place % 16,
+        },
+        phase32: Pair {
+            old: o.place % 32,
+            new: n.place % 32,
+        },
+        lines: line_count,
+        run: runs.get(&old_id(o)).copied(),
+        severity: Severity::Text,
+    })
+}

@@ -1,0 +1,231 @@
+//! Struct layout changes: structs paired by name (and declaring file where a name
+//! has several layouts), members paired by name, lines counted from offset 0.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
+use crate::layout::lay;
+use crate::model::{Image, Member, StructId, StructLayout, SymbolKind};
+
+/// Pairs the structs of two builds; yields (old, new) for each name present in both.
+fn pair<'a, 'd>(
+    old: &'a Image<'d>,
+    new: &'a Image<'d>,
+) -> Vec<(&'a StructLayout<'d>, &'a StructLayout<'d>)> {
+    let group = |img: &'a Image<'d>| {
+        let mut m: BTreeMap<&'d str, Vec<&'a StructLayout<'d>>> = BTreeMap::new();
+        for s in &img.structs {
+            m.entry(s.name).or_default().push(s);
+        }
+        m
+    };
+    let (go, gn) = (group(old), group(new));
+    let mut out = Vec::new();
+    for (name, olds) in &go {
+        let Some(news) = gn.get(name) else { continue };
+        if olds.len() == 1 && news.len() == 1 {
+            out.push((olds[0], news[0]));
+            continue;
+        }
+        // Several layouts: an identical one on both sides is no change; pair the rest
+        // by declaring file.
+        for o in olds {
+            if news.contains(o) {
+                continue;
+            }
+            if let Some(n) = news
+                .iter()
+                .find(|n| n.decl_file == o.decl_file && !olds.contains(n))
+            {
+                out.push((o, n));
+            }
+        }
+    }
+    out
+}
+
+/// Global and per-CPU objects whose type is each struct.
+fn instances(image: &Image<'_>) -> HashMap<StructId, Vec<String>> {
+    let mut m: HashMap<StructId, Vec<String>> = HashMap::new();
+    for s in image
+        .symbols
+        .iter()
+        .filter(|s| s.kind != SymbolKind::Function)
+    {
+        if let Some(id) = image.variable_for(s).and_then(|v| v.layout) {
+            m.entry(id).or_default().push(s.qualified_name());
+        }
+    }
+    m
+}
+
+fn id_of(image: &Image<'_>, s: &StructLayout<'_>) -> Option<StructId> {
+    let i = image.structs.iter().position(|x| std::ptr::eq(x, s))?;
+    Some(StructId(i))
+}
+
+/// Named leaf members at every nesting level.
+fn leaves<'a, 'd>(s: &'a StructLayout<'d>) -> Vec<&'a Member<'d>> {
+    s.flat_members()
+        .into_iter()
+        .filter(|(_, m)| m.nested.is_none() && m.name.is_some())
+        .map(|(_, m)| m)
+        .collect()
+}
+
+fn straddles(m: &Member<'_>, line_size: u64) -> bool {
+    m.size <= line_size && m.offset / line_size != (m.offset + m.size.max(1) - 1) / line_size
+}
+
+fn member_change(
+    o: Option<&Member<'_>>,
+    n: Option<&Member<'_>>,
+    line_size: u64,
+) -> Option<MemberChange> {
+    let name = n.or(o).and_then(|m| m.name)?.to_string();
+    let mut kinds = Vec::new();
+    match (o, n) {
+        (None, Some(_)) => kinds.push(MemberChangeKind::Added),
+        (Some(_), None) => kinds.push(MemberChangeKind::Removed),
+        (Some(a), Some(b)) => {
+            if a.start_bit() != b.start_bit() {
+                kinds.push(MemberChangeKind::Moved);
+            }
+            if a.size != b.size || a.bit_size != b.bit_size {
+                kinds.push(MemberChangeKind::Resized);
+            }
+            if a.type_name != b.type_name {
+                kinds.push(MemberChangeKind::Retyped);
+            }
+        }
+        (None, None) => {}
+    }
+    if kinds.is_empty() {
+        return None;
+    }
+    let f = |m: Option<&Member<'_>>, g: &dyn Fn(&Member<'_>) -> u64| m.map(g);
+    Some(MemberChange {
+        name,
+        kinds,
+        type_name: Pair {
+            old: o.map(|m| m.type_name.clone()),
+            new: n.map(|m| m.type_name.clone()),
+        },
+        offset: Pair {
+            old: f(o, &|m| m.offset),
+            new: f(n, &|m| m.offset),
+        },
+        bit_offset: Pair {
+            old: o.and_then(|m| m.bit_offset),
+            new: n.and_then(|m| m.bit_offset),
+        },
+        bit_size: Pair {
+            old: o.and_then(|m| m.bit_size),
+            new: n.and_then(|m| m.bit_size),
+        },
+        size: Pair {
+            old: f(o, &|m| m.size),
+            new: f(n, &|m| m.size),
+        },
+        line: Pair {
+            old: f(o, &|m| m.offset / line_size),
+            new: f(n, &|m| m.offset / line_size),
+        },
+        straddles: Pair {
+            old: o.map(|m| straddles(m, line_size)),
+            new: n.map(|m| straddles(m, line_size)),
+        },
+    })
+}
+
+/// Members in new order, then removed ones in old order.
+fn member_changes(o: &StructLayout<'_>, n: &StructLayout<'_>, line_size: u64) -> Vec<MemberChange> {
+    let (lo, ln) = (leaves(o), leaves(n));
+    let by_name = |l: &[&'_ Member<'_>]| -> HashMap<String, usize> {
+        l.iter()
+            .enumerate()
+            .filter_map(|(i, m)| Some((m.name?.to_string(), i)))
+            .collect()
+    };
+    let (io, in_) = (by_name(&lo), by_name(&ln));
+    let mut out: Vec<MemberChange> = ln
+        .iter()
+        .filter_map(|m| {
+            let before = m.name.and_then(|x| io.get(x)).map(|&i| lo[i]);
+            member_change(before, Some(m), line_size)
+        })
+        .collect();
+    out.extend(
+        lo.iter()
+            .filter(|m| m.name.is_some_and(|x| !in_.contains_key(x)))
+            .filter_map(|m| member_change(Some(m), None, line_size)),
+    );
+    out
+}
+
+pub fn changes(old: &Image<'_>, new: &Image<'_>, line_size: u64) -> Vec<StructChange> {
+    let (inst_old, inst_new) = (instances(old), instances(new));
+    let mut out = Vec::new();
+    for (o, n) in pair(old, new) {
+        if o == n {
+            continue;
+        }
+        let members = member_changes(o, n, line_size);
+        let (lo, ln) = (lay(o, None, line_size), lay(n, None, line_size));
+        let same_shape = o.size == n.size
+            && o.alignment == n.alignment
+            && o.holes == n.holes
+            && o.padding == n.padding;
+        if members.is_empty() && same_shape {
+            // Only names of types or files differ in ways members do not show.
+            continue;
+        }
+        let mut instances = id_of(new, n)
+            .and_then(|id| inst_new.get(&id))
+            .cloned()
+            .unwrap_or_default();
+        if instances.is_empty() {
+            instances = id_of(old, o)
+                .and_then(|id| inst_old.get(&id))
+                .cloned()
+                .unwrap_or_default();
+        }
+        out.push(StructChange {
+            name: n.name.to_string(),
+            kind: n.kind.keyword(),
+            decl_file: n.decl_file.clone(),
+            size: Pair {
+                old: o.size,
+                new: n.size,
+            },
+            alignment: Pair {
+                old: o.alignment,
+                new: n.alignment,
+            },
+            cachelines: Pair {
+                old: lo.cachelines,
+                new: ln.cachelines,
+            },
+            holes: Pair {
+                old: o.holes.len() as u64,
+                new: n.holes.len() as u64,
+            },
+            sum_holes: Pair {
+                old: o.sum_holes(),
+                new: n.sum_holes(),
+            },
+            padding: Pair {
+                old: o.padding,
+                new: n.padding,
+            },
+            members,
+            severity: if instances.is_empty() {
+                Severity::Struct
+            } else {
+                Severity::StructWithInstance
+            },
+            instances,
+        });
+    }
+    out
+}

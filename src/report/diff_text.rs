@@ -1,0 +1,432 @@
+//! Text report of a diff: header, summary table, then the flagged changes by
+//! severity, cut to a line budget unless `--all`. Pinned names are always shown.
+
+use std::fmt::Write;
+
+use prettytable::{Table, format, row};
+
+use super::place_str;
+use crate::diff::{
+    Cause, FunctionChange, MemberChange, MemberChangeKind, PlacementChange, Report, Severity,
+    ShiftRun, StructChange,
+};
+use crate::model::Space;
+
+/// How much to print.
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    /// Lines of flagged items before the cut; `None` prints everything.
+    pub limit: Option<usize>,
+}
+
+/// A block of lines for one item, and whether it is pinned (always shown).
+struct Block {
+    lines: Vec<String>,
+    pinned: bool,
+}
+
+fn signed(d: i64) -> String {
+    if d < 0 {
+        format!("-{:#x}", d.unsigned_abs())
+    } else {
+        format!("+{d:#x}")
+    }
+}
+
+pub fn cause(c: &Cause) -> String {
+    match c {
+        Cause::Resized { symbol, old, new } => format!(
+            "{symbol} {} {old} -> {new} B",
+            if new > old { "grew" } else { "shrank" }
+        ),
+        Cause::Added { symbols, bytes } => format!("{} added ({bytes} B)", names(symbols)),
+        Cause::Removed { symbols, bytes } => format!("{} removed ({bytes} B)", names(symbols)),
+        Cause::Padding { previous: Some(p) } => format!("alignment padding after {p}"),
+        Cause::Padding { previous: None } => "start of section".to_string(),
+    }
+}
+
+fn names(list: &[String]) -> String {
+    match list.len() {
+        0 => String::new(),
+        1..=3 => list.join(", "),
+        n => format!("{}, ... ({n} symbols)", list[..2].join(", ")),
+    }
+}
+
+fn run_line(r: &ShiftRun) -> String {
+    let what = if r.functions { "functions" } else { "objects" };
+    let whole = if r.whole_lines {
+        " (whole lines: no line change)"
+    } else {
+        ""
+    };
+    format!(
+        "run {} .. {}  {} {what} {}..{}  {}{whole}  cause: {}",
+        place_str(r.space, r.start.old),
+        place_str(r.space, r.end.old),
+        r.count,
+        r.first,
+        r.last,
+        signed(r.delta),
+        cause(&r.cause)
+    )
+}
+
+fn tenant_names(t: &[crate::diff::Tenant]) -> String {
+    if t.is_empty() {
+        return "(none)".into();
+    }
+    names(&t.iter().map(|x| x.name.clone()).collect::<Vec<_>>())
+}
+
+fn placement_block(c: &PlacementChange, pinned: bool) -> Block {
+    let ty = match &c.type_name {
+        Some(t) => format!("{t}, {} B", c.size.new),
+        None => format!("{} B", c.size.new),
+    };
+    let hot = if c.write_hot_type {
+        "  [write-hot type]"
+    } else {
+        ""
+    };
+    let mut lines = vec![format!(
+        "  {} ({ty})  {} -> {} ({}){hot}",
+        c.name,
+        place_str(c.space, c.place.old),
+        place_str(c.space, c.place.new),
+        signed(c.delta)
+    )];
+    lines.push(format!(
+        "      offset in line {:#04x} -> {:#04x}, in pair {:#04x} -> {:#04x}, lines {} -> {}",
+        c.old.offset_in_line,
+        c.new.offset_in_line,
+        c.old.offset_in_pair,
+        c.new.offset_in_pair,
+        c.old.lines,
+        c.new.lines
+    ));
+    if c.co_tenants_changed || pinned {
+        lines.push(format!(
+            "      shares lines with: {}  ->  {}",
+            tenant_names(&c.co_tenants.old),
+            tenant_names(&c.co_tenants.new)
+        ));
+    }
+    for m in c.member_lines.iter().take(4) {
+        lines.push(format!(
+            "      {} now on line {} (was {})",
+            m.name,
+            m.line.new.map_or("-".into(), |l| l.to_string()),
+            m.line.old.map_or("-".into(), |l| l.to_string())
+        ));
+    }
+    if c.member_lines.len() > 4 {
+        lines.push(format!(
+            "      ... {} more members changed line",
+            c.member_lines.len() - 4
+        ));
+    }
+    Block { lines, pinned }
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or("-".into(), |x| x.to_string())
+}
+
+fn member_line(m: &MemberChange) -> String {
+    let bits = |o: Option<u64>, b: Option<u64>, s: Option<u64>| match (o, b) {
+        (Some(o), Some(b)) => format!("{o}:{b}"),
+        (Some(o), None) => o.to_string(),
+        _ => {
+            let _ = s;
+            "-".into()
+        }
+    };
+    let width = m
+        .bit_size
+        .new
+        .or(m.bit_size.old)
+        .map(|b| format!(":{b}"))
+        .unwrap_or_default();
+    let ty = m
+        .type_name
+        .new
+        .as_deref()
+        .or(m.type_name.old.as_deref())
+        .unwrap_or("");
+    match m.kinds.first() {
+        Some(MemberChangeKind::Added) => format!(
+            "      + {}{width}  {ty} at {} size {} (line {})",
+            m.name,
+            bits(m.offset.new, m.bit_offset.new, m.size.new),
+            opt(m.size.new),
+            opt(m.line.new)
+        ),
+        Some(MemberChangeKind::Removed) => format!(
+            "      - {}{width}  {ty} was at {} size {}",
+            m.name,
+            bits(m.offset.old, m.bit_offset.old, m.size.old),
+            opt(m.size.old)
+        ),
+        _ => {
+            let mut s = format!(
+                "      ~ {}  {} -> {}",
+                m.name,
+                bits(m.offset.old, m.bit_offset.old, m.size.old),
+                bits(m.offset.new, m.bit_offset.new, m.size.new)
+            );
+            if m.size.changed() {
+                let _ = write!(s, ", size {} -> {}", opt(m.size.old), opt(m.size.new));
+            }
+            if m.type_name.changed() {
+                let _ = write!(
+                    s,
+                    ", type {} -> {}",
+                    m.type_name.old.as_deref().unwrap_or("-"),
+                    m.type_name.new.as_deref().unwrap_or("-")
+                );
+            }
+            if m.line.changed() {
+                let _ = write!(s, " (line {} -> {})", opt(m.line.old), opt(m.line.new));
+            }
+            s
+        }
+    }
+}
+
+fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
+    let inst = if s.instances.is_empty() {
+        String::new()
+    } else {
+        format!("; instances: {}", names(&s.instances))
+    };
+    let mut lines = vec![format!(
+        "  {} {} ({} -> {} B, {} -> {} lines, holes {} -> {} B, padding {} -> {}{inst})",
+        s.kind,
+        s.name,
+        s.size.old,
+        s.size.new,
+        s.cachelines.old,
+        s.cachelines.new,
+        s.sum_holes.old,
+        s.sum_holes.new,
+        s.padding.old,
+        s.padding.new
+    )];
+    // Added and removed members first, then moves that cross a line, then the rest.
+    let mut ms: Vec<&MemberChange> = s.members.iter().collect();
+    ms.sort_by_key(|m| {
+        let k = m.kinds.first().copied();
+        (
+            !matches!(k, Some(MemberChangeKind::Added | MemberChangeKind::Removed)),
+            !m.line.changed(),
+        )
+    });
+    let shown = if all || pinned { ms.len() } else { 5 };
+    for m in ms.iter().take(shown) {
+        lines.push(member_line(m));
+    }
+    if ms.len() > shown {
+        lines.push(format!(
+            "      ... {} more members changed",
+            ms.len() - shown
+        ));
+    }
+    Block { lines, pinned }
+}
+
+fn function_summary(r: &Report, view: View) -> Vec<String> {
+    let f = &r.summary.functions;
+    let mut out = vec![format!(
+        "text: {} functions changed their start mod {}, in {} runs",
+        f.line_offset_changed, r.line_size, f.runs
+    )];
+    let mut runs: Vec<&ShiftRun> = r
+        .runs
+        .iter()
+        .filter(|x| x.functions && !x.whole_lines)
+        .collect();
+    runs.sort_by(|a, b| b.count.cmp(&a.count).then(a.start.old.cmp(&b.start.old)));
+    let n = if view.limit.is_none() { runs.len() } else { 3 };
+    for run in runs.iter().take(n) {
+        out.push(format!("  {}", run_line(run)));
+    }
+    if view.limit.is_none() {
+        for c in &r.functions {
+            out.push(function_line(c));
+        }
+    }
+    out
+}
+
+fn function_line(c: &FunctionChange) -> String {
+    format!(
+        "  {}  {:016x} -> {:016x}  mod 64 {:#04x} -> {:#04x}, lines {} -> {}",
+        c.name, c.address.old, c.address.new, c.phase.old, c.phase.new, c.lines.old, c.lines.new
+    )
+}
+
+/// The report as text.
+pub fn render(r: &Report, view: View) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "layout-diff  {} ({})  ->  {} ({})",
+        r.old.file,
+        r.old
+            .build_id
+            .as_deref()
+            .map_or("no build-id".to_string(), |b| format!(
+                "build-id {}",
+                &b[..b.len().min(12)]
+            )),
+        r.new.file,
+        r.new
+            .build_id
+            .as_deref()
+            .map_or("no build-id".to_string(), |b| format!(
+                "build-id {}",
+                &b[..b.len().min(12)]
+            )),
+    );
+    let _ = writeln!(
+        out,
+        "line {} B ({}), pair {} B",
+        r.line_size,
+        r.new.line_size_from,
+        2 * r.line_size
+    );
+    if r.flagged == 0 && r.pinned_symbols.is_empty() && r.pinned_structs.is_empty() {
+        let _ = writeln!(out, "\nno changes");
+        return out;
+    }
+    let mut t = Table::new();
+    t.set_format(*format::consts::FORMAT_CLEAN);
+    t.set_titles(row!["", r->"changed", r->"flagged", r->"moved in line", r->"shift runs", r->"added", r->"removed"]);
+    let s = &r.summary;
+    for (name, c) in [
+        ("structs", &s.structs),
+        ("data objects", &s.data),
+        ("per-CPU", &s.percpu),
+        ("functions", &s.functions),
+    ] {
+        t.add_row(row![name, r->c.changed, r->c.flagged, r->c.line_offset_changed, r->c.runs, r->c.added, r->c.removed]);
+    }
+    let _ = write!(out, "\n{t}");
+    let mut sections: Vec<(String, Vec<Block>)> = Vec::new();
+    let all = view.limit.is_none();
+    let pinned = |name: &str| r.pinned_symbols.iter().any(|p| p == name);
+
+    // Per-CPU: runs (each with its cause), then changes outside flagged runs.
+    let mut pc: Vec<Block> = r
+        .runs
+        .iter()
+        .filter(|x| x.space == Space::Percpu)
+        .map(|x| Block {
+            lines: vec![format!("  {}", run_line(x))],
+            pinned: false,
+        })
+        .collect();
+    for c in &r.percpu {
+        let in_run = c.run.is_some_and(|i| !r.runs[i].whole_lines);
+        if pinned(&c.name) || all || (c.severity.is_flagged() && (!in_run || c.co_tenants_changed))
+        {
+            pc.push(placement_block(c, pinned(&c.name)));
+        }
+    }
+    sections.push(("per-CPU (offsets from __per_cpu_start)".into(), pc));
+
+    let mut data: Vec<&PlacementChange> = r
+        .data
+        .iter()
+        .filter(|c| {
+            pinned(&c.name)
+                || all
+                || matches!(
+                    c.severity,
+                    Severity::AlignedObject | Severity::WriteHot | Severity::Straddle
+                )
+        })
+        .collect();
+    data.sort_by_key(|c| (!pinned(&c.name), c.severity, c.place.old));
+    sections.push((
+        "data objects (line-aligned, write-hot candidates with new neighbours, new straddlers)"
+            .into(),
+        data.iter()
+            .map(|c| placement_block(c, pinned(&c.name)))
+            .collect(),
+    ));
+
+    let pinned_struct = |n: &str| r.pinned_structs.iter().any(|p| p == n);
+    let mut structs: Vec<&StructChange> = r
+        .structs
+        .iter()
+        .filter(|s| all || pinned_struct(&s.name) || s.severity == Severity::StructWithInstance)
+        .collect();
+    structs.sort_by_key(|s| (!pinned_struct(&s.name), s.severity, s.name.clone()));
+    sections.push((
+        "structs with a global or per-CPU instance".into(),
+        structs
+            .iter()
+            .map(|s| struct_block(s, pinned_struct(&s.name), all))
+            .collect(),
+    ));
+
+    let mut runs: Vec<&ShiftRun> = r
+        .runs
+        .iter()
+        .filter(|x| x.space == Space::Global && !x.functions && (all || !x.whole_lines))
+        .collect();
+    runs.sort_by(|a, b| b.count.cmp(&a.count).then(a.start.old.cmp(&b.start.old)));
+    sections.push((
+        "data shift runs (largest first)".into(),
+        runs.iter()
+            .map(|x| Block {
+                lines: vec![format!("  {}", run_line(x))],
+                pinned: false,
+            })
+            .collect(),
+    ));
+
+    let mut budget = view.limit.unwrap_or(usize::MAX);
+    let mut cut = 0usize;
+    for (title, blocks) in sections {
+        if blocks.is_empty() {
+            continue;
+        }
+        let mut body = String::new();
+        for b in blocks {
+            if b.pinned || b.lines.len() <= budget {
+                if !b.pinned {
+                    budget -= b.lines.len();
+                }
+                for l in b.lines {
+                    let _ = writeln!(body, "{l}");
+                }
+            } else {
+                cut += 1;
+                budget = 0;
+            }
+        }
+        if !body.is_empty() {
+            let _ = writeln!(out, "\n{title}");
+            out.push_str(&body);
+        }
+    }
+    out.push('\n');
+    for l in function_summary(r, view) {
+        let _ = writeln!(out, "{l}");
+    }
+    let more = if cut > 0 {
+        format!("; {cut} more items cut, --all prints them")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "\nexit 1: {} flagged changes{more} (--format json for all data)",
+        r.flagged
+    );
+    out
+}
