@@ -11,15 +11,29 @@ use crate::report::Format;
     name = "layout-diff",
     version,
     about = "What moved between cache lines in a vmlinux, and between two builds",
-    args_conflicts_with_subcommands = true,
-    subcommand_negates_reqs = true
+    after_help = "`layout-diff OLD NEW [OPTIONS]` is short for `layout-diff diff OLD NEW [OPTIONS]`.\n\
+                  Exit status: 0 nothing flagged (or found), 1 flagged changes (or no match), 2 error."
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
-    /// `layout-diff OLD NEW` is `layout-diff diff OLD NEW`.
-    #[command(flatten)]
-    pub diff: Option<DiffArgs>,
+    pub command: Command,
+}
+
+impl Cli {
+    /// Parses the process arguments; `layout-diff OLD NEW ...` means `layout-diff diff OLD NEW ...`.
+    pub fn parse_args() -> Cli {
+        Cli::parse_from(with_default_command(std::env::args_os().collect()))
+    }
+}
+
+/// Inserts `diff` when the first argument is not a subcommand or a top-level flag.
+pub fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let first = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
+    let known = ["show", "diff", "help"];
+    if args.len() > 1 && !known.contains(&first) && !first.starts_with('-') {
+        args.insert(1, "diff".into());
+    }
+    args
 }
 
 #[derive(Debug, Subcommand)]
@@ -71,8 +85,8 @@ pub struct DiffArgs {
     /// Print every change, not only the first screen.
     #[arg(long)]
     pub all: bool,
-    /// Number of flagged items in the default text report.
-    #[arg(long, value_name = "N", default_value_t = 60)]
+    /// Lines of flagged items in the default report (the whole report stays under ~80 lines).
+    #[arg(long, value_name = "N", default_value_t = 54)]
     pub limit: usize,
     /// Always show these symbols in full (names or globs).
     #[arg(long = "symbol", value_name = "NAME|GLOB")]

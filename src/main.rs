@@ -4,22 +4,14 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
 use layout_diff::cli::{Cli, Command};
 use layout_diff::run;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     let outcome = match cli.command {
-        Some(Command::Show(args)) => run::show(&args),
-        Some(Command::Diff(args)) => run::diff(&args),
-        None => match cli.diff {
-            Some(args) => run::diff(&args),
-            None => {
-                eprintln!("layout-diff: give OLD NEW, or a subcommand (see --help)");
-                return ExitCode::from(2);
-            }
-        },
+        Command::Show(args) => run::show(&args),
+        Command::Diff(args) => run::diff(&args),
     };
     match outcome {
         Ok(out) => {

@@ -4,9 +4,10 @@
 use anyhow::{Context, Result};
 
 use crate::cli::{DiffArgs, ShowArgs};
+use crate::diff::DiffOptions;
 use crate::load::{InputFile, LoadOptions, StructFilter};
 use crate::model::Space;
-use crate::report::{Format, json, show_text};
+use crate::report::{Format, diff_markdown, diff_text, json, show_text};
 use crate::show::{self, Header};
 
 /// What the binary prints and the exit code it ends with.
@@ -119,7 +120,90 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     })
 }
 
+/// Reads `--hot FILE`: one name or glob per line; blank lines and `#` comments skipped.
+fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read hot list", path.display()))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect())
+}
+
+/// A spinner on stderr while loading, only when stderr is a terminal.
+fn progress(message: &str) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_message(message.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(bar)
+}
+
 /// `layout-diff OLD NEW`.
-pub fn diff(_args: &DiffArgs) -> Result<Output> {
-    anyhow::bail!("diff is not implemented yet")
+pub fn diff(args: &DiffArgs) -> Result<Output> {
+    let mut symbols = args.symbols.clone();
+    if let Some(hot) = &args.hot {
+        symbols.extend(hot_names(hot)?);
+    }
+    let options = DiffOptions {
+        pinned_symbols: (!symbols.is_empty())
+            .then(|| show::globs(&symbols))
+            .transpose()
+            .context("bad --symbol or --hot pattern")?,
+        pinned_structs: (!args.structs.is_empty())
+            .then(|| show::globs(&args.structs))
+            .transpose()
+            .context("bad --struct pattern")?,
+    };
+    let load = LoadOptions {
+        line_size: args.common.line_size,
+        ..LoadOptions::default()
+    };
+    let bar = progress("loading both builds");
+    let (old_file, new_file) = (InputFile::open(&args.old)?, InputFile::open(&args.new)?);
+    let (old, new) = rayon::join(|| old_file.load(&load), || new_file.load(&load));
+    let (old, new) = (old?, new?);
+    for (img, path) in [(&old, &args.old), (&new, &args.new)] {
+        if !img.has_debug_info {
+            return Err(crate::Error::NoDebugInfo { path: path.clone() }.into());
+        }
+    }
+    if old.line_size != new.line_size {
+        anyhow::bail!(
+            "{} and {} have different line sizes ({} and {}); give --line-size",
+            args.old.display(),
+            args.new.display(),
+            old.line_size,
+            new.line_size
+        );
+    }
+    if let Some(b) = &bar {
+        b.set_message("comparing");
+    }
+    let report = crate::diff::diff(&old, &new, &options);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let view = diff_text::View {
+        limit: if args.all { None } else { Some(args.limit) },
+    };
+    let text = match args.common.format {
+        Format::Text => diff_text::render(&report, view),
+        Format::Markdown => diff_markdown::render(&report, view),
+        Format::Json => {
+            let mut s = json::document("layout-diff-diff", &report);
+            s.push('\n');
+            s
+        }
+    };
+    Ok(Output {
+        text,
+        code: if report.flagged > 0 { 1 } else { 0 },
+        note: None,
+    })
 }

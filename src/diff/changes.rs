@@ -13,7 +13,7 @@ use crate::show::Header;
 pub enum Severity {
     /// A per-CPU variable changed lines, offset in line or co-tenants.
     Percpu,
-    /// An object that was line aligned, or whose type asks for alignment, moved within its line.
+    /// An object whose type or declaration asks for line alignment moved in its line or got new neighbours.
     AlignedObject,
     /// A write-hot candidate (type holds an atomic, refcount, lock or per-CPU counter) got new neighbours.
     WriteHot,
@@ -76,8 +76,12 @@ pub struct PlacementChange {
     /// Neighbours on its lines before and after.
     pub co_tenants: Pair<Vec<Tenant>>,
     pub co_tenants_changed: bool,
-    /// Its type holds an atomic, refcount, lock or per-CPU counter.
+    /// It is writable and its type holds an atomic, refcount, lock or per-CPU counter.
     pub write_hot_type: bool,
+    /// How many of its type's members are write-hot.
+    pub hot_members: usize,
+    /// New neighbours on its lines that are write-hot too (false-sharing candidates).
+    pub gained_hot_neighbours: Vec<String>,
     /// Its type (or the variable) has `DW_AT_alignment`.
     pub explicit_alignment: Option<u64>,
     /// The index of the shift run it belongs to, if any.
@@ -142,6 +146,8 @@ pub enum Cause {
     Added { symbols: Vec<String>, bytes: u64 },
     /// Symbols disappeared there.
     Removed { symbols: Vec<String>, bytes: u64 },
+    /// Its first symbol now has to start on a larger alignment (`DW_AT_alignment`).
+    Realigned { symbol: String, alignment: u64 },
     /// Nothing before it changed: the start of the section, or alignment padding.
     Padding { previous: Option<String> },
 }

@@ -48,12 +48,39 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         }
     }
 
-    /// For a variable of type `type_name` (and struct `layout`, if any).
-    pub fn is_hot(&mut self, type_name: &str, layout: Option<StructId>) -> bool {
+    /// How many of the type's top-level members are write-hot (atomics, locks, or structs
+    /// holding them); 1 for a scalar hot type, 0 when not hot.
+    pub fn hot_members(&mut self, type_name: &str, layout: Option<StructId>) -> usize {
+        if is_hot_name(type_name) {
+            return 1;
+        }
+        let Some(id) = layout else { return 0 };
+        let image = self.image;
+        let members: Vec<String> = image
+            .struct_by_id(id)
+            .flat_members()
+            .into_iter()
+            .filter(|(_, m)| m.nested.is_none())
+            .map(|(_, m)| m.type_name.clone())
+            .collect();
+        members.iter().filter(|t| self.member_is_hot(t, 0)).count()
+    }
+
+    fn member_is_hot(&mut self, type_name: &str, depth: usize) -> bool {
         if is_hot_name(type_name) {
             return true;
         }
-        layout.is_some_and(|id| self.struct_is_hot(id, 0))
+        // Only embedded structs count: a pointer to a hot struct is not hot storage.
+        match type_name
+            .strip_prefix("struct ")
+            .filter(|t| !t.contains(['*', '[']))
+        {
+            Some(inner) => match self.by_name.get(inner) {
+                Some(&id) => self.struct_is_hot(id, depth + 1),
+                None => false,
+            },
+            None => false,
+        }
     }
 
     fn struct_is_hot(&mut self, id: StructId, depth: usize) -> bool {
@@ -67,26 +94,12 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         self.memo.insert(id, false);
         let image = self.image;
         let layout = image.struct_by_id(id);
-        let mut hot = false;
-        for (_, m) in layout.flat_members() {
-            if is_hot_name(&m.type_name) {
-                hot = true;
-                break;
-            }
-            // Only embedded structs count: a pointer to a hot struct is not hot storage.
-            if let Some(inner) = m
-                .type_name
-                .strip_prefix("struct ")
-                .filter(|t| !t.contains(['*', '[']))
-            {
-                if let Some(&inner_id) = self.by_name.get(inner)
-                    && self.struct_is_hot(inner_id, depth + 1)
-                {
-                    hot = true;
-                    break;
-                }
-            }
-        }
+        let types: Vec<String> = layout
+            .flat_members()
+            .into_iter()
+            .map(|(_, m)| m.type_name.clone())
+            .collect();
+        let hot = types.iter().any(|t| self.member_is_hot(t, depth));
         self.memo.insert(id, hot);
         hot
     }

@@ -31,7 +31,10 @@ fn counts_for(
 ) -> Counts {
     Counts {
         changed: changes.len(),
-        flagged: changes.iter().filter(|c| c.severity.is_flagged()).count(),
+        flagged: changes
+            .iter()
+            .filter(|c| c.severity <= Severity::Straddle)
+            .count(),
         line_offset_changed: changes
             .iter()
             .filter(|c| c.old.offset_in_line != c.new.offset_in_line)
@@ -49,7 +52,13 @@ fn counts_for(
 pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     let line_size = new.line_size;
     let pairing = pairing::pair(&old.symbols, &new.symbols);
-    let (runs, run_of) = runs::find(&pairing, line_size);
+    let alignment = |s: &crate::model::Symbol<'_>| {
+        let v = new.variable_for(s)?;
+        v.alignment.or(v
+            .layout
+            .and_then(|id| new.struct_by_id(id).explicit_alignment))
+    };
+    let (runs, run_of) = runs::find(&pairing, line_size, &alignment);
     let sides = placement::Sides::new(old, new, line_size);
     let mut hot = hot::HotTypes::new(new);
     let pinned_sym = |name: &str| {
@@ -104,6 +113,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .filter(|s| s.space == space && (s.kind == SymbolKind::Function) == f)
             .count()
     };
+    let (structs_added, structs_removed) = structs::added_removed(old, new);
     let summary = Summary {
         structs: Counts {
             changed: structs.len(),
@@ -111,8 +121,13 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 .iter()
                 .filter(|s| s.severity == Severity::StructWithInstance)
                 .count(),
-            added: new.structs.len().saturating_sub(old.structs.len()),
-            ..Counts::default()
+            line_offset_changed: structs
+                .iter()
+                .filter(|s| s.members.iter().any(|m| m.line.changed()))
+                .count(),
+            runs: 0,
+            added: structs_added,
+            removed: structs_removed,
         },
         data: counts_for(
             &data,
@@ -137,16 +152,14 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             removed: count_removed(Space::Global, true),
         },
     };
-    let flagged = data
-        .iter()
-        .chain(&percpu)
-        .filter(|c| c.severity.is_flagged())
-        .count()
-        + structs.len()
-        + functions.len()
-        + runs.iter().filter(|r| r.severity.is_flagged()).count()
-        + pairing.added.len()
-        + pairing.removed.len();
+    let flagged = summary.structs.flagged
+        + summary.data.flagged
+        + summary.percpu.flagged
+        + summary.functions.flagged
+        + runs
+            .iter()
+            .filter(|r| r.severity == Severity::ShiftRun)
+            .count();
     Report {
         old: Header::of(old),
         new: Header::of(new),

@@ -44,20 +44,37 @@ fn slot(space: Space) -> usize {
     }
 }
 
-fn tenants(index: &SpaceIndex<'_, '_>, s: &Symbol<'_>, line_size: u64) -> Vec<Tenant> {
-    let mut out: Vec<Tenant> = index
+fn tenants<'a, 'd>(
+    index: &SpaceIndex<'a, 'd>,
+    s: &Symbol<'d>,
+    line_size: u64,
+) -> Vec<&'a Symbol<'d>> {
+    let mut out: Vec<&'a Symbol<'d>> = index
         .co_tenants(s, line_size)
         .into_iter()
         .flat_map(|l| l.symbols)
+        .collect();
+    out.sort_by(|a, b| (a.place, a.name).cmp(&(b.place, b.name)));
+    out.dedup_by(|a, b| std::ptr::eq(*a, *b));
+    out
+}
+
+fn as_tenants(list: &[&Symbol<'_>]) -> Vec<Tenant> {
+    list.iter()
         .map(|t| Tenant {
             name: t.qualified_name(),
             place: t.place,
             size: t.size,
         })
-        .collect();
-    out.sort_by(|a, b| (a.place, &a.name).cmp(&(b.place, &b.name)));
-    out.dedup();
-    out
+        .collect()
+}
+
+/// Data that can be written at run time: not in a read-only section, not `const`.
+fn writable(s: &Symbol<'_>, type_name: Option<&str>) -> bool {
+    !s.section.starts_with(".rodata")
+        && !s.section.starts_with(".text")
+        && !s.section.starts_with(".init.rodata")
+        && !type_name.is_some_and(|t| t.starts_with("const "))
 }
 
 /// Names with clone numbers removed, so renumbered neighbours are not a change.
@@ -83,9 +100,11 @@ pub fn data_change(
     let (o, n) = (p.old, p.new);
     let old = place(o.place, o.size, ls);
     let new = place(n.place, n.size, ls);
-    let old_t = tenants(&sides.old_index[slot(o.space)], o, ls);
-    let new_t = tenants(&sides.new_index[slot(n.space)], n, ls);
-    let co_changed = tenant_names(&old_t) != tenant_names(&new_t);
+    let old_syms = tenants(&sides.old_index[slot(o.space)], o, ls);
+    let new_syms = tenants(&sides.new_index[slot(n.space)], n, ls);
+    let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
+    let old_names = tenant_names(&old_t);
+    let co_changed = old_names != tenant_names(&new_t);
     let moved = o.place != n.place || o.size != n.size;
     if !moved && !co_changed && !pinned {
         return None;
@@ -93,12 +112,33 @@ pub fn data_change(
     let var_new = sides.new.variable_for(n);
     let var_old = sides.old.variable_for(o);
     let type_name = var_new.or(var_old).map(|v| v.type_name.clone());
-    let write_hot = var_new.is_some_and(|v| hot.is_hot(&v.type_name, v.layout));
+    let is_writable = writable(n, type_name.as_deref());
+    let hot_members = match var_new {
+        Some(v) if is_writable => hot.hot_members(&v.type_name, v.layout),
+        _ => 0,
+    };
+    let write_hot = hot_members > 0;
+    // New neighbours that are themselves writable and write-hot: a false-sharing pair.
+    let gained_hot_neighbours: Vec<String> = if co_changed && write_hot {
+        new_syms
+            .iter()
+            .filter(|t| !old_names.contains(&base_name(&t.qualified_name()).into_owned()))
+            .filter(|t| {
+                let v = sides.new.variable_for(t);
+                writable(t, v.map(|v| v.type_name.as_str()))
+                    && v.is_some_and(|v| hot.hot_members(&v.type_name, v.layout) > 0)
+            })
+            .map(|t| t.qualified_name())
+            .collect()
+    } else {
+        Vec::new()
+    };
     let explicit_alignment = var_new.and_then(|v| {
         v.alignment.or(v
             .layout
             .and_then(|id| sides.new.struct_by_id(id).explicit_alignment))
     });
+    let cacheline_aligned = explicit_alignment.is_some_and(|a| a >= ls);
     let mut reasons = Vec::new();
     let in_line = old.offset_in_line != new.offset_in_line;
     if in_line {
@@ -144,13 +184,11 @@ pub fn data_change(
             Severity::Info
         } else if o.space == Space::Percpu {
             Severity::Percpu
-        } else if (old.line_aligned && !new.line_aligned)
-            || (explicit_alignment.is_some() && in_line)
-        {
+        } else if cacheline_aligned && (in_line || co_changed) {
             Severity::AlignedObject
         } else if co_changed && write_hot {
             Severity::WriteHot
-        } else if new.straddles && !old.straddles {
+        } else if new.straddles && !old.straddles && is_writable {
             Severity::Straddle
         } else {
             Severity::Data
@@ -178,6 +216,8 @@ pub fn data_change(
             new: new_t,
         },
         write_hot_type: write_hot,
+        hot_members,
+        gained_hot_neighbours,
         explicit_alignment,
         run: runs.get(&old_id(o)).copied(),
         member_lines,

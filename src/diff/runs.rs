@@ -15,9 +15,11 @@ pub fn old_id<'d>(s: &Symbol<'d>) -> OldId<'d> {
 }
 
 /// The runs of every section, and the run each moved symbol belongs to.
+/// `alignment(new symbol)` gives the explicit alignment the new build asks of a symbol.
 pub fn find<'a, 'd>(
     pairing: &Pairing<'a, 'd>,
     line_size: u64,
+    alignment: &dyn Fn(&Symbol<'d>) -> Option<u64>,
 ) -> (Vec<ShiftRun>, HashMap<OldId<'d>, usize>) {
     let mut runs = Vec::new();
     let mut member_of = HashMap::new();
@@ -42,6 +44,7 @@ pub fn find<'a, 'd>(
             &same_section[start..end],
             pairing,
             line_size,
+            alignment,
             &mut runs,
             &mut member_of,
         );
@@ -54,6 +57,7 @@ fn runs_in_section<'a, 'd>(
     list: &[&Paired<'a, 'd>],
     pairing: &Pairing<'a, 'd>,
     line_size: u64,
+    alignment: &dyn Fn(&Symbol<'d>) -> Option<u64>,
     runs: &mut Vec<ShiftRun>,
     member_of: &mut HashMap<OldId<'d>, usize>,
 ) {
@@ -91,7 +95,7 @@ fn runs_in_section<'a, 'd>(
                 delta,
                 whole_lines,
                 functions,
-                cause: cause(prev, first, pairing),
+                cause: cause(prev, first, pairing, alignment),
                 severity: match (whole_lines, functions) {
                     (true, _) => Severity::Info,
                     (false, true) => Severity::Text,
@@ -124,6 +128,7 @@ fn cause<'a, 'd>(
     prev: Option<&Paired<'a, 'd>>,
     first: &Paired<'a, 'd>,
     pairing: &Pairing<'a, 'd>,
+    alignment: &dyn Fn(&Symbol<'d>) -> Option<u64>,
 ) -> Cause {
     if let Some(p) = prev
         && p.old.size != p.new.size
@@ -150,6 +155,15 @@ fn cause<'a, 'd>(
         return Cause::Removed {
             symbols: removed.iter().map(|s| s.qualified_name()).collect(),
             bytes: removed.iter().map(|s| s.size).sum(),
+        };
+    }
+    if let Some(a) = alignment(first.new).filter(|&a| a > 1)
+        && first.new.place.is_multiple_of(a)
+        && !first.old.place.is_multiple_of(a)
+    {
+        return Cause::Realigned {
+            symbol: first.new.qualified_name(),
+            alignment: a,
         };
     }
     Cause::Padding {

@@ -163,6 +163,15 @@ fn member_changes(o: &StructLayout<'_>, n: &StructLayout<'_>, line_size: u64) ->
     out
 }
 
+/// Names defined in only one of the builds: (added, removed).
+pub fn added_removed(old: &Image<'_>, new: &Image<'_>) -> (usize, usize) {
+    fn names<'d>(i: &Image<'d>) -> std::collections::BTreeSet<&'d str> {
+        i.structs.iter().map(|s| s.name).collect()
+    }
+    let (o, n) = (names(old), names(new));
+    (n.difference(&o).count(), o.difference(&n).count())
+}
+
 pub fn changes(old: &Image<'_>, new: &Image<'_>, line_size: u64) -> Vec<StructChange> {
     let (inst_old, inst_new) = (instances(old), instances(new));
     let mut out = Vec::new();

@@ -11,7 +11,7 @@ use object::{
     Object, ObjectKind, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind as ObjKind,
     SymbolSection,
 };
-use typed_arena::Arena;
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::model::{Binding, Section, Space, Symbol, SymbolKind};
@@ -19,7 +19,7 @@ use crate::model::{Binding, Section, Space, Symbol, SymbolKind};
 /// Name of the output section that holds per-CPU variables.
 pub const PERCPU_SECTION: &str = ".data..percpu";
 
-/// The DWARF sections gimli reads, by name, borrowed from the map or the arena.
+/// The DWARF sections gimli reads, by name, borrowed from the map or from the file's owned copies.
 pub(crate) struct DebugSections<'d> {
     pub little_endian: bool,
     pub sections: HashMap<&'static str, &'d [u8]>,
@@ -38,7 +38,7 @@ pub(crate) struct ElfInfo<'d> {
 
 /// The DWARF sections read for layouts. Line programs are read only for their
 /// headers (file names); location lists and relocation sections are never read.
-const DWARF_SECTIONS: &[&str] = &[
+pub(crate) const DWARF_SECTIONS: [&str; 7] = [
     ".debug_info",
     ".debug_abbrev",
     ".debug_str",
@@ -60,7 +60,7 @@ pub(crate) fn default_line_size(arch: &str) -> u64 {
 pub(crate) fn read<'d>(
     path: &Path,
     data: &'d [u8],
-    arena: &'d Arena<Vec<u8>>,
+    owned: &'d [OnceLock<Vec<u8>>],
 ) -> Result<ElfInfo<'d>> {
     if !data.starts_with(b"\x7fELF") {
         return Err(Error::NotElf {
@@ -74,16 +74,16 @@ pub(crate) fn read<'d>(
     match object::FileKind::parse(data).map_err(malformed)? {
         object::FileKind::Elf64 => {
             if data.get(5) == Some(&2) {
-                read_elf::<elf::FileHeader64<object::BigEndian>, _>(path, data, arena)
+                read_elf::<elf::FileHeader64<object::BigEndian>, _>(path, data, owned)
             } else {
-                read_elf::<elf::FileHeader64<object::LittleEndian>, _>(path, data, arena)
+                read_elf::<elf::FileHeader64<object::LittleEndian>, _>(path, data, owned)
             }
         }
         object::FileKind::Elf32 => {
             if data.get(5) == Some(&2) {
-                read_elf::<elf::FileHeader32<object::BigEndian>, _>(path, data, arena)
+                read_elf::<elf::FileHeader32<object::BigEndian>, _>(path, data, owned)
             } else {
-                read_elf::<elf::FileHeader32<object::LittleEndian>, _>(path, data, arena)
+                read_elf::<elf::FileHeader32<object::LittleEndian>, _>(path, data, owned)
             }
         }
         _ => Err(Error::NotElf {
@@ -95,7 +95,7 @@ pub(crate) fn read<'d>(
 fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
     path: &Path,
     data: &'d [u8],
-    arena: &'d Arena<Vec<u8>>,
+    owned: &'d [OnceLock<Vec<u8>>],
 ) -> Result<ElfInfo<'d>> {
     let file = ElfFile::<H>::parse(data).map_err(|e| Error::Elf {
         path: path.to_path_buf(),
@@ -148,7 +148,7 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         percpu_index,
         percpu_base.unwrap_or(0),
     );
-    let debug = read_debug(path, &file, arena)?;
+    let debug = read_debug(path, &file, owned)?;
     Ok(ElfInfo {
         arch,
         big_endian: !file.is_little_endian(),
@@ -235,14 +235,14 @@ fn read_symbols<'d, H: FileHeader>(
 fn read_debug<'d, H: FileHeader>(
     path: &Path,
     file: &ElfFile<'d, H>,
-    arena: &'d Arena<Vec<u8>>,
+    owned: &'d [OnceLock<Vec<u8>>],
 ) -> Result<Option<DebugSections<'d>>> {
     if file.section_by_name(".debug_info").is_none() {
         return Ok(None);
     }
     let relocatable = file.kind() == ObjectKind::Relocatable;
     let mut sections = HashMap::new();
-    for &name in DWARF_SECTIONS {
+    for (i, &name) in DWARF_SECTIONS.iter().enumerate() {
         let Some(section) = file.section_by_name(name) else {
             continue;
         };
@@ -255,13 +255,13 @@ fn read_debug<'d, H: FileHeader>(
             .uncompressed_data()
             .map_err(|e| err(format!("cannot read or decompress: {e}")))?;
         let bytes: &'d [u8] = if relocatable {
-            let mut owned = data.into_owned();
-            relocate(file, &section, &mut owned).map_err(err)?;
-            arena.alloc(owned)
+            let mut copy = data.into_owned();
+            relocate(file, &section, &mut copy).map_err(err)?;
+            owned[i].get_or_init(move || copy)
         } else {
             match data {
                 std::borrow::Cow::Borrowed(b) => b,
-                std::borrow::Cow::Owned(v) => arena.alloc(v),
+                std::borrow::Cow::Owned(v) => owned[i].get_or_init(move || v),
             }
         };
         sections.insert(name, bytes);

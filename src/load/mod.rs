@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use globset::GlobSet;
 use memmap2::Mmap;
-use typed_arena::Arena;
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::model::Image;
@@ -65,8 +65,10 @@ impl Default for LoadOptions {
 pub struct InputFile {
     path: PathBuf,
     map: Mmap,
-    /// Decompressed or relocated section copies, alive as long as the file.
-    arena: Arena<Vec<u8>>,
+    /// Decompressed or relocated copies of the DWARF sections (by index in
+    /// `elf::DWARF_SECTIONS`), alive as long as the file; `OnceLock` keeps the file
+    /// `Sync` so two builds load concurrently.
+    owned: [OnceLock<Vec<u8>>; elf::DWARF_SECTIONS.len()],
 }
 
 impl InputFile {
@@ -95,7 +97,7 @@ impl InputFile {
         Ok(InputFile {
             path: path.to_path_buf(),
             map,
-            arena: Arena::new(),
+            owned: Default::default(),
         })
     }
 
@@ -105,7 +107,7 @@ impl InputFile {
 
     /// Reads the image as `options` asks.
     pub fn load(&self, options: &LoadOptions) -> Result<Image<'_>> {
-        let elf = elf::read(&self.path, &self.map, &self.arena)?;
+        let elf = elf::read(&self.path, &self.map, &self.owned)?;
         let line_size = options
             .line_size
             .unwrap_or_else(|| elf::default_line_size(&elf.arch));

@@ -41,6 +41,7 @@ pub fn cause(c: &Cause) -> String {
         ),
         Cause::Added { symbols, bytes } => format!("{} added ({bytes} B)", names(symbols)),
         Cause::Removed { symbols, bytes } => format!("{} removed ({bytes} B)", names(symbols)),
+        Cause::Realigned { symbol, alignment } => format!("{symbol} is now aligned to {alignment}"),
         Cause::Padding { previous: Some(p) } => format!("alignment padding after {p}"),
         Cause::Padding { previous: None } => "start of section".to_string(),
     }
@@ -61,13 +62,21 @@ fn run_line(r: &ShiftRun) -> String {
     } else {
         ""
     };
+    let span = if r.count == 1 {
+        r.first.clone()
+    } else {
+        format!("{}..{}", r.first, r.last)
+    };
+    let what = if r.count == 1 {
+        what.trim_end_matches('s')
+    } else {
+        what
+    };
     format!(
-        "run {} .. {}  {} {what} {}..{}  {}{whole}  cause: {}",
+        "run {} .. {}  {} {what} {span}  {}{whole}  cause: {}",
         place_str(r.space, r.start.old),
         place_str(r.space, r.end.old),
         r.count,
-        r.first,
-        r.last,
         signed(r.delta),
         cause(&r.cause)
     )
@@ -80,32 +89,42 @@ fn tenant_names(t: &[crate::diff::Tenant]) -> String {
     names(&t.iter().map(|x| x.name.clone()).collect::<Vec<_>>())
 }
 
-fn placement_block(c: &PlacementChange, pinned: bool) -> Block {
+fn placement_block(c: &PlacementChange, pinned: bool, all: bool) -> Block {
     let ty = match &c.type_name {
         Some(t) => format!("{t}, {} B", c.size.new),
         None => format!("{} B", c.size.new),
     };
-    let hot = if c.write_hot_type {
-        "  [write-hot type]"
-    } else {
-        ""
+    let hot = match (c.write_hot_type, c.gained_hot_neighbours.is_empty()) {
+        (true, false) => format!(
+            "  [write-hot, new write-hot neighbour {}]",
+            names(&c.gained_hot_neighbours)
+        ),
+        (true, true) => "  [write-hot]".to_string(),
+        _ => String::new(),
     };
-    let mut lines = vec![format!(
-        "  {} ({ty})  {} -> {} ({}){hot}",
-        c.name,
-        place_str(c.space, c.place.old),
-        place_str(c.space, c.place.new),
-        signed(c.delta)
-    )];
-    lines.push(format!(
-        "      offset in line {:#04x} -> {:#04x}, in pair {:#04x} -> {:#04x}, lines {} -> {}",
-        c.old.offset_in_line,
-        c.new.offset_in_line,
-        c.old.offset_in_pair,
-        c.new.offset_in_pair,
-        c.old.lines,
-        c.new.lines
-    ));
+    let size = if c.size.changed() {
+        format!(", size {} -> {}", c.size.old, c.size.new)
+    } else {
+        String::new()
+    };
+    let mut lines = vec![
+        format!(
+            "  {} ({ty})  {} -> {} ({}){hot}",
+            c.name,
+            place_str(c.space, c.place.old),
+            place_str(c.space, c.place.new),
+            signed(c.delta)
+        ),
+        format!(
+            "      offset in line {:#04x} -> {:#04x}, in pair {:#04x} -> {:#04x}, lines {} -> {}{size}",
+            c.old.offset_in_line,
+            c.new.offset_in_line,
+            c.old.offset_in_pair,
+            c.new.offset_in_pair,
+            c.old.lines,
+            c.new.lines
+        ),
+    ];
     if c.co_tenants_changed || pinned {
         lines.push(format!(
             "      shares lines with: {}  ->  {}",
@@ -113,18 +132,23 @@ fn placement_block(c: &PlacementChange, pinned: bool) -> Block {
             tenant_names(&c.co_tenants.new)
         ));
     }
-    for m in c.member_lines.iter().take(4) {
+    let shown = if all || pinned {
+        c.member_lines.len()
+    } else {
+        2
+    };
+    for m in c.member_lines.iter().take(shown) {
         lines.push(format!(
-            "      {} now on line {} (was {})",
+            "      member {} now on line {} (was {})",
             m.name,
             m.line.new.map_or("-".into(), |l| l.to_string()),
             m.line.old.map_or("-".into(), |l| l.to_string())
         ));
     }
-    if c.member_lines.len() > 4 {
+    if c.member_lines.len() > shown {
         lines.push(format!(
             "      ... {} more members changed line",
-            c.member_lines.len() - 4
+            c.member_lines.len() - shown
         ));
     }
     Block { lines, pinned }
@@ -201,8 +225,13 @@ fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
     } else {
         format!("; instances: {}", names(&s.instances))
     };
+    let align = if s.alignment.changed() {
+        format!(", align {} -> {}", s.alignment.old, s.alignment.new)
+    } else {
+        String::new()
+    };
     let mut lines = vec![format!(
-        "  {} {} ({} -> {} B, {} -> {} lines, holes {} -> {} B, padding {} -> {}{inst})",
+        "  {} {} ({} -> {} B, {} -> {} lines{align}, holes {} -> {} B, padding {} -> {}{inst})",
         s.kind,
         s.name,
         s.size.old,
@@ -223,7 +252,7 @@ fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
             !m.line.changed(),
         )
     });
-    let shown = if all || pinned { ms.len() } else { 5 };
+    let shown = if all || pinned { ms.len() } else { 3 };
     for m in ms.iter().take(shown) {
         lines.push(member_line(m));
     }
@@ -239,7 +268,7 @@ fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
 fn function_summary(r: &Report, view: View) -> Vec<String> {
     let f = &r.summary.functions;
     let mut out = vec![format!(
-        "text: {} functions changed their start mod {}, in {} runs",
+        "  {} functions changed their start mod {}, in {} runs; largest:",
         f.line_offset_changed, r.line_size, f.runs
     )];
     let mut runs: Vec<&ShiftRun> = r
@@ -248,7 +277,7 @@ fn function_summary(r: &Report, view: View) -> Vec<String> {
         .filter(|x| x.functions && !x.whole_lines)
         .collect();
     runs.sort_by(|a, b| b.count.cmp(&a.count).then(a.start.old.cmp(&b.start.old)));
-    let n = if view.limit.is_none() { runs.len() } else { 3 };
+    let n = if view.limit.is_none() { runs.len() } else { 2 };
     for run in runs.iter().take(n) {
         out.push(format!("  {}", run_line(run)));
     }
@@ -267,53 +296,9 @@ fn function_line(c: &FunctionChange) -> String {
     )
 }
 
-/// The report as text.
-pub fn render(r: &Report, view: View) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "layout-diff  {} ({})  ->  {} ({})",
-        r.old.file,
-        r.old
-            .build_id
-            .as_deref()
-            .map_or("no build-id".to_string(), |b| format!(
-                "build-id {}",
-                &b[..b.len().min(12)]
-            )),
-        r.new.file,
-        r.new
-            .build_id
-            .as_deref()
-            .map_or("no build-id".to_string(), |b| format!(
-                "build-id {}",
-                &b[..b.len().min(12)]
-            )),
-    );
-    let _ = writeln!(
-        out,
-        "line {} B ({}), pair {} B",
-        r.line_size,
-        r.new.line_size_from,
-        2 * r.line_size
-    );
-    if r.flagged == 0 && r.pinned_symbols.is_empty() && r.pinned_structs.is_empty() {
-        let _ = writeln!(out, "\nno changes");
-        return out;
-    }
-    let mut t = Table::new();
-    t.set_format(*format::consts::FORMAT_CLEAN);
-    t.set_titles(row!["", r->"changed", r->"flagged", r->"moved in line", r->"shift runs", r->"added", r->"removed"]);
-    let s = &r.summary;
-    for (name, c) in [
-        ("structs", &s.structs),
-        ("data objects", &s.data),
-        ("per-CPU", &s.percpu),
-        ("functions", &s.functions),
-    ] {
-        t.add_row(row![name, r->c.changed, r->c.flagged, r->c.line_offset_changed, r->c.runs, r->c.added, r->c.removed]);
-    }
-    let _ = write!(out, "\n{t}");
+/// Titled groups of lines, in severity order, cut to the view's budget; and how many
+/// items were cut.
+pub(crate) fn sections(r: &Report, view: View) -> (Vec<(String, Vec<String>)>, usize) {
     let mut sections: Vec<(String, Vec<Block>)> = Vec::new();
     let all = view.limit.is_none();
     let pinned = |name: &str| r.pinned_symbols.iter().any(|p| p == name);
@@ -330,9 +315,8 @@ pub fn render(r: &Report, view: View) -> String {
         .collect();
     for c in &r.percpu {
         let in_run = c.run.is_some_and(|i| !r.runs[i].whole_lines);
-        if pinned(&c.name) || all || (c.severity.is_flagged() && (!in_run || c.co_tenants_changed))
-        {
-            pc.push(placement_block(c, pinned(&c.name)));
+        if pinned(&c.name) || all || (c.severity.is_flagged() && !in_run) {
+            pc.push(placement_block(c, pinned(&c.name), all));
         }
     }
     sections.push(("per-CPU (offsets from __per_cpu_start)".into(), pc));
@@ -349,12 +333,20 @@ pub fn render(r: &Report, view: View) -> String {
                 )
         })
         .collect();
-    data.sort_by_key(|c| (!pinned(&c.name), c.severity, c.place.old));
+    // Write-hot objects that gained a write-hot neighbour first, then by hot members.
+    data.sort_by_key(|c| {
+        (
+            !pinned(&c.name),
+            c.severity,
+            c.gained_hot_neighbours.is_empty(),
+            std::cmp::Reverse(c.hot_members),
+            c.place.old,
+        )
+    });
     sections.push((
-        "data objects (line-aligned, write-hot candidates with new neighbours, new straddlers)"
-            .into(),
+        "data objects (cacheline-aligned, write-hot with new neighbours, new straddlers)".into(),
         data.iter()
-            .map(|c| placement_block(c, pinned(&c.name)))
+            .map(|c| placement_block(c, pinned(&c.name), all))
             .collect(),
     ));
 
@@ -364,7 +356,24 @@ pub fn render(r: &Report, view: View) -> String {
         .iter()
         .filter(|s| all || pinned_struct(&s.name) || s.severity == Severity::StructWithInstance)
         .collect();
-    structs.sort_by_key(|s| (!pinned_struct(&s.name), s.severity, s.name.clone()));
+    // Most members changing line (or added/removed) first: those move hot fields.
+    structs.sort_by_key(|s| {
+        let moved = s
+            .members
+            .iter()
+            .filter(|m| {
+                m.line.changed()
+                    || m.kinds.contains(&MemberChangeKind::Added)
+                    || m.kinds.contains(&MemberChangeKind::Removed)
+            })
+            .count();
+        (
+            !pinned_struct(&s.name),
+            s.severity,
+            std::cmp::Reverse(moved),
+            s.name.clone(),
+        )
+    });
     sections.push((
         "structs with a global or per-CPU instance".into(),
         structs
@@ -389,44 +398,104 @@ pub fn render(r: &Report, view: View) -> String {
             .collect(),
     ));
 
-    let mut budget = view.limit.unwrap_or(usize::MAX);
+    // Shares of the line budget per section (per-CPU, data, structs, runs); what a
+    // section leaves unused carries over to the next.
+    let shares = [40, 25, 25, 10];
+    let mut carry = 0usize;
     let mut cut = 0usize;
-    for (title, blocks) in sections {
-        if blocks.is_empty() {
-            continue;
-        }
-        let mut body = String::new();
+    let mut out = Vec::new();
+    for (i, (title, blocks)) in sections.into_iter().enumerate() {
+        let mut budget = match view.limit {
+            Some(l) => l * shares[i] / 100 + carry,
+            None => usize::MAX,
+        };
+        let mut body = Vec::new();
         for b in blocks {
             if b.pinned || b.lines.len() <= budget {
                 if !b.pinned {
                     budget -= b.lines.len();
                 }
-                for l in b.lines {
-                    let _ = writeln!(body, "{l}");
-                }
+                body.extend(b.lines);
             } else {
                 cut += 1;
                 budget = 0;
             }
         }
+        carry = if view.limit.is_some() { budget } else { 0 };
         if !body.is_empty() {
-            let _ = writeln!(out, "\n{title}");
-            out.push_str(&body);
+            out.push((title, body));
         }
     }
-    out.push('\n');
-    for l in function_summary(r, view) {
-        let _ = writeln!(out, "{l}");
-    }
+    out.push(("text".into(), function_summary(r, view)));
+    (out, cut)
+}
+
+fn build(b: &Option<String>) -> String {
+    b.as_deref().map_or("no build-id".to_string(), |b| {
+        format!("build-id {}", &b[..b.len().min(12)])
+    })
+}
+
+/// The closing line: what the exit code means here.
+pub(crate) fn closing(r: &Report, cut: usize) -> String {
     let more = if cut > 0 {
         format!("; {cut} more items cut, --all prints them")
     } else {
         String::new()
     };
+    format!(
+        "exit 1: {} flagged changes{more} (--format json for all data)",
+        r.flagged
+    )
+}
+
+/// The report as text.
+pub fn render(r: &Report, view: View) -> String {
+    let mut out = String::new();
     let _ = writeln!(
         out,
-        "\nexit 1: {} flagged changes{more} (--format json for all data)",
-        r.flagged
+        "layout-diff  {} ({})  ->  {} ({})",
+        r.old.file,
+        build(&r.old.build_id),
+        r.new.file,
+        build(&r.new.build_id)
     );
+    let _ = writeln!(
+        out,
+        "line {} B ({}), pair {} B",
+        r.line_size,
+        r.new.line_size_from,
+        2 * r.line_size
+    );
+    if r.flagged == 0 && r.pinned_symbols.is_empty() && r.pinned_structs.is_empty() {
+        let _ = writeln!(out, "\nno changes");
+        return out;
+    }
+    let mut t = Table::new();
+    t.set_format(*format::consts::FORMAT_CLEAN);
+    t.set_titles(row!["", r->"changed", r->"flagged", r->"moved in line", r->"shift runs", r->"added", r->"removed"]);
+    for (name, c) in summary_rows(r) {
+        t.add_row(row![name, r->c.changed, r->c.flagged, r->c.line_offset_changed, r->c.runs, r->c.added, r->c.removed]);
+    }
+    let _ = write!(out, "\n{t}");
+    let (sections, cut) = sections(r, view);
+    for (title, lines) in sections {
+        let _ = writeln!(out, "\n{title}");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    let _ = writeln!(out, "\n{}", closing(r, cut));
     out
+}
+
+/// The summary table's rows.
+pub(crate) fn summary_rows(r: &Report) -> [(&'static str, &crate::diff::Counts); 4] {
+    let s = &r.summary;
+    [
+        ("structs", &s.structs),
+        ("data objects", &s.data),
+        ("per-CPU", &s.percpu),
+        ("functions", &s.functions),
+    ]
 }

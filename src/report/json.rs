@@ -28,3 +28,21 @@ pub fn render<T: Serialize>(kind: &str, header: &Header, body: T) -> String {
     };
     serde_json::to_string_pretty(&env).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
+
+#[derive(Serialize)]
+struct Document<'a, T: Serialize> {
+    format: &'a str,
+    version: u32,
+    #[serde(flatten)]
+    body: T,
+}
+
+/// `{"format": kind, "version": 1, <body fields>}`, for bodies that carry their own headers.
+pub fn document<T: Serialize>(kind: &str, body: T) -> String {
+    let doc = Document {
+        format: kind,
+        version: VERSION,
+        body,
+    };
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}

@@ -1,6 +1,7 @@
 //! Renderers: turn query and diff results into text, JSON or Markdown. They compute
 //! nothing; every number they print was computed by `show`, `layout` or `diff`.
 
+pub mod diff_markdown;
 pub mod diff_text;
 pub mod json;
 pub mod pahole;
