@@ -3,7 +3,6 @@
 //! deterministically ordered set (the copy from the lowest unit wins).
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 
 use gimli::{EndianSlice, RunTimeEndian, constants as dw};
@@ -39,6 +38,11 @@ struct Acc<'d> {
 }
 
 impl<'d> Acc<'d> {
+    /// True when this accumulator already holds `key` from `unit` or an earlier one.
+    fn has(&self, unit: usize, key: &Key<'d>) -> bool {
+        self.structs.get(key).is_some_and(|(u, _)| *u <= unit)
+    }
+
     fn add_struct(&mut self, unit: usize, key: Key<'d>, layout: StructLayout<'d>) {
         match self.structs.get(&key) {
             Some((u, _)) if *u <= unit => {}
@@ -55,16 +59,6 @@ impl<'d> Acc<'d> {
         self.variables.extend(other.variables);
         self
     }
-}
-
-/// Hash of everything in a layout but its declaring file: one name with one layout
-/// is one type, wherever it is declared.
-fn layout_hash(layout: &mut StructLayout<'_>) -> u64 {
-    let file = layout.decl_file.take();
-    let mut h = DefaultHasher::new();
-    layout.hash(&mut h);
-    layout.decl_file = file;
-    h.finish()
 }
 
 pub(crate) fn read<'d>(
@@ -169,14 +163,16 @@ fn read_unit<'d>(
         &files,
     );
     let mut acc = Acc::default();
-    for die in &dies.dies {
+    for (i, die) in dies.dies.iter().enumerate() {
         if is_aggregate(die.tag)
             && !die.declaration
             && let Some(name) = die.name
             && options.structs.accepts(name)
         {
-            let mut layout = table.layout(die, 0, 0);
-            acc.add_struct(index, (name, layout_hash(&mut layout)), layout);
+            let key = (name, table.fingerprint(i));
+            if !acc.has(index, &key) {
+                acc.add_struct(index, key, table.layout(die, 0, 0));
+            }
         }
     }
     if options.variables {
@@ -212,11 +208,17 @@ fn variable<'d>(
         }
     }
     let key = match target {
-        Some(t) if is_aggregate(t.tag) && !t.declaration && t.name.is_some() => {
-            let mut layout = table.layout(t, 0, 0);
-            let key = (layout.name, layout_hash(&mut layout));
-            acc.add_struct(unit, key, layout);
-            Some(key)
+        Some(t) if is_aggregate(t.tag) && !t.declaration => {
+            match (t.name, table.dies.index_of(t.offset)) {
+                (Some(name), Some(i)) => {
+                    let key = (name, table.fingerprint(i));
+                    if !acc.has(unit, &key) {
+                        acc.add_struct(unit, key, table.layout(t, 0, 0));
+                    }
+                    Some(key)
+                }
+                _ => None,
+            }
         }
         _ => None,
     };

@@ -2,9 +2,11 @@
 //! type sizes and alignments, and struct/union layouts with members laid inline.
 
 use std::cell::OnceCell;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use gimli::constants as dw;
+use rustc_hash::FxHasher;
 
 use super::dies::{Die, UnitDies};
 use crate::layout::holes;
@@ -17,6 +19,12 @@ const MAX_DEPTH: usize = 48;
 pub(crate) struct TypeTable<'u, 'd> {
     pub dies: &'u UnitDies<'d>,
     names: Vec<OnceCell<Arc<str>>>,
+    /// Memoized per entry: size, natural alignment, hash of the type name, and (for
+    /// structs) the layout fingerprint.
+    sizes: Vec<OnceCell<Option<u64>>>,
+    aligns: Vec<OnceCell<u64>>,
+    name_hashes: Vec<OnceCell<u64>>,
+    fingerprints: Vec<OnceCell<u64>>,
     address_size: u64,
     little_endian: bool,
     /// File names by `DW_AT_decl_file` index.
@@ -33,6 +41,10 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         TypeTable {
             dies,
             names: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            sizes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            aligns: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            name_hashes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            fingerprints: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             address_size,
             little_endian,
             files,
@@ -160,7 +172,16 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let (_, die) = self.die(offset?)?;
+        let (i, die) = self.die(offset?)?;
+        if let Some(&v) = self.sizes[i].get() {
+            return v;
+        }
+        let v = self.compute_size(die, depth);
+        let _ = self.sizes[i].set(v);
+        v
+    }
+
+    fn compute_size(&self, die: &Die<'d>, depth: usize) -> Option<u64> {
         if let Some(s) = die.byte_size {
             return Some(s);
         }
@@ -191,12 +212,21 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     fn align_at(&self, offset: Option<usize>, depth: usize) -> u64 {
-        let Some((_, die)) = offset.and_then(|o| self.die(o)) else {
+        let Some((i, die)) = offset.and_then(|o| self.die(o)) else {
             return 1;
         };
         if depth > MAX_DEPTH {
             return 1;
         }
+        if let Some(&v) = self.aligns[i].get() {
+            return v;
+        }
+        let v = self.compute_align(die, depth);
+        let _ = self.aligns[i].set(v);
+        v
+    }
+
+    fn compute_align(&self, die: &Die<'d>, depth: usize) -> u64 {
         if let Some(a) = die.alignment {
             return a;
         }
@@ -218,6 +248,66 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             | dw::DW_TAG_atomic_type => self.align_at(die.ty, depth + 1),
             _ => natural_align(die.byte_size.unwrap_or(self.address_size)),
         }
+    }
+
+    fn name_hash(&self, offset: Option<usize>) -> u64 {
+        let Some((i, _)) = offset.and_then(|o| self.die(o)) else {
+            return 0;
+        };
+        *self.name_hashes[i].get_or_init(|| {
+            let mut h = std::hash::DefaultHasher::new();
+            self.name_at(i, 0).hash(&mut h);
+            h.finish()
+        })
+    }
+
+    /// A hash of everything `layout` would put in the struct at `index` (except its
+    /// declaring file): equal layouts have equal fingerprints, so duplicates across
+    /// units are recognised without building them.
+    pub fn fingerprint(&self, index: usize) -> u64 {
+        self.fingerprint_at(index, 0)
+    }
+
+    fn fingerprint_at(&self, index: usize, depth: usize) -> u64 {
+        if let Some(&v) = self.fingerprints[index].get() {
+            return v;
+        }
+        let die = &self.dies.dies[index];
+        let mut h = FxHasher::default();
+        (die.tag.0, die.name, die.byte_size, die.alignment).hash(&mut h);
+        for &c in &die.children {
+            let m = &self.dies.dies[c as usize];
+            if m.tag != dw::DW_TAG_member {
+                continue;
+            }
+            (
+                m.name,
+                m.member_location,
+                m.data_bit_offset,
+                m.bit_offset,
+                m.bit_size,
+                m.byte_size,
+                m.alignment,
+            )
+                .hash(&mut h);
+            (
+                self.name_hash(m.ty),
+                self.size_of(m.ty),
+                self.align_of(m.ty),
+            )
+                .hash(&mut h);
+            if m.name.is_none()
+                && depth < MAX_DEPTH
+                && let Some(t) = self.strip(m.ty)
+                && t.name.is_none()
+                && let Some(ti) = self.dies.index_of(t.offset)
+            {
+                self.fingerprint_at(ti, depth + 1).hash(&mut h);
+            }
+        }
+        let v = h.finish();
+        let _ = self.fingerprints[index].set(v);
+        v
     }
 
     /// The layout of the struct/union entry at `index`, members offset by `base` bytes.

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# Benchmark layout-diff against pahole and layout-audit on two real Debian
+# 6.1 cloud vmlinux builds (fetched by bench/fetch-vmlinux.sh).
+#
+# Usage:  bash bench/real-vmlinux.sh
+#
+# Environment:
+#   RUNS=N                 runs per command (default 5); medians are reported
+#   TIMEOUT=SECONDS        per-run limit, a run past it counts as failed (default 900)
+#   BUILD_WAIT=SECONDS     how long to wait for someone else's rustc to finish
+#                          before measuring anyway (default 600)
+#   LAYOUT_AUDIT_VERSION   pin the layout-audit version to install (default: newest)
+#   LAYOUT_DIFF_CACHE      cache folder (default bench/cache)
+#
+# Installs what is missing: pahole (Debian package dwarves), /usr/bin/time
+# (package time), layout-audit (cargo install into bench/cache/tools). Builds
+# layout-diff with `cargo build --release` before any measurement, then runs
+# every measurement sequentially, one process at a time.
+#
+# stdout: a Markdown report (also saved to bench/cache/last-results.md);
+# raw per-run numbers go to bench/cache/last-results.tsv. Progress on stderr.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cache="${LAYOUT_DIFF_CACHE:-$here/cache}"
+runs="${RUNS:-5}"
+timeout_s="${TIMEOUT:-900}"
+build_wait="${BUILD_WAIT:-600}"
+tools="$cache/tools"
+logs="$cache/bench-logs"
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+die() { printf '[bench] error: %s\n' "$*" >&2; exit 2; }
+
+case "$runs" in ''|*[!0-9]*|0) die "RUNS must be a positive integer (got '$runs')";; esac
+case "$timeout_s" in ''|*[!0-9]*|0) die "TIMEOUT must be a positive integer (got '$timeout_s')";; esac
+case "$build_wait" in ''|*[!0-9]*) die "BUILD_WAIT must be a non-negative integer (got '$build_wait')";; esac
+
+mkdir -p "$cache" "$tools" "$logs"
+
+# ---------------------------------------------------------------- installs
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else die "need root (or sudo) to run: $*"
+  fi
+}
+
+apt_updated=0
+apt_install() {
+  command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install these by hand: $*"
+  if [ -z "$(find /var/lib/apt/lists -name '*Packages*' 2>/dev/null | head -1)" ]; then
+    log "apt-get update (no package lists yet)"
+    as_root apt-get update -qq >&2 || die "apt-get update failed"
+    apt_updated=1
+  fi
+  log "apt-get install $*"
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2; then
+    [ "$apt_updated" -eq 1 ] && die "apt-get install $* failed"
+    log "install failed; retrying after apt-get update"
+    as_root apt-get update -qq >&2 || die "apt-get update failed"
+    apt_updated=1
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2 \
+      || die "apt-get install $* failed"
+  fi
+}
+
+command -v pahole >/dev/null 2>&1 || apt_install dwarves
+command -v pahole >/dev/null 2>&1 || die "pahole still missing after installing dwarves"
+[ -x /usr/bin/time ] || apt_install time
+[ -x /usr/bin/time ] || die "/usr/bin/time still missing after installing time"
+command -v timeout >/dev/null 2>&1 || die "coreutils 'timeout' not found"
+command -v cargo >/dev/null 2>&1 || die "cargo not found in PATH (install Rust, e.g. with rustup)"
+
+la="$tools/bin/layout-audit"
+if [ -x "$la" ]; then
+  log "layout-audit already installed: $la"
+else
+  spec=layout-audit
+  [ -n "${LAYOUT_AUDIT_VERSION:-}" ] && spec="layout-audit@$LAYOUT_AUDIT_VERSION"
+  log "cargo install $spec --locked --root $tools"
+  if ! cargo install "$spec" --locked --root "$tools" >&2; then
+    log "--locked install failed; retrying without --locked"
+    cargo install "$spec" --root "$tools" >&2 || die "cargo install $spec failed"
+  fi
+  [ -x "$la" ] || die "layout-audit not found at $la after install"
+fi
+
+# ------------------------------------------------------------------ inputs
+
+log "fetching inputs (bench/fetch-vmlinux.sh)"
+if ! fetched=$(bash "$here/fetch-vmlinux.sh"); then
+  die "bench/fetch-vmlinux.sh failed: could not download or unpack the vmlinux packages"
+fi
+old=$(printf '%s\n' "$fetched" | sed -n 1p)
+new=$(printf '%s\n' "$fetched" | sed -n 2p)
+[ -s "$old" ] || die "OLD vmlinux missing or empty: '$old'"
+[ -s "$new" ] || die "NEW vmlinux missing or empty: '$new'"
+log "OLD = $old"
+log "NEW = $new"
+
+# ------------------------------------------------------------------- build
+
+log "cargo build --release"
+(cd "$repo" && cargo build --release) >&2 || die "cargo build --release failed"
+# Measure a snapshot, so a rebuild by someone else mid-run changes nothing.
+ld="$tools/layout-diff.bench"
+cp -f "$repo/target/release/layout-diff" "$ld.tmp"
+mv -f "$ld.tmp" "$ld"
+ld_version=$("$ld" --version 2>/dev/null || echo "layout-diff (unknown version)")
+ld_commit=$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+ld_dirty=$(cd "$repo" && { git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null && echo "" || echo " + uncommitted changes"; })
+la_version=$("$la" --version 2>/dev/null || echo "layout-audit (unknown version)")
+pahole_version=$(pahole --version 2>/dev/null || echo unknown)
+
+# ------------------------------------------------------------- measurement
+
+raw="$cache/last-results.tsv"
+printf 'id\tcommand\trun\texit\twall_s\tmaxrss_kib\n' > "$raw"
+
+# Wait (bounded) while a compiler is running, so builds don't skew timings.
+noisy=0
+wait_for_builds() {
+  local waited=0
+  while pgrep -x rustc >/dev/null 2>&1 || pgrep -x cc1 >/dev/null 2>&1; do
+    if [ "$waited" -ge "$build_wait" ]; then
+      log "warning: a build is still running after ${build_wait}s; measuring anyway"
+      noisy=1
+      return 0
+    fi
+    [ "$waited" -eq 0 ] && log "a build is running; waiting for it to finish (up to ${build_wait}s)"
+    sleep 5
+    waited=$((waited + 5))
+  done
+}
+
+# measure ID DISPLAY CMD...   run CMD $runs times, stdout to /dev/null.
+# Exit 0 and 1 are normal (1 = differences found / no match); anything else
+# is a failure: it is recorded and the remaining runs of it are skipped.
+measure() {
+  local id=$1 display=$2; shift 2
+  local i rc line wall rss tf="$logs/$id.time" ef="$logs/$id.stderr"
+  wait_for_builds
+  log "measuring $display ($runs runs)"
+  for ((i = 1; i <= runs; i++)); do
+    rc=0
+    /usr/bin/time -f '%e %M' -o "$tf" -- \
+      timeout --kill-after=10 "$timeout_s" "$@" >/dev/null 2>"$ef" || rc=$?
+    line=$(tail -n 1 "$tf" 2>/dev/null || true)
+    wall=${line%% *}
+    rss=${line##* }
+    case "$wall" in ''|*[!0-9.]*) wall=NA;; esac
+    case "$rss" in ''|*[!0-9]*) rss=NA;; esac
+    printf '%s\t%s\t%d\t%d\t%s\t%s\n' "$id" "$display" "$i" "$rc" "$wall" "$rss" >> "$raw"
+    if [ "$rc" -ge 2 ]; then
+      log "  run $i: FAILED with exit $rc$([ "$rc" -eq 124 ] && echo " (timed out after ${timeout_s}s)"); stderr tail:"
+      tail -n 5 "$ef" | sed 's/^/[bench]     /' >&2 || true
+      return 0
+    fi
+    log "  run $i: ${wall}s, ${rss} KiB, exit $rc"
+  done
+}
+
+log "warming the page cache with both inputs"
+cat "$old" "$new" > /dev/null
+
+# Default runs use rayon's default thread count whatever the caller's env says.
+plain=(env -u RAYON_NUM_THREADS)
+
+measure ld_diff "layout-diff OLD NEW" "${plain[@]}" "$ld" "$old" "$new"
+measure ld_diff_json "layout-diff OLD NEW --format json" "${plain[@]}" "$ld" "$old" "$new" --format json
+measure ld_show_one "layout-diff show OLD --struct user_struct" "${plain[@]}" "$ld" show "$old" --struct user_struct
+measure ld_show_all "layout-diff show OLD --struct '*' --format json" "${plain[@]}" "$ld" show "$old" --struct '*' --format json
+measure ld_json_t1 "RAYON_NUM_THREADS=1 layout-diff OLD NEW --format json" env RAYON_NUM_THREADS=1 "$ld" "$old" "$new" --format json
+measure ld_json_t2 "RAYON_NUM_THREADS=2 layout-diff OLD NEW --format json" env RAYON_NUM_THREADS=2 "$ld" "$old" "$new" --format json
+measure pahole_one "pahole -F dwarf -C user_struct OLD" pahole -F dwarf -C user_struct "$old"
+measure pahole_old "pahole -F dwarf OLD" pahole -F dwarf "$old"
+measure pahole_new "pahole -F dwarf NEW" pahole -F dwarf "$new"
+measure la_diff "layout-audit diff OLD NEW" "$la" diff "$old" "$new"
+measure la_inspect "layout-audit inspect OLD --filter user_struct" "$la" inspect "$old" --filter user_struct
+
+# Determinism: the 1-thread and 2-thread JSON reports must be byte-identical.
+wait_for_builds
+log "checking that 1-thread and 2-thread JSON outputs are byte-identical"
+j1="$logs/diff-t1.json"; j2="$logs/diff-t2.json"
+rc1=0; rc2=0
+env RAYON_NUM_THREADS=1 "$ld" "$old" "$new" --format json > "$j1" 2>/dev/null || rc1=$?
+env RAYON_NUM_THREADS=2 "$ld" "$old" "$new" --format json > "$j2" 2>/dev/null || rc2=$?
+if [ "$rc1" -ge 2 ] || [ "$rc2" -ge 2 ]; then
+  identical="no (a run failed: exit $rc1 with 1 thread, $rc2 with 2)"
+elif cmp -s "$j1" "$j2"; then
+  identical="yes ($(wc -c < "$j1") bytes, exit $rc1)"
+else
+  identical="no (see $j1 and $j2)"
+fi
+log "byte-identical: $identical"
+
+# ------------------------------------------------------------------ report
+
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
+[ -n "$cpu_model" ] || cpu_model=$(uname -m)
+report="$cache/last-results.md"
+python3 "$here/summarize.py" "$raw" \
+  --meta "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
+  --meta "cpu=$cpu_model" \
+  --meta "nproc=$(nproc)" \
+  --meta "mem=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)" \
+  --meta "runs=$runs" \
+  --meta "old=$old ($(stat -c %s "$old") bytes)" \
+  --meta "new=$new ($(stat -c %s "$new") bytes)" \
+  --meta "layout_diff=$ld_version (commit $ld_commit$ld_dirty)" \
+  --meta "layout_audit=$la_version" \
+  --meta "pahole=pahole $pahole_version" \
+  --meta "identical=$identical" \
+  --meta "noisy=$noisy" \
+  > "$report.tmp"
+mv -f "$report.tmp" "$report"
+cat "$report"
+log "report saved to $report; raw runs in $raw"
