@@ -31,8 +31,10 @@ pub(crate) struct Die<'d> {
     pub address: Option<u64>,
     /// Variables: `DW_AT_specification` (the declaration this defines).
     pub specification: Option<usize>,
-    /// Members of a struct/union, subranges of an array, parameters of a subroutine type.
-    pub children: Vec<u32>,
+    /// First recorded child (members of a struct/union, subranges of an array,
+    /// parameters of a subroutine type) and next recorded sibling; `NONE` if none.
+    pub first_child: u32,
+    pub next_sibling: u32,
     /// True for a variable entry that is a direct child of the compile unit.
     pub top_level: bool,
 }
@@ -55,11 +57,15 @@ impl Default for Die<'_> {
             count: None,
             address: None,
             specification: None,
-            children: Vec::new(),
+            first_child: NONE,
+            next_sibling: NONE,
             top_level: false,
         }
     }
 }
+
+/// No entry (end of a child list).
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// All type and variable entries of one unit, in offset order.
 pub(crate) struct UnitDies<'d> {
@@ -74,6 +80,16 @@ impl<'d> UnitDies<'d> {
 
     pub fn get(&self, offset: usize) -> Option<&Die<'d>> {
         self.index_of(offset).map(|i| &self.dies[i])
+    }
+
+    /// The recorded children of `die`, in order.
+    pub fn children<'a>(&'a self, die: &Die<'d>) -> impl Iterator<Item = &'a Die<'d>> + 'a {
+        let mut next = die.first_child;
+        std::iter::from_fn(move || {
+            let d = self.dies.get(next as usize)?;
+            next = d.next_sibling;
+            Some(d)
+        })
     }
 }
 
@@ -122,6 +138,8 @@ pub(crate) fn read_unit<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>) -> gimli::Result
     let mut dies: Vec<Die<'d>> = Vec::new();
     // Open entries with children: (depth, index in `dies` if recorded, tag).
     let mut stack: Vec<(isize, Option<u32>, DwTag)> = Vec::new();
+    // Last recorded child of each recorded parent, by parent index.
+    let mut last_child: Vec<(u32, u32)> = Vec::new();
     while !raw.is_empty() {
         let depth = raw.next_depth();
         let offset = raw.next_offset().0;
@@ -150,7 +168,19 @@ pub(crate) fn read_unit<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>) -> gimli::Result
             }
             let i = dies.len() as u32;
             if let Some((_, Some(p), _)) = parent {
-                dies[p as usize].children.push(i);
+                while last_child.last().is_some_and(|(q, _)| *q > p) {
+                    last_child.pop();
+                }
+                match last_child.last_mut() {
+                    Some((q, last)) if *q == p => {
+                        dies[*last as usize].next_sibling = i;
+                        *last = i;
+                    }
+                    _ => {
+                        dies[p as usize].first_child = i;
+                        last_child.push((p, i));
+                    }
+                }
             }
             dies.push(die);
             index = Some(i);

@@ -1,7 +1,8 @@
 //! Turns one unit's DIE table into model values: type names as pahole spells them,
 //! type sizes and alignments, and struct/union layouts with members laid inline.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
+use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -25,6 +26,8 @@ pub(crate) struct TypeTable<'u, 'd> {
     aligns: Vec<OnceCell<u64>>,
     name_hashes: Vec<OnceCell<u64>>,
     fingerprints: Vec<OnceCell<u64>>,
+    /// Reused buffer for names that are only hashed.
+    scratch: Cell<String>,
     address_size: u64,
     little_endian: bool,
     /// File names by `DW_AT_decl_file` index.
@@ -45,6 +48,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             aligns: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             name_hashes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             fingerprints: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            scratch: Cell::new(String::new()),
             address_size,
             little_endian,
             files,
@@ -73,78 +77,109 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         if let Some(n) = self.names[index].get() {
             return n.clone();
         }
-        let name: Arc<str> = Arc::from(self.format_name(index, depth));
+        let mut s = String::new();
+        let _ = self.write_name(index, depth, &mut s);
+        let name: Arc<str> = Arc::from(s);
         let _ = self.names[index].set(name.clone());
         name
     }
 
-    fn target_name(&self, die: &Die<'d>, depth: usize) -> String {
+    /// Writes the name of the type `die` points at (`void` when none).
+    fn write_target(&self, die: &Die<'d>, depth: usize, out: &mut dyn fmt::Write) -> fmt::Result {
         if depth > MAX_DEPTH {
-            return "?".to_string();
+            return out.write_str("?");
         }
         match die.ty.and_then(|o| self.die(o)) {
-            Some((i, _)) => self.name_at(i, depth + 1).to_string(),
-            None => "void".to_string(),
+            Some((i, _)) => match self.names[i].get() {
+                Some(n) => out.write_str(n),
+                None => self.write_name(i, depth + 1, out),
+            },
+            None => out.write_str("void"),
         }
     }
 
-    fn format_name(&self, index: usize, depth: usize) -> String {
+    /// Writes a type name as pahole spells it. Streams into `out`, so hashing a name
+    /// needs no allocation.
+    fn write_name(&self, index: usize, depth: usize, out: &mut dyn fmt::Write) -> fmt::Result {
         let die = &self.dies.dies[index];
         let name = die.name.unwrap_or("");
+        let tagged = |keyword: &str, out: &mut dyn fmt::Write| match die.name {
+            Some(n) => write!(out, "{keyword} {n}"),
+            None => write!(out, "{keyword} {{...}}"),
+        };
         match die.tag {
-            dw::DW_TAG_structure_type | dw::DW_TAG_class_type => tagged("struct", die.name),
-            dw::DW_TAG_union_type => tagged("union", die.name),
-            dw::DW_TAG_enumeration_type => tagged("enum", die.name),
+            dw::DW_TAG_structure_type | dw::DW_TAG_class_type => tagged("struct", out),
+            dw::DW_TAG_union_type => tagged("union", out),
+            dw::DW_TAG_enumeration_type => tagged("enum", out),
             dw::DW_TAG_pointer_type
             | dw::DW_TAG_reference_type
             | dw::DW_TAG_rvalue_reference_type => match die.ty.and_then(|o| self.die(o)) {
                 Some((_, t)) if t.tag == dw::DW_TAG_subroutine_type => {
-                    self.function_type(t, "(*)", depth)
+                    self.write_function(t, "(*)", depth, out)
                 }
-                _ => format!("{} *", self.target_name(die, depth)),
+                _ => {
+                    self.write_target(die, depth, out)?;
+                    out.write_str(" *")
+                }
             },
-            dw::DW_TAG_const_type => format!("const {}", self.target_name(die, depth)),
-            dw::DW_TAG_volatile_type => format!("volatile {}", self.target_name(die, depth)),
-            dw::DW_TAG_restrict_type => format!("{} restrict", self.target_name(die, depth)),
-            dw::DW_TAG_atomic_type => format!("_Atomic {}", self.target_name(die, depth)),
+            dw::DW_TAG_const_type => {
+                out.write_str("const ")?;
+                self.write_target(die, depth, out)
+            }
+            dw::DW_TAG_volatile_type => {
+                out.write_str("volatile ")?;
+                self.write_target(die, depth, out)
+            }
+            dw::DW_TAG_restrict_type => {
+                self.write_target(die, depth, out)?;
+                out.write_str(" restrict")
+            }
+            dw::DW_TAG_atomic_type => {
+                out.write_str("_Atomic ")?;
+                self.write_target(die, depth, out)
+            }
             dw::DW_TAG_array_type => {
-                let mut s = self.target_name(die, depth);
-                for &c in &die.children {
-                    let sub = &self.dies.dies[c as usize];
+                self.write_target(die, depth, out)?;
+                for sub in self.dies.children(die) {
                     match sub.count {
-                        Some(n) => s.push_str(&format!("[{n}]")),
-                        None => s.push_str("[]"),
+                        Some(n) => write!(out, "[{n}]")?,
+                        None => out.write_str("[]")?,
                     }
                 }
-                s
+                Ok(())
             }
-            dw::DW_TAG_subroutine_type => self.function_type(die, "", depth),
-            dw::DW_TAG_unspecified_type if name.is_empty() => "void".to_string(),
-            _ if name.is_empty() => "?".to_string(),
-            _ => name.to_string(),
+            dw::DW_TAG_subroutine_type => self.write_function(die, "", depth, out),
+            dw::DW_TAG_unspecified_type if name.is_empty() => out.write_str("void"),
+            _ if name.is_empty() => out.write_str("?"),
+            _ => out.write_str(name),
         }
     }
 
-    fn function_type(&self, die: &Die<'d>, declarator: &str, depth: usize) -> String {
-        let ret = self.target_name(die, depth);
-        let params: Vec<String> = die
-            .children
-            .iter()
-            .map(|&c| {
-                let p = &self.dies.dies[c as usize];
-                if p.tag == dw::DW_TAG_unspecified_parameters {
-                    "...".to_string()
-                } else {
-                    self.target_name(p, depth)
-                }
-            })
-            .collect();
-        let params = if params.is_empty() {
-            "void".to_string()
-        } else {
-            params.join(", ")
-        };
-        format!("{ret} {declarator}({params})")
+    fn write_function(
+        &self,
+        die: &Die<'d>,
+        declarator: &str,
+        depth: usize,
+        out: &mut dyn fmt::Write,
+    ) -> fmt::Result {
+        self.write_target(die, depth, out)?;
+        write!(out, " {declarator}(")?;
+        let mut first = true;
+        for p in self.dies.children(die) {
+            if !first {
+                out.write_str(", ")?;
+            }
+            first = false;
+            if p.tag == dw::DW_TAG_unspecified_parameters {
+                out.write_str("...")?;
+            } else {
+                self.write_target(p, depth, out)?;
+            }
+        }
+        if first {
+            out.write_str("void")?;
+        }
+        out.write_str(")")
     }
 
     /// Follows typedefs and qualifiers to the type that has the storage.
@@ -192,8 +227,8 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             dw::DW_TAG_array_type => {
                 let elem = self.size_at(die.ty, depth + 1)?;
                 let mut n = 1u64;
-                for &c in &die.children {
-                    n = n.saturating_mul(self.dies.dies[c as usize].count?);
+                for sub in self.dies.children(die) {
+                    n = n.saturating_mul(sub.count?);
                 }
                 Some(elem.saturating_mul(n))
             }
@@ -231,13 +266,10 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             return a;
         }
         match die.tag {
-            dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => die
-                .children
-                .iter()
-                .map(|&c| {
-                    let m = &self.dies.dies[c as usize];
-                    m.alignment.unwrap_or(1).max(self.align_at(m.ty, depth + 1))
-                })
+            dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => self
+                .dies
+                .children(die)
+                .map(|m| m.alignment.unwrap_or(1).max(self.align_at(m.ty, depth + 1)))
                 .max()
                 .unwrap_or(1),
             dw::DW_TAG_array_type
@@ -255,8 +287,13 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             return 0;
         };
         *self.name_hashes[i].get_or_init(|| {
-            let mut h = std::hash::DefaultHasher::new();
-            self.name_at(i, 0).hash(&mut h);
+            // Hash the whole name at once: a hasher fed in pieces depends on the pieces.
+            let mut buf = self.scratch.take();
+            buf.clear();
+            let _ = self.write_name(i, 0, &mut buf);
+            let mut h = FxHasher::default();
+            h.write(buf.as_bytes());
+            self.scratch.set(buf);
             h.finish()
         })
     }
@@ -275,8 +312,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         let die = &self.dies.dies[index];
         let mut h = FxHasher::default();
         (die.tag.0, die.name, die.byte_size, die.alignment).hash(&mut h);
-        for &c in &die.children {
-            let m = &self.dies.dies[c as usize];
+        for m in self.dies.children(die) {
             if m.tag != dw::DW_TAG_member {
                 continue;
             }
@@ -317,9 +353,8 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             _ => AggregateKind::Struct,
         };
         let size = die.byte_size.unwrap_or(0);
-        let mut members = Vec::with_capacity(die.children.len());
-        for &c in &die.children {
-            let m = &self.dies.dies[c as usize];
+        let mut members = Vec::new();
+        for m in self.dies.children(die) {
             if m.tag != dw::DW_TAG_member {
                 continue;
             }
@@ -327,12 +362,9 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         }
         let explicit_alignment = die.alignment;
         let alignment = explicit_alignment.unwrap_or_else(|| {
-            die.children
-                .iter()
-                .map(|&c| {
-                    let m = &self.dies.dies[c as usize];
-                    m.alignment.unwrap_or(1).max(self.align_of(m.ty))
-                })
+            self.dies
+                .children(die)
+                .map(|m| m.alignment.unwrap_or(1).max(self.align_of(m.ty)))
                 .max()
                 .unwrap_or(1)
         });
@@ -409,13 +441,6 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             flexible,
             nested,
         }
-    }
-}
-
-fn tagged(keyword: &str, name: Option<&str>) -> String {
-    match name {
-        Some(n) => format!("{keyword} {n}"),
-        None => format!("{keyword} {{...}}"),
     }
 }
 
