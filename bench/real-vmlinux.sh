@@ -120,11 +120,14 @@ pahole_version=$(pahole --version 2>/dev/null || echo unknown)
 raw="$cache/last-results.tsv"
 printf 'id\tcommand\trun\texit\twall_s\tmaxrss_kib\n' > "$raw"
 
-# Wait (bounded) while a compiler is running, so builds don't skew timings.
+# A compiler running next to a measurement skews it (the machine may be
+# shared with someone building): wait (bounded) before each run, and repeat a
+# run during which a compiler started.
+building() { pgrep -x rustc >/dev/null 2>&1 || pgrep -x cc1 >/dev/null 2>&1; }
 noisy=0
 wait_for_builds() {
   local waited=0
-  while pgrep -x rustc >/dev/null 2>&1 || pgrep -x cc1 >/dev/null 2>&1; do
+  while building; do
     if [ "$waited" -ge "$build_wait" ]; then
       log "warning: a build is still running after ${build_wait}s; measuring anyway"
       noisy=1
@@ -134,6 +137,8 @@ wait_for_builds() {
     sleep 5
     waited=$((waited + 5))
   done
+  [ "$waited" -gt 0 ] && log "build finished after ~${waited}s; measuring"
+  return 0
 }
 
 # measure ID DISPLAY CMD...   run CMD $runs times, stdout to /dev/null.
@@ -142,12 +147,24 @@ wait_for_builds() {
 measure() {
   local id=$1 display=$2; shift 2
   local i rc line wall rss tf="$logs/$id.time" ef="$logs/$id.stderr"
-  wait_for_builds
+  local retries
   log "measuring $display ($runs runs)"
   for ((i = 1; i <= runs; i++)); do
-    rc=0
-    /usr/bin/time -f '%e %M' -o "$tf" -- \
-      timeout --kill-after=10 "$timeout_s" "$@" >/dev/null 2>"$ef" || rc=$?
+    retries=0
+    while :; do
+      wait_for_builds
+      rc=0
+      /usr/bin/time -f '%e %M' -o "$tf" -- \
+        timeout --kill-after=10 "$timeout_s" "$@" >/dev/null 2>"$ef" || rc=$?
+      building || break
+      if [ "$retries" -ge 2 ]; then
+        log "  run $i: a build ran during it again; keeping it (timings may be noisy)"
+        noisy=1
+        break
+      fi
+      retries=$((retries + 1))
+      log "  run $i: a build started during it; repeating it"
+    done
     line=$(tail -n 1 "$tf" 2>/dev/null || true)
     wall=${line%% *}
     rss=${line##* }
@@ -182,7 +199,6 @@ measure la_diff "layout-audit diff OLD NEW" "$la" diff "$old" "$new"
 measure la_inspect "layout-audit inspect OLD --filter user_struct" "$la" inspect "$old" --filter user_struct
 
 # Determinism: the 1-thread and 2-thread JSON reports must be byte-identical.
-wait_for_builds
 log "checking that 1-thread and 2-thread JSON outputs are byte-identical"
 j1="$logs/diff-t1.json"; j2="$logs/diff-t2.json"
 rc1=0; rc2=0
@@ -192,6 +208,7 @@ if [ "$rc1" -ge 2 ] || [ "$rc2" -ge 2 ]; then
   identical="no (a run failed: exit $rc1 with 1 thread, $rc2 with 2)"
 elif cmp -s "$j1" "$j2"; then
   identical="yes ($(wc -c < "$j1") bytes, exit $rc1)"
+  rm -f "$j1" "$j2"
 else
   identical="no (see $j1 and $j2)"
 fi

@@ -165,6 +165,13 @@ def main() -> int:
     lines += ratios(commands)
     if "identical" in meta:
         lines.append(f"- 1-thread and 2-thread JSON reports byte-identical: **{meta['identical']}**")
+    lines.append("")
+    lines.append("Notes (as observed with the versions above):")
+    lines.append("")
+    lines.append("- `pahole -C NAME` stops at the first compile unit that defines NAME, so it reads")
+    lines.append("  a small part of the DWARF; `layout-diff show --struct NAME` loads the whole file.")
+    lines.append("- `layout-audit inspect --filter` is a substring match, not an exact name.")
+    lines.append("- `layout-audit diff` exits 0 even when layouts changed (it has `--fail-on-regression`).")
     if meta.get("noisy") == "1":
         lines.append("")
         lines.append("Warning: a compiler was running during some measurements; timings may be noisy.")

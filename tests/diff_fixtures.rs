@@ -351,12 +351,15 @@ fn text_report_names_the_signal() {
         "run percpu+0x1208 .. percpu+0x120c  1 object xen_vcpu_id  +0x24  cause: vclock_new_counter added (4 B)",
         "  root_user (struct user_struct, 192 B)  ffffffff82a51260 -> ffffffff82a51280 (+0x20)  [write-hot]",
         "      offset in line 0x20 -> 0x00, in pair 0x60 -> 0x00, lines 3 -> 3, size 136 -> 192",
-        "      + kflags  __u64 at 120 size 8 (line 1)",
+        "      +kflags@120",
         "cause: root_user is now aligned to 64",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
     assert!(out.lines().count() <= 80);
+    let (_, all, _) = run(&["diff", &testdata("old.elf"), &testdata("new.elf"), "--all"]);
+    assert!(all.contains("      + kflags  __u64 at 120 size 8 (line 1)"), "{all}");
+    assert!(all.contains("  grow_me  ffffffff81000070 -> ffffffff81000080  mod 64 0x30 -> 0x00, lines 2 -> 2"), "{all}");
 }
 
 #[test]

@@ -47,11 +47,12 @@ pub fn cause(c: &Cause) -> String {
     }
 }
 
+/// Up to four names, then how many more.
 fn names(list: &[String]) -> String {
     match list.len() {
         0 => String::new(),
-        1..=3 => list.join(", "),
-        n => format!("{}, ... ({n} symbols)", list[..2].join(", ")),
+        1..=4 => list.join(", "),
+        n => format!("{}, ... (+{} more)", list[..3].join(", "), n - 3),
     }
 }
 
@@ -132,24 +133,25 @@ fn placement_block(c: &PlacementChange, pinned: bool, all: bool) -> Block {
             tenant_names(&c.co_tenants.new)
         ));
     }
-    let shown = if all || pinned {
-        c.member_lines.len()
-    } else {
-        2
-    };
-    for m in c.member_lines.iter().take(shown) {
-        lines.push(format!(
-            "      member {} now on line {} (was {})",
-            m.name,
-            m.line.new.map_or("-".into(), |l| l.to_string()),
-            m.line.old.map_or("-".into(), |l| l.to_string())
-        ));
-    }
-    if c.member_lines.len() > shown {
-        lines.push(format!(
-            "      ... {} more members changed line",
-            c.member_lines.len() - shown
-        ));
+    if all || pinned {
+        for m in &c.member_lines {
+            lines.push(format!(
+                "      member {} now on line {} (was {})",
+                m.name,
+                opt(m.line.new),
+                opt(m.line.old)
+            ));
+        }
+    } else if !c.member_lines.is_empty() {
+        let moves: Vec<String> = c
+            .member_lines
+            .iter()
+            .map(|m| match m.line.old {
+                Some(old) => format!("{} {old}->{}", m.name, opt(m.line.new)),
+                None => format!("{} (new) {}", m.name, opt(m.line.new)),
+            })
+            .collect();
+        lines.push(format!("      members changing line: {}", names(&moves)));
     }
     Block { lines, pinned }
 }
@@ -219,6 +221,53 @@ fn member_line(m: &MemberChange) -> String {
     }
 }
 
+/// One member change in a few words: `+kstack_offset@5240`, `~rethooks 5248->5256 (line 81->82)`.
+fn member_short(m: &MemberChange) -> String {
+    let at = |o: Option<u64>, b: Option<u64>| match (o, b) {
+        (Some(o), Some(b)) => format!("{o}:{b}"),
+        (Some(o), None) => o.to_string(),
+        _ => "-".into(),
+    };
+    let width = m
+        .bit_size
+        .new
+        .or(m.bit_size.old)
+        .map(|b| format!(":{b}"))
+        .unwrap_or_default();
+    match m.kinds.first() {
+        Some(MemberChangeKind::Added) => {
+            format!("+{}{width}@{}", m.name, at(m.offset.new, m.bit_offset.new))
+        }
+        Some(MemberChangeKind::Removed) => {
+            format!("-{}{width}@{}", m.name, at(m.offset.old, m.bit_offset.old))
+        }
+        _ => {
+            let mut s = format!("~{}", m.name);
+            if m.offset.changed() || m.bit_offset.changed() {
+                s.push_str(&format!(
+                    " {}->{}",
+                    at(m.offset.old, m.bit_offset.old),
+                    at(m.offset.new, m.bit_offset.new)
+                ));
+            }
+            if m.line.changed() {
+                s.push_str(&format!(" (line {}->{})", opt(m.line.old), opt(m.line.new)));
+            }
+            if m.size.changed() {
+                s.push_str(&format!(" size {}->{}", opt(m.size.old), opt(m.size.new)));
+            }
+            if m.type_name.changed() {
+                s.push_str(&format!(
+                    " type {}->{}",
+                    m.type_name.old.as_deref().unwrap_or("-"),
+                    m.type_name.new.as_deref().unwrap_or("-")
+                ));
+            }
+            s
+        }
+    }
+}
+
 fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
     let inst = if s.instances.is_empty() {
         String::new()
@@ -252,15 +301,11 @@ fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
             !m.line.changed(),
         )
     });
-    let shown = if all || pinned { ms.len() } else { 3 };
-    for m in ms.iter().take(shown) {
-        lines.push(member_line(m));
-    }
-    if ms.len() > shown {
-        lines.push(format!(
-            "      ... {} more members changed",
-            ms.len() - shown
-        ));
+    if all || pinned {
+        lines.extend(ms.iter().map(|m| member_line(m)));
+    } else {
+        let short: Vec<String> = ms.iter().map(|m| member_short(m)).collect();
+        lines.push(format!("      {}", names(&short)));
     }
     Block { lines, pinned }
 }
@@ -400,7 +445,7 @@ pub(crate) fn sections(r: &Report, view: View) -> (Vec<(String, Vec<String>)>, u
 
     // Shares of the line budget per section (per-CPU, data, structs, runs); what a
     // section leaves unused carries over to the next.
-    let shares = [40, 25, 25, 10];
+    let shares = [30, 25, 35, 10];
     let mut carry = 0usize;
     let mut cut = 0usize;
     let mut out = Vec::new();
