@@ -7,8 +7,9 @@
 # Environment:
 #   RUNS=N                 runs per command (default 5); medians are reported
 #   TIMEOUT=SECONDS        per-run limit, a run past it counts as failed (default 900)
-#   BUILD_WAIT=SECONDS     how long to wait for someone else's rustc to finish
-#                          before measuring anyway (default 600)
+#   BUILD_WAIT=SECONDS     how long to wait for a busy machine (someone else's
+#                          build or tests) to go quiet before measuring anyway
+#                          (default 600)
 #   LAYOUT_AUDIT_VERSION   pin the layout-audit version to install (default: newest)
 #   LAYOUT_DIFF_CACHE      cache folder (default bench/cache)
 #
@@ -120,24 +121,41 @@ pahole_version=$(pahole --version 2>/dev/null || echo unknown)
 raw="$cache/last-results.tsv"
 printf 'id\tcommand\trun\texit\twall_s\tmaxrss_kib\n' > "$raw"
 
-# A compiler running next to a measurement skews it (the machine may be
-# shared with someone building): wait (bounded) before each run, and repeat a
-# run during which a compiler started.
+# The machine may be shared (someone building or testing next to us), which
+# skews timings. Before each run, wait (bounded) until no compiler runs and the
+# CPUs are idle; after it, compare all CPU time spent on the machine during the
+# run with the CPU time of the measured command, and repeat the run (at most
+# twice) when something else took a noticeable share.
+hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+busy_ticks() {  # non-idle ticks of all CPUs since boot (steal counts: it is lost time too)
+  local _c u n s i w q sq st _rest
+  read -r _c u n s i w q sq st _rest < /proc/stat
+  echo $((u + n + s + q + sq + st))
+}
 building() { pgrep -x rustc >/dev/null 2>&1 || pgrep -x cc1 >/dev/null 2>&1; }
+# quiet: no compiler, and under 0.3 CPU-seconds of work in the last second.
+quiet() {
+  building && return 1
+  local b0 b1
+  b0=$(busy_ticks); sleep 1; b1=$(busy_ticks)
+  [ $(( (b1 - b0) * 10 )) -lt $((hz * 3)) ]
+}
 noisy=0
-wait_for_builds() {
-  local waited=0
-  while building; do
-    if [ "$waited" -ge "$build_wait" ]; then
-      log "warning: a build is still running after ${build_wait}s; measuring anyway"
+wait_for_quiet() {
+  local start=$SECONDS announced=0
+  until quiet; do
+    if [ $((SECONDS - start)) -ge "$build_wait" ]; then
+      log "warning: machine still busy after ${build_wait}s; measuring anyway"
       noisy=1
       return 0
     fi
-    [ "$waited" -eq 0 ] && log "a build is running; waiting for it to finish (up to ${build_wait}s)"
-    sleep 5
-    waited=$((waited + 5))
+    if [ "$announced" -eq 0 ]; then
+      log "machine busy (a build or other work); waiting for it (up to ${build_wait}s)"
+      announced=1
+    fi
+    sleep 4
   done
-  [ "$waited" -gt 0 ] && log "build finished after ~${waited}s; measuring"
+  [ "$announced" -eq 1 ] && log "machine quiet again after ~$((SECONDS - start))s"
   return 0
 }
 
@@ -146,28 +164,33 @@ wait_for_builds() {
 # is a failure: it is recorded and the remaining runs of it are skipped.
 measure() {
   local id=$1 display=$2; shift 2
-  local i rc line wall rss tf="$logs/$id.time" ef="$logs/$id.stderr"
-  local retries
+  local i rc line wall rss cpu b0 b1 others retries
+  local tf="$logs/$id.time" ef="$logs/$id.stderr"
   log "measuring $display ($runs runs)"
   for ((i = 1; i <= runs; i++)); do
     retries=0
     while :; do
-      wait_for_builds
+      wait_for_quiet
       rc=0
-      /usr/bin/time -f '%e %M' -o "$tf" -- \
+      b0=$(busy_ticks)
+      /usr/bin/time -f '%e %M %U %S' -o "$tf" -- \
         timeout --kill-after=10 "$timeout_s" "$@" >/dev/null 2>"$ef" || rc=$?
-      building || break
+      b1=$(busy_ticks)
+      line=$(tail -n 1 "$tf" 2>/dev/null || true)
+      read -r wall rss cpu <<<"$(awk '{print $1, $2, $3 + $4}' <<<"$line")"
+      # CPU-seconds spent by everything else during the run.
+      others=$(awk -v d=$((b1 - b0)) -v hz="$hz" -v c="${cpu:-0}" 'BEGIN {o = d / hz - c; printf "%.2f", (o < 0 ? 0 : o)}')
+      if [ "$rc" -ge 2 ] || ! awk -v o="$others" -v w="${wall:-0}" 'BEGIN {exit !(o > 0.5 && o > 0.1 * w)}'; then
+        break
+      fi
       if [ "$retries" -ge 2 ]; then
-        log "  run $i: a build ran during it again; keeping it (timings may be noisy)"
+        log "  run $i: other work took ${others} CPU-s during it again; keeping it (may be noisy)"
         noisy=1
         break
       fi
       retries=$((retries + 1))
-      log "  run $i: a build started during it; repeating it"
+      log "  run $i: other work took ${others} CPU-s during it (${wall}s); repeating it"
     done
-    line=$(tail -n 1 "$tf" 2>/dev/null || true)
-    wall=${line%% *}
-    rss=${line##* }
     case "$wall" in ''|*[!0-9.]*) wall=NA;; esac
     case "$rss" in ''|*[!0-9]*) rss=NA;; esac
     printf '%s\t%s\t%d\t%d\t%s\t%s\n' "$id" "$display" "$i" "$rc" "$wall" "$rss" >> "$raw"
@@ -176,7 +199,7 @@ measure() {
       tail -n 5 "$ef" | sed 's/^/[bench]     /' >&2 || true
       return 0
     fi
-    log "  run $i: ${wall}s, ${rss} KiB, exit $rc"
+    log "  run $i: ${wall}s, ${rss} KiB, exit $rc (others used ${others} CPU-s)"
   done
 }
 

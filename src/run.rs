@@ -164,6 +164,8 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
         line_size: args.common.line_size,
         ..LoadOptions::default()
     };
+    let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();
+    let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
     let (old_file, new_file) = (InputFile::open(&args.old)?, InputFile::open(&args.new)?);
     let (old, new) = rayon::join(|| old_file.load(&load), || new_file.load(&load));
@@ -185,7 +187,9 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     if let Some(b) = &bar {
         b.set_message("comparing");
     }
+    let t1 = std::time::Instant::now();
     let report = crate::diff::diff(&old, &new, &options);
+    let t2 = std::time::Instant::now();
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -201,6 +205,14 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
             s
         }
     };
+    if timing {
+        eprintln!(
+            "layout-diff: load {:.3} s, diff {:.3} s, render {:.3} s",
+            (t1 - t0).as_secs_f64(),
+            (t2 - t1).as_secs_f64(),
+            t2.elapsed().as_secs_f64()
+        );
+    }
     Ok(Output {
         text,
         code: if report.flagged > 0 { 1 } else { 0 },

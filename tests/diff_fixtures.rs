@@ -358,8 +358,16 @@ fn text_report_names_the_signal() {
     }
     assert!(out.lines().count() <= 80);
     let (_, all, _) = run(&["diff", &testdata("old.elf"), &testdata("new.elf"), "--all"]);
-    assert!(all.contains("      + kflags  __u64 at 120 size 8 (line 1)"), "{all}");
-    assert!(all.contains("  grow_me  ffffffff81000070 -> ffffffff81000080  mod 64 0x30 -> 0x00, lines 2 -> 2"), "{all}");
+    assert!(
+        all.contains("      + kflags  __u64 at 120 size 8 (line 1)"),
+        "{all}"
+    );
+    assert!(
+        all.contains(
+            "  grow_me  ffffffff81000070 -> ffffffff81000080  mod 64 0x30 -> 0x00, lines 2 -> 2"
+        ),
+        "{all}"
+    );
 }
 
 #[test]

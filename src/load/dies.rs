@@ -15,7 +15,8 @@ pub(crate) struct Die<'d> {
     pub tag: DwTag,
     pub name: Option<&'d str>,
     pub byte_size: Option<u64>,
-    /// Unit offset of `DW_AT_type`.
+    /// `DW_AT_type`: a unit offset while reading, the index of the entry in
+    /// `UnitDies::dies` once `read_unit` returns (`None` when it names no recorded entry).
     pub ty: Option<usize>,
     pub alignment: Option<u64>,
     pub declaration: bool,
@@ -29,7 +30,8 @@ pub(crate) struct Die<'d> {
     pub count: Option<u64>,
     /// Variables: the address from a `DW_OP_addr`/`DW_OP_addrx` location.
     pub address: Option<u64>,
-    /// Variables: `DW_AT_specification` (the declaration this defines).
+    /// Variables: `DW_AT_specification` (the declaration this defines); an index once
+    /// `read_unit` returns, like `ty`.
     pub specification: Option<usize>,
     /// First recorded child (members of a struct/union, subranges of an array,
     /// parameters of a subroutine type) and next recorded sibling; `NONE` if none.
@@ -78,8 +80,9 @@ impl<'d> UnitDies<'d> {
         self.dies.binary_search_by_key(&offset, |d| d.offset).ok()
     }
 
-    pub fn get(&self, offset: usize) -> Option<&Die<'d>> {
-        self.index_of(offset).map(|i| &self.dies[i])
+    /// The entry at an index (as `ty` holds).
+    pub fn get(&self, index: usize) -> Option<&Die<'d>> {
+        self.dies.get(index)
     }
 
     /// The recorded children of `die`, in order.
@@ -190,6 +193,13 @@ pub(crate) fn read_unit<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>) -> gimli::Result
         if abbrev.has_children() {
             stack.push((depth, index, tag));
         }
+    }
+    // Resolve references once, so later lookups are plain indexing.
+    let offsets: Vec<usize> = dies.iter().map(|d| d.offset).collect();
+    let resolve = |r: Option<usize>| r.and_then(|o| offsets.binary_search(&o).ok());
+    for d in &mut dies {
+        d.ty = resolve(d.ty);
+        d.specification = resolve(d.specification);
     }
     Ok(UnitDies { dies })
 }

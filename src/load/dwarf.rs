@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 
 use gimli::{EndianSlice, RunTimeEndian, constants as dw};
 use rayon::prelude::*;
@@ -22,6 +23,22 @@ pub(crate) struct Types<'d> {
     pub structs: Vec<StructLayout<'d>>,
     pub variables: Vec<Variable<'d>>,
     pub units: usize,
+}
+
+/// The lowest unit that has built each layout so far, shared by all workers: a layout
+/// is built again only by a unit earlier than every unit that built it before.
+type Claims<'d> = Mutex<HashMap<Key<'d>, usize>>;
+
+/// True when `unit` should build `key`: no unit at or before it has.
+fn claim<'d>(claims: &Claims<'d>, key: Key<'d>, unit: usize) -> bool {
+    let mut map = claims.lock().unwrap_or_else(|e| e.into_inner());
+    match map.get(&key) {
+        Some(&u) if u <= unit => false,
+        _ => {
+            map.insert(key, unit);
+            true
+        }
+    }
 }
 
 /// A variable before its struct is given its final id.
@@ -95,12 +112,13 @@ pub(crate) fn read<'d>(
         }
     }
     let units = headers.len();
+    let claims: Claims<'d> = Mutex::new(HashMap::new());
     let acc = headers
         .into_par_iter()
         .enumerate()
         .map(|(i, header)| {
             let offset = header.offset().0 as u64;
-            read_unit(&dwarf, i, header, options, debug.little_endian)
+            read_unit(&dwarf, i, header, options, debug.little_endian, &claims)
                 .map_err(|e| dwarf_err(offset, e))
         })
         .try_fold(Acc::default, |acc, unit| unit.map(|u| acc.merge(u)))
@@ -152,6 +170,7 @@ fn read_unit<'d>(
     header: gimli::UnitHeader<EndianSlice<'d, RunTimeEndian>>,
     options: &LoadOptions,
     debug_little_endian: bool,
+    claims: &Claims<'d>,
 ) -> gimli::Result<Acc<'d>> {
     let unit = dwarf.unit(header)?;
     let dies = dies::read_unit(dwarf, &unit)?;
@@ -170,14 +189,14 @@ fn read_unit<'d>(
             && options.structs.accepts(name)
         {
             let key = (name, table.fingerprint(i));
-            if !acc.has(index, &key) {
+            if !acc.has(index, &key) && claim(claims, key, index) {
                 acc.add_struct(index, key, table.layout(die, 0, 0));
             }
         }
     }
     if options.variables {
         for die in dies.dies.iter().filter(|d| d.top_level) {
-            if let Some(raw) = variable(&table, &mut acc, index, die) {
+            if let Some(raw) = variable(&table, &mut acc, claims, index, die) {
                 acc.variables.push((index, raw));
             }
         }
@@ -189,6 +208,7 @@ fn read_unit<'d>(
 fn variable<'d>(
     table: &TypeTable<'_, 'd>,
     acc: &mut Acc<'d>,
+    claims: &Claims<'d>,
     unit: usize,
     die: &dies::Die<'d>,
 ) -> Option<RawVariable<'d>> {
@@ -212,7 +232,7 @@ fn variable<'d>(
             match (t.name, table.dies.index_of(t.offset)) {
                 (Some(name), Some(i)) => {
                     let key = (name, table.fingerprint(i));
-                    if !acc.has(unit, &key) {
+                    if !acc.has(unit, &key) && claim(claims, key, unit) {
                         acc.add_struct(unit, key, table.layout(t, 0, 0));
                     }
                     Some(key)

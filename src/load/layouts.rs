@@ -60,12 +60,12 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         (self.files)(index)
     }
 
-    fn die(&self, offset: usize) -> Option<(usize, &Die<'d>)> {
-        let i = self.dies.index_of(offset)?;
-        Some((i, &self.dies.dies[i]))
+    /// The entry at index `i` (what `Die::ty` holds).
+    fn die(&self, i: usize) -> Option<(usize, &Die<'d>)> {
+        Some((i, self.dies.dies.get(i)?))
     }
 
-    /// The type name of the entry at `offset`, pahole style (`struct list_head *`).
+    /// The type name of the entry at index `offset`, pahole style (`struct list_head *`).
     pub fn name_of(&self, offset: Option<usize>) -> Arc<str> {
         match offset.and_then(|o| self.die(o)) {
             Some((i, _)) => self.name_at(i, 0),
