@@ -8,20 +8,35 @@ pub(crate) type Reader<'d> = EndianSlice<'d, RunTimeEndian>;
 pub(crate) type Dwarf<'d> = gimli::Dwarf<Reader<'d>>;
 pub(crate) type Unit<'d> = gimli::Unit<Reader<'d>>;
 
-/// The attributes of one type-describing entry that layouts need.
+/// The attributes of one type-describing entry that layouts need. Kept small (most
+/// entries are struct members, millions per vmlinux); rare attributes live in `Rare`.
 #[derive(Debug)]
 pub(crate) struct Die<'d> {
-    pub offset: usize,
-    pub tag: DwTag,
     pub name: Option<&'d str>,
     pub byte_size: Option<u64>,
-    /// `DW_AT_type`: a unit offset while reading, the index of the entry in
-    /// `UnitDies::dies` once `read_unit` returns (`None` when it names no recorded entry).
-    pub ty: Option<usize>,
-    pub alignment: Option<u64>,
-    pub declaration: bool,
-    pub decl_file: Option<u64>,
     pub member_location: Option<u64>,
+    pub rare: Option<Box<Rare>>,
+    pub offset: u32,
+    /// `DW_AT_type`: a unit offset while reading, then the index of the entry in
+    /// `UnitDies::dies` once `read_unit` returns; `NONE` when absent or unresolved.
+    ty: u32,
+    /// Variables: `DW_AT_specification`, resolved like `ty`.
+    specification: u32,
+    decl_file: u32,
+    /// First recorded child (members of a struct/union, subranges of an array,
+    /// parameters of a subroutine type) and next recorded sibling; `NONE` if none.
+    pub first_child: u32,
+    pub next_sibling: u32,
+    pub tag: DwTag,
+    pub declaration: bool,
+    /// A variable that is a direct child of the compile unit.
+    pub top_level: bool,
+}
+
+/// Attributes few entries have: bitfields, subranges, variables, explicit alignment.
+#[derive(Debug, Default)]
+pub(crate) struct Rare {
+    pub alignment: Option<u64>,
     pub data_bit_offset: Option<u64>,
     /// DWARF 2-4 `DW_AT_bit_offset` (counted from the storage unit's most significant bit).
     pub bit_offset: Option<u64>,
@@ -30,37 +45,60 @@ pub(crate) struct Die<'d> {
     pub count: Option<u64>,
     /// Variables: the address from a `DW_OP_addr`/`DW_OP_addrx` location.
     pub address: Option<u64>,
-    /// Variables: `DW_AT_specification` (the declaration this defines); an index once
-    /// `read_unit` returns, like `ty`.
-    pub specification: Option<usize>,
-    /// First recorded child (members of a struct/union, subranges of an array,
-    /// parameters of a subroutine type) and next recorded sibling; `NONE` if none.
-    pub first_child: u32,
-    pub next_sibling: u32,
-    /// True for a variable entry that is a direct child of the compile unit.
-    pub top_level: bool,
+}
+
+fn some(v: u32) -> Option<usize> {
+    (v != NONE).then_some(v as usize)
+}
+
+impl Die<'_> {
+    pub fn ty(&self) -> Option<usize> {
+        some(self.ty)
+    }
+    pub fn specification(&self) -> Option<usize> {
+        some(self.specification)
+    }
+    pub fn decl_file(&self) -> Option<u64> {
+        some(self.decl_file).map(|f| f as u64)
+    }
+    pub fn alignment(&self) -> Option<u64> {
+        self.rare.as_ref()?.alignment
+    }
+    pub fn data_bit_offset(&self) -> Option<u64> {
+        self.rare.as_ref()?.data_bit_offset
+    }
+    pub fn bit_offset(&self) -> Option<u64> {
+        self.rare.as_ref()?.bit_offset
+    }
+    pub fn bit_size(&self) -> Option<u64> {
+        self.rare.as_ref()?.bit_size
+    }
+    pub fn count(&self) -> Option<u64> {
+        self.rare.as_ref()?.count
+    }
+    pub fn address(&self) -> Option<u64> {
+        self.rare.as_ref()?.address
+    }
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
 }
 
 impl Default for Die<'_> {
     fn default() -> Self {
         Die {
-            offset: 0,
-            tag: dw::DW_TAG_null,
             name: None,
             byte_size: None,
-            ty: None,
-            alignment: None,
-            declaration: false,
-            decl_file: None,
             member_location: None,
-            data_bit_offset: None,
-            bit_offset: None,
-            bit_size: None,
-            count: None,
-            address: None,
-            specification: None,
+            rare: None,
+            offset: 0,
+            ty: NONE,
+            specification: NONE,
+            decl_file: NONE,
             first_child: NONE,
             next_sibling: NONE,
+            tag: dw::DW_TAG_null,
+            declaration: false,
             top_level: false,
         }
     }
@@ -76,7 +114,7 @@ pub(crate) struct UnitDies<'d> {
 
 impl<'d> UnitDies<'d> {
     /// Index of the entry at a unit offset.
-    pub fn index_of(&self, offset: usize) -> Option<usize> {
+    pub fn index_of(&self, offset: u32) -> Option<usize> {
         self.dies.binary_search_by_key(&offset, |d| d.offset).ok()
     }
 
@@ -128,10 +166,10 @@ fn is_recorded(tag: DwTag, parent: Option<DwTag>) -> bool {
     }
 }
 
-fn unit_ref(value: &AttributeValue<Reader<'_>>) -> Option<usize> {
+fn unit_ref(value: &AttributeValue<Reader<'_>>) -> u32 {
     match value {
-        AttributeValue::UnitRef(off) => Some(off.0),
-        _ => None,
+        AttributeValue::UnitRef(off) => u32::try_from(off.0).unwrap_or(NONE),
+        _ => NONE,
     }
 }
 
@@ -160,14 +198,18 @@ pub(crate) fn read_unit<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>) -> gimli::Result
         let mut index = None;
         if recorded {
             let mut die = Die {
-                offset,
+                offset: u32::try_from(offset).unwrap_or(NONE),
                 tag,
                 top_level: tag == dw::DW_TAG_variable,
                 ..Die::default()
             };
             for spec in abbrev.attributes() {
-                let attr = raw.read_attribute(*spec)?;
-                read_attr(dwarf, unit, &mut die, attr)?;
+                if wanted(spec.name(), tag) {
+                    let attr = raw.read_attribute_inline(*spec)?;
+                    read_attr(dwarf, unit, &mut die, attr)?;
+                } else {
+                    raw.skip_attributes(std::slice::from_ref(spec))?;
+                }
             }
             let i = dies.len() as u32;
             if let Some((_, Some(p), _)) = parent {
@@ -195,13 +237,76 @@ pub(crate) fn read_unit<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>) -> gimli::Result
         }
     }
     // Resolve references once, so later lookups are plain indexing.
-    let offsets: Vec<usize> = dies.iter().map(|d| d.offset).collect();
-    let resolve = |r: Option<usize>| r.and_then(|o| offsets.binary_search(&o).ok());
-    for d in &mut dies {
-        d.ty = resolve(d.ty);
-        d.specification = resolve(d.specification);
+    let index = OffsetIndex::new(&dies);
+    for k in 0..dies.len() {
+        let (ty, spec) = (dies[k].ty, dies[k].specification);
+        dies[k].ty = index.find(&dies, ty);
+        dies[k].specification = index.find(&dies, spec);
     }
     Ok(UnitDies { dies })
+}
+
+/// Finds an entry by unit offset: entries are bucketed by offset / 32, so a lookup
+/// scans the two or three entries of one bucket instead of binary searching them all.
+struct OffsetIndex {
+    /// `first[b]`: index of the first entry whose offset is at least `b * 32`.
+    first: Vec<u32>,
+}
+
+impl OffsetIndex {
+    const SHIFT: u32 = 5;
+
+    fn new(dies: &[Die<'_>]) -> Self {
+        let buckets = dies
+            .last()
+            .map_or(0, |d| (d.offset >> Self::SHIFT) as usize + 2);
+        let mut first = vec![0u32; buckets];
+        let mut next = 0usize;
+        for (b, slot) in first.iter_mut().enumerate() {
+            while next < dies.len() && ((dies[next].offset >> Self::SHIFT) as usize) < b {
+                next += 1;
+            }
+            *slot = next as u32;
+        }
+        OffsetIndex { first }
+    }
+
+    /// Index of the entry at `offset`, or `NONE`.
+    fn find(&self, dies: &[Die<'_>], offset: u32) -> u32 {
+        let Some(&start) = self.first.get((offset >> Self::SHIFT) as usize) else {
+            return NONE;
+        };
+        let mut i = start as usize;
+        while let Some(d) = dies.get(i) {
+            if d.offset >= offset {
+                return if d.offset == offset { i as u32 } else { NONE };
+            }
+            i += 1;
+        }
+        NONE
+    }
+}
+
+/// The attributes layouts use; the rest (lines, columns, siblings, ...) are skipped
+/// without being decoded.
+fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
+    match name {
+        dw::DW_AT_name
+        | dw::DW_AT_byte_size
+        | dw::DW_AT_type
+        | dw::DW_AT_alignment
+        | dw::DW_AT_declaration
+        | dw::DW_AT_data_member_location
+        | dw::DW_AT_data_bit_offset
+        | dw::DW_AT_bit_offset
+        | dw::DW_AT_bit_size
+        | dw::DW_AT_count
+        | dw::DW_AT_upper_bound
+        | dw::DW_AT_specification
+        | dw::DW_AT_location => true,
+        dw::DW_AT_decl_file => tag != dw::DW_TAG_member,
+        _ => false,
+    }
 }
 
 fn read_attr<'d>(
@@ -218,17 +323,31 @@ fn read_attr<'d>(
         }
         dw::DW_AT_byte_size => die.byte_size = attr.udata_value(),
         dw::DW_AT_type => die.ty = unit_ref(&value),
-        dw::DW_AT_alignment => die.alignment = attr.udata_value(),
+        dw::DW_AT_alignment => die.rare_mut().alignment = attr.udata_value(),
         dw::DW_AT_declaration => die.declaration = !matches!(value, AttributeValue::Flag(false)),
-        dw::DW_AT_decl_file => die.decl_file = attr.udata_value(),
-        dw::DW_AT_data_member_location => die.member_location = attr.udata_value(),
-        dw::DW_AT_data_bit_offset => die.data_bit_offset = attr.udata_value(),
-        dw::DW_AT_bit_offset => die.bit_offset = attr.udata_value(),
-        dw::DW_AT_bit_size => die.bit_size = attr.udata_value(),
-        dw::DW_AT_count => die.count = attr.udata_value(),
+        dw::DW_AT_decl_file => {
+            die.decl_file = attr
+                .udata_value()
+                .and_then(|f| u32::try_from(f).ok())
+                .unwrap_or(NONE)
+        }
+        dw::DW_AT_data_member_location => {
+            // A constant, or (DWARF 2 style) an expression `DW_OP_plus_uconst N`.
+            die.member_location = match attr.exprloc_value() {
+                Some(expr) => match expr.operations(unit.encoding()).next() {
+                    Ok(Some(gimli::Operation::PlusConstant { value })) => Some(value),
+                    _ => None,
+                },
+                None => attr.udata_value(),
+            };
+        }
+        dw::DW_AT_data_bit_offset => die.rare_mut().data_bit_offset = attr.udata_value(),
+        dw::DW_AT_bit_offset => die.rare_mut().bit_offset = attr.udata_value(),
+        dw::DW_AT_bit_size => die.rare_mut().bit_size = attr.udata_value(),
+        dw::DW_AT_count => die.rare_mut().count = attr.udata_value(),
         dw::DW_AT_upper_bound => {
             // An upper bound of -1 (all ones) marks a flexible array: count 0.
-            die.count = match value {
+            die.rare_mut().count = match value {
                 AttributeValue::Sdata(-1) => Some(0),
                 _ => attr.udata_value().map(|u| u.wrapping_add(1)),
             };
@@ -237,7 +356,7 @@ fn read_attr<'d>(
         dw::DW_AT_location => {
             if let Some(expr) = attr.exprloc_value() {
                 let mut ops = expr.operations(unit.encoding());
-                die.address = match ops.next() {
+                die.rare_mut().address = match ops.next() {
                     Ok(Some(gimli::Operation::Address { address })) => Some(address),
                     Ok(Some(gimli::Operation::AddressIndex { index })) => {
                         Some(dwarf.address(unit, index)?)

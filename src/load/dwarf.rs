@@ -212,17 +212,17 @@ fn variable<'d>(
     unit: usize,
     die: &dies::Die<'d>,
 ) -> Option<RawVariable<'d>> {
-    let address = die.address?;
-    let spec = die.specification.and_then(|o| table.dies.get(o));
+    let address = die.address()?;
+    let spec = die.specification().and_then(|o| table.dies.get(o));
     let name = die.name.or(spec.and_then(|s| s.name))?;
-    let ty = die.ty.or(spec.and_then(|s| s.ty));
+    let ty = die.ty().or(spec.and_then(|s| s.ty()));
     let mut is_array = false;
     let mut target = table.strip(ty);
     for _ in 0..8 {
         match target {
             Some(t) if t.tag == dw::DW_TAG_array_type => {
                 is_array = true;
-                target = table.strip(t.ty);
+                target = table.strip(t.ty());
             }
             _ => break,
         }
@@ -242,7 +242,7 @@ fn variable<'d>(
         }
         _ => None,
     };
-    let decl = die.decl_file.or(spec.and_then(|s| s.decl_file));
+    let decl = die.decl_file().or(spec.and_then(|s| s.decl_file()));
     Some(RawVariable {
         var: Variable {
             name,
@@ -251,7 +251,7 @@ fn variable<'d>(
             size: table.size_of(ty),
             layout: None,
             is_array,
-            alignment: die.alignment.or(spec.and_then(|s| s.alignment)),
+            alignment: die.alignment().or(spec.and_then(|s| s.alignment())),
             decl_file: decl.and_then(|f| file_name_from(table, f)),
         },
         key,

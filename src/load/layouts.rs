@@ -89,7 +89,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         if depth > MAX_DEPTH {
             return out.write_str("?");
         }
-        match die.ty.and_then(|o| self.die(o)) {
+        match die.ty().and_then(|o| self.die(o)) {
             Some((i, _)) => match self.names[i].get() {
                 Some(n) => out.write_str(n),
                 None => self.write_name(i, depth + 1, out),
@@ -113,7 +113,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             dw::DW_TAG_enumeration_type => tagged("enum", out),
             dw::DW_TAG_pointer_type
             | dw::DW_TAG_reference_type
-            | dw::DW_TAG_rvalue_reference_type => match die.ty.and_then(|o| self.die(o)) {
+            | dw::DW_TAG_rvalue_reference_type => match die.ty().and_then(|o| self.die(o)) {
                 Some((_, t)) if t.tag == dw::DW_TAG_subroutine_type => {
                     self.write_function(t, "(*)", depth, out)
                 }
@@ -141,7 +141,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             dw::DW_TAG_array_type => {
                 self.write_target(die, depth, out)?;
                 for sub in self.dies.children(die) {
-                    match sub.count {
+                    match sub.count() {
                         Some(n) => write!(out, "[{n}]")?,
                         None => out.write_str("[]")?,
                     }
@@ -191,7 +191,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 | dw::DW_TAG_const_type
                 | dw::DW_TAG_volatile_type
                 | dw::DW_TAG_restrict_type
-                | dw::DW_TAG_atomic_type => offset = die.ty,
+                | dw::DW_TAG_atomic_type => offset = die.ty(),
                 _ => return Some(die),
             }
         }
@@ -225,10 +225,10 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             | dw::DW_TAG_reference_type
             | dw::DW_TAG_rvalue_reference_type => Some(self.address_size),
             dw::DW_TAG_array_type => {
-                let elem = self.size_at(die.ty, depth + 1)?;
+                let elem = self.size_at(die.ty(), depth + 1)?;
                 let mut n = 1u64;
                 for sub in self.dies.children(die) {
-                    n = n.saturating_mul(sub.count?);
+                    n = n.saturating_mul(sub.count()?);
                 }
                 Some(elem.saturating_mul(n))
             }
@@ -236,7 +236,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             | dw::DW_TAG_const_type
             | dw::DW_TAG_volatile_type
             | dw::DW_TAG_restrict_type
-            | dw::DW_TAG_atomic_type => self.size_at(die.ty, depth + 1),
+            | dw::DW_TAG_atomic_type => self.size_at(die.ty(), depth + 1),
             _ => None,
         }
     }
@@ -262,14 +262,18 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     fn compute_align(&self, die: &Die<'d>, depth: usize) -> u64 {
-        if let Some(a) = die.alignment {
+        if let Some(a) = die.alignment() {
             return a;
         }
         match die.tag {
             dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => self
                 .dies
                 .children(die)
-                .map(|m| m.alignment.unwrap_or(1).max(self.align_at(m.ty, depth + 1)))
+                .map(|m| {
+                    m.alignment()
+                        .unwrap_or(1)
+                        .max(self.align_at(m.ty(), depth + 1))
+                })
                 .max()
                 .unwrap_or(1),
             dw::DW_TAG_array_type
@@ -277,7 +281,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             | dw::DW_TAG_const_type
             | dw::DW_TAG_volatile_type
             | dw::DW_TAG_restrict_type
-            | dw::DW_TAG_atomic_type => self.align_at(die.ty, depth + 1),
+            | dw::DW_TAG_atomic_type => self.align_at(die.ty(), depth + 1),
             _ => natural_align(die.byte_size.unwrap_or(self.address_size)),
         }
     }
@@ -311,7 +315,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         }
         let die = &self.dies.dies[index];
         let mut h = FxHasher::default();
-        (die.tag.0, die.name, die.byte_size, die.alignment).hash(&mut h);
+        (die.tag.0, die.name, die.byte_size, die.alignment()).hash(&mut h);
         for m in self.dies.children(die) {
             if m.tag != dw::DW_TAG_member {
                 continue;
@@ -319,22 +323,22 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             (
                 m.name,
                 m.member_location,
-                m.data_bit_offset,
-                m.bit_offset,
-                m.bit_size,
+                m.data_bit_offset(),
+                m.bit_offset(),
+                m.bit_size(),
                 m.byte_size,
-                m.alignment,
+                m.alignment(),
             )
                 .hash(&mut h);
             (
-                self.name_hash(m.ty),
-                self.size_of(m.ty),
-                self.align_of(m.ty),
+                self.name_hash(m.ty()),
+                self.size_of(m.ty()),
+                self.align_of(m.ty()),
             )
                 .hash(&mut h);
             if m.name.is_none()
                 && depth < MAX_DEPTH
-                && let Some(t) = self.strip(m.ty)
+                && let Some(t) = self.strip(m.ty())
                 && t.name.is_none()
                 && let Some(ti) = self.dies.index_of(t.offset)
             {
@@ -360,18 +364,18 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             }
             members.push(self.member(m, base, depth));
         }
-        let explicit_alignment = die.alignment;
+        let explicit_alignment = die.alignment();
         let alignment = explicit_alignment.unwrap_or_else(|| {
             self.dies
                 .children(die)
-                .map(|m| m.alignment.unwrap_or(1).max(self.align_of(m.ty)))
+                .map(|m| m.alignment().unwrap_or(1).max(self.align_of(m.ty())))
                 .max()
                 .unwrap_or(1)
         });
         let mut layout = StructLayout {
             name: die.name.unwrap_or(""),
             kind,
-            decl_file: die.decl_file.and_then(|f| (self.files)(f)),
+            decl_file: die.decl_file().and_then(|f| (self.files)(f)),
             size,
             alignment,
             explicit_alignment,
@@ -386,12 +390,12 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     fn member(&self, m: &Die<'d>, base: u64, depth: usize) -> Member<'d> {
-        let type_size = self.size_of(m.ty);
-        let stripped = self.strip(m.ty);
+        let type_size = self.size_of(m.ty());
+        let stripped = self.strip(m.ty());
         let location = m.member_location.unwrap_or(0);
-        if let Some(bits) = m.bit_size {
+        if let Some(bits) = m.bit_size() {
             let storage = type_size.or(m.byte_size).unwrap_or(1).max(1);
-            let abs_bit = match (m.data_bit_offset, m.bit_offset) {
+            let abs_bit = match (m.data_bit_offset(), m.bit_offset()) {
                 (Some(dbo), _) => dbo,
                 (None, Some(bo)) => {
                     let unit_bytes = m.byte_size.unwrap_or(storage);
@@ -406,7 +410,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             let offset = abs_bit / (storage * 8) * storage;
             return Member {
                 name: m.name,
-                type_name: self.name_of(m.ty).to_string(),
+                type_name: self.name_of(m.ty()).to_string(),
                 offset: base + offset,
                 size: storage,
                 bit_offset: Some(abs_bit - offset * 8),
@@ -433,7 +437,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             stripped.is_some_and(|t| t.tag == dw::DW_TAG_array_type) && type_size.unwrap_or(0) == 0;
         Member {
             name: m.name,
-            type_name: self.name_of(m.ty).to_string(),
+            type_name: self.name_of(m.ty()).to_string(),
             offset: base + location,
             size: type_size.unwrap_or(0),
             bit_offset: None,
