@@ -12,7 +12,9 @@ pub(crate) type Unit<'d> = gimli::Unit<Reader<'d>>;
 /// entries are struct members, millions per vmlinux); rare attributes live in `Rare`.
 #[derive(Debug)]
 pub(crate) struct Die<'d> {
-    pub name: Option<&'d str>,
+    /// `DW_AT_name`, resolved only when asked (`UnitDies::name`): most entries are
+    /// members whose names are never printed.
+    pub name: Name<'d>,
     pub byte_size: Option<u64>,
     pub member_location: Option<u64>,
     pub rare: Option<Box<Rare>>,
@@ -31,6 +33,47 @@ pub(crate) struct Die<'d> {
     pub declaration: bool,
     /// A variable that is a direct child of the compile unit.
     pub top_level: bool,
+}
+
+/// Where a name is: inline in `.debug_info`, or at an offset in a string section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Name<'d> {
+    None,
+    Inline(&'d [u8]),
+    Str(usize),
+    LineStr(usize),
+}
+
+impl Name<'_> {
+    pub fn is_none(&self) -> bool {
+        matches!(self, Name::None)
+    }
+}
+
+/// The string sections names point into.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Strings<'d> {
+    pub debug_str: &'d [u8],
+    pub debug_line_str: &'d [u8],
+}
+
+impl<'d> Strings<'d> {
+    /// The bytes of a name, without its terminating NUL.
+    pub fn bytes(&self, name: Name<'d>) -> Option<&'d [u8]> {
+        let (data, at) = match name {
+            Name::None => return None,
+            Name::Inline(b) => return Some(b),
+            Name::Str(o) => (self.debug_str, o),
+            Name::LineStr(o) => (self.debug_line_str, o),
+        };
+        let rest = data.get(at..)?;
+        Some(&rest[..memchr::memchr(0, rest)?])
+    }
+
+    /// The name as text; `None` when absent or not UTF-8.
+    pub fn text(&self, name: Name<'d>) -> Option<&'d str> {
+        std::str::from_utf8(self.bytes(name)?).ok()
+    }
 }
 
 /// Attributes few entries have: bitfields, subranges, variables, explicit alignment.
@@ -87,7 +130,7 @@ impl Die<'_> {
 impl Default for Die<'_> {
     fn default() -> Self {
         Die {
-            name: None,
+            name: Name::None,
             byte_size: None,
             member_location: None,
             rare: None,
@@ -110,12 +153,18 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// All type and variable entries of one unit, in offset order.
 pub(crate) struct UnitDies<'d> {
     pub dies: Vec<Die<'d>>,
+    pub strings: Strings<'d>,
 }
 
 impl<'d> UnitDies<'d> {
     /// Index of the entry at a unit offset.
     pub fn index_of(&self, offset: u32) -> Option<usize> {
         self.dies.binary_search_by_key(&offset, |d| d.offset).ok()
+    }
+
+    /// The name of an entry.
+    pub fn name(&self, die: &Die<'d>) -> Option<&'d str> {
+        self.strings.text(die.name)
     }
 
     /// The entry at an index (as `ty` holds).
@@ -174,7 +223,11 @@ fn unit_ref(value: &AttributeValue<Reader<'_>>) -> u32 {
 }
 
 /// Walks every entry of `unit`, recording the ones that describe types and variables.
-pub(crate) fn read_unit<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>) -> gimli::Result<UnitDies<'d>> {
+pub(crate) fn read_unit<'d>(
+    dwarf: &Dwarf<'d>,
+    unit: &Unit<'d>,
+    strings: Strings<'d>,
+) -> gimli::Result<UnitDies<'d>> {
     let mut raw = unit.entries_raw(None)?;
     let mut dies: Vec<Die<'d>> = Vec::new();
     // Open entries with children: (depth, index in `dies` if recorded, tag).
@@ -243,7 +296,7 @@ pub(crate) fn read_unit<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>) -> gimli::Result
         dies[k].ty = index.find(&dies, ty);
         dies[k].specification = index.find(&dies, spec);
     }
-    Ok(UnitDies { dies })
+    Ok(UnitDies { dies, strings })
 }
 
 /// Finds an entry by unit offset: entries are bucketed by offset / 32, so a lookup
@@ -318,8 +371,15 @@ fn read_attr<'d>(
     let value = attr.value();
     match attr.name() {
         dw::DW_AT_name => {
-            let s = dwarf.attr_string(unit, value)?;
-            die.name = s.to_string().ok();
+            die.name = match value {
+                AttributeValue::String(s) => Name::Inline(s.slice()),
+                AttributeValue::DebugStrRef(o) => Name::Str(o.0),
+                AttributeValue::DebugLineStrRef(o) => Name::LineStr(o.0),
+                AttributeValue::DebugStrOffsetsIndex(i) => {
+                    Name::Str(dwarf.string_offset(unit, i)?.0)
+                }
+                _ => Name::None,
+            };
         }
         dw::DW_AT_byte_size => die.byte_size = attr.udata_value(),
         dw::DW_AT_type => die.ty = unit_ref(&value),

@@ -10,7 +10,7 @@ use gimli::{EndianSlice, RunTimeEndian, constants as dw};
 use rayon::prelude::*;
 
 use super::LoadOptions;
-use super::dies::{self, Dwarf, Unit};
+use super::dies::{self, Dwarf, Strings, Unit};
 use super::elf::DebugSections;
 use super::layouts::TypeTable;
 use crate::error::{Error, Result};
@@ -113,13 +113,23 @@ pub(crate) fn read<'d>(
     }
     let units = headers.len();
     let claims: Claims<'d> = Mutex::new(HashMap::new());
+    let section = |name: &str| debug.sections.get(name).copied().unwrap_or(&[]);
+    let ctx = Context {
+        dwarf: &dwarf,
+        options,
+        little_endian: debug.little_endian,
+        strings: Strings {
+            debug_str: section(".debug_str"),
+            debug_line_str: section(".debug_line_str"),
+        },
+        claims: &claims,
+    };
     let acc = headers
         .into_par_iter()
         .enumerate()
         .map(|(i, header)| {
             let offset = header.offset().0 as u64;
-            read_unit(&dwarf, i, header, options, debug.little_endian, &claims)
-                .map_err(|e| dwarf_err(offset, e))
+            read_unit(&ctx, i, header).map_err(|e| dwarf_err(offset, e))
         })
         .try_fold(Acc::default, |acc, unit| unit.map(|u| acc.merge(u)))
         .try_reduce(Acc::default, |a, b| Ok(a.merge(b)))?;
@@ -164,16 +174,24 @@ fn is_aggregate(tag: gimli::DwTag) -> bool {
     )
 }
 
+/// What every unit's worker shares.
+struct Context<'a, 'd> {
+    dwarf: &'a Dwarf<'d>,
+    options: &'a LoadOptions,
+    little_endian: bool,
+    strings: Strings<'d>,
+    claims: &'a Claims<'d>,
+}
+
 fn read_unit<'d>(
-    dwarf: &Dwarf<'d>,
+    ctx: &Context<'_, 'd>,
     index: usize,
     header: gimli::UnitHeader<EndianSlice<'d, RunTimeEndian>>,
-    options: &LoadOptions,
-    debug_little_endian: bool,
-    claims: &Claims<'d>,
 ) -> gimli::Result<Acc<'d>> {
+    let (dwarf, options, claims) = (ctx.dwarf, ctx.options, ctx.claims);
+    let debug_little_endian = ctx.little_endian;
     let unit = dwarf.unit(header)?;
-    let dies = dies::read_unit(dwarf, &unit)?;
+    let dies = dies::read_unit(dwarf, &unit, ctx.strings)?;
     let files = |i: u64| file_name(dwarf, &unit, i);
     let table = TypeTable::new(
         &dies,
@@ -185,7 +203,7 @@ fn read_unit<'d>(
     for (i, die) in dies.dies.iter().enumerate() {
         if is_aggregate(die.tag)
             && !die.declaration
-            && let Some(name) = die.name
+            && let Some(name) = dies.name(die)
             && options.structs.accepts(name)
         {
             let key = (name, table.fingerprint(i));
@@ -214,7 +232,10 @@ fn variable<'d>(
 ) -> Option<RawVariable<'d>> {
     let address = die.address()?;
     let spec = die.specification().and_then(|o| table.dies.get(o));
-    let name = die.name.or(spec.and_then(|s| s.name))?;
+    let name = table
+        .dies
+        .name(die)
+        .or(spec.and_then(|s| table.dies.name(s)))?;
     let ty = die.ty().or(spec.and_then(|s| s.ty()));
     let mut is_array = false;
     let mut target = table.strip(ty);
@@ -229,7 +250,7 @@ fn variable<'d>(
     }
     let key = match target {
         Some(t) if is_aggregate(t.tag) && !t.declaration => {
-            match (t.name, table.dies.index_of(t.offset)) {
+            match (table.dies.name(t), table.dies.index_of(t.offset)) {
                 (Some(name), Some(i)) => {
                     let key = (name, table.fingerprint(i));
                     if !acc.has(unit, &key) && claim(claims, key, unit) {

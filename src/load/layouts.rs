@@ -102,8 +102,9 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     /// needs no allocation.
     fn write_name(&self, index: usize, depth: usize, out: &mut dyn fmt::Write) -> fmt::Result {
         let die = &self.dies.dies[index];
-        let name = die.name.unwrap_or("");
-        let tagged = |keyword: &str, out: &mut dyn fmt::Write| match die.name {
+        let die_name = self.dies.name(die);
+        let name = die_name.unwrap_or("");
+        let tagged = |keyword: &str, out: &mut dyn fmt::Write| match die_name {
             Some(n) => write!(out, "{keyword} {n}"),
             None => write!(out, "{keyword} {{...}}"),
         };
@@ -315,13 +316,14 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         }
         let die = &self.dies.dies[index];
         let mut h = FxHasher::default();
-        (die.tag.0, die.name, die.byte_size, die.alignment()).hash(&mut h);
+        let bytes = |n| self.dies.strings.bytes(n);
+        (die.tag.0, bytes(die.name), die.byte_size, die.alignment()).hash(&mut h);
         for m in self.dies.children(die) {
             if m.tag != dw::DW_TAG_member {
                 continue;
             }
             (
-                m.name,
+                bytes(m.name),
                 m.member_location,
                 m.data_bit_offset(),
                 m.bit_offset(),
@@ -373,7 +375,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 .unwrap_or(1)
         });
         let mut layout = StructLayout {
-            name: die.name.unwrap_or(""),
+            name: self.dies.name(die).unwrap_or(""),
             kind,
             decl_file: die.decl_file().and_then(|f| (self.files)(f)),
             size,
@@ -409,7 +411,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             };
             let offset = abs_bit / (storage * 8) * storage;
             return Member {
-                name: m.name,
+                name: self.dies.name(m),
                 type_name: self.name_of(m.ty()).to_string(),
                 offset: base + offset,
                 size: storage,
@@ -436,7 +438,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         let flexible =
             stripped.is_some_and(|t| t.tag == dw::DW_TAG_array_type) && type_size.unwrap_or(0) == 0;
         Member {
-            name: m.name,
+            name: self.dies.name(m),
             type_name: self.name_of(m.ty()).to_string(),
             offset: base + location,
             size: type_size.unwrap_or(0),
