@@ -9,6 +9,7 @@ mod runs;
 mod structs;
 
 use globset::GlobSet;
+use rayon::prelude::*;
 
 pub use changes::*;
 
@@ -60,36 +61,52 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     };
     let (runs, run_of) = runs::find(&pairing, line_size, &alignment);
     let sides = placement::Sides::new(old, new, line_size);
-    let mut hot = hot::HotTypes::new(new);
     let pinned_sym = |name: &str| {
         options
             .pinned_symbols
             .as_ref()
             .is_some_and(|g| g.is_match(name))
     };
+    // Every pair is judged independently, in parallel; `collect` keeps pair order.
+    enum Change {
+        Data(PlacementChange),
+        Function(FunctionChange),
+    }
+    let judge = || {
+        pairing
+            .pairs
+            .par_iter()
+            .map_init(
+                || hot::HotTypes::new(new),
+                |hot, p| {
+                    if p.old.kind == SymbolKind::Function {
+                        placement::function_change(p, line_size, &run_of).map(Change::Function)
+                    } else {
+                        let pinned = pinned_sym(p.new.name);
+                        placement::data_change(&sides, p, hot, &run_of, pinned).map(Change::Data)
+                    }
+                },
+            )
+            .flatten()
+            .collect::<Vec<Change>>()
+    };
+    let (changes, structs) = rayon::join(judge, || structs::changes(old, new, line_size));
     let mut data = Vec::new();
     let mut percpu = Vec::new();
     let mut functions = Vec::new();
-    let mut pinned_symbols = Vec::new();
-    for p in &pairing.pairs {
-        let pinned = pinned_sym(p.new.name);
-        if pinned {
-            pinned_symbols.push(p.new.qualified_name());
-        }
-        if p.old.kind == SymbolKind::Function {
-            if let Some(c) = placement::function_change(p, line_size, &run_of) {
-                functions.push(c);
-            }
-            continue;
-        }
-        if let Some(c) = placement::data_change(&sides, p, &mut hot, &run_of, pinned) {
-            match c.space {
-                Space::Percpu => percpu.push(c),
-                Space::Global => data.push(c),
-            }
+    for c in changes {
+        match c {
+            Change::Function(f) => functions.push(f),
+            Change::Data(d) if d.space == Space::Percpu => percpu.push(d),
+            Change::Data(d) => data.push(d),
         }
     }
-    let structs = structs::changes(old, new, line_size);
+    let pinned_symbols: Vec<String> = pairing
+        .pairs
+        .iter()
+        .filter(|p| pinned_sym(p.new.name))
+        .map(|p| p.new.qualified_name())
+        .collect();
     let pinned_structs = match &options.pinned_structs {
         Some(g) => new
             .structs

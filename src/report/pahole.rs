@@ -108,7 +108,16 @@ fn members(
                 Some(b) => format!("/* {:5}:{:2} {:4} */", m.offset, b, m.size),
                 None => format!("/* {:5} {:5} */", m.offset, m.size),
             };
-            let _ = writeln!(out, "{}{pos}", pad(&decl, 56 + 8 * (depth - 1)));
+            // A member no larger than a line that still touches two: worth seeing.
+            let straddle = if m.first_line != m.last_line
+                && m.size <= laid.line_size
+                && m.bit_size.is_none()
+            {
+                format!(" /* straddles lines {}-{} */", m.first_line, m.last_line)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "{}{pos}{straddle}", pad(&decl, 56 + 8 * (depth - 1)));
         }
         let end_bit = m.offset * 8 + m.bit_offset.unwrap_or(0) + m.bit_size.unwrap_or(m.size * 8);
         if depth == 1

@@ -93,8 +93,13 @@ fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
         .unwrap_or_default();
     let _ = writeln!(
         out,
-        "{} ({:?}, {:?}, {}{}, {} bytes)",
-        v.qualified_name, s.kind, s.binding, s.section, ty, s.size
+        "{} ({}, {}, {}{}, {} bytes)",
+        v.qualified_name,
+        format!("{:?}", s.kind).to_lowercase(),
+        format!("{:?}", s.binding).to_lowercase(),
+        s.section,
+        ty,
+        s.size
     );
     let mut t = table();
     t.add_row(row!["address", format!("{:016x}", s.address)]);
