@@ -69,7 +69,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     };
     // Every pair is judged independently, in parallel; `collect` keeps pair order.
     enum Change {
-        Data(PlacementChange),
+        Data(Box<PlacementChange>),
         Function(FunctionChange),
     }
     let judge = || {
@@ -83,7 +83,8 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                         placement::function_change(p, line_size, &run_of).map(Change::Function)
                     } else {
                         let pinned = pinned_sym(p.new.name);
-                        placement::data_change(&sides, p, hot, &run_of, pinned).map(Change::Data)
+                        placement::data_change(&sides, p, hot, &run_of, pinned)
+                            .map(|c| Change::Data(Box::new(c)))
                     }
                 },
             )
@@ -97,8 +98,8 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     for c in changes {
         match c {
             Change::Function(f) => functions.push(f),
-            Change::Data(d) if d.space == Space::Percpu => percpu.push(d),
-            Change::Data(d) => data.push(d),
+            Change::Data(d) if d.space == Space::Percpu => percpu.push(*d),
+            Change::Data(d) => data.push(*d),
         }
     }
     let pinned_symbols: Vec<String> = pairing
