@@ -96,7 +96,14 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         } else {
             Space::Global
         };
-        let view = show::line(&image, space, at);
+        // Source lines come from addr2line, which reads `.debug_line` only here.
+        let lines = match space {
+            Space::Global => file.source_lines()?,
+            Space::Percpu => None,
+        };
+        let find = |a: u64| lines.as_ref().and_then(|l| l.find(a));
+        let lookup: Option<&show::SourceLookup> = lines.is_some().then_some(&find);
+        let view = show::line(&image, space, at, lookup);
         parts.push(if json {
             json::render(
                 "layout-diff-line",

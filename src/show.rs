@@ -169,17 +169,53 @@ pub struct LineView<'a, 'd> {
     pub start: u64,
     pub end: u64,
     pub symbols: Vec<&'a Symbol<'d>>,
+    /// For code on the line: the source line of the line's first byte of each function.
+    pub sources: Vec<SourceAt>,
 }
 
+/// A code address and the source line it was compiled from.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceAt {
+    pub address: u64,
+    pub function: String,
+    pub location: String,
+}
+
+/// Finds the source line of a code address (from `.debug_line`, read only for this).
+pub type SourceLookup<'x> = dyn Fn(u64) -> Option<String> + 'x;
+
 /// The line holding `at` (an address, or a per-CPU offset when `space` is per-CPU).
-pub fn line<'a, 'd>(image: &'a Image<'d>, space: Space, at: u64) -> LineView<'a, 'd> {
+pub fn line<'a, 'd>(
+    image: &'a Image<'d>,
+    space: Space,
+    at: u64,
+    source: Option<&SourceLookup<'_>>,
+) -> LineView<'a, 'd> {
     let index = SpaceIndex::new(&image.symbols, space, |_| true);
     let start = at - at % image.line_size;
+    let end = start + image.line_size;
+    let symbols = index.overlapping(start, end);
+    let sources = match source {
+        Some(find) => symbols
+            .iter()
+            .filter(|s| s.kind == SymbolKind::Function)
+            .filter_map(|s| {
+                let address = s.place.max(start);
+                Some(SourceAt {
+                    address,
+                    function: s.qualified_name(),
+                    location: find(address)?,
+                })
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     LineView {
         space,
         line: at / image.line_size,
         start,
-        end: start + image.line_size,
-        symbols: index.overlapping(start, start + image.line_size),
+        end,
+        symbols,
+        sources,
     }
 }

@@ -399,3 +399,35 @@ fn same_name_different_layouts_are_kept_apart() {
     );
     let _: &Value = &v;
 }
+
+#[test]
+fn text_line_lists_functions_with_source_lines() {
+    // Source lines as binutils' addr2line gives them for these addresses.
+    let (code, v) = json(&["show", &testdata("old.elf"), "--line", "ffffffff81000040"]);
+    assert_eq!(code, 0);
+    let names: Vec<&str> = v["line"]["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mce_timer_fn", "grow_me"]);
+    let sources: Vec<(u64, String)> = v["line"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["address"].as_u64().unwrap(),
+                s["location"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        vec![
+            (0xffff_ffff_8100_0040, "./src/kernel.c:481".to_string()),
+            (0xffff_ffff_8100_0070, "./src/kernel.c:488".to_string())
+        ]
+    );
+}

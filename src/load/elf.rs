@@ -36,9 +36,9 @@ pub(crate) struct ElfInfo<'d> {
     pub debug: Option<DebugSections<'d>>,
 }
 
-/// The DWARF sections read for layouts. Line programs are read only for their
+/// The DWARF sections read. For layouts, line programs are read only for their
 /// headers (file names); location lists and relocation sections are never read.
-pub(crate) const DWARF_SECTIONS: [&str; 7] = [
+pub(crate) const DWARF_SECTIONS: [&str; 10] = [
     ".debug_info",
     ".debug_abbrev",
     ".debug_str",
@@ -46,6 +46,10 @@ pub(crate) const DWARF_SECTIONS: [&str; 7] = [
     ".debug_str_offsets",
     ".debug_addr",
     ".debug_line",
+    // Only for source lines of code addresses (`show --line`), through addr2line.
+    ".debug_aranges",
+    ".debug_rnglists",
+    ".debug_ranges",
 ];
 
 /// Cache line size of the target when the user gives none.

@@ -105,6 +105,35 @@ impl InputFile {
         &self.path
     }
 
+    /// Source lines of code addresses, from the line programs (read lazily by addr2line,
+    /// one unit at a time). `None` when the file has no DWARF.
+    pub fn source_lines(&self) -> Result<Option<SourceLines<'_>>> {
+        let elf = elf::read(&self.path, &self.map, &self.owned)?;
+        let Some(debug) = elf.debug else {
+            return Ok(None);
+        };
+        let endian = if debug.little_endian {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
+        let dwarf = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
+            let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
+            Ok(gimli::EndianSlice::new(data, endian))
+        })
+        .map_err(|_| Error::Input {
+            path: self.path.clone(),
+            message: "cannot load DWARF sections".into(),
+        })?;
+        let context = addr2line::Context::from_dwarf(dwarf).map_err(|e| Error::Dwarf {
+            path: self.path.clone(),
+            section: ".debug_info",
+            offset: 0,
+            message: e.to_string(),
+        })?;
+        Ok(Some(SourceLines { context }))
+    }
+
     /// Reads the image as `options` asks.
     pub fn load(&self, options: &LoadOptions) -> Result<Image<'_>> {
         let elf = elf::read(&self.path, &self.map, &self.owned)?;
@@ -136,5 +165,18 @@ impl InputFile {
             image.units = types.units;
         }
         Ok(image)
+    }
+}
+
+/// Maps code addresses to `file:line`.
+pub struct SourceLines<'d> {
+    context: addr2line::Context<gimli::EndianSlice<'d, gimli::RunTimeEndian>>,
+}
+
+impl SourceLines<'_> {
+    /// `file:line` of the code at `address`, when the line tables know it.
+    pub fn find(&self, address: u64) -> Option<String> {
+        let loc = self.context.find_location(address).ok()??;
+        Some(format!("{}:{}", loc.file?, loc.line?))
     }
 }

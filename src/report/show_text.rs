@@ -178,5 +178,8 @@ pub fn line(h: &Header, v: &LineView<'_, '_>) -> String {
     } else {
         let _ = write!(out, "{t}");
     }
+    for s in &v.sources {
+        let _ = writeln!(out, "  {:016x}  {}  {}", s.address, s.function, s.location);
+    }
     out
 }
