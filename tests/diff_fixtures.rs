@@ -432,3 +432,36 @@ fn diff_bad_input_exits_2() {
     assert_eq!(code, 2);
     assert!(err.contains("has no debug info"), "{err}");
 }
+
+#[test]
+fn pinned_struct_is_laid_out_with_old_and_new_offsets() {
+    let (code, out, _) = run(&[
+        &testdata("old.elf"),
+        &testdata("new.elf"),
+        "--struct",
+        "task_struct",
+        "--struct",
+        "list_head",
+    ]);
+    assert_eq!(code, 1);
+    for needle in [
+        "\tu32                        kstack_offset;         /*       - ->      40     4 */  + added",
+        "\tunsigned int               sched_reset_on_fork:1; /*    40:0 ->    44:0     4 */  ~ changed",
+        "\tlong unsigned int          atomic_flags;          /*      56 ->      64     8 */  ~ changed",
+        "\tchar                       comm[16];              /*      72 ->      80    16 */  ~ changed",
+        // Unchanged, but asked for: shown in full.
+        "\tstruct list_head *         next;                  /*       0 ->       0     8 */",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    let (_, v) = diff_json(&["--struct", "list_head"]);
+    let lh = v["structs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "list_head")
+        .unwrap();
+    assert_eq!(lh["severity"], "info");
+    assert_eq!(lh["layout"].as_array().unwrap().len(), 2);
+    assert_eq!(v["summary"]["structs"]["changed"], 3);
+}

@@ -165,6 +165,9 @@ pub struct StructChange {
     pub sum_holes: Pair<u64>,
     pub padding: Pair<u64>,
     pub members: Vec<MemberChange>,
+    /// For structs asked for with `--struct`: every member, old and new side by side.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub layout: Vec<MemberChange>,
     /// Global and per-CPU objects of this type (new build, else old).
     pub instances: Vec<String>,
     pub severity: Severity,

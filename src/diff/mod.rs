@@ -91,7 +91,15 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .flatten()
             .collect::<Vec<Change>>()
     };
-    let (changes, structs) = rayon::join(judge, || structs::changes(old, new, line_size));
+    let pinned_struct = |name: &str| {
+        options
+            .pinned_structs
+            .as_ref()
+            .is_some_and(|g| g.is_match(name))
+    };
+    let (changes, structs) = rayon::join(judge, || {
+        structs::changes(old, new, line_size, &pinned_struct)
+    });
     let mut data = Vec::new();
     let mut percpu = Vec::new();
     let mut functions = Vec::new();
@@ -134,7 +142,10 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     let (structs_added, structs_removed) = structs::added_removed(old, new);
     let summary = Summary {
         structs: Counts {
-            changed: structs.len(),
+            changed: structs
+                .iter()
+                .filter(|s| s.severity != Severity::Info)
+                .count(),
             flagged: structs
                 .iter()
                 .filter(|s| s.severity == Severity::StructWithInstance)

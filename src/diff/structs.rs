@@ -77,10 +77,12 @@ fn straddles(m: &Member<'_>, line_size: u64) -> bool {
     m.size <= line_size && m.offset / line_size != (m.offset + m.size.max(1) - 1) / line_size
 }
 
+/// The change of one member; with `keep`, also a member that did not change.
 fn member_change(
     o: Option<&Member<'_>>,
     n: Option<&Member<'_>>,
     line_size: u64,
+    keep: bool,
 ) -> Option<MemberChange> {
     let name = n.or(o).and_then(|m| m.name)?.to_string();
     let mut kinds = Vec::new();
@@ -100,7 +102,7 @@ fn member_change(
         }
         (None, None) => {}
     }
-    if kinds.is_empty() {
+    if kinds.is_empty() && !keep {
         return None;
     }
     let f = |m: Option<&Member<'_>>, g: &dyn Fn(&Member<'_>) -> u64| m.map(g);
@@ -138,8 +140,14 @@ fn member_change(
     })
 }
 
-/// Members in new order, then removed ones in old order.
-fn member_changes(o: &StructLayout<'_>, n: &StructLayout<'_>, line_size: u64) -> Vec<MemberChange> {
+/// Members in new order, then removed ones in old order; with `all`, unchanged
+/// members too (the full layout, for structs shown in full).
+fn member_changes(
+    o: &StructLayout<'_>,
+    n: &StructLayout<'_>,
+    line_size: u64,
+    all: bool,
+) -> Vec<MemberChange> {
     let (lo, ln) = (leaves(o), leaves(n));
     let by_name = |l: &[&'_ Member<'_>]| -> HashMap<String, usize> {
         l.iter()
@@ -152,13 +160,13 @@ fn member_changes(o: &StructLayout<'_>, n: &StructLayout<'_>, line_size: u64) ->
         .iter()
         .filter_map(|m| {
             let before = m.name.and_then(|x| io.get(x)).map(|&i| lo[i]);
-            member_change(before, Some(m), line_size)
+            member_change(before, Some(m), line_size, all)
         })
         .collect();
     out.extend(
         lo.iter()
             .filter(|m| m.name.is_some_and(|x| !in_.contains_key(x)))
-            .filter_map(|m| member_change(Some(m), None, line_size)),
+            .filter_map(|m| member_change(Some(m), None, line_size, all)),
     );
     out
 }
@@ -172,20 +180,32 @@ pub fn added_removed(old: &Image<'_>, new: &Image<'_>) -> (usize, usize) {
     (n.difference(&o).count(), o.difference(&n).count())
 }
 
-pub fn changes(old: &Image<'_>, new: &Image<'_>, line_size: u64) -> Vec<StructChange> {
+/// Structs whose layout changed, plus those `pinned` accepts (with their full layout).
+pub fn changes(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    line_size: u64,
+    pinned: &(dyn Fn(&str) -> bool + Sync),
+) -> Vec<StructChange> {
     let (inst_old, inst_new) = (instances(old), instances(new));
     let mut out = Vec::new();
     for (o, n) in pair(old, new) {
-        if o == n {
+        let full = pinned(n.name);
+        if o == n && !full {
             continue;
         }
-        let members = member_changes(o, n, line_size);
+        let members = member_changes(o, n, line_size, false);
+        let layout = if full {
+            member_changes(o, n, line_size, true)
+        } else {
+            Vec::new()
+        };
         let (lo, ln) = (lay(o, None, line_size), lay(n, None, line_size));
         let same_shape = o.size == n.size
             && o.alignment == n.alignment
             && o.holes == n.holes
             && o.padding == n.padding;
-        if members.is_empty() && same_shape {
+        if members.is_empty() && same_shape && !full {
             // Only names of types or files differ in ways members do not show.
             continue;
         }
@@ -227,12 +247,15 @@ pub fn changes(old: &Image<'_>, new: &Image<'_>, line_size: u64) -> Vec<StructCh
                 old: o.padding,
                 new: n.padding,
             },
-            members,
-            severity: if instances.is_empty() {
+            severity: if members.is_empty() && same_shape {
+                Severity::Info
+            } else if instances.is_empty() {
                 Severity::Struct
             } else {
                 Severity::StructWithInstance
             },
+            members,
+            layout,
             instances,
         });
     }

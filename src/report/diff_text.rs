@@ -268,6 +268,57 @@ fn member_short(m: &MemberChange) -> String {
     }
 }
 
+/// A struct asked for with `--struct`, as pahole lays it out, with the old and the new
+/// offset of every member side by side and line boundaries of the new layout.
+fn side_by_side(s: &StructChange) -> Vec<String> {
+    let at = |o: Option<u64>, b: Option<u64>| match (o, b) {
+        (Some(o), Some(b)) => format!("{o}:{b}"),
+        (Some(o), None) => o.to_string(),
+        _ => "-".into(),
+    };
+    let mut out = vec![format!(
+        "    {} {} {{{:>44}",
+        s.kind, s.name, "/*    old ->    new  size */"
+    )];
+    let mut line = 0;
+    for m in &s.layout {
+        if let Some(l) = m.line.new
+            && l > line
+        {
+            out.push(format!("\t/* --- cacheline {l} boundary --- */"));
+            line = l;
+        }
+        let ty = m
+            .type_name
+            .new
+            .as_deref()
+            .or(m.type_name.old.as_deref())
+            .unwrap_or("");
+        let width = m
+            .bit_size
+            .new
+            .or(m.bit_size.old)
+            .map(|b| format!(":{b}"))
+            .unwrap_or_default();
+        let (ty, declarator) = super::pahole::split_declarator(ty, &m.name);
+        let decl = format!("\t{ty:<26} {declarator}{width};");
+        let mark = match m.kinds.first() {
+            Some(MemberChangeKind::Added) => "  + added",
+            Some(MemberChangeKind::Removed) => "  - removed",
+            Some(_) => "  ~ changed",
+            None => "",
+        };
+        out.push(format!(
+            "{decl:<50} /* {:>7} -> {:>7} {:>5} */{mark}",
+            at(m.offset.old, m.bit_offset.old),
+            at(m.offset.new, m.bit_offset.new),
+            opt(m.size.new.or(m.size.old))
+        ));
+    }
+    out.push("    };".into());
+    out
+}
+
 fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
     let inst = if s.instances.is_empty() {
         String::new()
@@ -301,11 +352,15 @@ fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
             !m.line.changed(),
         )
     });
-    if all || pinned {
+    if !s.layout.is_empty() {
+        lines.extend(side_by_side(s));
+    } else if all || pinned {
         lines.extend(ms.iter().map(|m| member_line(m)));
     } else {
         let short: Vec<String> = ms.iter().map(|m| member_short(m)).collect();
-        lines.push(format!("      {}", names(&short)));
+        if !short.is_empty() {
+            lines.push(format!("      {}", names(&short)));
+        }
     }
     Block { lines, pinned }
 }

@@ -140,7 +140,7 @@ fn members(
 }
 
 /// `char[16]` + `comm` -> (`char`, `comm[16]`); `void (*)(int)` + `fn` -> (`void`, `(*fn)(int)`).
-fn split_declarator(ty: &str, name: &str) -> (String, String) {
+pub(crate) fn split_declarator(ty: &str, name: &str) -> (String, String) {
     if let Some(i) = ty.find("(*)") {
         return (
             ty[..i].trim_end().to_string(),
