@@ -19,7 +19,8 @@
 # every measurement sequentially, one process at a time.
 #
 # stdout: a Markdown report (also saved to bench/cache/last-results.md);
-# raw per-run numbers go to bench/cache/last-results.tsv. Progress on stderr.
+# raw per-run numbers go to bench/cache/last-results.tsv (others_cpu_s: CPU
+# time that other processes used during the run). Progress on stderr.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -119,7 +120,7 @@ pahole_version=$(pahole --version 2>/dev/null || echo unknown)
 # ------------------------------------------------------------- measurement
 
 raw="$cache/last-results.tsv"
-printf 'id\tcommand\trun\texit\twall_s\tmaxrss_kib\n' > "$raw"
+printf 'id\tcommand\trun\texit\twall_s\tmaxrss_kib\tothers_cpu_s\n' > "$raw"
 
 # The machine may be shared (someone building or testing next to us), which
 # skews timings. Before each run, wait (bounded) until no compiler runs and the
@@ -140,13 +141,11 @@ quiet() {
   b0=$(busy_ticks); sleep 1; b1=$(busy_ticks)
   [ $(( (b1 - b0) * 10 )) -lt $((hz * 3)) ]
 }
-noisy=0
 wait_for_quiet() {
   local start=$SECONDS announced=0
   until quiet; do
     if [ $((SECONDS - start)) -ge "$build_wait" ]; then
       log "warning: machine still busy after ${build_wait}s; measuring anyway"
-      noisy=1
       return 0
     fi
     if [ "$announced" -eq 0 ]; then
@@ -185,15 +184,14 @@ measure() {
       fi
       if [ "$retries" -ge 2 ]; then
         log "  run $i: other work took ${others} CPU-s during it again; keeping it (may be noisy)"
-        noisy=1
-        break
+          break
       fi
       retries=$((retries + 1))
       log "  run $i: other work took ${others} CPU-s during it (${wall}s); repeating it"
     done
     case "$wall" in ''|*[!0-9.]*) wall=NA;; esac
     case "$rss" in ''|*[!0-9]*) rss=NA;; esac
-    printf '%s\t%s\t%d\t%d\t%s\t%s\n' "$id" "$display" "$i" "$rc" "$wall" "$rss" >> "$raw"
+    printf '%s\t%s\t%d\t%d\t%s\t%s\t%s\n' "$id" "$display" "$i" "$rc" "$wall" "$rss" "$others" >> "$raw"
     if [ "$rc" -ge 2 ]; then
       log "  run $i: FAILED with exit $rc$([ "$rc" -eq 124 ] && echo " (timed out after ${timeout_s}s)"); stderr tail:"
       tail -n 5 "$ef" | sed 's/^/[bench]     /' >&2 || true
@@ -254,7 +252,6 @@ python3 "$here/summarize.py" "$raw" \
   --meta "layout_audit=$la_version" \
   --meta "pahole=pahole $pahole_version" \
   --meta "identical=$identical" \
-  --meta "noisy=$noisy" \
   > "$report.tmp"
 mv -f "$report.tmp" "$report"
 cat "$report"

@@ -5,8 +5,10 @@ Usage:
   bench/summarize.py RAW_TSV [--meta KEY=VALUE ...]
 
 RAW_TSV has a header line and the columns
-  id  command  run  exit  wall_s  maxrss_kib
-one line per run, as written by bench/real-vmlinux.sh. Exit 0 and 1 are
+  id  command  run  exit  wall_s  maxrss_kib  others_cpu_s
+one line per run (others_cpu_s: CPU-seconds that other processes on the
+machine used during the run; a run where that exceeds 0.5 s and 10% of its
+wall time is reported as possibly noisy), as written by bench/real-vmlinux.sh. Exit 0 and 1 are
 normal (1 = differences found / no match); any other exit is a failure, and
 the command is reported as failed with that exit code instead of a time.
 
@@ -35,6 +37,7 @@ class Command:
     walls: list[float] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
     exits: list[int] = field(default_factory=list)
+    noisy_runs: int = 0
 
     @property
     def failed_exit(self) -> int | None:
@@ -66,21 +69,23 @@ def load(path: str) -> list[Command]:
     commands: dict[str, Command] = {}
     with open(path, encoding="utf-8") as f:
         header = f.readline().rstrip("\n").split("\t")
-        if header[:6] != ["id", "command", "run", "exit", "wall_s", "maxrss_kib"]:
+        if header != ["id", "command", "run", "exit", "wall_s", "maxrss_kib", "others_cpu_s"]:
             raise SystemExit(f"{path}: unexpected header {header!r}")
         for lineno, line in enumerate(f, start=2):
             line = line.rstrip("\n")
             if not line:
                 continue
             parts = line.split("\t")
-            if len(parts) != 6:
-                raise SystemExit(f"{path}:{lineno}: expected 6 columns, got {len(parts)}")
-            cid, display, _run, code, wall, rss = parts
+            if len(parts) != 7:
+                raise SystemExit(f"{path}:{lineno}: expected 7 columns, got {len(parts)}")
+            cid, display, _run, code, wall, rss, others = parts
             cmd = commands.setdefault(cid, Command(cid, display))
             cmd.exits.append(int(code))
             if int(code) in (0, 1) and wall != "NA" and rss != "NA":
                 cmd.walls.append(float(wall))
                 cmd.rss_kib.append(int(rss))
+                if others not in ("", "NA") and float(others) > max(0.5, 0.1 * float(wall)):
+                    cmd.noisy_runs += 1
     return list(commands.values())
 
 
@@ -172,9 +177,14 @@ def main() -> int:
     lines.append("  a small part of the DWARF; `layout-diff show --struct NAME` loads the whole file.")
     lines.append("- `layout-audit inspect --filter` is a substring match, not an exact name.")
     lines.append("- `layout-audit diff` exits 0 even when layouts changed (it has `--fail-on-regression`).")
-    if meta.get("noisy") == "1":
+    noisy = [c for c in commands if c.noisy_runs]
+    if noisy:
         lines.append("")
-        lines.append("Warning: a compiler was running during some measurements; timings may be noisy.")
+        lines.append("Warning: other work on the machine overlapped these runs even after waiting and")
+        lines.append("repeating them, so their timings may be inflated:")
+        lines.append("")
+        for c in noisy:
+            lines.append(f"- `{md_escape(c.display)}`: {c.noisy_runs} of {len(c.walls)} runs")
     print("\n".join(lines))
     return 0
 

@@ -160,47 +160,56 @@ fn opt(v: Option<u64>) -> String {
     v.map_or("-".into(), |x| x.to_string())
 }
 
-fn member_line(m: &MemberChange) -> String {
-    let bits = |o: Option<u64>, b: Option<u64>, s: Option<u64>| match (o, b) {
+/// `5240`, or `2344:1` for a bitfield (byte offset and bit), or `-` when absent.
+fn position(offset: Option<u64>, bit: Option<u64>) -> String {
+    match (offset, bit) {
         (Some(o), Some(b)) => format!("{o}:{b}"),
         (Some(o), None) => o.to_string(),
-        _ => {
-            let _ = s;
-            "-".into()
-        }
-    };
-    let width = m
-        .bit_size
+        _ => "-".into(),
+    }
+}
+
+/// `:3` for a 3-bit bitfield, else empty.
+fn bit_width(m: &MemberChange) -> String {
+    m.bit_size
         .new
         .or(m.bit_size.old)
         .map(|b| format!(":{b}"))
-        .unwrap_or_default();
-    let ty = m
-        .type_name
+        .unwrap_or_default()
+}
+
+/// The member's type in the new build, else the old.
+fn member_type(m: &MemberChange) -> &str {
+    m.type_name
         .new
         .as_deref()
         .or(m.type_name.old.as_deref())
-        .unwrap_or("");
+        .unwrap_or("")
+}
+
+fn member_line(m: &MemberChange) -> String {
+    let width = bit_width(m);
+    let ty = member_type(m);
     match m.kinds.first() {
         Some(MemberChangeKind::Added) => format!(
             "      + {}{width}  {ty} at {} size {} (line {})",
             m.name,
-            bits(m.offset.new, m.bit_offset.new, m.size.new),
+            position(m.offset.new, m.bit_offset.new),
             opt(m.size.new),
             opt(m.line.new)
         ),
         Some(MemberChangeKind::Removed) => format!(
             "      - {}{width}  {ty} was at {} size {}",
             m.name,
-            bits(m.offset.old, m.bit_offset.old, m.size.old),
+            position(m.offset.old, m.bit_offset.old),
             opt(m.size.old)
         ),
         _ => {
             let mut s = format!(
                 "      ~ {}  {} -> {}",
                 m.name,
-                bits(m.offset.old, m.bit_offset.old, m.size.old),
-                bits(m.offset.new, m.bit_offset.new, m.size.new)
+                position(m.offset.old, m.bit_offset.old),
+                position(m.offset.new, m.bit_offset.new)
             );
             if m.size.changed() {
                 let _ = write!(s, ", size {} -> {}", opt(m.size.old), opt(m.size.new));
@@ -223,31 +232,29 @@ fn member_line(m: &MemberChange) -> String {
 
 /// One member change in a few words: `+kstack_offset@5240`, `~rethooks 5248->5256 (line 81->82)`.
 fn member_short(m: &MemberChange) -> String {
-    let at = |o: Option<u64>, b: Option<u64>| match (o, b) {
-        (Some(o), Some(b)) => format!("{o}:{b}"),
-        (Some(o), None) => o.to_string(),
-        _ => "-".into(),
-    };
-    let width = m
-        .bit_size
-        .new
-        .or(m.bit_size.old)
-        .map(|b| format!(":{b}"))
-        .unwrap_or_default();
+    let width = bit_width(m);
     match m.kinds.first() {
         Some(MemberChangeKind::Added) => {
-            format!("+{}{width}@{}", m.name, at(m.offset.new, m.bit_offset.new))
+            format!(
+                "+{}{width}@{}",
+                m.name,
+                position(m.offset.new, m.bit_offset.new)
+            )
         }
         Some(MemberChangeKind::Removed) => {
-            format!("-{}{width}@{}", m.name, at(m.offset.old, m.bit_offset.old))
+            format!(
+                "-{}{width}@{}",
+                m.name,
+                position(m.offset.old, m.bit_offset.old)
+            )
         }
         _ => {
             let mut s = format!("~{}", m.name);
             if m.offset.changed() || m.bit_offset.changed() {
                 s.push_str(&format!(
                     " {}->{}",
-                    at(m.offset.old, m.bit_offset.old),
-                    at(m.offset.new, m.bit_offset.new)
+                    position(m.offset.old, m.bit_offset.old),
+                    position(m.offset.new, m.bit_offset.new)
                 ));
             }
             if m.line.changed() {
@@ -271,11 +278,6 @@ fn member_short(m: &MemberChange) -> String {
 /// A struct asked for with `--struct`, as pahole lays it out, with the old and the new
 /// offset of every member side by side and line boundaries of the new layout.
 fn side_by_side(s: &StructChange) -> Vec<String> {
-    let at = |o: Option<u64>, b: Option<u64>| match (o, b) {
-        (Some(o), Some(b)) => format!("{o}:{b}"),
-        (Some(o), None) => o.to_string(),
-        _ => "-".into(),
-    };
     let mut out = vec![format!(
         "    {} {} {{{:>44}",
         s.kind, s.name, "/*    old ->    new  size */"
@@ -288,19 +290,8 @@ fn side_by_side(s: &StructChange) -> Vec<String> {
             out.push(format!("\t/* --- cacheline {l} boundary --- */"));
             line = l;
         }
-        let ty = m
-            .type_name
-            .new
-            .as_deref()
-            .or(m.type_name.old.as_deref())
-            .unwrap_or("");
-        let width = m
-            .bit_size
-            .new
-            .or(m.bit_size.old)
-            .map(|b| format!(":{b}"))
-            .unwrap_or_default();
-        let (ty, declarator) = super::pahole::split_declarator(ty, &m.name);
+        let width = bit_width(m);
+        let (ty, declarator) = super::pahole::split_declarator(member_type(m), &m.name);
         let decl = format!("\t{ty:<26} {declarator}{width};");
         let mark = match m.kinds.first() {
             Some(MemberChangeKind::Added) => "  + added",
@@ -310,8 +301,8 @@ fn side_by_side(s: &StructChange) -> Vec<String> {
         };
         out.push(format!(
             "{decl:<50} /* {:>7} -> {:>7} {:>5} */{mark}",
-            at(m.offset.old, m.bit_offset.old),
-            at(m.offset.new, m.bit_offset.new),
+            position(m.offset.old, m.bit_offset.old),
+            position(m.offset.new, m.bit_offset.new),
             opt(m.size.new.or(m.size.old))
         ));
     }
