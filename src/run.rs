@@ -54,7 +54,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
                 "layout-diff-summary",
                 &header,
                 serde_json::json!({ "summary": s }),
-            )
+            )?
         } else {
             show_text::summary(&header, &s)
         };
@@ -70,7 +70,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
                 "layout-diff-show",
                 &header,
                 serde_json::json!({ "structs": laid }),
-            )
+            )?
         } else {
             show_text::structs(&header, &laid)
         });
@@ -85,7 +85,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
                 "layout-diff-symbols",
                 &header,
                 serde_json::json!({ "symbols": views }),
-            )
+            )?
         } else {
             show_text::symbols(&header, &views)
         });
@@ -109,7 +109,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
                 "layout-diff-line",
                 &header,
                 serde_json::json!({ "line": view }),
-            )
+            )?
         } else {
             show_text::line(&header, &view)
         });
@@ -207,7 +207,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
         Format::Text => diff_text::render(&report, view),
         Format::Markdown => diff_markdown::render(&report, view),
         Format::Json => {
-            let mut s = json::document("layout-diff-diff", &report);
+            let mut s = json::document("layout-diff-diff", &report)?;
             s.push('\n');
             s
         }

@@ -18,15 +18,15 @@ struct Envelope<'a, T: Serialize> {
     body: T,
 }
 
-/// `{"format": kind, "version": 1, <header fields>, <body fields>}`.
-pub fn render<T: Serialize>(kind: &str, header: &Header, body: T) -> String {
+/// `{"format": kind, "version": 1, <header fields>, <body fields>}`, indented.
+pub fn render<T: Serialize>(kind: &str, header: &Header, body: T) -> serde_json::Result<String> {
     let env = Envelope {
         format: kind,
         version: VERSION,
         header,
         body,
     };
-    serde_json::to_string_pretty(&env).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    serde_json::to_string_pretty(&env)
 }
 
 #[derive(Serialize)]
@@ -37,12 +37,13 @@ struct Document<'a, T: Serialize> {
     body: T,
 }
 
-/// `{"format": kind, "version": 1, <body fields>}`, for bodies that carry their own headers.
-pub fn document<T: Serialize>(kind: &str, body: T) -> String {
+/// `{"format": kind, "version": 1, <body fields>}` on one line, for bodies that carry
+/// their own headers (a diff of two vmlinux files holds tens of thousands of changes).
+pub fn document<T: Serialize>(kind: &str, body: T) -> serde_json::Result<String> {
     let doc = Document {
         format: kind,
         version: VERSION,
         body,
     };
-    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    serde_json::to_string(&doc)
 }
