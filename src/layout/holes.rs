@@ -15,11 +15,11 @@ pub fn fill(layout: &mut StructLayout<'_>, base: u64) {
             .map(|m| m.end_bit().div_ceil(8))
             .max()
             .unwrap_or(base);
-        layout.padding = (base + layout.size).saturating_sub(end);
+        layout.padding = base.saturating_add(layout.size).saturating_sub(end);
         layout.bit_padding = 0;
         return;
     }
-    let mut last_seen = base * 8;
+    let mut last_seen = base.saturating_mul(8);
     let mut in_bitfield = false;
     // End of the widest storage unit of the current bitfield run.
     let mut bitfield_end = 0u64;
@@ -38,7 +38,7 @@ pub fn fill(layout: &mut StructLayout<'_>, base: u64) {
             }
         }
         if m.is_bitfield() {
-            let aligned_start = m.offset * 8;
+            let aligned_start = m.offset.saturating_mul(8);
             if last_seen < aligned_start && aligned_start <= bit_start {
                 byte_hole_at = last_seen.div_ceil(8);
                 byte_hole = m.offset.saturating_sub(byte_hole_at);
@@ -47,7 +47,7 @@ pub fn fill(layout: &mut StructLayout<'_>, base: u64) {
             if bit_start > last_seen {
                 bit_hole += bit_start - last_seen;
             }
-            let unit_end = aligned_start + m.size * 8;
+            let unit_end = aligned_start.saturating_add(m.size.saturating_mul(8));
             if !in_bitfield || bit_start >= bitfield_end {
                 in_bitfield = true;
                 bitfield_end = unit_end;
@@ -77,7 +77,7 @@ pub fn fill(layout: &mut StructLayout<'_>, base: u64) {
         }
         last_seen = last_seen.max(bit_end);
     }
-    let end = (base + layout.size) * 8;
+    let end = base.saturating_add(layout.size).saturating_mul(8);
     layout.bit_padding = 0;
     if in_bitfield {
         let last_bit = end.min(bitfield_end);

@@ -80,10 +80,10 @@ pub fn lay<'a, 'd>(
         line_size,
         &mut last_line_seen,
     );
-    let end = start + layout.size.max(1);
+    let end = start.saturating_add(layout.size.max(1));
     let cachelines = (end - 1) / line_size - first + 1;
     // Bytes used in the last line; 0 when the struct ends on a line boundary.
-    let last_cacheline = (start + layout.size) % line_size;
+    let last_cacheline = start.saturating_add(layout.size) % line_size;
     LaidStruct {
         name: layout.name,
         kind: layout.kind,
@@ -117,9 +117,9 @@ fn lay_members<'a, 'd>(
     members
         .iter()
         .map(|m| {
-            let begin = start + m.offset;
+            let begin = start.saturating_add(m.offset);
             let first_line = begin / line_size - first;
-            let last_line = (begin + m.size.max(1) - 1) / line_size - first;
+            let last_line = begin.saturating_add(m.size.max(1) - 1) / line_size - first;
             let boundary_before = (first_line > *last_line_seen).then_some(first_line);
             *last_line_seen = (*last_line_seen).max(first_line);
             let nested = m

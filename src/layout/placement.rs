@@ -32,7 +32,7 @@ pub struct Placement {
 pub fn place(start: u64, size: u64, line_size: u64) -> Placement {
     let size = size.max(1);
     let first_line = start / line_size;
-    let last_line = (start + size - 1) / line_size;
+    let last_line = start.saturating_add(size - 1) / line_size;
     let lines = last_line - first_line + 1;
     let min_lines = size.div_ceil(line_size);
     Placement {
@@ -106,19 +106,38 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
             .collect()
     }
 
-    /// For each line `sym` occupies, the other symbols on it.
+    /// The other symbols on the lines `sym` occupies: an entry for its first and last
+    /// line (even when empty), and for every line in between where another symbol
+    /// starts or ends. Bounded by the number of neighbours, never by the object's size.
     pub fn co_tenants(&self, sym: &Symbol<'d>, line_size: u64) -> Vec<LineTenants<'a, 'd>> {
         let p = place(sym.place, sym.size, line_size);
-        (p.first_line..=p.last_line)
+        let lo = p.first_line * line_size;
+        let hi = p.last_line.saturating_add(1).saturating_mul(line_size);
+        let others: Vec<&'a Symbol<'d>> = self
+            .overlapping(lo, hi)
+            .into_iter()
+            .filter(|s| !same_symbol(s, sym))
+            .collect();
+        let mut lines = vec![p.first_line, p.last_line];
+        for o in &others {
+            let first = (o.place / line_size).max(p.first_line);
+            let last = ((o.place_end() - 1) / line_size).min(p.last_line);
+            lines.extend([first, last]);
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+            .into_iter()
             .map(|line| {
                 let start = line * line_size;
+                let end = start.saturating_add(line_size);
                 LineTenants {
                     line,
                     start,
-                    symbols: self
-                        .overlapping(start, start + line_size)
-                        .into_iter()
-                        .filter(|s| !same_symbol(s, sym))
+                    symbols: others
+                        .iter()
+                        .copied()
+                        .filter(|s| s.place < end && s.place_end() > start)
                         .collect(),
                 }
             })
@@ -185,5 +204,25 @@ mod tests {
         assert_eq!(names, vec!["big", "b"]);
         let on_c: Vec<&str> = idx.overlapping(256, 320).iter().map(|s| s.name).collect();
         assert_eq!(on_c, vec!["c"]);
+    }
+
+    #[test]
+    fn co_tenants_of_a_huge_object_are_bounded_by_its_neighbours() {
+        // A corrupt symbol size must not make us walk billions of lines.
+        let syms = vec![sym("huge", 0, u64::MAX / 2), sym("a", 4096, 8)];
+        let idx = SpaceIndex::data(&syms, Space::Global);
+        let lines = idx.co_tenants(&syms[0], 64);
+        let summary: Vec<(u64, Vec<&str>)> = lines
+            .iter()
+            .map(|l| (l.line, l.symbols.iter().map(|s| s.name).collect()))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (0, vec![]),
+                (64, vec!["a"]),
+                ((u64::MAX / 2 - 1) / 64, vec![])
+            ]
+        );
     }
 }

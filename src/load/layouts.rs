@@ -402,18 +402,22 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 (None, Some(bo)) => {
                     let unit_bytes = m.byte_size.unwrap_or(storage);
                     if self.little_endian {
-                        (location + unit_bytes) * 8 - bo - bits
+                        location
+                            .saturating_add(unit_bytes)
+                            .saturating_mul(8)
+                            .saturating_sub(bo)
+                            .saturating_sub(bits)
                     } else {
-                        location * 8 + bo
+                        location.saturating_mul(8).saturating_add(bo)
                     }
                 }
-                (None, None) => location * 8,
+                (None, None) => location.saturating_mul(8),
             };
-            let offset = abs_bit / (storage * 8) * storage;
+            let offset = abs_bit / storage.saturating_mul(8) * storage;
             return Member {
                 name: self.dies.name(m),
                 type_name: self.name_of(m.ty()).to_string(),
-                offset: base + offset,
+                offset: base.saturating_add(offset),
                 size: storage,
                 bit_offset: Some(abs_bit - offset * 8),
                 bit_size: Some(bits),
@@ -431,7 +435,11 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                     )
                     && depth < MAX_DEPTH =>
             {
-                Some(Box::new(self.layout(t, base + location, depth + 1)))
+                Some(Box::new(self.layout(
+                    t,
+                    base.saturating_add(location),
+                    depth + 1,
+                )))
             }
             _ => None,
         };
@@ -440,7 +448,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         Member {
             name: self.dies.name(m),
             type_name: self.name_of(m.ty()).to_string(),
-            offset: base + location,
+            offset: base.saturating_add(location),
             size: type_size.unwrap_or(0),
             bit_offset: None,
             bit_size: None,

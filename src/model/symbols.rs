@@ -58,7 +58,7 @@ impl Symbol<'_> {
     /// End of the bytes the symbol covers in its space; a zero-sized symbol covers one
     /// byte so that it still sits on a line.
     pub fn place_end(&self) -> u64 {
-        self.place + self.size.max(1)
+        self.place.saturating_add(self.size.max(1))
     }
 
     /// Name qualified by its file for local symbols: `file.c:name`.

@@ -68,14 +68,16 @@ pub struct Member<'d> {
 impl Member<'_> {
     /// First bit covered, from the start of the outermost struct.
     pub fn start_bit(&self) -> u64 {
-        self.offset * 8 + self.bit_offset.unwrap_or(0)
+        self.offset
+            .saturating_mul(8)
+            .saturating_add(self.bit_offset.unwrap_or(0))
     }
 
     /// One past the last bit covered.
     pub fn end_bit(&self) -> u64 {
         match self.bit_size {
-            Some(bits) => self.start_bit() + bits,
-            None => (self.offset + self.size) * 8,
+            Some(bits) => self.start_bit().saturating_add(bits),
+            None => self.offset.saturating_add(self.size).saturating_mul(8),
         }
     }
 
