@@ -431,3 +431,46 @@ fn text_line_lists_functions_with_source_lines() {
         ]
     );
 }
+
+#[test]
+fn corrupted_inputs_never_panic_or_hang() {
+    // Deterministic corruptions of old.elf: truncations and byte flips. Every run must
+    // end with 0, 1 or 2, and an error is one line.
+    let data = std::fs::read(testdata("old.elf")).unwrap();
+    let dir = std::env::temp_dir().join(format!("layout-diff-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fz.elf");
+    let p = path.to_str().unwrap().to_string();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for i in 0..24 {
+        let mut b = data.clone();
+        if i % 2 == 0 {
+            b.truncate(64 + (next() as usize) % (data.len() - 64));
+        } else {
+            for _ in 0..8 {
+                let j = 64 + (next() as usize) % (b.len() - 64);
+                b[j] = next() as u8;
+            }
+        }
+        std::fs::write(&path, &b).unwrap();
+        for args in [
+            vec!["show", &p, "--struct", "*"],
+            vec!["show", &p, "--symbol", "*"],
+        ] {
+            let (code, _, err) = run(&args);
+            assert!(
+                matches!(code, 0..=2),
+                "case {i} {args:?}: exit {code}: {err}"
+            );
+            if code == 2 {
+                assert_eq!(err.lines().count(), 1, "case {i}: {err}");
+            }
+        }
+    }
+}
