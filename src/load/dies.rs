@@ -256,14 +256,18 @@ pub(crate) fn read_unit<'d>(
                 top_level: tag == dw::DW_TAG_variable,
                 ..Die::default()
             };
-            for spec in abbrev.attributes() {
+            // Read the wanted attributes; skip each run of unwanted ones in one call.
+            let specs = abbrev.attributes();
+            let mut skip_from = 0;
+            for (k, spec) in specs.iter().enumerate() {
                 if wanted(spec.name(), tag) {
+                    raw.skip_attributes(&specs[skip_from..k])?;
                     let attr = raw.read_attribute_inline(*spec)?;
                     read_attr(dwarf, unit, &mut die, attr)?;
-                } else {
-                    raw.skip_attributes(std::slice::from_ref(spec))?;
+                    skip_from = k + 1;
                 }
             }
+            raw.skip_attributes(&specs[skip_from..])?;
             let i = dies.len() as u32;
             if let Some((_, Some(p), _)) = parent {
                 while last_child.last().is_some_and(|(q, _)| *q > p) {
