@@ -406,6 +406,17 @@ fn pinned_symbols_are_shown_even_unchanged() {
     );
     let (_, v) = diff_json(&["--symbol", "gdt_page"]);
     assert_eq!(v["pinned_symbols"], serde_json::json!(["gdt_page"]));
+    // A function keeps its phase (64-aligned) but is asked for: shown with its run.
+    let (_, out, _) = run(&[
+        &testdata("old.elf"),
+        &testdata("new.elf"),
+        "--symbol",
+        "do_syscall_64",
+    ]);
+    assert!(
+        out.contains("  do_syscall_64  ffffffff81000140 -> ffffffff810001c0  mod 64 0x00 -> 0x00, lines 1 -> 1\n      in a run of 9 moved +0x80"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -80,7 +80,9 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 || hot::HotTypes::new(new),
                 |hot, p| {
                     if p.old.kind == SymbolKind::Function {
-                        placement::function_change(p, line_size, &run_of).map(Change::Function)
+                        let pinned = pinned_sym(p.new.name);
+                        placement::function_change(p, line_size, &run_of, pinned)
+                            .map(Change::Function)
                     } else {
                         let pinned = pinned_sym(p.new.name);
                         placement::data_change(&sides, p, hot, &run_of, pinned)
@@ -173,7 +175,10 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             count_removed(Space::Percpu, false),
         ),
         functions: Counts {
-            changed: functions.len(),
+            changed: functions
+                .iter()
+                .filter(|f| f.severity != Severity::Info)
+                .count(),
             flagged: functions.iter().filter(|f| f.phase.changed()).count(),
             line_offset_changed: functions.iter().filter(|f| f.phase.changed()).count(),
             runs: runs.iter().filter(|r| r.functions).count(),

@@ -279,11 +279,13 @@ fn member_lines(sides: &Sides<'_, '_>, o: &Symbol<'_>, n: &Symbol<'_>) -> Vec<Me
     out
 }
 
-/// The change of a paired function, or `None` when its phase and line count held.
+/// The change of a paired function, or `None` when its phase and line count held and
+/// it is not `pinned` (asked for by name).
 pub fn function_change(
     p: &Paired<'_, '_>,
     line_size: u64,
     runs: &HashMap<OldId<'_>, usize>,
+    pinned: bool,
 ) -> Option<FunctionChange> {
     let (o, n) = (p.old, p.new);
     debug_assert!(o.kind == SymbolKind::Function);
@@ -296,7 +298,8 @@ pub fn function_change(
         old: lines(o),
         new: lines(n),
     };
-    if !phase.changed() && !line_count.changed() {
+    let changed = phase.changed() || line_count.changed();
+    if !changed && !pinned {
         return None;
     }
     Some(FunctionChange {
@@ -321,6 +324,10 @@ pub fn function_change(
         },
         lines: line_count,
         run: runs.get(&old_id(o)).copied(),
-        severity: Severity::Text,
+        severity: if changed {
+            Severity::Text
+        } else {
+            Severity::Info
+        },
     })
 }

@@ -372,17 +372,33 @@ fn function_summary(r: &Report, view: View) -> Vec<String> {
     for run in runs.iter().take(n) {
         out.push(format!("  {}", run_line(run)));
     }
-    if view.limit.is_none() {
-        for c in &r.functions {
-            out.push(function_line(c));
+    let pinned = |c: &&FunctionChange| r.pinned_symbols.iter().any(|p| *p == c.name);
+    let shown: Vec<&FunctionChange> = if view.limit.is_none() {
+        r.functions.iter().collect()
+    } else {
+        r.functions.iter().filter(pinned).collect()
+    };
+    for c in shown {
+        out.push(function_line(c, r.line_size));
+        if let Some(run) = c
+            .run
+            .and_then(|i| r.runs.get(i))
+            .filter(|_| view.limit.is_some())
+        {
+            out.push(format!(
+                "      in a run of {} moved {}: {}",
+                run.count,
+                signed(run.delta),
+                cause(&run.cause)
+            ));
         }
     }
     out
 }
 
-fn function_line(c: &FunctionChange) -> String {
+fn function_line(c: &FunctionChange, line_size: u64) -> String {
     format!(
-        "  {}  {:016x} -> {:016x}  mod 64 {:#04x} -> {:#04x}, lines {} -> {}",
+        "  {}  {:016x} -> {:016x}  mod {line_size} {:#04x} -> {:#04x}, lines {} -> {}",
         c.name, c.address.old, c.address.new, c.phase.old, c.phase.new, c.lines.old, c.lines.new
     )
 }
