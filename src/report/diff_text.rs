@@ -372,7 +372,7 @@ fn function_summary(r: &Report, view: View) -> Vec<String> {
     for run in runs.iter().take(n) {
         out.push(format!("  {}", run_line(run)));
     }
-    let pinned = |c: &&FunctionChange| r.pinned_symbols.iter().any(|p| *p == c.name);
+    let pinned = |c: &&FunctionChange| r.pinned_symbols.contains(&c.name);
     let shown: Vec<&FunctionChange> = if view.limit.is_none() {
         r.functions.iter().collect()
     } else {
