@@ -49,46 +49,32 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     let mut missing = Vec::new();
     if summary_only {
         let s = show::summary(&image);
-        text = if json {
-            json::render(
-                "layout-diff-summary",
-                &header,
-                serde_json::json!({ "summary": s }),
-            )?
-        } else {
+        text += &section(json, "layout-diff-summary", &header, "summary", &s, || {
             show_text::summary(&header, &s)
-        };
+        })?;
     }
-    let mut parts = Vec::new();
     if !args.structs.is_empty() {
         let laid = show::structs(&image, &structs);
         if laid.is_empty() {
             missing.push(format!("no struct matches {}", args.structs.join(", ")));
         }
-        parts.push(if json {
-            json::render(
-                "layout-diff-show",
-                &header,
-                serde_json::json!({ "structs": laid }),
-            )?
-        } else {
+        text += &section(json, "layout-diff-show", &header, "structs", &laid, || {
             show_text::structs(&header, &laid)
-        });
+        })?;
     }
     if !args.symbols.is_empty() {
         let views = show::symbols(&image, &symbols);
         if views.is_empty() {
             missing.push(format!("no symbol matches {}", args.symbols.join(", ")));
         }
-        parts.push(if json {
-            json::render(
-                "layout-diff-symbols",
-                &header,
-                serde_json::json!({ "symbols": views }),
-            )?
-        } else {
-            show_text::symbols(&header, &views)
-        });
+        text += &section(
+            json,
+            "layout-diff-symbols",
+            &header,
+            "symbols",
+            &views,
+            || show_text::symbols(&header, &views),
+        )?;
     }
     if let Some(at) = args.line {
         let space = if args.percpu {
@@ -104,27 +90,35 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         let find = |a: u64| lines.as_ref().and_then(|l| l.find(a));
         let lookup: Option<&show::SourceLookup> = lines.is_some().then_some(&find);
         let view = show::line(&image, space, at, lookup);
-        parts.push(if json {
-            json::render(
-                "layout-diff-line",
-                &header,
-                serde_json::json!({ "line": view }),
-            )?
-        } else {
+        text += &section(json, "layout-diff-line", &header, "line", &view, || {
             show_text::line(&header, &view)
-        });
-    }
-    for p in parts {
-        text.push_str(&p);
-        if json {
-            text.push('\n');
-        }
+        })?;
     }
     Ok(Output {
         text,
         code: if missing.is_empty() { 0 } else { 1 },
         note: (!missing.is_empty()).then(|| missing.join("; ")),
     })
+}
+
+/// One part of `show`'s output: a JSON document `{format, version, header..., key:
+/// value}` on its own lines, or the text `text` renders.
+fn section<T: serde::Serialize>(
+    json: bool,
+    kind: &str,
+    header: &Header,
+    key: &str,
+    value: &T,
+    text: impl FnOnce() -> String,
+) -> Result<String> {
+    if !json {
+        return Ok(text());
+    }
+    let mut body = serde_json::Map::new();
+    body.insert(key.to_string(), serde_json::to_value(value)?);
+    let mut out = json::render(kind, header, body)?;
+    out.push('\n');
+    Ok(out)
 }
 
 /// Reads `--hot FILE`: one name or glob per line; blank lines and `#` comments skipped.
