@@ -6,7 +6,6 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{Listing, json, listing_of, pahole_listings, parse_listing, run, run_env, testdata};
-use serde_json::Value;
 
 fn sorted(mut l: Listing) -> Listing {
     l.holes.sort();
@@ -397,7 +396,6 @@ fn same_name_different_layouts_are_kept_apart() {
             .any(|(s, f)| *s == 12 && f.ends_with("other.c")),
         "{sizes:?}"
     );
-    let _: &Value = &v;
 }
 
 #[test]

@@ -127,20 +127,14 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .collect(),
         None => Vec::new(),
     };
-    let count_added = |space: Space, f: bool| {
-        pairing
-            .added
-            .iter()
-            .filter(|s| s.space == space && (s.kind == SymbolKind::Function) == f)
+    // Symbols of one space and kind (functions or data) in a list.
+    let count = |list: &[&crate::model::Symbol<'_>], space: Space, functions: bool| {
+        list.iter()
+            .filter(|s| s.space == space && (s.kind == SymbolKind::Function) == functions)
             .count()
     };
-    let count_removed = |space: Space, f: bool| {
-        pairing
-            .removed
-            .iter()
-            .filter(|s| s.space == space && (s.kind == SymbolKind::Function) == f)
-            .count()
-    };
+    let count_added = |space, f| count(&pairing.added, space, f);
+    let count_removed = |space, f| count(&pairing.removed, space, f);
     let (structs_added, structs_removed) = structs::added_removed(old, new);
     let summary = Summary {
         structs: Counts {
