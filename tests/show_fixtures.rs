@@ -261,16 +261,21 @@ fn root_user_laid_at_its_address() {
     );
 }
 
-#[test]
-fn percpu_line_lists_its_tenants() {
-    let (code, v) = json(&["show", &testdata("old.elf"), "--line", "11c0", "--percpu"]);
-    assert_eq!(code, 0);
-    let names: Vec<&str> = v["line"]["symbols"]
+/// Names of the symbols in a `show --line` JSON document.
+fn line_symbol_names(v: &serde_json::Value) -> Vec<&str> {
+    v["line"]["symbols"]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| s["name"].as_str().unwrap())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn percpu_line_lists_its_tenants() {
+    let (code, v) = json(&["show", &testdata("old.elf"), "--line", "11c0", "--percpu"]);
+    assert_eq!(code, 0);
+    let names = line_symbol_names(&v);
     assert_eq!(
         names,
         [
@@ -403,12 +408,7 @@ fn text_line_lists_functions_with_source_lines() {
     // Source lines as binutils' addr2line gives them for these addresses.
     let (code, v) = json(&["show", &testdata("old.elf"), "--line", "ffffffff81000040"]);
     assert_eq!(code, 0);
-    let names: Vec<&str> = v["line"]["symbols"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names = line_symbol_names(&v);
     assert_eq!(names, ["mce_timer_fn", "grow_me"]);
     let sources: Vec<(u64, String)> = v["line"]["sources"]
         .as_array()

@@ -34,8 +34,10 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// Flagged severities count towards exit code 1; `Data` and `Struct` changes are
+    /// recorded (JSON, `--all`) but do not by themselves make the report flagged.
     pub fn is_flagged(self) -> bool {
-        !matches!(self, Severity::Info)
+        !matches!(self, Severity::Data | Severity::Struct | Severity::Info)
     }
 }
 

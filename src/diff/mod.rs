@@ -32,10 +32,7 @@ fn counts_for(
 ) -> Counts {
     Counts {
         changed: changes.len(),
-        flagged: changes
-            .iter()
-            .filter(|c| c.severity <= Severity::Straddle)
-            .count(),
+        flagged: changes.iter().filter(|c| c.severity.is_flagged()).count(),
         line_offset_changed: changes
             .iter()
             .filter(|c| c.old.offset_in_line != c.new.offset_in_line)
@@ -142,10 +139,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 .iter()
                 .filter(|s| s.severity != Severity::Info)
                 .count(),
-            flagged: structs
-                .iter()
-                .filter(|s| s.severity == Severity::StructWithInstance)
-                .count(),
+            flagged: structs.iter().filter(|s| s.severity.is_flagged()).count(),
             line_offset_changed: structs
                 .iter()
                 .filter(|s| s.members.iter().any(|m| m.line.changed()))

@@ -84,15 +84,6 @@ impl Member<'_> {
     pub fn is_bitfield(&self) -> bool {
         self.bit_size.is_some()
     }
-
-    /// Display name: the member's name, or `(anonymous union)` style for nested ones.
-    pub fn display_name(&self) -> String {
-        match (self.name, &self.nested) {
-            (Some(n), _) => n.to_string(),
-            (None, Some(n)) => format!("(anonymous {})", n.kind.keyword()),
-            (None, None) => "(anonymous)".to_string(),
-        }
-    }
 }
 
 /// A struct or union definition.
@@ -118,11 +109,6 @@ pub struct StructLayout<'d> {
 }
 
 impl<'d> StructLayout<'d> {
-    /// `struct foo` / `union foo`.
-    pub fn full_name(&self) -> String {
-        format!("{} {}", self.kind.keyword(), self.name)
-    }
-
     /// Members at every nesting level, depth first, with their depth.
     pub fn flat_members(&self) -> Vec<(usize, &Member<'d>)> {
         let mut out = Vec::new();
