@@ -60,6 +60,9 @@ pub struct LaidStruct<'a, 'd> {
     pub bit_holes: &'a [BitHole],
     pub padding: u64,
     pub bit_padding: u64,
+    /// Cache-line groups (`__cacheline_group_begin__G` .. `_end__G`), from offset 0.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<super::Group>,
     #[serde(skip)]
     pub layout: &'a StructLayout<'d>,
 }
@@ -103,6 +106,7 @@ pub fn lay<'a, 'd>(
         bit_holes: &layout.bit_holes,
         padding: layout.padding,
         bit_padding: layout.bit_padding,
+        groups: super::groups(layout, line_size),
         layout,
     }
 }

@@ -71,8 +71,25 @@ pub fn structs(h: &Header, laid: &[LaidStruct<'_, '_>]) -> String {
             let _ = writeln!(out, "/* {f} */");
         }
         out.push_str(&pahole::render(l));
+        groups(&mut out, l);
     }
     out
+}
+
+/// Cache-line groups, after the struct's block (the block itself stays pahole's).
+fn groups(out: &mut String, l: &LaidStruct<'_, '_>) {
+    for g in &l.groups {
+        let _ = writeln!(
+            out,
+            "/* group {}: offset {}, size {}, lines {} (from line {}){} */",
+            g.name,
+            g.offset,
+            g.size,
+            g.lines,
+            g.first_line,
+            if g.line_aligned { ", starts a line" } else { "" }
+        );
+    }
 }
 
 pub fn symbols(h: &Header, views: &[SymbolView<'_, '_>]) -> String {
