@@ -21,6 +21,8 @@ pub enum Severity {
     Straddle,
     /// A struct with a global or per-CPU instance changed layout.
     StructWithInstance,
+    /// A struct's cache-line group grew, touches more lines, gained or lost a member.
+    Group,
     /// A shift run that changes offsets in lines.
     ShiftRun,
     /// Any other placement change of a data object.
@@ -172,6 +174,9 @@ pub struct StructChange {
     pub layout: Vec<MemberChange>,
     /// Global and per-CPU objects of this type (new build, else old).
     pub instances: Vec<String>,
+    /// Cache-line groups that changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<super::groups::GroupChange>,
     pub severity: Severity,
 }
 

@@ -2,6 +2,7 @@
 //! printing; the order of everything in the report is fixed by sorting.
 
 pub mod changes;
+pub mod groups;
 mod hot;
 pub mod pairing;
 mod placement;

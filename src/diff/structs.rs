@@ -201,6 +201,7 @@ pub fn changes(
             Vec::new()
         };
         let (lo, ln) = (lay(o, None, line_size), lay(n, None, line_size));
+        let groups = super::groups::changes(o, n, line_size);
         let same_shape = o.size == n.size
             && o.alignment == n.alignment
             && o.holes == n.holes
@@ -249,6 +250,8 @@ pub fn changes(
             },
             severity: if members.is_empty() && same_shape {
                 Severity::Info
+            } else if instances.is_empty() && groups.iter().any(|g| g.flagged) {
+                Severity::Group
             } else if instances.is_empty() {
                 Severity::Struct
             } else {
@@ -257,6 +260,7 @@ pub fn changes(
             members,
             layout,
             instances,
+            groups,
         });
     }
     out

@@ -353,7 +353,33 @@ fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
             lines.push(format!("      {}", names(&short)));
         }
     }
+    lines.extend(s.groups.iter().map(group_line));
     Block { lines, pinned }
+}
+
+/// One changed cache-line group: `group rx: 20+20 B, 1 line -> 20+76 B, 2 lines, +rx_dropped`.
+fn group_line(g: &crate::diff::groups::GroupChange) -> String {
+    let side = |o: Option<u64>, s: Option<u64>, l: Option<u64>, a: Option<bool>| match (o, s, l) {
+        (Some(o), Some(s), Some(l)) => format!(
+            "{o}+{s} B, {l} line{}{}",
+            if l == 1 { "" } else { "s" },
+            if a == Some(true) { " (starts a line)" } else { "" }
+        ),
+        _ => "(none)".to_string(),
+    };
+    let mut t = format!(
+        "      group {}: {} -> {}",
+        g.name,
+        side(g.offset.old, g.size.old, g.lines.old, g.line_aligned.old),
+        side(g.offset.new, g.size.new, g.lines.new, g.line_aligned.new)
+    );
+    for m in &g.added_members {
+        t += &format!(", +{m}");
+    }
+    for m in &g.removed_members {
+        t += &format!(", -{m}");
+    }
+    t
 }
 
 fn function_summary(r: &Report, view: View) -> Vec<String> {
@@ -461,7 +487,10 @@ pub(crate) fn sections(r: &Report, view: View) -> (Vec<(String, Vec<String>)>, u
     let mut structs: Vec<&StructChange> = r
         .structs
         .iter()
-        .filter(|s| all || pinned_struct(&s.name) || s.severity == Severity::StructWithInstance)
+        .filter(|s| {
+            all || pinned_struct(&s.name)
+                || matches!(s.severity, Severity::StructWithInstance | Severity::Group)
+        })
         .collect();
     // Most members changing line (or added/removed) first: those move hot fields.
     structs.sort_by_key(|s| {

@@ -1,0 +1,147 @@
+//! Cache-line group changes of a struct between two builds: a group that grew, touches
+//! more lines, gained or lost a member, or stopped starting a line.
+
+use serde::Serialize;
+
+use super::changes::Pair;
+use crate::layout::{Group, groups};
+use crate::model::StructLayout;
+
+/// What happened to one group (present in both builds, or in one).
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupChange {
+    pub name: String,
+    pub offset: Pair<Option<u64>>,
+    pub size: Pair<Option<u64>>,
+    pub lines: Pair<Option<u64>>,
+    pub line_aligned: Pair<Option<bool>>,
+    pub added_members: Vec<String>,
+    pub removed_members: Vec<String>,
+    /// Grew, touches more lines, gained or lost a member, lost its line start, or
+    /// appeared or disappeared: worth a reviewer's look.
+    pub flagged: bool,
+}
+
+/// Changed groups of `old` -> `new`, in new order then groups removed in old order.
+pub fn changes(o: &StructLayout<'_>, n: &StructLayout<'_>, line_size: u64) -> Vec<GroupChange> {
+    let (go, gn) = (groups(o, line_size), groups(n, line_size));
+    let find = |gs: &[Group], name: &str| gs.iter().find(|g| g.name == name).cloned();
+    let mut out: Vec<GroupChange> = gn
+        .iter()
+        .filter_map(|g| change(find(&go, &g.name).as_ref(), Some(g)))
+        .collect();
+    out.extend(
+        go.iter()
+            .filter(|g| find(&gn, &g.name).is_none())
+            .filter_map(|g| change(Some(g), None)),
+    );
+    out
+}
+
+fn change(o: Option<&Group>, n: Option<&Group>) -> Option<GroupChange> {
+    let name = n.or(o)?.name.clone();
+    let f = |g: Option<&Group>, v: fn(&Group) -> u64| g.map(v);
+    let members = |g: Option<&Group>| g.map(|g| g.members.clone()).unwrap_or_default();
+    let (mo, mn) = (members(o), members(n));
+    let added_members: Vec<String> = mn.iter().filter(|m| !mo.contains(m)).cloned().collect();
+    let removed_members: Vec<String> = mo.iter().filter(|m| !mn.contains(m)).cloned().collect();
+    let c = GroupChange {
+        name,
+        offset: Pair {
+            old: f(o, |g| g.offset),
+            new: f(n, |g| g.offset),
+        },
+        size: Pair {
+            old: f(o, |g| g.size),
+            new: f(n, |g| g.size),
+        },
+        lines: Pair {
+            old: f(o, |g| g.lines),
+            new: f(n, |g| g.lines),
+        },
+        line_aligned: Pair {
+            old: o.map(|g| g.line_aligned),
+            new: n.map(|g| g.line_aligned),
+        },
+        flagged: false,
+        added_members,
+        removed_members,
+    };
+    let flagged = o.is_none()
+        || n.is_none()
+        || c.size.new > c.size.old
+        || c.lines.new > c.lines.old
+        || !c.added_members.is_empty()
+        || !c.removed_members.is_empty()
+        || c.line_aligned == (Pair { old: Some(true), new: Some(false) });
+    if !flagged && !c.offset.changed() && !c.size.changed() && !c.lines.changed() {
+        return None;
+    }
+    Some(GroupChange { flagged, ..c })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{AggregateKind, Member};
+
+    fn layout(members: &[(&'static str, u64, u64)]) -> StructLayout<'static> {
+        StructLayout {
+            name: "netdev_like",
+            kind: AggregateKind::Struct,
+            decl_file: None,
+            size: 128,
+            alignment: 64,
+            explicit_alignment: None,
+            members: members
+                .iter()
+                .map(|&(name, offset, size)| Member {
+                    name: Some(name),
+                    type_name: "x".into(),
+                    offset,
+                    size,
+                    bit_offset: None,
+                    bit_size: None,
+                    flexible: size == 0,
+                    nested: None,
+                })
+                .collect(),
+            holes: Vec::new(),
+            bit_holes: Vec::new(),
+            padding: 0,
+            bit_padding: 0,
+        }
+    }
+
+    #[test]
+    fn grown_group_and_lost_member() {
+        let o = layout(&[
+            ("__cacheline_group_begin__rx", 20, 0),
+            ("rx_packets", 24, 8),
+            ("__cacheline_group_end__rx", 32, 0),
+            ("__cacheline_group_begin__same", 32, 0),
+            ("a", 32, 8),
+            ("__cacheline_group_end__same", 40, 0),
+        ]);
+        let n = layout(&[
+            ("__cacheline_group_begin__rx", 20, 0),
+            ("rx_dropped", 24, 56),
+            ("__cacheline_group_end__rx", 80, 0),
+            ("__cacheline_group_begin__same", 80, 0),
+            ("a", 80, 8),
+            ("__cacheline_group_end__same", 88, 0),
+        ]);
+        let c = changes(&o, &n, 64);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].name, "rx");
+        assert_eq!((c[0].size.old, c[0].size.new), (Some(12), Some(60)));
+        assert_eq!((c[0].lines.old, c[0].lines.new), (Some(1), Some(2)));
+        assert_eq!(c[0].added_members, ["rx_dropped"]);
+        assert_eq!(c[0].removed_members, ["rx_packets"]);
+        assert!(c[0].flagged);
+        // Moved but same size, lines and members: recorded, not flagged.
+        assert_eq!(c[1].name, "same");
+        assert!(!c[1].flagged);
+        assert!(changes(&o, &o, 64).is_empty());
+    }
+}
