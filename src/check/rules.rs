@@ -1,0 +1,316 @@
+//! The rules file of `layout-diff check`: TOML tables `[struct.NAME]`,
+//! `[symbol.NAME]`, `[function.NAME]` and `[group."STRUCT.GROUP"]` (NAME may be a
+//! glob). Parsing is strict so that a typo never silently disables a rule: an unknown
+//! table or key, or a value of the wrong type, is an error naming the file, the line
+//! and the key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Limits on a struct's layout (laid at offset 0, as pahole shows it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StructRule {
+    pub max_size: Option<u64>,
+    pub max_cachelines: Option<u64>,
+    /// Bytes the struct may grow by against OLD (needs `check OLD NEW`).
+    pub max_growth: Option<u64>,
+    /// Bytes of holes.
+    pub max_holes: Option<u64>,
+    /// Members that must start a line.
+    #[serde(default)]
+    pub line_start: Vec<String>,
+    /// Sets of members of which no two may share a line.
+    #[serde(default)]
+    pub separate: Vec<Vec<String>>,
+    /// Sets of members that must all share one line.
+    #[serde(default)]
+    pub together: Vec<Vec<String>>,
+    pub why: Option<String>,
+}
+
+/// Placement of a data or per-CPU object.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SymbolRule {
+    /// The object starts at a multiple of this many bytes (64: it starts a line).
+    pub aligned: Option<u64>,
+    /// No other object on any of its lines.
+    pub alone: Option<bool>,
+    /// Objects (names or globs) that must not share any of its lines.
+    #[serde(default)]
+    pub not_with: Vec<String>,
+    pub max_lines: Option<u64>,
+    pub why: Option<String>,
+}
+
+/// Placement of a function.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionRule {
+    /// Start address modulo this is 0.
+    pub align: Option<u64>,
+    pub why: Option<String>,
+}
+
+/// Limits on a cache-line group (`__cacheline_group_begin__G` .. `_end__G`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupRule {
+    pub max_size: Option<u64>,
+    pub max_lines: Option<u64>,
+    /// The group starts a line.
+    pub aligned: Option<bool>,
+    pub why: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default, rename = "struct")]
+    structs: BTreeMap<String, StructRule>,
+    #[serde(default, rename = "symbol")]
+    symbols: BTreeMap<String, SymbolRule>,
+    #[serde(default, rename = "function")]
+    functions: BTreeMap<String, FunctionRule>,
+    #[serde(default, rename = "group")]
+    groups: BTreeMap<String, GroupRule>,
+}
+
+/// A rule with the name or glob it applies to and the line of its table header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Named<T> {
+    pub pattern: String,
+    pub line: usize,
+    pub rule: T,
+}
+
+/// A parsed rules file, each kind sorted by pattern.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Rules {
+    pub path: PathBuf,
+    pub structs: Vec<Named<StructRule>>,
+    pub symbols: Vec<Named<SymbolRule>>,
+    pub functions: Vec<Named<FunctionRule>>,
+    /// Pattern `STRUCT.GROUP`.
+    pub groups: Vec<Named<GroupRule>>,
+}
+
+impl Rules {
+    /// Struct name patterns the rules need loaded (struct and group rules).
+    pub fn struct_patterns(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.structs.iter().map(|r| r.pattern.clone()).collect();
+        v.extend(self.groups.iter().map(|g| split_group(&g.pattern).0.to_string()));
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    pub fn needs_old(&self) -> bool {
+        self.structs.iter().any(|r| r.rule.max_growth.is_some())
+    }
+}
+
+/// `STRUCT.GROUP` -> (STRUCT, GROUP); a name without a dot is all struct.
+pub fn split_group(pattern: &str) -> (&str, &str) {
+    pattern.split_once('.').unwrap_or((pattern, ""))
+}
+
+/// A rules file that cannot be used: `FILE:LINE: key `K`: problem`.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct RulesError {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// Reads and parses a rules file.
+pub fn load(path: &Path) -> Result<Rules, RulesError> {
+    let text = std::fs::read_to_string(path).map_err(|e| RulesError {
+        path: path.to_path_buf(),
+        line: None,
+        message: format!("cannot read rules file: {e}"),
+    })?;
+    parse(path, &text)
+}
+
+/// Parses rules from `text` (read from `path`, named in errors).
+pub fn parse(path: &Path, text: &str) -> Result<Rules, RulesError> {
+    let err = |line: Option<usize>, message: String| RulesError {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let file: File = toml::from_str(text).map_err(|e| {
+        let at = e.span().map(|s| s.start).unwrap_or(0);
+        let line = text[..at.min(text.len())].matches('\n').count() + 1;
+        let key = key_at(text, at);
+        let message = e.message().trim().to_string();
+        let message = match key {
+            Some(k) if !message.contains(&format!("`{k}`")) => format!("key `{k}`: {message}"),
+            _ => message,
+        };
+        err(Some(line), message)
+    })?;
+    let rules = Rules {
+        path: path.to_path_buf(),
+        structs: named(text, "struct", file.structs),
+        symbols: named(text, "symbol", file.symbols),
+        functions: named(text, "function", file.functions),
+        groups: named(text, "group", file.groups),
+    };
+    validate(&rules).map_err(|(line, m)| err(Some(line), m))?;
+    Ok(rules)
+}
+
+fn named<T>(text: &str, kind: &str, m: BTreeMap<String, T>) -> Vec<Named<T>> {
+    m.into_iter()
+        .map(|(pattern, rule)| Named {
+            line: header_line(text, kind, &pattern),
+            pattern,
+            rule,
+        })
+        .collect()
+}
+
+/// Checks values that TOML's types cannot: globs, non-zero alignments, pairs.
+fn validate(r: &Rules) -> Result<(), (usize, String)> {
+    let glob = |line: usize, p: &str| {
+        globset::Glob::new(p)
+            .map(drop)
+            .map_err(|e| (line, format!("bad name or glob `{p}`: {e}")))
+    };
+    let nonzero = |line: usize, key: &str, v: Option<u64>| match v {
+        Some(0) => Err((line, format!("key `{key}`: must be at least 1"))),
+        _ => Ok(()),
+    };
+    for s in &r.structs {
+        glob(s.line, &s.pattern)?;
+        for (key, sets) in [("separate", &s.rule.separate), ("together", &s.rule.together)] {
+            if sets.iter().any(|set| set.len() < 2) {
+                return Err((s.line, format!("key `{key}`: each list needs two or more members")));
+            }
+        }
+    }
+    for s in &r.symbols {
+        glob(s.line, &s.pattern)?;
+        nonzero(s.line, "aligned", s.rule.aligned)?;
+        for p in &s.rule.not_with {
+            glob(s.line, p)?;
+        }
+    }
+    for f in &r.functions {
+        glob(f.line, &f.pattern)?;
+        nonzero(f.line, "align", f.rule.align)?;
+    }
+    for g in &r.groups {
+        let (s, name) = split_group(&g.pattern);
+        if name.is_empty() {
+            return Err((g.line, format!("group `{}`: write it as \"STRUCT.GROUP\"", g.pattern)));
+        }
+        glob(g.line, s)?;
+        glob(g.line, name)?;
+    }
+    Ok(())
+}
+
+/// The key of the `key = value` line holding byte `at`, if that line has one.
+fn key_at(text: &str, at: usize) -> Option<String> {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let (key, _) = text[start..end].split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    (!key.is_empty() && !key.starts_with('[')).then(|| key.to_string())
+}
+
+/// Line of the `[kind.name]` header (1-based), or 0 when written some other way.
+fn header_line(text: &str, kind: &str, name: &str) -> usize {
+    let forms = [format!("[{kind}.{name}]"), format!("[{kind}.\"{name}\"]")];
+    text.lines()
+        .position(|l| {
+            let l: String = l.chars().filter(|c| !c.is_whitespace()).collect();
+            forms.iter().any(|f| l.starts_with(f.as_str()))
+        })
+        .map_or(0, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<Rules, String> {
+        parse(Path::new("r.toml"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_table_and_key() {
+        let r = p(r#"
+[struct.user_struct]
+max_size = 192
+max_cachelines = 3
+max_growth = 0
+max_holes = 8
+line_start = ["__count"]
+separate = [["__count", "sigpending"]]
+together = [["uid", "locked_vm"]]
+why = "hot refcount"
+
+[symbol.root_user]
+aligned = 64
+alone = true
+not_with = ["init_*"]
+max_lines = 2
+
+[function.hot_path]
+align = 64
+
+[group."netdev_like.rx"]
+max_size = 64
+max_lines = 1
+aligned = true
+"#)
+        .unwrap();
+        assert_eq!(r.structs.len(), 1);
+        assert_eq!(r.structs[0].line, 2);
+        assert_eq!(r.structs[0].rule.separate, [["__count", "sigpending"]]);
+        assert_eq!(r.structs[0].rule.why.as_deref(), Some("hot refcount"));
+        assert_eq!(r.symbols[0].line, 12);
+        assert_eq!(r.symbols[0].rule.aligned, Some(64));
+        assert_eq!(r.functions[0].rule.align, Some(64));
+        assert_eq!(r.groups[0].pattern, "netdev_like.rx");
+        assert_eq!(r.groups[0].line, 21);
+        assert_eq!(r.struct_patterns(), ["netdev_like", "user_struct"]);
+        assert!(r.needs_old());
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let e = p("[symbol.root_user]\naligned = 64\nallone = true\n").unwrap_err();
+        assert!(e.starts_with("r.toml:3: "), "{e}");
+        assert!(e.contains("`allone`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_names_file_line_and_key() {
+        let e = p("[struct.mce]\n\nmax_size = \"120\"\n").unwrap_err();
+        assert!(e.starts_with("r.toml:3: key `max_size`: "), "{e}");
+        assert!(e.contains("invalid type"), "{e}");
+    }
+
+    #[test]
+    fn unknown_table_and_bad_values() {
+        let e = p("[structs.mce]\nmax_size = 1\n").unwrap_err();
+        assert!(e.starts_with("r.toml:1: "), "{e}");
+        assert!(e.contains("`structs`"), "{e}");
+        let e = p("[function.f]\nalign = 0\n").unwrap_err();
+        assert_eq!(e, "r.toml:1: key `align`: must be at least 1");
+        let e = p("[group.rx]\nmax_size = 1\n").unwrap_err();
+        assert_eq!(e, "r.toml:1: group `rx`: write it as \"STRUCT.GROUP\"");
+        let e = p("[struct.s]\nseparate = [[\"a\"]]\n").unwrap_err();
+        assert_eq!(e, "r.toml:1: key `separate`: each list needs two or more members");
+    }
+}
