@@ -29,7 +29,7 @@ impl Cli {
 /// Inserts `diff` when the first argument is not a subcommand or a top-level flag.
 pub fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let first = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
-    let known = ["show", "diff", "help"];
+    let known = ["show", "diff", "check", "help"];
     if args.len() > 1 && !known.contains(&first) && !first.starts_with('-') {
         args.insert(1, "diff".into());
     }
@@ -42,6 +42,20 @@ pub enum Command {
     Show(ShowArgs),
     /// What layout changed between two builds (the default command).
     Diff(DiffArgs),
+    /// Evaluate a rules file on a build (IMAGE), or on NEW with growth against OLD.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The rules file (TOML: [struct.NAME], [symbol.NAME], [function.NAME], [group."STRUCT.GROUP"]).
+    #[arg(long, value_name = "FILE", required = true)]
+    pub rules: PathBuf,
+    /// IMAGE, or OLD NEW (growth rules compare NEW with OLD).
+    #[arg(required = true, num_args = 1..=2, value_name = "IMAGE | OLD NEW")]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Show(args) => run::show(&args),
         Command::Diff(args) => run::diff(&args),
+        Command::Check(args) => run::check(&args),
     };
     match outcome {
         Ok(out) => {

@@ -3,11 +3,13 @@
 
 use anyhow::{Context, Result};
 
-use crate::cli::{DiffArgs, ShowArgs};
+use crate::cli::{CheckArgs, DiffArgs, ShowArgs};
 use crate::diff::DiffOptions;
 use crate::load::{InputFile, LoadOptions, StructFilter};
 use crate::model::Space;
-use crate::report::{Format, diff_markdown, diff_text, json, show_text};
+use crate::report::{
+    Format, check_markdown, check_text, diff_markdown, diff_text, json, show_text,
+};
 use crate::show::{self, Header};
 
 /// What the binary prints and the exit code it ends with.
@@ -217,6 +219,69 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     Ok(Output {
         text,
         code: if report.flagged > 0 { 1 } else { 0 },
+        note: None,
+    })
+}
+
+/// `layout-diff check --rules FILE IMAGE` or `... OLD NEW`: loads only the structs the
+/// rules name (and symbols, which the ELF gives), evaluates, renders.
+pub fn check(args: &CheckArgs) -> Result<Output> {
+    let rules = crate::check::rules::load(&args.rules)?;
+    let (old_path, new_path) = match args.files.as_slice() {
+        [image] => (None, image),
+        [old, new] => (Some(old), new),
+        _ => anyhow::bail!("check takes IMAGE or OLD NEW"),
+    };
+    if old_path.is_none() && rules.needs_old() {
+        let line = rules
+            .structs
+            .iter()
+            .find(|r| r.rule.max_growth.is_some())
+            .map_or(0, |r| r.line);
+        anyhow::bail!(
+            "{}:{line}: key `max_growth` needs the old build: check --rules FILE OLD NEW",
+            args.rules.display()
+        );
+    }
+    let patterns = rules.struct_patterns();
+    let options = LoadOptions {
+        line_size: args.common.line_size,
+        dwarf: !patterns.is_empty(),
+        structs: if patterns.is_empty() {
+            StructFilter::None
+        } else {
+            StructFilter::Matching(show::globs(&patterns).context("bad struct name in rules")?)
+        },
+        variables: false,
+    };
+    let new_file = InputFile::open(new_path)?;
+    let old_file = old_path.map(|p| InputFile::open(p)).transpose()?;
+    let (new, old) = rayon::join(
+        || new_file.load(&options),
+        || old_file.as_ref().map(|f| f.load(&options)).transpose(),
+    );
+    let (new, old) = (new?, old?);
+    for img in std::iter::once(&new).chain(old.as_ref()) {
+        if options.dwarf && !img.has_debug_info {
+            return Err(crate::Error::NoDebugInfo {
+                path: img.path.clone(),
+            }
+            .into());
+        }
+    }
+    let report = crate::check::eval::check(&rules, &new, old.as_ref());
+    let text = match args.common.format {
+        Format::Text => check_text::render(&report),
+        Format::Markdown => check_markdown::render(&report),
+        Format::Json => {
+            let mut s = json::document("layout-diff-check", &report)?;
+            s.push('\n');
+            s
+        }
+    };
+    Ok(Output {
+        text,
+        code: if report.failed > 0 { 1 } else { 0 },
         note: None,
     })
 }

@@ -1,1 +1,735 @@
-//! placeholder
+//! Evaluates a rules file against one build (and, for growth rules, the build before
+//! it): each rule becomes a typed outcome with the value measured and, when it fails,
+//! the members or objects at fault and their lines. Pure: no I/O, no printing.
+
+use globset::GlobMatcher;
+use serde::Serialize;
+
+use super::rules::{FunctionRule, GroupRule, Named, Rules, StructRule, SymbolRule, split_group};
+use crate::layout::{SpaceIndex, groups, lay, place};
+use crate::model::{Image, Member, Space, StructLayout, Symbol, SymbolKind};
+use crate::show::Header;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Table {
+    Struct,
+    Symbol,
+    Function,
+    Group,
+}
+
+/// What the positions in an outcome are: addresses, per-CPU offsets, or offsets
+/// from the start of a struct.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Positions {
+    Address,
+    PercpuOffset,
+    StructOffset,
+}
+
+/// The value a rule measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Measured {
+    /// Nothing in the build matches the rule's name.
+    NotFound,
+    /// A growth rule run on one build.
+    NeedsOld,
+    Bytes {
+        value: u64,
+    },
+    Lines {
+        value: u64,
+    },
+    /// Size in OLD (`None`: not in OLD) and NEW.
+    Growth {
+        old: Option<u64>,
+        new: u64,
+    },
+    /// `value mod modulo = remainder`.
+    Modulo {
+        value: u64,
+        modulo: u64,
+        remainder: u64,
+    },
+    /// Number of other objects on its lines.
+    Neighbours {
+        count: usize,
+    },
+    /// Lines (starts) two or more members have in common; `together`: the shared line.
+    SharedLines {
+        lines: Vec<u64>,
+    },
+}
+
+/// A member, hole or object at fault, with the lines (starts) where it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Offender {
+    pub name: String,
+    pub offset: u64,
+    pub size: u64,
+    pub lines: Vec<u64>,
+}
+
+/// One rule applied to one matching struct, object, function or group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    pub table: Table,
+    /// The name or glob of the rule's table.
+    pub pattern: String,
+    /// What it matched (`None` when nothing did).
+    pub target: Option<String>,
+    /// Line of the rule's table header in the rules file.
+    pub rule_line: usize,
+    pub key: &'static str,
+    /// The rule's value as written in the file.
+    pub expected: String,
+    pub measured: Measured,
+    pub pass: bool,
+    pub positions: Positions,
+    pub line_size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    pub offenders: Vec<Offender>,
+}
+
+/// Every outcome, in rules-file order (kind, then pattern, then target, then key).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub rules: String,
+    pub image: Header,
+    pub old: Option<Header>,
+    pub passed: usize,
+    pub failed: usize,
+    pub outcomes: Vec<Outcome>,
+}
+
+/// Evaluates `rules` on `new`; growth rules compare with `old` when given.
+pub fn check(rules: &Rules, new: &Image<'_>, old: Option<&Image<'_>>) -> CheckReport {
+    let mut out = Vec::new();
+    for r in &rules.structs {
+        structs(&mut out, r, new, old);
+    }
+    for r in &rules.symbols {
+        symbol(&mut out, r, new);
+    }
+    for r in &rules.functions {
+        function(&mut out, r, new);
+    }
+    for r in &rules.groups {
+        group(&mut out, r, new);
+    }
+    let failed = out.iter().filter(|o| !o.pass).count();
+    CheckReport {
+        rules: rules.path.display().to_string(),
+        image: Header::of(new),
+        old: old.map(Header::of),
+        passed: out.len() - failed,
+        failed,
+        outcomes: out,
+    }
+}
+
+fn matcher(pattern: &str) -> GlobMatcher {
+    // Validated when the rules were parsed; a glob that fails here matches literally.
+    globset::Glob::new(pattern)
+        .or_else(|_| globset::Glob::new(&globset::escape(pattern)))
+        .map(|g| g.compile_matcher())
+        .unwrap_or_else(|_| {
+            globset::Glob::new("")
+                .expect("empty glob")
+                .compile_matcher()
+        })
+}
+
+/// Builds outcomes for one rule table and one target.
+struct Ctx<'r, R> {
+    table: Table,
+    rule: &'r Named<R>,
+    why: &'r Option<String>,
+    target: Option<String>,
+    positions: Positions,
+    line_size: u64,
+}
+
+impl<R> Ctx<'_, R> {
+    fn outcome(
+        &self,
+        key: &'static str,
+        expected: String,
+        measured: Measured,
+        pass: bool,
+        offenders: Vec<Offender>,
+    ) -> Outcome {
+        Outcome {
+            table: self.table,
+            pattern: self.rule.pattern.clone(),
+            target: self.target.clone(),
+            rule_line: self.rule.line,
+            key,
+            expected,
+            measured,
+            pass,
+            positions: self.positions,
+            line_size: self.line_size,
+            why: if pass { None } else { self.why.clone() },
+            offenders,
+        }
+    }
+
+    /// One failing outcome per key: the rule names nothing in this build.
+    fn not_found(&self, keys: Vec<(&'static str, String)>) -> Vec<Outcome> {
+        keys.into_iter()
+            .map(|(k, e)| self.outcome(k, e, Measured::NotFound, false, Vec::new()))
+            .collect()
+    }
+}
+
+fn list(v: &[String]) -> String {
+    format!("{v:?}")
+}
+
+fn struct_keys(r: &StructRule) -> Vec<(&'static str, String)> {
+    let mut k = Vec::new();
+    let num = |k: &mut Vec<_>, key, v: Option<u64>| {
+        if let Some(v) = v {
+            k.push((key, v.to_string()));
+        }
+    };
+    num(&mut k, "max_size", r.max_size);
+    num(&mut k, "max_cachelines", r.max_cachelines);
+    num(&mut k, "max_growth", r.max_growth);
+    num(&mut k, "max_holes", r.max_holes);
+    k.extend(
+        r.line_start
+            .iter()
+            .map(|m| ("line_start", format!("{m:?}"))),
+    );
+    k.extend(r.separate.iter().map(|s| ("separate", list(s))));
+    k.extend(r.together.iter().map(|s| ("together", list(s))));
+    k
+}
+
+/// Lines (indices from offset 0 of the struct) a member covers.
+fn member_lines(m: &Member<'_>, line_size: u64) -> (u64, u64) {
+    let end = m.offset.saturating_add(m.size.max(1)) - 1;
+    (m.offset / line_size, end / line_size)
+}
+
+fn find_member<'a, 'd>(s: &'a StructLayout<'d>, name: &str) -> Option<&'a Member<'d>> {
+    s.flat_members()
+        .into_iter()
+        .map(|(_, m)| m)
+        .find(|m| m.name == Some(name))
+}
+
+fn member_offender(m: &Member<'_>, lines: Vec<u64>) -> Offender {
+    Offender {
+        name: m.name.unwrap_or("").to_string(),
+        offset: m.offset,
+        size: m.size,
+        lines,
+    }
+}
+
+fn structs(
+    out: &mut Vec<Outcome>,
+    r: &Named<StructRule>,
+    new: &Image<'_>,
+    old: Option<&Image<'_>>,
+) {
+    let ls = new.line_size;
+    let m = matcher(&r.pattern);
+    let mut ctx = Ctx {
+        table: Table::Struct,
+        rule: r,
+        why: &r.rule.why,
+        target: None,
+        positions: Positions::StructOffset,
+        line_size: ls,
+    };
+    let found: Vec<&StructLayout<'_>> = new.structs.iter().filter(|s| m.is_match(s.name)).collect();
+    if found.is_empty() {
+        out.extend(ctx.not_found(struct_keys(&r.rule)));
+        return;
+    }
+    let rule = &r.rule;
+    for s in found {
+        ctx.target = Some(s.name.to_string());
+        let laid = lay(s, None, ls);
+        if let Some(max) = rule.max_size {
+            let measured = Measured::Bytes { value: s.size };
+            out.push(ctx.outcome(
+                "max_size",
+                max.to_string(),
+                measured,
+                s.size <= max,
+                Vec::new(),
+            ));
+        }
+        if let Some(max) = rule.max_cachelines {
+            let v = laid.cachelines;
+            out.push(ctx.outcome(
+                "max_cachelines",
+                max.to_string(),
+                Measured::Lines { value: v },
+                v <= max,
+                Vec::new(),
+            ));
+        }
+        if let Some(max) = rule.max_growth {
+            out.push(growth(&ctx, s, old, max));
+        }
+        if let Some(max) = rule.max_holes {
+            let v = s.sum_holes();
+            let offenders = if v > max {
+                s.holes
+                    .iter()
+                    .map(|h| Offender {
+                        name: "(hole)".into(),
+                        offset: h.offset,
+                        size: h.size,
+                        lines: vec![h.offset / ls * ls],
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            out.push(ctx.outcome(
+                "max_holes",
+                max.to_string(),
+                Measured::Bytes { value: v },
+                v <= max,
+                offenders,
+            ));
+        }
+        for name in &rule.line_start {
+            let expected = format!("{name:?}");
+            match find_member(s, name) {
+                None => out.push(ctx.outcome(
+                    "line_start",
+                    expected,
+                    Measured::NotFound,
+                    false,
+                    Vec::new(),
+                )),
+                Some(mem) => {
+                    let rem = mem.offset % ls;
+                    let measured = Measured::Modulo {
+                        value: mem.offset,
+                        modulo: ls,
+                        remainder: rem,
+                    };
+                    let offenders = if rem == 0 {
+                        Vec::new()
+                    } else {
+                        vec![member_offender(mem, vec![mem.offset / ls * ls])]
+                    };
+                    out.push(ctx.outcome("line_start", expected, measured, rem == 0, offenders));
+                }
+            }
+        }
+        for set in &rule.separate {
+            out.push(separate(&ctx, s, set));
+        }
+        for set in &rule.together {
+            out.push(together(&ctx, s, set));
+        }
+    }
+}
+
+fn growth(
+    ctx: &Ctx<'_, StructRule>,
+    s: &StructLayout<'_>,
+    old: Option<&Image<'_>>,
+    max: u64,
+) -> Outcome {
+    let Some(old) = old else {
+        return ctx.outcome(
+            "max_growth",
+            max.to_string(),
+            Measured::NeedsOld,
+            false,
+            Vec::new(),
+        );
+    };
+    let before = old
+        .structs
+        .iter()
+        .filter(|o| o.name == s.name)
+        .max_by_key(|o| o.decl_file == s.decl_file)
+        .map(|o| o.size);
+    let pass = s.size <= before.unwrap_or(0).saturating_add(max);
+    ctx.outcome(
+        "max_growth",
+        max.to_string(),
+        Measured::Growth {
+            old: before,
+            new: s.size,
+        },
+        pass,
+        Vec::new(),
+    )
+}
+
+/// Resolves the members of a `separate`/`together` set; missing names fail the rule.
+fn resolve<'a, 'd>(
+    s: &'a StructLayout<'d>,
+    set: &[String],
+) -> Result<Vec<&'a Member<'d>>, Vec<Offender>> {
+    let found: Vec<Option<&Member<'d>>> = set.iter().map(|n| find_member(s, n)).collect();
+    if found.iter().all(Option::is_some) {
+        return Ok(found.into_iter().flatten().collect());
+    }
+    Err(set
+        .iter()
+        .zip(&found)
+        .filter(|(_, f)| f.is_none())
+        .map(|(n, _)| Offender {
+            name: n.clone(),
+            offset: 0,
+            size: 0,
+            lines: Vec::new(),
+        })
+        .collect())
+}
+
+fn separate(ctx: &Ctx<'_, StructRule>, s: &StructLayout<'_>, set: &[String]) -> Outcome {
+    let ls = ctx.line_size;
+    let members = match resolve(s, set) {
+        Ok(m) => m,
+        Err(missing) => {
+            return ctx.outcome("separate", list(set), Measured::NotFound, false, missing);
+        }
+    };
+    let mut shared: Vec<u64> = Vec::new();
+    let mut offenders: Vec<Offender> = Vec::new();
+    for (i, a) in members.iter().enumerate() {
+        for b in &members[i + 1..] {
+            let (a0, a1) = member_lines(a, ls);
+            let (b0, b1) = member_lines(b, ls);
+            let (lo, hi) = (a0.max(b0), a1.min(b1));
+            if lo > hi {
+                continue;
+            }
+            let lines: Vec<u64> = (lo..=hi).map(|l| l * ls).collect();
+            shared.extend(&lines);
+            for m in [a, b] {
+                if !offenders.iter().any(|o| Some(o.name.as_str()) == m.name) {
+                    offenders.push(member_offender(m, lines.clone()));
+                }
+            }
+        }
+    }
+    shared.sort_unstable();
+    shared.dedup();
+    let pass = shared.is_empty();
+    ctx.outcome(
+        "separate",
+        list(set),
+        Measured::SharedLines { lines: shared },
+        pass,
+        offenders,
+    )
+}
+
+fn together(ctx: &Ctx<'_, StructRule>, s: &StructLayout<'_>, set: &[String]) -> Outcome {
+    let ls = ctx.line_size;
+    let members = match resolve(s, set) {
+        Ok(m) => m,
+        Err(missing) => {
+            return ctx.outcome("together", list(set), Measured::NotFound, false, missing);
+        }
+    };
+    let lo = members
+        .iter()
+        .map(|m| member_lines(m, ls).0)
+        .max()
+        .unwrap_or(0);
+    let hi = members
+        .iter()
+        .map(|m| member_lines(m, ls).1)
+        .min()
+        .unwrap_or(0);
+    let shared: Vec<u64> = if lo <= hi {
+        (lo..=hi).map(|l| l * ls).collect()
+    } else {
+        Vec::new()
+    };
+    let pass = !shared.is_empty();
+    let offenders = if pass {
+        Vec::new()
+    } else {
+        members
+            .iter()
+            .map(|m| {
+                let (a, b) = member_lines(m, ls);
+                member_offender(m, (a..=b).map(|l| l * ls).collect())
+            })
+            .collect()
+    };
+    ctx.outcome(
+        "together",
+        list(set),
+        Measured::SharedLines { lines: shared },
+        pass,
+        offenders,
+    )
+}
+
+fn symbol_keys(r: &SymbolRule) -> Vec<(&'static str, String)> {
+    let mut k = Vec::new();
+    if let Some(a) = r.aligned {
+        k.push(("aligned", a.to_string()));
+    }
+    if let Some(a) = r.alone {
+        k.push(("alone", a.to_string()));
+    }
+    if !r.not_with.is_empty() {
+        k.push(("not_with", list(&r.not_with)));
+    }
+    if let Some(m) = r.max_lines {
+        k.push(("max_lines", m.to_string()));
+    }
+    k
+}
+
+fn positions(space: Space) -> Positions {
+    match space {
+        Space::Global => Positions::Address,
+        Space::Percpu => Positions::PercpuOffset,
+    }
+}
+
+/// The other objects on `s`'s lines, each with the line starts it shares.
+fn neighbours(index: &SpaceIndex<'_, '_>, s: &Symbol<'_>, ls: u64) -> Vec<Offender> {
+    let mut out: Vec<Offender> = Vec::new();
+    for t in index.co_tenants(s, ls) {
+        for o in t.symbols {
+            let name = o.qualified_name();
+            match out
+                .iter_mut()
+                .find(|x| x.name == name && x.offset == o.place)
+            {
+                Some(x) => x.lines.push(t.start),
+                None => out.push(Offender {
+                    name,
+                    offset: o.place,
+                    size: o.size,
+                    lines: vec![t.start],
+                }),
+            }
+        }
+    }
+    out
+}
+
+fn symbol(out: &mut Vec<Outcome>, r: &Named<SymbolRule>, image: &Image<'_>) {
+    let ls = image.line_size;
+    let m = matcher(&r.pattern);
+    let mut ctx = Ctx {
+        table: Table::Symbol,
+        rule: r,
+        why: &r.rule.why,
+        target: None,
+        positions: Positions::Address,
+        line_size: ls,
+    };
+    let found: Vec<&Symbol<'_>> = image
+        .symbols
+        .iter()
+        .filter(|s| s.kind != SymbolKind::Function && m.is_match(s.name))
+        .collect();
+    if found.is_empty() {
+        out.extend(ctx.not_found(symbol_keys(&r.rule)));
+        return;
+    }
+    let global = SpaceIndex::data(&image.symbols, Space::Global);
+    let percpu = SpaceIndex::data(&image.symbols, Space::Percpu);
+    let not_with: Vec<GlobMatcher> = r.rule.not_with.iter().map(|p| matcher(p)).collect();
+    for s in found {
+        ctx.target = Some(s.qualified_name());
+        ctx.positions = positions(s.space);
+        let index = if s.space == Space::Percpu {
+            &percpu
+        } else {
+            &global
+        };
+        let others = neighbours(index, s, ls);
+        if let Some(n) = r.rule.aligned {
+            let rem = s.place % n;
+            let first_line = s.place / ls * ls;
+            let on_first: Vec<Offender> = if rem == 0 {
+                Vec::new()
+            } else {
+                others
+                    .iter()
+                    .filter(|o| o.lines.contains(&first_line))
+                    .cloned()
+                    .collect()
+            };
+            let measured = Measured::Modulo {
+                value: s.place,
+                modulo: n,
+                remainder: rem,
+            };
+            out.push(ctx.outcome("aligned", n.to_string(), measured, rem == 0, on_first));
+        }
+        if let Some(alone) = r.rule.alone {
+            let pass = !alone || others.is_empty();
+            let measured = Measured::Neighbours {
+                count: others.len(),
+            };
+            let offenders = if pass { Vec::new() } else { others.clone() };
+            out.push(ctx.outcome("alone", alone.to_string(), measured, pass, offenders));
+        }
+        if !not_with.is_empty() {
+            let bad: Vec<Offender> = others
+                .iter()
+                .filter(|o| {
+                    let bare = o.name.rsplit(':').next().unwrap_or(&o.name);
+                    not_with
+                        .iter()
+                        .any(|g| g.is_match(&o.name) || g.is_match(bare))
+                })
+                .cloned()
+                .collect();
+            let measured = Measured::Neighbours { count: bad.len() };
+            out.push(ctx.outcome(
+                "not_with",
+                list(&r.rule.not_with),
+                measured,
+                bad.is_empty(),
+                bad,
+            ));
+        }
+        if let Some(max) = r.rule.max_lines {
+            let p = place(s.place, s.size, ls);
+            out.push(ctx.outcome(
+                "max_lines",
+                max.to_string(),
+                Measured::Lines { value: p.lines },
+                p.lines <= max,
+                Vec::new(),
+            ));
+        }
+    }
+}
+
+fn function(out: &mut Vec<Outcome>, r: &Named<FunctionRule>, image: &Image<'_>) {
+    let m = matcher(&r.pattern);
+    let mut ctx = Ctx {
+        table: Table::Function,
+        rule: r,
+        why: &r.rule.why,
+        target: None,
+        positions: Positions::Address,
+        line_size: image.line_size,
+    };
+    let keys: Vec<(&'static str, String)> = r
+        .rule
+        .align
+        .map(|a| ("align", a.to_string()))
+        .into_iter()
+        .collect();
+    let found: Vec<&Symbol<'_>> = image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Function && m.is_match(s.name))
+        .collect();
+    if found.is_empty() {
+        out.extend(ctx.not_found(keys));
+        return;
+    }
+    for s in found {
+        ctx.target = Some(s.qualified_name());
+        if let Some(n) = r.rule.align {
+            let rem = s.place % n;
+            let measured = Measured::Modulo {
+                value: s.place,
+                modulo: n,
+                remainder: rem,
+            };
+            out.push(ctx.outcome("align", n.to_string(), measured, rem == 0, Vec::new()));
+        }
+    }
+}
+
+fn group_keys(r: &GroupRule) -> Vec<(&'static str, String)> {
+    let mut k = Vec::new();
+    if let Some(v) = r.max_size {
+        k.push(("max_size", v.to_string()));
+    }
+    if let Some(v) = r.max_lines {
+        k.push(("max_lines", v.to_string()));
+    }
+    if let Some(v) = r.aligned {
+        k.push(("aligned", v.to_string()));
+    }
+    k
+}
+
+fn group(out: &mut Vec<Outcome>, r: &Named<GroupRule>, image: &Image<'_>) {
+    let ls = image.line_size;
+    let (sp, gp) = split_group(&r.pattern);
+    let (ms, mg) = (matcher(sp), matcher(gp));
+    let mut ctx = Ctx {
+        table: Table::Group,
+        rule: r,
+        why: &r.rule.why,
+        target: None,
+        positions: Positions::StructOffset,
+        line_size: ls,
+    };
+    let mut any = false;
+    for s in image.structs.iter().filter(|s| ms.is_match(s.name)) {
+        for g in groups(s, ls).into_iter().filter(|g| mg.is_match(&g.name)) {
+            any = true;
+            ctx.target = Some(format!("{}.{}", s.name, g.name));
+            let offender = || Offender {
+                name: g.name.clone(),
+                offset: g.offset,
+                size: g.size,
+                lines: (0..g.lines).map(|i| (g.first_line + i) * ls).collect(),
+            };
+            if let Some(max) = r.rule.max_size {
+                let pass = g.size <= max;
+                let off = if pass { Vec::new() } else { vec![offender()] };
+                out.push(ctx.outcome(
+                    "max_size",
+                    max.to_string(),
+                    Measured::Bytes { value: g.size },
+                    pass,
+                    off,
+                ));
+            }
+            if let Some(max) = r.rule.max_lines {
+                let pass = g.lines <= max;
+                let off = if pass { Vec::new() } else { vec![offender()] };
+                out.push(ctx.outcome(
+                    "max_lines",
+                    max.to_string(),
+                    Measured::Lines { value: g.lines },
+                    pass,
+                    off,
+                ));
+            }
+            if let Some(want) = r.rule.aligned {
+                let rem = g.offset % ls;
+                let pass = !want || rem == 0;
+                let off = if pass { Vec::new() } else { vec![offender()] };
+                let measured = Measured::Modulo {
+                    value: g.offset,
+                    modulo: ls,
+                    remainder: rem,
+                };
+                out.push(ctx.outcome("aligned", want.to_string(), measured, pass, off));
+            }
+        }
+    }
+    if !any {
+        out.extend(ctx.not_found(group_keys(&r.rule)));
+    }
+}

@@ -102,7 +102,11 @@ impl Rules {
     /// Struct name patterns the rules need loaded (struct and group rules).
     pub fn struct_patterns(&self) -> Vec<String> {
         let mut v: Vec<String> = self.structs.iter().map(|r| r.pattern.clone()).collect();
-        v.extend(self.groups.iter().map(|g| split_group(&g.pattern).0.to_string()));
+        v.extend(
+            self.groups
+                .iter()
+                .map(|g| split_group(&g.pattern).0.to_string()),
+        );
         v.sort();
         v.dedup();
         v
@@ -189,9 +193,15 @@ fn validate(r: &Rules) -> Result<(), (usize, String)> {
     };
     for s in &r.structs {
         glob(s.line, &s.pattern)?;
-        for (key, sets) in [("separate", &s.rule.separate), ("together", &s.rule.together)] {
+        for (key, sets) in [
+            ("separate", &s.rule.separate),
+            ("together", &s.rule.together),
+        ] {
             if sets.iter().any(|set| set.len() < 2) {
-                return Err((s.line, format!("key `{key}`: each list needs two or more members")));
+                return Err((
+                    s.line,
+                    format!("key `{key}`: each list needs two or more members"),
+                ));
             }
         }
     }
@@ -209,7 +219,10 @@ fn validate(r: &Rules) -> Result<(), (usize, String)> {
     for g in &r.groups {
         let (s, name) = split_group(&g.pattern);
         if name.is_empty() {
-            return Err((g.line, format!("group `{}`: write it as \"STRUCT.GROUP\"", g.pattern)));
+            return Err((
+                g.line,
+                format!("group `{}`: write it as \"STRUCT.GROUP\"", g.pattern),
+            ));
         }
         glob(g.line, s)?;
         glob(g.line, name)?;
@@ -311,6 +324,9 @@ aligned = true
         let e = p("[group.rx]\nmax_size = 1\n").unwrap_err();
         assert_eq!(e, "r.toml:1: group `rx`: write it as \"STRUCT.GROUP\"");
         let e = p("[struct.s]\nseparate = [[\"a\"]]\n").unwrap_err();
-        assert_eq!(e, "r.toml:1: key `separate`: each list needs two or more members");
+        assert_eq!(
+            e,
+            "r.toml:1: key `separate`: each list needs two or more members"
+        );
     }
 }

@@ -73,7 +73,11 @@ fn change(o: Option<&Group>, n: Option<&Group>) -> Option<GroupChange> {
         || c.lines.new > c.lines.old
         || !c.added_members.is_empty()
         || !c.removed_members.is_empty()
-        || c.line_aligned == (Pair { old: Some(true), new: Some(false) });
+        || c.line_aligned
+            == (Pair {
+                old: Some(true),
+                new: Some(false),
+            });
     if !flagged && !c.offset.changed() && !c.size.changed() && !c.lines.changed() {
         return None;
     }

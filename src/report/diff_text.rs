@@ -363,7 +363,11 @@ fn group_line(g: &crate::diff::groups::GroupChange) -> String {
         (Some(o), Some(s), Some(l)) => format!(
             "{o}+{s} B, {l} line{}{}",
             if l == 1 { "" } else { "s" },
-            if a == Some(true) { " (starts a line)" } else { "" }
+            if a == Some(true) {
+                " (starts a line)"
+            } else {
+                ""
+            }
         ),
         _ => "(none)".to_string(),
     };

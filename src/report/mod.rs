@@ -1,6 +1,8 @@
 //! Renderers: turn query and diff results into text, JSON or Markdown. They compute
 //! nothing; every number they print was computed by `show`, `layout` or `diff`.
 
+pub mod check_markdown;
+pub mod check_text;
 pub mod diff_markdown;
 pub mod diff_text;
 pub mod json;

@@ -87,7 +87,11 @@ fn groups(out: &mut String, l: &LaidStruct<'_, '_>) {
             g.size,
             g.lines,
             g.first_line,
-            if g.line_aligned { ", starts a line" } else { "" }
+            if g.line_aligned {
+                ", starts a line"
+            } else {
+                ""
+            }
         );
     }
 }

@@ -1,0 +1,179 @@
+//! Text report of `layout-diff check`: one line per rule (PASS/FAIL, the rule, the
+//! value measured), and under each failure the members or objects at fault with
+//! their lines and the rule's `why`.
+
+use std::fmt::Write;
+
+use crate::check::eval::{CheckReport, Measured, Offender, Outcome, Positions, Table};
+
+pub fn render(r: &CheckReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", title(r));
+    let _ = writeln!(
+        out,
+        "line {} B ({})\n",
+        r.image.line_size, r.image.line_size_from
+    );
+    for o in &r.outcomes {
+        let _ = writeln!(
+            out,
+            "{} {}",
+            if o.pass { "PASS" } else { "FAIL" },
+            rule_line(o)
+        );
+        for d in details(o) {
+            let _ = writeln!(out, "       {d}");
+        }
+    }
+    let _ = writeln!(out, "\n{}", closing(r));
+    out
+}
+
+/// `layout-diff check RULES: IMAGE (build-id ...)`, with the OLD build when given.
+pub fn title(r: &CheckReport) -> String {
+    let id = |h: &crate::show::Header| match &h.build_id {
+        Some(b) => format!("build-id {}", &b[..b.len().min(12)]),
+        None => "no build-id".to_string(),
+    };
+    let old = match &r.old {
+        Some(h) => format!("  (growth against {} ({}))", h.file, id(h)),
+        None => String::new(),
+    };
+    format!(
+        "layout-diff check {}: {} ({}){old}",
+        r.rules,
+        r.image.file,
+        id(&r.image)
+    )
+}
+
+pub fn closing(r: &CheckReport) -> String {
+    let total = r.passed + r.failed;
+    if r.failed == 0 {
+        format!("all {total} rules pass")
+    } else {
+        format!("{} of {total} rules fail (exit 1)", r.failed)
+    }
+}
+
+pub fn table(t: Table) -> &'static str {
+    match t {
+        Table::Struct => "struct",
+        Table::Symbol => "symbol",
+        Table::Function => "function",
+        Table::Group => "group",
+    }
+}
+
+/// `symbol root_user: aligned = 64: ffffffff82a510e0 is +0x20 in its 64 B line`.
+pub fn rule_line(o: &Outcome) -> String {
+    let target = o.target.as_deref().unwrap_or(&o.pattern);
+    format!(
+        "{} {target}: {} = {}: {}",
+        table(o.table),
+        o.key,
+        o.expected,
+        measured(o)
+    )
+}
+
+pub fn pos(p: Positions, v: u64) -> String {
+    match p {
+        Positions::Address => format!("{v:016x}"),
+        Positions::PercpuOffset => format!("percpu+{v:#x}"),
+        Positions::StructOffset => format!("offset {v}"),
+    }
+}
+
+/// A line start: an address, a per-CPU offset, or `line N` inside a struct.
+fn line_at(o: &Outcome, start: u64) -> String {
+    match o.positions {
+        Positions::StructOffset => format!("line {}", start / o.line_size),
+        p => pos(p, start),
+    }
+}
+
+pub fn measured(o: &Outcome) -> String {
+    let what = match o.table {
+        Table::Struct => "struct",
+        Table::Symbol => "data or per-CPU object",
+        Table::Function => "function",
+        Table::Group => "group",
+    };
+    match &o.measured {
+        Measured::NotFound if o.target.is_some() => "member not found".into(),
+        Measured::NotFound => format!("no {what} named {} in this build", o.pattern),
+        Measured::NeedsOld => "needs the old build: check --rules FILE OLD NEW".into(),
+        Measured::Bytes { value } => format!("{value} B"),
+        Measured::Lines { value } => format!("{value} line{}", if *value == 1 { "" } else { "s" }),
+        Measured::Growth {
+            old: Some(old),
+            new,
+        } => {
+            format!("{old} -> {new} B ({:+})", *new as i128 - *old as i128)
+        }
+        Measured::Growth { old: None, new } => format!("{new} B, not in the old build"),
+        Measured::Modulo {
+            value,
+            modulo,
+            remainder,
+        } => {
+            let at = pos(o.positions, *value);
+            if *remainder == 0 {
+                format!("{at} is a multiple of {modulo}")
+            } else if *modulo == o.line_size {
+                format!("{at} is +{remainder:#x} in its {modulo} B line")
+            } else {
+                format!("{at} mod {modulo} = {remainder:#x}")
+            }
+        }
+        Measured::Neighbours { count } => match count {
+            0 => "no other object on its lines".into(),
+            1 => "1 other object on its lines".into(),
+            n => format!("{n} other objects on its lines"),
+        },
+        Measured::SharedLines { lines } if o.key == "together" => match lines.first() {
+            Some(l) => format!("all on {}", line_at(o, *l)),
+            None => "no line holds them all".into(),
+        },
+        Measured::SharedLines { lines } => match lines.len() {
+            0 => "no line shared".into(),
+            _ => format!(
+                "share {}",
+                lines
+                    .iter()
+                    .map(|l| line_at(o, *l))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+    }
+}
+
+/// The lines under a failing rule: offenders, then `why`.
+pub fn details(o: &Outcome) -> Vec<String> {
+    let mut v: Vec<String> = o.offenders.iter().map(|f| offender(o, f)).collect();
+    if let Some(w) = &o.why {
+        v.push(format!("why: {w}"));
+    }
+    v
+}
+
+fn offender(o: &Outcome, f: &Offender) -> String {
+    if f.lines.is_empty() {
+        return format!("{}: not found", f.name);
+    }
+    let lines: Vec<String> = f.lines.iter().map(|l| line_at(o, *l)).collect();
+    let verb = match (o.table, o.key) {
+        (Table::Symbol, _) => "on line",
+        (_, "separate") => "shares",
+        _ => "on",
+    };
+    format!(
+        "{} ({}, {} B) {verb} {}",
+        f.name,
+        pos(o.positions, f.offset),
+        f.size,
+        lines.join(", ")
+    )
+}
