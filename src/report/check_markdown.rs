@@ -12,6 +12,11 @@ pub fn render(r: &CheckReport) -> String {
     let _ = writeln!(out, "| | rule | measured |\n|---|---|---|");
     for o in &r.outcomes {
         let target = o.target.as_deref().unwrap_or(&o.pattern);
+        let target = if o.table == crate::check::eval::Table::Group {
+            format!("{target:?}")
+        } else {
+            target.to_string()
+        };
         let _ = writeln!(
             out,
             "| {} | `[{}.{target}] {} = {}` | {} |",
