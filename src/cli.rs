@@ -84,6 +84,13 @@ pub struct ShowArgs {
     /// `--line` is an offset into the per-CPU area.
     #[arg(long, requires = "line")]
     pub percpu: bool,
+    /// `perf c2c report --stdio` output (hot lines mapped to objects and members), or
+    /// a list of names, globs or `sym+0xOFF`, one per line.
+    #[arg(long, value_name = "FILE")]
+    pub hot: Option<PathBuf>,
+    /// Run-time minus link-time address for a c2c report (hex; inferred when absent).
+    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
+    pub kaslr_offset: Option<u64>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -108,9 +115,13 @@ pub struct DiffArgs {
     /// Always show these structs in full (names or globs).
     #[arg(long = "struct", value_name = "NAME|GLOB")]
     pub structs: Vec<String>,
-    /// File with one symbol name or glob per line, always shown in full.
+    /// File with one symbol name, glob or `sym+0xOFF` per line, always shown in full; or
+    /// `perf c2c report --stdio` output recorded on OLD (its hot lines followed into NEW).
     #[arg(long, value_name = "FILE")]
     pub hot: Option<PathBuf>,
+    /// Run-time minus link-time address for a c2c report (hex; inferred when absent).
+    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
+    pub kaslr_offset: Option<u64>,
     #[command(flatten)]
     pub common: Common,
 }

@@ -8,7 +8,7 @@ use crate::diff::DiffOptions;
 use crate::load::{InputFile, LoadOptions, StructFilter};
 use crate::model::Space;
 use crate::report::{
-    Format, check_markdown, check_text, diff_markdown, diff_text, json, show_text,
+    Format, check_markdown, check_text, diff_markdown, diff_text, hot_text, json, show_text,
 };
 use crate::show::{self, Header};
 
@@ -23,12 +23,22 @@ pub struct Output {
 /// `layout-diff show`.
 pub fn show(args: &ShowArgs) -> Result<Output> {
     let file = InputFile::open(&args.file)?;
+    let hot = args.hot.as_deref().map(read_hot).transpose()?;
+    let mut symbol_args = args.symbols.clone();
+    if let Some(Hot::Names(names)) = &hot {
+        symbol_args.extend(names.iter().cloned());
+    }
+    let c2c = match hot {
+        Some(Hot::C2c(r)) => Some(r),
+        _ => None,
+    };
     let structs = show::globs(&args.structs).context("bad --struct pattern")?;
-    let symbols = show::globs(&args.symbols).context("bad --symbol pattern")?;
-    let summary_only = args.structs.is_empty() && args.symbols.is_empty() && args.line.is_none();
+    let symbols = show::globs(&symbol_args).context("bad --symbol pattern")?;
+    let summary_only =
+        args.structs.is_empty() && symbol_args.is_empty() && args.line.is_none() && c2c.is_none();
     let options = LoadOptions {
         line_size: args.common.line_size,
-        dwarf: summary_only || !args.structs.is_empty() || !args.symbols.is_empty(),
+        dwarf: summary_only || !args.structs.is_empty() || !symbol_args.is_empty() || c2c.is_some(),
         structs: if summary_only {
             StructFilter::All
         } else if args.structs.is_empty() {
@@ -36,7 +46,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         } else {
             StructFilter::Matching(structs.clone())
         },
-        variables: summary_only || !args.symbols.is_empty(),
+        variables: summary_only || !symbol_args.is_empty() || c2c.is_some(),
     };
     let image = file.load(&options)?;
     if !args.structs.is_empty() && !image.has_debug_info {
@@ -64,10 +74,10 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             show_text::structs(&header, &laid)
         })?;
     }
-    if !args.symbols.is_empty() {
+    if !symbol_args.is_empty() {
         let views = show::symbols(&image, &symbols);
         if views.is_empty() {
-            missing.push(format!("no symbol matches {}", args.symbols.join(", ")));
+            missing.push(format!("no symbol matches {}", symbol_args.join(", ")));
         }
         text += &section(
             json,
@@ -94,6 +104,13 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         let view = show::line(&image, space, at, lookup);
         text += &section(json, "layout-diff-line", &header, "line", &view, || {
             show_text::line(&header, &view)
+        })?;
+    }
+    if let (Some(report), Some(path)) = (&c2c, &args.hot) {
+        let kaslr = kaslr_for(report, &image, args.kaslr_offset, path)?;
+        let map = crate::check::hotmap::map(report, &image, kaslr);
+        text += &section(json, "layout-diff-hot", &header, "hot", &map, || {
+            hot_text::show(&header, &map)
         })?;
     }
     Ok(Output {
@@ -123,16 +140,48 @@ fn section<T: serde::Serialize>(
     Ok(out)
 }
 
-/// Reads `--hot FILE`: one name or glob per line; blank lines and `#` comments skipped.
-fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
+/// What `--hot FILE` holds.
+enum Hot {
+    /// Names or globs (a `sym+0xOFF` line names `sym`).
+    Names(Vec<String>),
+    C2c(crate::check::c2c::C2cReport),
+}
+
+/// Reads `--hot FILE`: a perf c2c report (recognised by its section titles), else one
+/// name, glob or `sym+0xOFF` per line; blank lines and `#` comments skipped.
+fn read_hot(path: &std::path::Path) -> Result<Hot> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read hot list", path.display()))?;
-    Ok(text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(str::to_string)
-        .collect())
+    if crate::check::c2c::is_c2c(&text) {
+        let r = crate::check::c2c::parse(&text).map_err(|e| {
+            anyhow::anyhow!("{}: not a usable perf c2c report: {e}", path.display())
+        })?;
+        return Ok(Hot::C2c(r));
+    }
+    Ok(Hot::Names(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| match l.split_once("+0x") {
+                Some((name, off)) if u64::from_str_radix(off, 16).is_ok() => name.to_string(),
+                _ => l.to_string(),
+            })
+            .collect(),
+    ))
+}
+
+/// The KASLR offset for a c2c report: `--kaslr-offset`, else inferred from `image`.
+fn kaslr_for(
+    report: &crate::check::c2c::C2cReport,
+    image: &crate::Image<'_>,
+    given: Option<u64>,
+    path: &std::path::Path,
+) -> Result<crate::check::hotmap::Kaslr> {
+    match given {
+        Some(offset) => Ok(crate::check::hotmap::Kaslr::Given { offset }),
+        None => crate::check::hotmap::infer_kaslr(report, image)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+    }
 }
 
 /// A spinner on stderr while loading, only when stderr is a terminal.
@@ -150,9 +199,15 @@ fn progress(message: &str) -> Option<indicatif::ProgressBar> {
 /// `layout-diff OLD NEW`.
 pub fn diff(args: &DiffArgs) -> Result<Output> {
     let mut symbols = args.symbols.clone();
-    if let Some(hot) = &args.hot {
-        symbols.extend(hot_names(hot)?);
-    }
+    let hot = args.hot.as_deref().map(read_hot).transpose()?;
+    let c2c = match hot {
+        Some(Hot::Names(names)) => {
+            symbols.extend(names);
+            None
+        }
+        Some(Hot::C2c(r)) => Some(r),
+        None => None,
+    };
     let options = DiffOptions {
         pinned_symbols: (!symbols.is_empty())
             .then(|| show::globs(&symbols))
@@ -191,6 +246,15 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
         b.set_message("comparing");
     }
     let t1 = std::time::Instant::now();
+    // A c2c report recorded on OLD: its hot lines, followed into NEW.
+    let follow = match (&c2c, &args.hot) {
+        (Some(r), Some(path)) => {
+            let kaslr = kaslr_for(r, &old, args.kaslr_offset, path)?;
+            let map = crate::check::hotmap::map(r, &old, kaslr);
+            Some(crate::check::hotmap::follow(&map, &new))
+        }
+        _ => None,
+    };
     let report = crate::diff::diff(&old, &new, &options);
     let t2 = std::time::Instant::now();
     if let Some(b) = bar {
@@ -199,15 +263,33 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let view = diff_text::View {
         limit: if args.all { None } else { Some(args.limit) },
     };
-    let text = match args.common.format {
+    let mut text = match args.common.format {
         Format::Text => diff_text::render(&report, view),
         Format::Markdown => diff_markdown::render(&report, view),
         Format::Json => {
-            let mut s = json::document("layout-diff-diff", &report)?;
+            #[derive(serde::Serialize)]
+            struct WithHot<'a> {
+                #[serde(flatten)]
+                report: &'a crate::diff::Report,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                hot: Option<&'a crate::check::hotmap::HotFollow>,
+            }
+            let doc = WithHot {
+                report: &report,
+                hot: follow.as_ref(),
+            };
+            let mut s = json::document("layout-diff-diff", &doc)?;
             s.push('\n');
             s
         }
     };
+    if let Some(f) = &follow {
+        match args.common.format {
+            Format::Text => text += &hot_text::follow(f),
+            Format::Markdown => text += &format!("\n```\n{}```\n", hot_text::follow(f)),
+            Format::Json => {}
+        }
+    }
     if timing {
         eprintln!(
             "layout-diff: load {:.3} s, diff {:.3} s, render {:.3} s",

@@ -56,7 +56,9 @@ pub fn parse(text: &str) -> Result<C2cReport, String> {
         .iter()
         .rev()
         .find(|l| l.starts_with('#') && has_word(l, "Index") && has_word(l, "Address"))
-        .ok_or(format!("\"{LINE_TABLE}\": no header with Index and Address"))?;
+        .ok_or(format!(
+            "\"{LINE_TABLE}\": no header with Index and Address"
+        ))?;
     let total_col = column_end(header, "Total");
     let mut out = Vec::new();
     for row in table.iter().filter(|l| is_row(l)) {
@@ -130,7 +132,10 @@ fn cells(l: &str) -> Vec<(&str, usize)> {
 
 /// End column of the first header word `w` (numbers are right-aligned under it).
 fn column_end(header: &str, w: &str) -> Option<usize> {
-    cells(header).into_iter().find(|(t, _)| *t == w).map(|(_, e)| e)
+    cells(header)
+        .into_iter()
+        .find(|(t, _)| *t == w)
+        .map(|(_, e)| e)
 }
 
 /// The cell whose end is closest to `col` (within two columns).
@@ -184,7 +189,9 @@ fn access(cells: &[&str]) -> Option<Access> {
     let offset = hex(rest.next()?)?;
     let rest: Vec<&str> = rest.copied().collect();
     let code_address = rest.iter().find_map(|t| hex(t));
-    let marker = rest.iter().position(|t| matches!(*t, "[k]" | "[.]" | "[g]"));
+    let marker = rest
+        .iter()
+        .position(|t| matches!(*t, "[k]" | "[.]" | "[g]"));
     let symbol = marker
         .and_then(|m| rest.get(m + 1))
         .map(|s| s.split('+').next().unwrap_or(s).to_string());
@@ -241,7 +248,12 @@ mod tests {
         let r = parse(PEER).unwrap();
         assert_eq!(r.lines.len(), 2);
         assert_eq!(
-            (r.lines[0].index, r.lines[0].address, r.lines[0].hitm, r.lines[0].share),
+            (
+                r.lines[0].index,
+                r.lines[0].address,
+                r.lines[0].hitm,
+                r.lines[0].share
+            ),
             (0, 0xffff800081c51000, 40, Some(80.0))
         );
         assert_eq!((r.lines[1].hitm, r.lines[1].share), (10, Some(20.0)));
@@ -259,8 +271,15 @@ mod tests {
     #[test]
     fn not_a_report() {
         assert!(!is_c2c("root_user\ninit_*\n"));
-        assert!(parse("root_user\n").unwrap_err().contains("Shared Data Cache Line Table"));
+        assert!(
+            parse("root_user\n")
+                .unwrap_err()
+                .contains("Shared Data Cache Line Table")
+        );
         let empty = "  Shared Data Cache Line Table\n# Index  Address  Total\n";
-        assert_eq!(parse(empty).unwrap_err(), "\"Shared Data Cache Line Table\" has no rows");
+        assert_eq!(
+            parse(empty).unwrap_err(),
+            "\"Shared Data Cache Line Table\" has no rows"
+        );
     }
 }

@@ -4,4 +4,5 @@
 
 pub mod c2c;
 pub mod eval;
+pub mod hotmap;
 pub mod rules;

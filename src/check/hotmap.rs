@@ -1,0 +1,412 @@
+//! Maps a perf c2c report (run-time addresses) onto a build: the KASLR offset (given,
+//! or inferred from the code addresses and the image's functions), then for each hot
+//! line the objects on it and the struct members at the offsets perf reported; and,
+//! for a diff, where those objects and members went in the next build and what shares
+//! their lines there. Pure: typed results, no printing.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::c2c::{C2cReport, HotLine};
+use crate::layout::{SpaceIndex, place};
+use crate::model::{Image, Space, Symbol, SymbolKind};
+
+/// x86_64 KASLR moves the kernel in steps of 2 MiB.
+pub const KASLR_ALIGN: u64 = 2 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "from", rename_all = "snake_case")]
+pub enum Kaslr {
+    Given {
+        offset: u64,
+    },
+    /// `agreeing` of the `of` code addresses that name a function of the image.
+    Inferred {
+        offset: u64,
+        agreeing: usize,
+        of: usize,
+    },
+}
+
+impl Kaslr {
+    pub fn offset(self) -> u64 {
+        match self {
+            Kaslr::Given { offset } | Kaslr::Inferred { offset, .. } => offset,
+        }
+    }
+}
+
+/// The offset most code addresses agree on: for each access whose symbol names a
+/// function of `image`, the 2 MiB multiple that puts its code address inside it.
+pub fn infer_kaslr(report: &C2cReport, image: &Image<'_>) -> Result<Kaslr, String> {
+    let mut by_name: BTreeMap<&str, Vec<&Symbol<'_>>> = BTreeMap::new();
+    for s in image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Function)
+    {
+        by_name.entry(s.name).or_default().push(s);
+    }
+    let mut votes: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut of = 0;
+    for a in report.lines.iter().flat_map(|l| &l.accesses) {
+        let (Some(code), Some(sym)) = (a.code_address, a.symbol.as_deref()) else {
+            continue;
+        };
+        let mut candidates: Vec<&Symbol<'_>> = by_name.get(sym).cloned().unwrap_or_default();
+        if candidates.is_empty() && sym.len() >= 20 {
+            // perf cuts symbols (30 characters by default): try it as a prefix.
+            candidates = by_name
+                .range(sym..)
+                .take_while(|(n, _)| n.starts_with(sym))
+                .flat_map(|(_, v)| v.iter().copied())
+                .take(16)
+                .collect();
+        }
+        let mut offsets: Vec<u64> = candidates
+            .iter()
+            .filter_map(|f| {
+                let d = code.wrapping_sub(f.address);
+                let within = d % KASLR_ALIGN;
+                (within < f.size.max(1)).then_some(d - within)
+            })
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        if !offsets.is_empty() {
+            of += 1;
+        }
+        for o in offsets {
+            *votes.entry(o).or_default() += 1;
+        }
+    }
+    let best = votes
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        .map(|(o, n)| (*o, *n));
+    match best {
+        Some((offset, agreeing)) => Ok(Kaslr::Inferred {
+            offset,
+            agreeing,
+            of,
+        }),
+        None => Err(
+            "cannot infer the KASLR offset: no code address in the report falls in a \
+                     function of the image it names; give --kaslr-offset HEX"
+                .into(),
+        ),
+    }
+}
+
+/// An object on a hot line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HotObject {
+    pub name: String,
+    pub address: u64,
+    pub size: u64,
+}
+
+/// One offset perf reported, mapped to the object and member there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HotAccess {
+    pub offset: u64,
+    pub percents: Vec<f64>,
+    pub object: Option<String>,
+    /// Member path inside the object (`[3].lock` for an array element).
+    pub member: Option<String>,
+    pub code: Option<String>,
+    pub source: Option<String>,
+}
+
+/// One hot line mapped onto the image.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MappedLine {
+    pub index: u64,
+    pub runtime: u64,
+    /// Link-time start of the line; `None` when it is outside the image (heap, modules).
+    pub address: Option<u64>,
+    pub hitm: u64,
+    pub share: Option<f64>,
+    pub objects: Vec<HotObject>,
+    pub accesses: Vec<HotAccess>,
+}
+
+/// A report mapped onto one build, lines ranked by HITM.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HotMap {
+    pub kaslr: Kaslr,
+    pub line_size: u64,
+    pub lines: Vec<MappedLine>,
+    /// Lines outside the image.
+    pub outside: usize,
+}
+
+fn in_image(image: &Image<'_>, a: u64) -> bool {
+    image
+        .sections
+        .iter()
+        .any(|s| s.address != 0 && a >= s.address && a - s.address < s.size)
+}
+
+/// The member of `sym`'s struct type at byte `rel` of the object, deepest first.
+fn member_at(image: &Image<'_>, sym: &Symbol<'_>, rel: u64) -> Option<String> {
+    let var = image.variable_for(sym)?;
+    let layout = image.struct_by_id(var.layout?);
+    let (prefix, rel) = if var.is_array && layout.size > 0 {
+        (format!("[{}].", rel / layout.size), rel % layout.size)
+    } else {
+        (String::new(), rel)
+    };
+    let m = layout
+        .flat_members()
+        .into_iter()
+        .filter(|(_, m)| m.name.is_some() && m.offset <= rel && rel < m.offset + m.size)
+        .max_by_key(|(depth, _)| *depth)?
+        .1;
+    Some(format!("{prefix}{}", m.name?))
+}
+
+/// Maps `report` onto `image` with `kaslr`.
+pub fn map(report: &C2cReport, image: &Image<'_>, kaslr: Kaslr) -> HotMap {
+    let ls = image.line_size;
+    let index = SpaceIndex::data(&image.symbols, Space::Global);
+    let mut lines: Vec<MappedLine> = report
+        .lines
+        .iter()
+        .map(|l| map_line(l, image, &index, kaslr.offset(), ls))
+        .collect();
+    lines.sort_by(|a, b| b.hitm.cmp(&a.hitm).then(a.index.cmp(&b.index)));
+    HotMap {
+        kaslr,
+        line_size: ls,
+        outside: lines.iter().filter(|l| l.address.is_none()).count(),
+        lines,
+    }
+}
+
+fn map_line(
+    l: &HotLine,
+    image: &Image<'_>,
+    index: &SpaceIndex<'_, '_>,
+    off: u64,
+    ls: u64,
+) -> MappedLine {
+    let link = l.address.wrapping_sub(off);
+    let start = link - link % ls;
+    let inside = in_image(image, start);
+    let symbols = if inside {
+        index.overlapping(start, start + ls)
+    } else {
+        Vec::new()
+    };
+    let accesses = l
+        .accesses
+        .iter()
+        .map(|a| {
+            let at = start + a.offset;
+            let sym = symbols.iter().find(|s| s.place <= at && at < s.place_end());
+            HotAccess {
+                offset: a.offset,
+                percents: a.percents.clone(),
+                object: sym.map(|s| s.qualified_name()),
+                member: sym.and_then(|s| member_at(image, s, at - s.place)),
+                code: a.symbol.clone(),
+                source: a.source.clone(),
+            }
+        })
+        .collect();
+    MappedLine {
+        index: l.index,
+        runtime: l.address,
+        address: inside.then_some(start),
+        hitm: l.hitm,
+        share: l.share,
+        objects: symbols
+            .iter()
+            .map(|s| HotObject {
+                name: s.qualified_name(),
+                address: s.place,
+                size: s.size,
+            })
+            .collect(),
+        accesses: if inside { accesses } else { Vec::new() },
+    }
+}
+
+/// A hot object (or one of its hot members) followed into the new build.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Followed {
+    pub object: String,
+    /// `None` for the object as a whole.
+    pub member: Option<String>,
+    pub old_address: u64,
+    /// `None`: gone from the new build (or the member is).
+    pub new_address: Option<u64>,
+    /// New line starts it covers.
+    pub new_lines: Vec<u64>,
+    /// Other objects on those lines in the new build.
+    pub new_neighbours: Vec<String>,
+    /// For a member: the object's other members on its new line.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub new_members: Vec<String>,
+}
+
+/// One hot line of the old build and where its tenants went.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FollowedLine {
+    pub index: u64,
+    pub old_address: u64,
+    pub hitm: u64,
+    pub followed: Vec<Followed>,
+}
+
+/// The `--hot` section of a diff report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HotFollow {
+    pub kaslr: Kaslr,
+    pub lines: Vec<FollowedLine>,
+    pub outside: usize,
+}
+
+fn find_sym<'a, 'd>(image: &'a Image<'d>, qualified: &str) -> Option<&'a Symbol<'d>> {
+    image.symbols.iter().find(|s| {
+        s.kind != SymbolKind::Function
+            && s.space == Space::Global
+            && s.qualified_name() == qualified
+    })
+}
+
+/// Offset of member path `path` (`a`, or `[i].a`) in `sym`'s type in `image`.
+fn member_offset(image: &Image<'_>, sym: &Symbol<'_>, path: &str) -> Option<u64> {
+    let var = image.variable_for(sym)?;
+    let layout = image.struct_by_id(var.layout?);
+    let (base, name) = match path.strip_prefix('[') {
+        Some(rest) => {
+            let (i, name) = rest.split_once("].")?;
+            (i.parse::<u64>().ok()? * layout.size, name)
+        }
+        None => (0, path),
+    };
+    let m = layout
+        .flat_members()
+        .into_iter()
+        .find(|(_, m)| m.name == Some(name))?
+        .1;
+    Some(base + m.offset)
+}
+
+/// Follows the objects and members on `old_map`'s lines into `new`.
+pub fn follow(old_map: &HotMap, new: &Image<'_>) -> HotFollow {
+    let ls = new.line_size;
+    let index = SpaceIndex::data(&new.symbols, Space::Global);
+    let lines = old_map
+        .lines
+        .iter()
+        .filter_map(|l| {
+            let old_address = l.address?;
+            let mut followed = Vec::new();
+            for o in &l.objects {
+                let s = find_sym(new, &o.name);
+                followed.push(tenancy(
+                    &index,
+                    s,
+                    &o.name,
+                    None,
+                    o.address,
+                    s.map(|s| (s.place, s.size)),
+                    ls,
+                ));
+            }
+            for a in &l.accesses {
+                let (Some(obj), Some(member)) = (&a.object, &a.member) else {
+                    continue;
+                };
+                if followed
+                    .iter()
+                    .any(|f| &f.object == obj && f.member.as_ref() == Some(member))
+                {
+                    continue;
+                }
+                let s = find_sym(new, obj);
+                let at = s.and_then(|s| Some((s.place + member_offset(new, s, member)?, 1)));
+                let mut t = tenancy(&index, s, obj, Some(member), old_address + a.offset, at, ls);
+                if let (Some(s), Some(&line)) = (s, t.new_lines.first()) {
+                    let bare = member.rsplit('.').next().unwrap_or(member);
+                    t.new_members = members_on_line(new, s, line, ls, bare);
+                }
+                followed.push(t);
+            }
+            Some(FollowedLine {
+                index: l.index,
+                old_address,
+                hitm: l.hitm,
+                followed,
+            })
+        })
+        .collect();
+    HotFollow {
+        kaslr: old_map.kaslr,
+        lines,
+        outside: old_map.outside,
+    }
+}
+
+fn tenancy(
+    index: &SpaceIndex<'_, '_>,
+    sym: Option<&Symbol<'_>>,
+    object: &str,
+    member: Option<&String>,
+    old_address: u64,
+    at: Option<(u64, u64)>,
+    ls: u64,
+) -> Followed {
+    let mut f = Followed {
+        object: object.to_string(),
+        member: member.cloned(),
+        old_address,
+        new_address: at.map(|(a, _)| a),
+        new_lines: Vec::new(),
+        new_neighbours: Vec::new(),
+        new_members: Vec::new(),
+    };
+    if let (Some(sym), Some((a, size))) = (sym, at) {
+        let p = place(a, size, ls);
+        f.new_lines = (p.first_line..=p.last_line)
+            .take(64)
+            .map(|l| l * ls)
+            .collect();
+        let (lo, hi) = (p.first_line * ls, (p.last_line + 1) * ls);
+        f.new_neighbours = index
+            .overlapping(lo, hi)
+            .into_iter()
+            .filter(|s| !(s.place == sym.place && s.name == sym.name))
+            .map(|s| s.qualified_name())
+            .collect();
+    }
+    f
+}
+
+/// Leaf members of `sym`'s type (other than `except`) on the line starting at `line`.
+fn members_on_line(
+    image: &Image<'_>,
+    sym: &Symbol<'_>,
+    line: u64,
+    ls: u64,
+    except: &str,
+) -> Vec<String> {
+    let Some(layout) = image.variable_for(sym).and_then(|v| v.layout) else {
+        return Vec::new();
+    };
+    image
+        .struct_by_id(layout)
+        .flat_members()
+        .into_iter()
+        .filter(|(_, m)| m.nested.is_none() && m.size > 0)
+        .filter_map(|(_, m)| {
+            let name = m.name?;
+            let start = sym.place + m.offset;
+            (name != except && start < line + ls && start + m.size > line).then(|| name.to_string())
+        })
+        .collect()
+}

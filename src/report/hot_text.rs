@@ -1,0 +1,145 @@
+//! Text of the `--hot` sections: perf c2c hot lines mapped onto a build (`show`), and
+//! followed into the new build (appended to the diff report).
+
+use std::fmt::Write;
+
+use crate::check::hotmap::{HotFollow, HotMap, Kaslr, MappedLine};
+use crate::show::Header;
+
+fn kaslr(k: &Kaslr) -> String {
+    match k {
+        Kaslr::Given { offset } => format!("KASLR offset {offset:#x} (given)"),
+        Kaslr::Inferred {
+            offset,
+            agreeing,
+            of,
+        } => {
+            format!("KASLR offset {offset:#x} (inferred: {agreeing} of {of} code addresses agree)")
+        }
+    }
+}
+
+fn share(l: &MappedLine) -> String {
+    match l.share {
+        Some(s) => format!("HITM {} ({s:.2}%)", l.hitm),
+        None => format!("HITM {}", l.hitm),
+    }
+}
+
+fn outside(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => "1 hot line is outside the image (heap, modules)\n".into(),
+        n => format!("{n} hot lines are outside the image (heap, modules)\n"),
+    }
+}
+
+/// `show IMAGE --hot c2c.txt`.
+pub fn show(h: &Header, m: &HotMap) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nhot lines from perf c2c, ranked by HITM ({}) in {}",
+        kaslr(&m.kaslr),
+        h.file
+    );
+    for l in &m.lines {
+        let Some(at) = l.address else {
+            let _ = writeln!(
+                out,
+                "  #{}  {:#x}  {}: outside the image",
+                l.index,
+                l.runtime,
+                share(l)
+            );
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "  #{}  {at:016x} (run-time {:016x})  {}",
+            l.index,
+            l.runtime,
+            share(l)
+        );
+        let objects: Vec<String> = l
+            .objects
+            .iter()
+            .map(|o| format!("{} ({:016x}, {} B)", o.name, o.address, o.size))
+            .collect();
+        let _ = writeln!(
+            out,
+            "      objects: {}",
+            if objects.is_empty() {
+                "(none)".to_string()
+            } else {
+                objects.join(", ")
+            }
+        );
+        for a in &l.accesses {
+            let what = match (&a.object, &a.member) {
+                (Some(o), Some(m)) => format!("{o}.{m}"),
+                (Some(o), None) => o.clone(),
+                _ => "(no object)".to_string(),
+            };
+            let pct: Vec<String> = a
+                .percents
+                .iter()
+                .take(2)
+                .map(|p| format!("{p:.2}%"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "      +{:#04x}  {what:<28}  {}  {}  {}",
+                a.offset,
+                pct.join(" "),
+                a.code.as_deref().unwrap_or("?"),
+                a.source.as_deref().unwrap_or("")
+            );
+        }
+    }
+    out += &outside(m.outside);
+    out
+}
+
+/// The diff's `--hot` section: each hot line of OLD, where its tenants are in NEW.
+pub fn follow(f: &HotFollow) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nhot lines from perf c2c (recorded on OLD, {}), followed into NEW",
+        kaslr(&f.kaslr)
+    );
+    for l in &f.lines {
+        let _ = writeln!(
+            out,
+            "  #{}  {:016x}  HITM {}",
+            l.index, l.old_address, l.hitm
+        );
+        for t in &l.followed {
+            let name = match &t.member {
+                Some(m) => format!("{}.{m}", t.object),
+                None => t.object.clone(),
+            };
+            let Some(new) = t.new_address else {
+                let _ = writeln!(out, "      {name}  {:016x} -> (not in NEW)", t.old_address);
+                continue;
+            };
+            let lines: Vec<String> = t.new_lines.iter().map(|l| format!("{l:016x}")).collect();
+            let mut tenants: Vec<String> = t.new_members.iter().map(|m| format!(".{m}")).collect();
+            tenants.extend(t.new_neighbours.iter().cloned());
+            let with = if tenants.is_empty() {
+                "alone".to_string()
+            } else {
+                format!("shares with {}", tenants.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "      {name}  {:016x} -> {new:016x}, line {}: {with}",
+                t.old_address,
+                lines.join(", ")
+            );
+        }
+    }
+    out += &outside(f.outside);
+    out
+}
