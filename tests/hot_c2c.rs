@@ -237,7 +237,7 @@ fn plain_hot_lists_and_sym_offsets_keep_working() {
     let (_, v) = json(&["diff", &elf("base"), &elf("patched"), "--hot", &list]);
     assert_eq!(
         v["pinned_symbols"],
-        serde_json::json!(["pcpu_hot_count", "root_user"])
+        serde_json::json!(["root_user", "pcpu_hot_count"])
     );
 }
 
