@@ -113,3 +113,28 @@ fn a_build_against_itself_is_no_change() {
     assert_eq!(code, 0);
     assert!(text.lines().any(|l| l == "no changes"), "{text}");
 }
+
+#[test]
+#[ignore = "needs the real vmlinux pair (bench/fetch-vmlinux.sh)"]
+fn check_root_user_aligned_fails_on_6_1_170_and_passes_on_6_1_176() {
+    let rules = common::testdata("check/rules/real-root_user.toml");
+    let (code, out, _) = run(&["check", "--rules", &rules, &old()]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(
+            "FAIL symbol root_user: aligned = 64: ffffffff82a51be0 is +0x20 in its 64 B line\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("ptrace.c:types__ptrace (ffffffff82a51bc0, 32 B) on line ffffffff82a51bc0"),
+        "{out}"
+    );
+    let (code, v) = json(&["check", "--rules", &rules, &new()]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        v["outcomes"][0]["measured"]["value"],
+        0xffff_ffff_82a5_1bc0u64
+    );
+    assert_eq!(v["outcomes"][0]["pass"], true);
+}

@@ -115,6 +115,9 @@ pub struct HotAccess {
     pub object: Option<String>,
     /// Member path inside the object (`[3].lock` for an array element).
     pub member: Option<String>,
+    /// Byte of the member perf reported (0: its first byte).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub within: Option<u64>,
     pub code: Option<String>,
     pub source: Option<String>,
 }
@@ -149,8 +152,9 @@ fn in_image(image: &Image<'_>, a: u64) -> bool {
         .any(|s| s.address != 0 && a >= s.address && a - s.address < s.size)
 }
 
-/// The member of `sym`'s struct type at byte `rel` of the object, deepest first.
-fn member_at(image: &Image<'_>, sym: &Symbol<'_>, rel: u64) -> Option<String> {
+/// The member of `sym`'s struct type at byte `rel` of the object (deepest first), and
+/// the byte of that member.
+fn member_at(image: &Image<'_>, sym: &Symbol<'_>, rel: u64) -> Option<(String, u64)> {
     let var = image.variable_for(sym)?;
     let layout = image.struct_by_id(var.layout?);
     let (prefix, rel) = if var.is_array && layout.size > 0 {
@@ -164,7 +168,7 @@ fn member_at(image: &Image<'_>, sym: &Symbol<'_>, rel: u64) -> Option<String> {
         .filter(|(_, m)| m.name.is_some() && m.offset <= rel && rel < m.offset + m.size)
         .max_by_key(|(depth, _)| *depth)?
         .1;
-    Some(format!("{prefix}{}", m.name?))
+    Some((format!("{prefix}{}", m.name?), rel - m.offset))
 }
 
 /// Maps `report` onto `image` with `kaslr`.
@@ -206,11 +210,13 @@ fn map_line(
         .map(|a| {
             let at = start + a.offset;
             let sym = symbols.iter().find(|s| s.place <= at && at < s.place_end());
+            let member = sym.and_then(|s| member_at(image, s, at - s.place));
             HotAccess {
                 offset: a.offset,
                 percents: a.percents.clone(),
                 object: sym.map(|s| s.qualified_name()),
-                member: sym.and_then(|s| member_at(image, s, at - s.place)),
+                within: member.as_ref().map(|m| m.1),
+                member: member.map(|m| m.0),
                 code: a.symbol.clone(),
                 source: a.source.clone(),
             }
@@ -329,7 +335,10 @@ pub fn follow(old_map: &HotMap, new: &Image<'_>) -> HotFollow {
                     continue;
                 }
                 let s = find_sym(new, obj);
-                let at = s.and_then(|s| Some((s.place + member_offset(new, s, member)?, 1)));
+                // The byte perf reported, at the same place in the member in NEW.
+                let within = a.within.unwrap_or(0);
+                let at =
+                    s.and_then(|s| Some((s.place + member_offset(new, s, member)? + within, 1)));
                 let mut t = tenancy(&index, s, obj, Some(member), old_address + a.offset, at, ls);
                 if let (Some(s), Some(&line)) = (s, t.new_lines.first()) {
                     let bare = member.rsplit('.').next().unwrap_or(member);
