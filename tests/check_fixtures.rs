@@ -486,3 +486,25 @@ fn groups_are_checked_text_and_json() {
     );
     assert_eq!(outcome(&v, "netdev_like.tx_read", "aligned")["pass"], true);
 }
+
+#[test]
+fn struct_rules_need_debug_info_symbol_rules_do_not() {
+    let nodebug = testdata("old-nodebug.elf");
+    let (code, out, err) = run(&["check", "--rules", &rules("separate"), &nodebug]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(
+        err,
+        format!(
+            "layout-diff: {nodebug}: has no debug info (.debug_info); struct queries need DWARF\n"
+        )
+    );
+    // root_user in old-nodebug.elf: ffffffff82a51260, +0x20 (testdata/EXPECTED.md).
+    let (code, out, _) = run(&["check", "--rules", &rules("root_user"), &nodebug]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(
+            "FAIL symbol root_user: aligned = 64: ffffffff82a51260 is +0x20 in its 64 B line\n"
+        ),
+        "{out}"
+    );
+}

@@ -269,6 +269,22 @@ mod tests {
     }
 
     #[test]
+    fn every_prefix_of_the_fixture_parses_or_fails_cleanly() {
+        let text = include_str!("../../testdata/check/c2c.txt");
+        let full = parse(text).unwrap();
+        assert_eq!(full.lines.len(), 5);
+        assert_eq!(full.lines[0].accesses.len(), 3);
+        // A cut report (perf killed, a paste cut short) never panics.
+        for end in (0..text.len()).filter(|&i| text.is_char_boundary(i)) {
+            let _ = parse(&text[..end]);
+        }
+        // Nor does one with every line shuffled into the wrong section.
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.reverse();
+        let _ = parse(&lines.join("\n"));
+    }
+
+    #[test]
     fn not_a_report() {
         assert!(!is_c2c("root_user\ninit_*\n"));
         assert!(

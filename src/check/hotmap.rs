@@ -200,7 +200,7 @@ fn map_line(
     let start = link - link % ls;
     let inside = in_image(image, start);
     let symbols = if inside {
-        index.overlapping(start, start + ls)
+        index.overlapping(start, start.saturating_add(ls))
     } else {
         Vec::new()
     };
@@ -208,7 +208,7 @@ fn map_line(
         .accesses
         .iter()
         .map(|a| {
-            let at = start + a.offset;
+            let at = start.saturating_add(a.offset);
             let sym = symbols.iter().find(|s| s.place <= at && at < s.place_end());
             let member = sym.and_then(|s| member_at(image, s, at - s.place));
             HotAccess {
@@ -339,7 +339,15 @@ pub fn follow(old_map: &HotMap, new: &Image<'_>) -> HotFollow {
                 let within = a.within.unwrap_or(0);
                 let at =
                     s.and_then(|s| Some((s.place + member_offset(new, s, member)? + within, 1)));
-                let mut t = tenancy(&index, s, obj, Some(member), old_address + a.offset, at, ls);
+                let mut t = tenancy(
+                    &index,
+                    s,
+                    obj,
+                    Some(member),
+                    old_address.saturating_add(a.offset),
+                    at,
+                    ls,
+                );
                 if let (Some(s), Some(&line)) = (s, t.new_lines.first()) {
                     let bare = member.rsplit('.').next().unwrap_or(member);
                     t.new_members = members_on_line(new, s, line, ls, bare);
@@ -385,7 +393,10 @@ fn tenancy(
             .take(64)
             .map(|l| l * ls)
             .collect();
-        let (lo, hi) = (p.first_line * ls, (p.last_line + 1) * ls);
+        let (lo, hi) = (
+            p.first_line * ls,
+            p.last_line.saturating_add(1).saturating_mul(ls),
+        );
         f.new_neighbours = index
             .overlapping(lo, hi)
             .into_iter()
@@ -418,4 +429,110 @@ fn members_on_line(
             (name != except && start < line + ls && start + m.size > line).then(|| name.to_string())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::c2c::{Access, HotLine};
+    use crate::model::Binding;
+
+    fn func(name: &'static str, address: u64, size: u64) -> Symbol<'static> {
+        Symbol {
+            name,
+            file: None,
+            kind: SymbolKind::Function,
+            binding: Binding::Global,
+            section: ".text",
+            address,
+            size,
+            space: Space::Global,
+            place: address,
+        }
+    }
+
+    fn image(symbols: Vec<Symbol<'static>>) -> Image<'static> {
+        Image {
+            path: "vmlinux".into(),
+            arch: "x86_64".into(),
+            big_endian: false,
+            file_kind: "executable",
+            build_id: None,
+            line_size: 64,
+            line_size_overridden: false,
+            has_debug_info: false,
+            percpu_base: None,
+            sections: Vec::new(),
+            symbols,
+            structs: Vec::new(),
+            variables: Vec::new(),
+            units: 0,
+        }
+    }
+
+    fn report(code: &[(u64, &str)]) -> C2cReport {
+        C2cReport {
+            lines: vec![HotLine {
+                index: 0,
+                address: 0xffff_ffff_a000_0000,
+                hitm: 1,
+                share: None,
+                accesses: code
+                    .iter()
+                    .map(|&(a, s)| Access {
+                        offset: 0,
+                        percents: Vec::new(),
+                        code_address: Some(a),
+                        symbol: Some(s.to_string()),
+                        object: None,
+                        source: None,
+                    })
+                    .collect(),
+            }],
+        }
+    }
+
+    #[test]
+    fn majority_offset_wins_and_cut_symbols_match_as_prefixes() {
+        let img = image(vec![
+            func("refcount_dec_not_one", 0xffff_ffff_8100_0000, 0x80),
+            func(
+                "a_very_long_function_name_that_perf_cuts",
+                0xffff_ffff_8120_0000,
+                0x40,
+            ),
+            func("tiny", 0xffff_ffff_8130_0000, 0x10),
+        ]);
+        let off = 0x1c00_0000;
+        let r = report(&[
+            (0xffff_ffff_8100_0010 + off, "refcount_dec_not_one"),
+            (
+                0xffff_ffff_8120_0008 + off,
+                "a_very_long_function_name_that",
+            ),
+            // Names a function, but its address fits another offset: outvoted.
+            (0xffff_ffff_8130_0004 + 0x200000, "tiny"),
+            (0xffff_ffff_8100_0000, "not_in_the_image"),
+        ]);
+        assert_eq!(
+            infer_kaslr(&r, &img),
+            Ok(Kaslr::Inferred {
+                offset: off,
+                agreeing: 2,
+                of: 3
+            })
+        );
+    }
+
+    #[test]
+    fn no_function_named_means_no_inference() {
+        let img = image(vec![func("tiny", 0xffff_ffff_8130_0000, 0x10)]);
+        // Beyond the function's end at every 2 MiB step.
+        let r = report(&[(0xffff_ffff_8130_0020, "tiny")]);
+        assert!(
+            infer_kaslr(&r, &img)
+                .unwrap_err()
+                .contains("--kaslr-offset")
+        );
+    }
 }
