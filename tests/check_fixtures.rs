@@ -237,6 +237,7 @@ fn mce_growth_fails_size_and_growth_passes_cachelines() {
         ),
         (Some(120), Some(128))
     );
+    assert_eq!(growth["measured"]["growth"].as_i64(), Some(8));
     let lines = outcome(&v, "mce", "max_cachelines");
     assert_eq!(
         (lines["pass"].as_bool(), lines["measured"]["value"].as_u64()),

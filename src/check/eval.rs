@@ -43,10 +43,11 @@ pub enum Measured {
     Lines {
         value: u64,
     },
-    /// Size in OLD (`None`: not in OLD) and NEW.
+    /// Size in OLD (`None`: not in OLD) and NEW, and NEW minus OLD (or NEW).
     Growth {
         old: Option<u64>,
         new: u64,
+        growth: i64,
     },
     /// `value mod modulo = remainder`.
     Modulo {
@@ -368,6 +369,7 @@ fn growth(
         Measured::Growth {
             old: before,
             new: s.size,
+            growth: (i128::from(s.size) - i128::from(before.unwrap_or(0))) as i64,
         },
         pass,
         Vec::new(),

@@ -109,10 +109,9 @@ pub fn measured(o: &Outcome) -> String {
         Measured::Growth {
             old: Some(old),
             new,
-        } => {
-            format!("{old} -> {new} B ({:+})", *new as i128 - *old as i128)
-        }
-        Measured::Growth { old: None, new } => format!("{new} B, not in the old build"),
+            growth,
+        } => format!("{old} -> {new} B ({growth:+})"),
+        Measured::Growth { old: None, new, .. } => format!("{new} B, not in the old build"),
         Measured::Modulo {
             value,
             modulo,
