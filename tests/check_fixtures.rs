@@ -509,3 +509,26 @@ fn struct_rules_need_debug_info_symbol_rules_do_not() {
         "{out}"
     );
 }
+
+// testdata/EXPECTED.md: kernel.c's struct stats is 16 bytes, other.c's 12.
+#[test]
+fn two_layouts_under_one_name_are_both_checked() {
+    let r = std::env::temp_dir().join(format!("layout-diff-stats-{}.toml", std::process::id()));
+    std::fs::write(&r, "[struct.stats]\nmax_size = 12\n").unwrap();
+    let (code, out, _) = run(&[
+        "check",
+        "--rules",
+        r.to_str().unwrap(),
+        &testdata("old.elf"),
+    ]);
+    std::fs::remove_file(&r).unwrap();
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("FAIL struct stats (src/kernel.c): max_size = 12: 16 B\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("PASS struct stats (src/other.c): max_size = 12: 12 B\n"),
+        "{out}"
+    );
+}

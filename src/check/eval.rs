@@ -258,7 +258,12 @@ fn structs(
     }
     let rule = &r.rule;
     for s in found {
-        ctx.target = Some(s.name.to_string());
+        // Several layouts under one name are told apart by their declaring file.
+        let same_name = new.structs.iter().filter(|x| x.name == s.name).count();
+        ctx.target = Some(match (&s.decl_file, same_name > 1) {
+            (Some(f), true) => format!("{} ({f})", s.name),
+            _ => s.name.to_string(),
+        });
         let laid = lay(s, None, ls);
         if let Some(max) = rule.max_size {
             let measured = Measured::Bytes { value: s.size };
