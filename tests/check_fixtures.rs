@@ -238,6 +238,8 @@ fn mce_growth_fails_size_and_growth_passes_cachelines() {
         (Some(120), Some(128))
     );
     assert_eq!(growth["measured"]["growth"].as_i64(), Some(8));
+    assert_eq!(offenders(growth), [("kflags".to_string(), 120, vec![64])]);
+    assert_eq!(offenders(size), [("kflags".to_string(), 120, vec![64])]);
     let lines = outcome(&v, "mce", "max_cachelines");
     assert_eq!(
         (lines["pass"].as_bool(), lines["measured"]["value"].as_u64()),
@@ -531,4 +533,30 @@ fn two_layouts_under_one_name_are_both_checked() {
         out.contains("PASS struct stats (src/other.c): max_size = 12: 12 B\n"),
         "{out}"
     );
+}
+
+// pahole: base.elf's struct mce has 12 members from cs (64) to microcode (112).
+#[test]
+fn long_offender_lists_are_cut_and_counted() {
+    let r = std::env::temp_dir().join(format!("layout-diff-mce1-{}.toml", std::process::id()));
+    std::fs::write(&r, "[struct.mce]\nmax_cachelines = 1\n").unwrap();
+    let path = r.to_str().unwrap().to_string();
+    let (code, out, _) = run(&["check", "--rules", &path, &elf("base")]);
+    let (_, v) = json(&["check", "--rules", &path, &elf("base")]);
+    std::fs::remove_file(&r).unwrap();
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(
+            "FAIL struct mce: max_cachelines = 1: 2 lines\n       cs (offset 64, 1 B) on line 1\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("       extcpu (offset 68, 4 B) on line 1\n"),
+        "{out}"
+    );
+    assert!(out.contains("       (+4 more)\n"), "{out}");
+    let o = outcome(&v, "mce", "max_cachelines");
+    assert_eq!(o["offenders"].as_array().unwrap().len(), 8);
+    assert_eq!(o["more_offenders"].as_u64(), Some(4));
 }

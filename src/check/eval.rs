@@ -94,6 +94,16 @@ pub struct Outcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
     pub offenders: Vec<Offender>,
+    /// Offenders left out after the first `MAX_OFFENDERS`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub more_offenders: usize,
+}
+
+/// Offenders listed per outcome; the rest are counted.
+pub const MAX_OFFENDERS: usize = 8;
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Every outcome, in rules-file order (kind, then pattern, then target, then key).
@@ -162,8 +172,13 @@ impl<R> Ctx<'_, R> {
         expected: String,
         measured: Measured,
         pass: bool,
-        offenders: Vec<Offender>,
+        mut offenders: Vec<Offender>,
     ) -> Outcome {
+        if pass {
+            offenders.clear();
+        }
+        let more_offenders = offenders.len().saturating_sub(MAX_OFFENDERS);
+        offenders.truncate(MAX_OFFENDERS);
         Outcome {
             table: self.table,
             pattern: self.rule.pattern.clone(),
@@ -177,6 +192,7 @@ impl<R> Ctx<'_, R> {
             line_size: self.line_size,
             why: if pass { None } else { self.why.clone() },
             offenders,
+            more_offenders,
         }
     }
 
@@ -272,7 +288,7 @@ fn structs(
                 max.to_string(),
                 measured,
                 s.size <= max,
-                Vec::new(),
+                past(s, max, ls),
             ));
         }
         if let Some(max) = rule.max_cachelines {
@@ -282,7 +298,7 @@ fn structs(
                 max.to_string(),
                 Measured::Lines { value: v },
                 v <= max,
-                Vec::new(),
+                past(s, max.saturating_mul(ls), ls),
             ));
         }
         if let Some(max) = rule.max_growth {
@@ -346,6 +362,20 @@ fn structs(
     }
 }
 
+/// Members reaching past byte `limit` (the first few: they are what to move).
+fn past(s: &StructLayout<'_>, limit: u64, ls: u64) -> Vec<Offender> {
+    s.flat_members()
+        .into_iter()
+        .map(|(_, m)| m)
+        .filter(|m| m.nested.is_none() && m.name.is_some())
+        .filter(|m| m.offset.saturating_add(m.size) > limit)
+        .map(|m| {
+            let (a, b) = member_lines(m, ls);
+            member_offender(m, (a..=b).take(64).map(|l| l * ls).collect())
+        })
+        .collect()
+}
+
 fn growth(
     ctx: &Ctx<'_, StructRule>,
     s: &StructLayout<'_>,
@@ -361,13 +391,28 @@ fn growth(
             Vec::new(),
         );
     };
-    let before = old
+    let old_layout = old
         .structs
         .iter()
         .filter(|o| o.name == s.name)
-        .max_by_key(|o| o.decl_file == s.decl_file)
-        .map(|o| o.size);
+        .max_by_key(|o| o.decl_file == s.decl_file);
+    let before = old_layout.map(|o| o.size);
     let pass = s.size <= before.unwrap_or(0).saturating_add(max);
+    // Members that are new or larger than in OLD: where the bytes came from.
+    let grown: Vec<Offender> = match old_layout {
+        Some(o) => s
+            .flat_members()
+            .into_iter()
+            .map(|(_, m)| m)
+            .filter(|m| m.nested.is_none() && m.name.is_some())
+            .filter(|m| find_member(o, m.name.unwrap_or("")).is_none_or(|b| m.size > b.size))
+            .map(|m| {
+                let (a, b) = member_lines(m, ctx.line_size);
+                member_offender(m, (a..=b).take(64).map(|l| l * ctx.line_size).collect())
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     ctx.outcome(
         "max_growth",
         max.to_string(),
@@ -377,7 +422,7 @@ fn growth(
             growth: (i128::from(s.size) - i128::from(before.unwrap_or(0))) as i64,
         },
         pass,
-        Vec::new(),
+        grown,
     )
 }
 

@@ -152,6 +152,9 @@ pub fn measured(o: &Outcome) -> String {
 /// The lines under a failing rule: offenders, then `why`.
 pub fn details(o: &Outcome) -> Vec<String> {
     let mut v: Vec<String> = o.offenders.iter().map(|f| offender(o, f)).collect();
+    if o.more_offenders > 0 {
+        v.push(format!("(+{} more)", o.more_offenders));
+    }
     if let Some(w) = &o.why {
         v.push(format!("why: {w}"));
     }
