@@ -179,3 +179,111 @@ fn offender(o: &Outcome, f: &Offender) -> String {
         lines.join(", ")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(
+        table: Table,
+        key: &'static str,
+        measured: Measured,
+        positions: Positions,
+    ) -> Outcome {
+        Outcome {
+            table,
+            pattern: "p*".into(),
+            target: Some("t".into()),
+            rule_line: 1,
+            key,
+            expected: "1".into(),
+            measured,
+            pass: false,
+            positions,
+            line_size: 64,
+            why: None,
+            offenders: Vec::new(),
+            more_offenders: 0,
+        }
+    }
+
+    #[test]
+    fn every_measurement_reads_as_a_sentence() {
+        let s = Positions::StructOffset;
+        let cases = [
+            (
+                Measured::NeedsOld,
+                "needs the old build: check --rules FILE OLD NEW",
+            ),
+            (Measured::NotFound, "member not found"),
+            (Measured::Lines { value: 1 }, "1 line"),
+            (
+                Measured::Growth {
+                    old: None,
+                    new: 24,
+                    growth: 24,
+                },
+                "24 B, not in the old build",
+            ),
+            (
+                Measured::Growth {
+                    old: Some(24),
+                    new: 16,
+                    growth: -8,
+                },
+                "24 -> 16 B (-8)",
+            ),
+            (
+                Measured::Modulo {
+                    value: 0x30,
+                    modulo: 16,
+                    remainder: 0,
+                },
+                "offset 48 is a multiple of 16",
+            ),
+            (
+                Measured::Modulo {
+                    value: 0x34,
+                    modulo: 16,
+                    remainder: 4,
+                },
+                "offset 52 mod 16 = 0x4",
+            ),
+            (
+                Measured::SharedLines {
+                    lines: vec![64, 128],
+                },
+                "share line 1, line 2",
+            ),
+        ];
+        for (m, want) in cases {
+            assert_eq!(measured(&outcome(Table::Struct, "separate", m, s)), want);
+        }
+        let together = outcome(
+            Table::Struct,
+            "together",
+            Measured::SharedLines { lines: vec![] },
+            s,
+        );
+        assert_eq!(measured(&together), "no line holds them all");
+        let mut nothing = outcome(
+            Table::Function,
+            "align",
+            Measured::NotFound,
+            Positions::Address,
+        );
+        nothing.target = None;
+        assert_eq!(measured(&nothing), "no function named p* in this build");
+        let percpu = outcome(
+            Table::Symbol,
+            "aligned",
+            Measured::Modulo {
+                value: 0x1c8,
+                modulo: 64,
+                remainder: 8,
+            },
+            Positions::PercpuOffset,
+        );
+        assert_eq!(measured(&percpu), "percpu+0x1c8 is +0x8 in its 64 B line");
+    }
+}
