@@ -182,6 +182,43 @@ fn named<T>(text: &str, kind: &str, m: BTreeMap<String, T>) -> Vec<Named<T>> {
 
 /// Checks values that TOML's types cannot: globs, non-zero alignments, pairs.
 fn validate(r: &Rules) -> Result<(), (usize, String)> {
+    if r.structs.is_empty() && r.symbols.is_empty() && r.functions.is_empty() && r.groups.is_empty()
+    {
+        return Err((
+            1,
+            "no rules: expected [struct.NAME], [symbol.NAME], [function.NAME] or \
+             [group.\"STRUCT.GROUP\"] tables"
+                .into(),
+        ));
+    }
+    // A table without a rule checks nothing: say so rather than pass.
+    fn empty<T: Clone + Default + PartialEq>(rule: &T, clear_why: impl Fn(&mut T)) -> bool {
+        let mut r = rule.clone();
+        clear_why(&mut r);
+        r == T::default()
+    }
+    let no_rule =
+        |line: usize, kind: &str, p: &str| Err((line, format!("[{kind}.{p}] has no rule")));
+    for x in &r.structs {
+        if empty(&x.rule, |r| r.why = None) {
+            return no_rule(x.line, "struct", &x.pattern);
+        }
+    }
+    for x in &r.symbols {
+        if empty(&x.rule, |r| r.why = None) {
+            return no_rule(x.line, "symbol", &x.pattern);
+        }
+    }
+    for x in &r.functions {
+        if empty(&x.rule, |r| r.why = None) {
+            return no_rule(x.line, "function", &x.pattern);
+        }
+    }
+    for x in &r.groups {
+        if empty(&x.rule, |r| r.why = None) {
+            return no_rule(x.line, "group", &format!("{:?}", x.pattern));
+        }
+    }
     let glob = |line: usize, p: &str| {
         globset::Glob::new(p)
             .map(drop)
@@ -323,6 +360,10 @@ aligned = true
         assert_eq!(e, "r.toml:1: key `align`: must be at least 1");
         let e = p("[group.rx]\nmax_size = 1\n").unwrap_err();
         assert_eq!(e, "r.toml:1: group `rx`: write it as \"STRUCT.GROUP\"");
+        let e = p("# nothing\n").unwrap_err();
+        assert!(e.starts_with("r.toml:1: no rules"), "{e}");
+        let e = p("[symbol.a]\nalone = true\n[symbol.root_user]\nwhy = \"x\"\n").unwrap_err();
+        assert_eq!(e, "r.toml:3: [symbol.root_user] has no rule");
         let e = p("[struct.s]\nseparate = [[\"a\"]]\n").unwrap_err();
         assert_eq!(
             e,
