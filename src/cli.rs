@@ -109,6 +109,9 @@ pub struct DiffArgs {
     /// Lines of flagged items in the default report (the whole report stays under ~80 lines).
     #[arg(long, value_name = "N", default_value_t = 54)]
     pub limit: usize,
+    /// Run-time minus link-time address for a c2c `--hot` report (hex; inferred when absent).
+    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
+    pub kaslr_offset: Option<u64>,
     /// Always show these symbols in full (names or globs).
     #[arg(long = "symbol", value_name = "NAME|GLOB")]
     pub symbols: Vec<String>,
@@ -119,9 +122,6 @@ pub struct DiffArgs {
     /// `perf c2c report --stdio` output recorded on OLD (its hot lines followed into NEW).
     #[arg(long, value_name = "FILE")]
     pub hot: Option<PathBuf>,
-    /// Run-time minus link-time address for a c2c report (hex; inferred when absent).
-    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
-    pub kaslr_offset: Option<u64>,
     #[command(flatten)]
     pub common: Common,
 }

@@ -170,6 +170,14 @@ fn read_hot(path: &std::path::Path) -> Result<Hot> {
     ))
 }
 
+/// The names of a `--hot` list (none for a c2c report, which is mapped instead).
+fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
+    Ok(match read_hot(path)? {
+        Hot::Names(names) => names,
+        Hot::C2c(_) => Vec::new(),
+    })
+}
+
 /// The KASLR offset for a c2c report: `--kaslr-offset`, else inferred from `image`.
 fn kaslr_for(
     report: &crate::check::c2c::C2cReport,
@@ -199,15 +207,9 @@ fn progress(message: &str) -> Option<indicatif::ProgressBar> {
 /// `layout-diff OLD NEW`.
 pub fn diff(args: &DiffArgs) -> Result<Output> {
     let mut symbols = args.symbols.clone();
-    let hot = args.hot.as_deref().map(read_hot).transpose()?;
-    let c2c = match hot {
-        Some(Hot::Names(names)) => {
-            symbols.extend(names);
-            None
-        }
-        Some(Hot::C2c(r)) => Some(r),
-        None => None,
-    };
+    if let Some(hot) = &args.hot {
+        symbols.extend(hot_names(hot)?);
+    }
     let options = DiffOptions {
         pinned_symbols: (!symbols.is_empty())
             .then(|| show::globs(&symbols))
@@ -217,6 +219,11 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
             .then(|| show::globs(&args.structs))
             .transpose()
             .context("bad --struct pattern")?,
+    };
+    // A perf c2c report as --hot: its hot lines are followed into NEW (below).
+    let c2c = match args.hot.as_deref().map(read_hot).transpose()? {
+        Some(Hot::C2c(r)) => Some(r),
+        _ => None,
     };
     let load = LoadOptions {
         line_size: args.common.line_size,
