@@ -86,6 +86,9 @@ fn assert_base_mapping(v: &Value) {
         [(0x18, "uidhash_lock".into(), None)]
     );
     assert_eq!(v["lines"][1]["runtime"].as_u64(), Some(0xffff8c4a01234500));
+    assert_eq!(v["lines"][1]["region"], "heap");
+    assert_eq!(v["lines"][4]["region"], "modules");
+    assert!(v["lines"][0].get("region").is_none());
 }
 
 #[test]
@@ -136,11 +139,11 @@ fn c2c_show_text() {
          \x20     +0x24  root_user.sigpending          0.00% 25.00%  hot_path  check.c:136\n"
     ), "{out}");
     assert!(
-        out.contains("  #1  0xffff8c4a01234500  HITM 120 (18.00%): outside the image\n"),
+        out.contains("  #1  0xffff8c4a01234500  HITM 120 (18.00%): outside the image (heap: direct map, vmalloc; per-CPU copies)\n"),
         "{out}"
     );
     assert!(
-        out.contains("  #4  0xffffffffc0a01000  HITM 17 (2.50%): outside the image\n"),
+        out.contains("  #4  0xffffffffc0a01000  HITM 17 (2.50%): outside the image (modules)\n"),
         "{out}"
     );
     assert!(

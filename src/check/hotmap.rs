@@ -129,10 +129,38 @@ pub struct MappedLine {
     pub runtime: u64,
     /// Link-time start of the line; `None` when it is outside the image (heap, modules).
     pub address: Option<u64>,
+    /// Where a line outside the image lies (x86_64 only; see `region`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<Region>,
     pub hitm: u64,
     pub share: Option<f64>,
     pub objects: Vec<HotObject>,
     pub accesses: Vec<HotAccess>,
+}
+
+/// The x86_64 kernel address-space areas a run-time address outside the image can be in
+/// (Documentation/arch/x86/x86_64/mm.rst, 4-level paging).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Region {
+    /// The direct map, vmalloc and vmemmap: slab objects, per-CPU copies, stacks.
+    Heap,
+    /// The module mapping space above the kernel image.
+    Modules,
+    /// User space or an address no area claims.
+    Other,
+}
+
+/// The area of run-time address `a`; `None` for architectures not described here.
+pub fn region(arch: &str, a: u64) -> Option<Region> {
+    if arch != "x86_64" {
+        return None;
+    }
+    Some(match a {
+        0xffff_8880_0000_0000..=0xffff_fdff_ffff_ffff => Region::Heap,
+        0xffff_ffff_c000_0000..=0xffff_ffff_feff_ffff => Region::Modules,
+        _ => Region::Other,
+    })
 }
 
 /// A report mapped onto one build, lines ranked by HITM.
@@ -226,6 +254,11 @@ fn map_line(
         index: l.index,
         runtime: l.address,
         address: inside.then_some(start),
+        region: if inside {
+            None
+        } else {
+            region(&image.arch, l.address)
+        },
         hitm: l.hitm,
         share: l.share,
         objects: symbols

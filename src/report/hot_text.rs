@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::check::hotmap::{HotFollow, HotMap, Kaslr, MappedLine};
+use crate::check::hotmap::{HotFollow, HotMap, Kaslr, MappedLine, Region};
 use crate::show::Header;
 
 fn kaslr(k: &Kaslr) -> String {
@@ -47,10 +47,15 @@ pub fn show(h: &Header, m: &HotMap) -> String {
         let Some(at) = l.address else {
             let _ = writeln!(
                 out,
-                "  #{}  {:#x}  {}: outside the image",
+                "  #{}  {:#x}  {}: outside the image{}",
                 l.index,
                 l.runtime,
-                share(l)
+                share(l),
+                match l.region {
+                    Some(Region::Heap) => " (heap: direct map, vmalloc; per-CPU copies)",
+                    Some(Region::Modules) => " (modules)",
+                    Some(Region::Other) | None => "",
+                }
             );
             continue;
         };
