@@ -366,6 +366,24 @@ fn markdown_lists_every_rule_and_the_failures() {
     let (code, out, _) = run(&[
         "check",
         "--rules",
+        &rules("groups"),
+        &elf("base"),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("| **FAIL** | `[group.\"netdev_like.rx\"] aligned = true` | offset 20 is +20 in its 64 B line |\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| PASS | `[group.\"netdev_like.tx_read\"] max_size = 24` | 20 B |\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("\n1 of 6 rules fail (exit 1)\n"), "{out}");
+    let (code, out, _) = run(&[
+        "check",
+        "--rules",
         &rules("root_user"),
         &elf("base"),
         "--format",
@@ -468,7 +486,7 @@ fn groups_are_checked_text_and_json() {
     ));
     assert!(out.contains("PASS group netdev_like.rx: max_size = 24: 20 B\n"));
     assert!(out.contains(
-        "FAIL group netdev_like.rx: aligned = true: offset 20 is +0x14 in its 64 B line\n"
+        "FAIL group netdev_like.rx: aligned = true: offset 20 is +20 in its 64 B line\n"
     ));
     let (code, v) = json(&["check", "--rules", &rules("groups"), &elf("patched")]);
     assert_eq!(code, 1);

@@ -118,12 +118,17 @@ pub fn measured(o: &Outcome) -> String {
             remainder,
         } => {
             let at = pos(o.positions, *value);
+            // Offsets in a struct are decimal, as pahole prints them; addresses hex.
+            let rem = match o.positions {
+                Positions::StructOffset => remainder.to_string(),
+                _ => format!("{remainder:#x}"),
+            };
             if *remainder == 0 {
                 format!("{at} is a multiple of {modulo}")
             } else if *modulo == o.line_size {
-                format!("{at} is +{remainder:#x} in its {modulo} B line")
+                format!("{at} is +{rem} in its {modulo} B line")
             } else {
-                format!("{at} mod {modulo} = {remainder:#x}")
+                format!("{at} mod {modulo} = {rem}")
             }
         }
         Measured::Neighbours { count } => match count {
@@ -247,7 +252,7 @@ mod tests {
                     modulo: 16,
                     remainder: 4,
                 },
-                "offset 52 mod 16 = 0x4",
+                "offset 52 mod 16 = 4",
             ),
             (
                 Measured::SharedLines {
