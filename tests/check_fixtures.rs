@@ -578,3 +578,30 @@ fn long_offender_lists_are_cut_and_counted() {
     assert_eq!(o["offenders"].as_array().unwrap().len(), 8);
     assert_eq!(o["more_offenders"].as_u64(), Some(4));
 }
+
+// With 128-byte lines, patched.elf's root_user (ffffffff82a51140) shares the line at
+// ffffffff82a51100 with types__ptrace (ffffffff82a51100, 32 B).
+#[test]
+fn line_size_is_a_parameter_of_the_rules() {
+    let args = [
+        "check",
+        "--rules",
+        &rules("root_user"),
+        &elf("patched"),
+        "--line-size",
+        "128",
+    ];
+    let (code, out, _) = run(&args);
+    assert_eq!(code, 1);
+    assert!(out.contains("line 128 B (--line-size)\n"), "{out}");
+    assert!(
+        out.contains("PASS symbol root_user: aligned = 64: ffffffff82a51140 is a multiple of 64\n")
+    );
+    assert!(
+        out.contains(
+            "FAIL symbol root_user: alone = true: 1 other object on its lines\n\
+         \x20      types__ptrace (ffffffff82a51100, 32 B) on line ffffffff82a51100\n"
+        ),
+        "{out}"
+    );
+}
