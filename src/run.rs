@@ -345,6 +345,8 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
     };
     let new_file = InputFile::open(new_path)?;
     let old_file = old_path.map(|p| InputFile::open(p)).transpose()?;
+    // OLD is read only for growth rules (the others are about NEW).
+    let old_file = old_file.filter(|_| rules.needs_old());
     let (new, old) = rayon::join(
         || new_file.load(&options),
         || old_file.as_ref().map(|f| f.load(&options)).transpose(),
