@@ -152,6 +152,17 @@ fn root_user_passes_with_the_patch() {
             .unwrap()
             .is_empty()
     );
+    // With OLD NEW, rules are evaluated on NEW; OLD is read only for growth rules.
+    let (code, v) = json(&[
+        "check",
+        "--rules",
+        &rules("root_user"),
+        &elf("base"),
+        &elf("patched"),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(v["image"]["file"], elf("patched"));
+    assert_eq!(v["old"], Value::Null);
 }
 
 // pahole: __count at 0 and sigpending at 4 in base and patched; sigpending at 64 in split.
