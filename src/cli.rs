@@ -78,12 +78,6 @@ pub struct ShowArgs {
     /// Symbol names or globs: placement, co-tenants, type laid at its address.
     #[arg(long = "symbol", value_name = "NAME|GLOB")]
     pub symbols: Vec<String>,
-    /// Everything on the line holding this address (hex; with --percpu, a per-CPU offset).
-    #[arg(long, value_name = "ADDR", value_parser = parse_hex)]
-    pub line: Option<u64>,
-    /// `--line` is an offset into the per-CPU area.
-    #[arg(long, requires = "line")]
-    pub percpu: bool,
     /// `perf c2c report --stdio` output (hot lines mapped to objects and members), or
     /// a list of names, globs or `sym+0xOFF`, one per line.
     #[arg(long, value_name = "FILE")]
@@ -91,6 +85,12 @@ pub struct ShowArgs {
     /// Run-time minus link-time address for a c2c report (hex; inferred when absent).
     #[arg(long, value_name = "HEX", value_parser = parse_hex)]
     pub kaslr_offset: Option<u64>,
+    /// Everything on the line holding this address (hex; with --percpu, a per-CPU offset).
+    #[arg(long, value_name = "ADDR", value_parser = parse_hex)]
+    pub line: Option<u64>,
+    /// `--line` is an offset into the per-CPU area.
+    #[arg(long, requires = "line")]
+    pub percpu: bool,
     #[command(flatten)]
     pub common: Common,
 }
