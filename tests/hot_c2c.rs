@@ -115,11 +115,12 @@ fn c2c_maps_with_the_given_kaslr_offset() {
 fn c2c_maps_with_the_inferred_kaslr_offset() {
     let (code, v) = json(&["show", &elf("base"), "--hot", &c2c()]);
     assert_eq!(code, 0);
-    // hot_path twice and cold_path three times name functions of base.elf; the cut
-    // symbol and the module's function do not.
+    // hot_path twice, cold_path three times and the cut a_long_function_name_cut_by_pe
+    // (a prefix of a_long_function_name_cut_by_perf_c2c) name functions of base.elf;
+    // the module's mod_tick does not.
     assert_eq!(
         v["hot"]["kaslr"],
-        serde_json::json!({"from": "inferred", "offset": 0x1a400000, "agreeing": 5, "of": 5})
+        serde_json::json!({"from": "inferred", "offset": 0x1a400000, "agreeing": 6, "of": 6})
     );
     assert_base_mapping(&v["hot"]);
 }
@@ -129,7 +130,7 @@ fn c2c_show_text() {
     let (code, out, _) = run(&["show", &elf("base"), "--hot", &c2c()]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("(KASLR offset 0x1a400000 (inferred: 5 of 5 code addresses agree))"),
+        out.contains("(KASLR offset 0x1a400000 (inferred: 6 of 6 code addresses agree))"),
         "{out}"
     );
     assert!(out.contains(
@@ -172,7 +173,7 @@ fn diff_follows_hot_lines_into_new() {
     let (code, out, _) = run(&args);
     assert_eq!(code, 1);
     assert!(out.contains(
-        "\nhot lines from perf c2c (recorded on OLD, KASLR offset 0x1a400000 (inferred: 5 of 5 code addresses agree)), followed into NEW\n\
+        "\nhot lines from perf c2c (recorded on OLD, KASLR offset 0x1a400000 (inferred: 6 of 6 code addresses agree)), followed into NEW\n\
          \x20 #0  ffffffff82a510c0  HITM 412\n\
          \x20     types__ptrace  ffffffff82a510c0 -> ffffffff82a51100, line ffffffff82a51100: alone\n\
          \x20     root_user  ffffffff82a510e0 -> ffffffff82a51140, line ffffffff82a51140: alone\n\

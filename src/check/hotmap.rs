@@ -468,39 +468,14 @@ fn members_on_line(
 mod tests {
     use super::*;
     use crate::check::c2c::{Access, HotLine};
-    use crate::model::Binding;
+    use crate::load::{InputFile, LoadOptions};
 
-    fn func(name: &'static str, address: u64, size: u64) -> Symbol<'static> {
-        Symbol {
-            name,
-            file: None,
-            kind: SymbolKind::Function,
-            binding: Binding::Global,
-            section: ".text",
-            address,
-            size,
-            space: Space::Global,
-            place: address,
-        }
-    }
-
-    fn image(symbols: Vec<Symbol<'static>>) -> Image<'static> {
-        Image {
-            path: "vmlinux".into(),
-            arch: "x86_64".into(),
-            big_endian: false,
-            file_kind: "executable",
-            build_id: None,
-            line_size: 64,
-            line_size_overridden: false,
-            has_debug_info: false,
-            percpu_base: None,
-            sections: Vec::new(),
-            symbols,
-            structs: Vec::new(),
-            variables: Vec::new(),
-            units: 0,
-        }
+    /// testdata/check/base.elf (FACTS.md): hot_path ffffffff81000000 (0x11 B),
+    /// cold_path ffffffff81000020 (0x13 B), a_long_function_name_cut_by_perf_c2c
+    /// ffffffff81000050 (0xa B).
+    fn base() -> InputFile {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/check/base.elf");
+        InputFile::open(&p).unwrap()
     }
 
     fn report(code: &[(u64, &str)]) -> C2cReport {
@@ -527,24 +502,22 @@ mod tests {
 
     #[test]
     fn majority_offset_wins_and_cut_symbols_match_as_prefixes() {
-        let img = image(vec![
-            func("refcount_dec_not_one", 0xffff_ffff_8100_0000, 0x80),
-            func(
-                "a_very_long_function_name_that_perf_cuts",
-                0xffff_ffff_8120_0000,
-                0x40,
-            ),
-            func("tiny", 0xffff_ffff_8130_0000, 0x10),
-        ]);
+        let file = base();
+        let img = file
+            .load(&LoadOptions {
+                dwarf: false,
+                ..LoadOptions::default()
+            })
+            .unwrap();
         let off = 0x1c00_0000;
         let r = report(&[
-            (0xffff_ffff_8100_0010 + off, "refcount_dec_not_one"),
+            (0xffff_ffff_8100_0004 + off, "hot_path"),
             (
-                0xffff_ffff_8120_0008 + off,
-                "a_very_long_function_name_that",
+                0xffff_ffff_8100_0054 + off,
+                "a_long_function_name_cut_by_pe",
             ),
             // Names a function, but its address fits another offset: outvoted.
-            (0xffff_ffff_8130_0004 + 0x200000, "tiny"),
+            (0xffff_ffff_8100_0022 + 0x20_0000, "cold_path"),
             (0xffff_ffff_8100_0000, "not_in_the_image"),
         ]);
         assert_eq!(
@@ -559,13 +532,22 @@ mod tests {
 
     #[test]
     fn no_function_named_means_no_inference() {
-        let img = image(vec![func("tiny", 0xffff_ffff_8130_0000, 0x10)]);
-        // Beyond the function's end at every 2 MiB step.
-        let r = report(&[(0xffff_ffff_8130_0020, "tiny")]);
+        let file = base();
+        let img = file
+            .load(&LoadOptions {
+                dwarf: false,
+                ..LoadOptions::default()
+            })
+            .unwrap();
+        // 0x40 into cold_path's 2 MiB slot: past its 0x13 bytes at every offset.
+        let r = report(&[(0xffff_ffff_8100_0060 + 0x20_0000, "cold_path")]);
         assert!(
             infer_kaslr(&r, &img)
                 .unwrap_err()
                 .contains("--kaslr-offset")
         );
+        // Short names are never taken as cut.
+        let r = report(&[(0xffff_ffff_8100_0004, "hot_pa")]);
+        assert!(infer_kaslr(&r, &img).is_err());
     }
 }

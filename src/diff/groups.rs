@@ -87,33 +87,24 @@ fn change(o: Option<&Group>, n: Option<&Group>) -> Option<GroupChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{AggregateKind, Member};
+    use crate::model::Member;
 
     fn layout(members: &[(&'static str, u64, u64)]) -> StructLayout<'static> {
         StructLayout {
             name: "netdev_like",
-            kind: AggregateKind::Struct,
-            decl_file: None,
             size: 128,
             alignment: 64,
-            explicit_alignment: None,
             members: members
                 .iter()
                 .map(|&(name, offset, size)| Member {
                     name: Some(name),
-                    type_name: "x".into(),
                     offset,
                     size,
-                    bit_offset: None,
-                    bit_size: None,
                     flexible: size == 0,
-                    nested: None,
+                    ..Default::default()
                 })
                 .collect(),
-            holes: Vec::new(),
-            bit_holes: Vec::new(),
-            padding: 0,
-            bit_padding: 0,
+            ..Default::default()
         }
     }
 

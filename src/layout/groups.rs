@@ -80,34 +80,25 @@ pub fn groups(layout: &StructLayout<'_>, line_size: u64) -> Vec<Group> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{AggregateKind, Member};
+    use crate::model::Member;
 
     fn m(name: &'static str, offset: u64, size: u64) -> Member<'static> {
         Member {
             name: Some(name),
-            type_name: "x".into(),
             offset,
             size,
-            bit_offset: None,
-            bit_size: None,
             flexible: size == 0,
-            nested: None,
+            ..Default::default()
         }
     }
 
     fn layout(members: Vec<Member<'static>>) -> StructLayout<'static> {
         StructLayout {
             name: "netdev_like",
-            kind: AggregateKind::Struct,
-            decl_file: None,
             size: 128,
             alignment: 64,
-            explicit_alignment: Some(64),
             members,
-            holes: Vec::new(),
-            bit_holes: Vec::new(),
-            padding: 0,
-            bit_padding: 0,
+            ..Default::default()
         }
     }
 

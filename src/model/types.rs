@@ -7,9 +7,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct StructId(pub usize);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum AggregateKind {
+    #[default]
     Struct,
     Union,
 }
@@ -43,7 +44,7 @@ pub struct BitHole {
 
 /// One member. Offsets are from the start of the outermost struct, also for the
 /// members of anonymous structs and unions expanded inline.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Default)]
 pub struct Member<'d> {
     /// `None` for an anonymous struct/union member.
     pub name: Option<&'d str>,
@@ -87,7 +88,7 @@ impl Member<'_> {
 }
 
 /// A struct or union definition.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Default)]
 pub struct StructLayout<'d> {
     /// Empty for anonymous nested aggregates.
     pub name: &'d str,
