@@ -182,6 +182,9 @@ fn diff_follows_hot_lines_into_new() {
     assert!(out.contains(
         "      loopback_dev.rx_packets  ffffffff82a51098 -> ffffffff82a51090, line ffffffff82a51080: shares with .tx_queue, .tx_bytes, .rx_bytes, .rx_dropped\n"
     ), "{out}");
+    assert!(out.contains(
+        "      loopback_dev  ffffffff82a51080 -> ffffffff82a51080, lines ffffffff82a51080..ffffffff82a510c0 (2): alone\n"
+    ), "{out}");
     let (_, v) = json(&args);
     let hot = &v["hot"];
     assert_eq!(hot["outside"].as_u64(), Some(2));
@@ -196,10 +199,9 @@ fn diff_follows_hot_lines_into_new() {
     assert_eq!(count["object"], "root_user");
     assert_eq!(count["old_address"].as_u64(), Some(0xffffffff82a510e0));
     assert_eq!(count["new_address"].as_u64(), Some(0xffffffff82a51140));
-    assert_eq!(
-        count["new_lines"],
-        serde_json::json!([0xffffffff82a51140u64])
-    );
+    assert_eq!(count["new_first_line"].as_u64(), Some(0xffffffff82a51140));
+    assert_eq!(count["new_last_line"].as_u64(), Some(0xffffffff82a51140));
+    assert_eq!(count["new_line_count"].as_u64(), Some(1));
     assert_eq!(count["new_neighbours"], serde_json::json!([]));
     assert_eq!(count["new_members"][0], "sigpending");
     let uid = lines[2]["followed"]

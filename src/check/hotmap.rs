@@ -282,8 +282,11 @@ pub struct Followed {
     pub old_address: u64,
     /// `None`: gone from the new build (or the member is).
     pub new_address: Option<u64>,
-    /// New line starts it covers.
-    pub new_lines: Vec<u64>,
+    /// Start of the first and of the last line it covers in the new build.
+    pub new_first_line: Option<u64>,
+    pub new_last_line: Option<u64>,
+    /// Lines it covers in the new build.
+    pub new_line_count: u64,
     /// Other objects on those lines in the new build.
     pub new_neighbours: Vec<String>,
     /// For a member: the object's other members on its new line.
@@ -381,7 +384,7 @@ pub fn follow(old_map: &HotMap, new: &Image<'_>) -> HotFollow {
                     at,
                     ls,
                 );
-                if let (Some(s), Some(&line)) = (s, t.new_lines.first()) {
+                if let (Some(s), Some(line)) = (s, t.new_first_line) {
                     let bare = member.rsplit('.').next().unwrap_or(member);
                     t.new_members = members_on_line(new, s, line, ls, bare);
                 }
@@ -416,16 +419,17 @@ fn tenancy(
         member: member.cloned(),
         old_address,
         new_address: at.map(|(a, _)| a),
-        new_lines: Vec::new(),
+        new_first_line: None,
+        new_last_line: None,
+        new_line_count: 0,
         new_neighbours: Vec::new(),
         new_members: Vec::new(),
     };
     if let (Some(sym), Some((a, size))) = (sym, at) {
         let p = place(a, size, ls);
-        f.new_lines = (p.first_line..=p.last_line)
-            .take(64)
-            .map(|l| l * ls)
-            .collect();
+        f.new_first_line = Some(p.first_line * ls);
+        f.new_last_line = Some(p.last_line * ls);
+        f.new_line_count = p.lines;
         let (lo, hi) = (
             p.first_line * ls,
             p.last_line.saturating_add(1).saturating_mul(ls),

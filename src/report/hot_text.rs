@@ -129,7 +129,11 @@ pub fn follow(f: &HotFollow) -> String {
                 let _ = writeln!(out, "      {name}  {:016x} -> (not in NEW)", t.old_address);
                 continue;
             };
-            let lines: Vec<String> = t.new_lines.iter().map(|l| format!("{l:016x}")).collect();
+            let lines = match (t.new_first_line, t.new_last_line) {
+                (Some(a), Some(b)) if a == b => format!("line {a:016x}"),
+                (Some(a), Some(b)) => format!("lines {a:016x}..{b:016x} ({})", t.new_line_count),
+                _ => String::new(),
+            };
             let mut tenants: Vec<String> = t.new_members.iter().map(|m| format!(".{m}")).collect();
             tenants.extend(t.new_neighbours.iter().cloned());
             let with = if tenants.is_empty() {
@@ -139,9 +143,8 @@ pub fn follow(f: &HotFollow) -> String {
             };
             let _ = writeln!(
                 out,
-                "      {name}  {:016x} -> {new:016x}, line {}: {with}",
+                "      {name}  {:016x} -> {new:016x}, {lines}: {with}",
                 t.old_address,
-                lines.join(", ")
             );
         }
     }
