@@ -55,7 +55,7 @@ pub fn parse(text: &str) -> Result<C2cReport, String> {
     let header = table
         .iter()
         .rev()
-        .find(|l| l.starts_with('#') && has_word(l, "Index") && has_word(l, "Address"))
+        .find(|l| l.trim_start().starts_with('#') && has_word(l, "Index") && has_word(l, "Address"))
         .ok_or(format!(
             "\"{LINE_TABLE}\": no header with Index and Address"
         ))?;
@@ -282,6 +282,43 @@ mod tests {
         let mut lines: Vec<&str> = text.lines().collect();
         lines.reverse();
         let _ = parse(&lines.join("\n"));
+    }
+
+    /// Indented as pasted in a mail, 5-level paging heap addresses, a source column
+    /// holding `symbol+offset` (no debug info), HITM columns as perf 6.x prints them.
+    const INDENTED: &str = "\
+  =================================================
+             Shared Data Cache Line Table
+  =================================================
+  #
+  #        ----------- Cacheline ----------      Tot  ------- Load Hitm -------    Total    Total    Total
+  # Index             Address  Node  PA cnt     Hitm    Total  LclHitm  RmtHitm  records    Loads   Stores
+  # .....  ..................  ....  ......  .......  .......  .......  .......  .......  .......  .......
+  #
+        0  0xff2a00004c8a3b00     0    1734  100.00%     2096     2092        4     3152     3152        0
+
+  =================================================
+        Shared Cache Line Distribution Pareto
+  =================================================
+  #
+    -------------------------------------------------------------
+        0        4     2092     1056        0  0xff2a00004c8a3b00
+    -------------------------------------------------------------
+      9.22%    7.37%    0.00%    0.00%                0x8     0       1  0xffffffffab344052       518       334       354     5490       160  [k] vma_interval_tree_remove    [kernel.kallsyms]  vma_interval_tree_remove+18      0  1
+";
+
+    #[test]
+    fn indented_reports_and_sources_without_line_numbers() {
+        let r = parse(INDENTED).unwrap();
+        assert_eq!(r.lines.len(), 1);
+        assert_eq!(
+            (r.lines[0].address, r.lines[0].hitm),
+            (0xff2a00004c8a3b00, 2096)
+        );
+        let a = &r.lines[0].accesses[0];
+        assert_eq!((a.offset, a.code_address), (0x8, Some(0xffffffffab344052)));
+        assert_eq!(a.symbol.as_deref(), Some("vma_interval_tree_remove"));
+        assert_eq!(a.source, None);
     }
 
     #[test]

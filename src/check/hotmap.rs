@@ -139,7 +139,7 @@ pub struct MappedLine {
 }
 
 /// The x86_64 kernel address-space areas a run-time address outside the image can be in
-/// (Documentation/arch/x86/x86_64/mm.rst, 4-level paging).
+/// (Documentation/arch/x86/x86_64/mm.rst; 4- and 5-level paging).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Region {
@@ -157,7 +157,9 @@ pub fn region(arch: &str, a: u64) -> Option<Region> {
         return None;
     }
     Some(match a {
-        0xffff_8880_0000_0000..=0xffff_fdff_ffff_ffff => Region::Heap,
+        // Direct map to vmemmap: from ffff888000000000 with 4-level paging, from
+        // ff11000000000000 with 5-level; cpu_entry_area and above are not heap.
+        0xff11_0000_0000_0000..=0xffff_fdff_ffff_ffff => Region::Heap,
         0xffff_ffff_c000_0000..=0xffff_ffff_feff_ffff => Region::Modules,
         _ => Region::Other,
     })
@@ -532,6 +534,17 @@ mod tests {
                 of: 3
             })
         );
+    }
+
+    #[test]
+    fn regions_outside_the_image() {
+        let r = |a| region("x86_64", a);
+        assert_eq!(r(0xffff_8c4a_0123_4500), Some(Region::Heap));
+        assert_eq!(r(0xff2a_0000_4c8a_3b00), Some(Region::Heap)); // 5-level paging
+        assert_eq!(r(0xffff_ffff_c0a0_1000), Some(Region::Modules));
+        assert_eq!(r(0xffff_fe00_0000_1000), Some(Region::Other)); // cpu_entry_area
+        assert_eq!(r(0x0000_55c8_971f_0080), Some(Region::Other)); // user space
+        assert_eq!(region("aarch64", 0xffff_8000_81c5_1000), None);
     }
 
     #[test]
