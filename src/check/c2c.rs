@@ -295,16 +295,16 @@ mod tests {
   # Index             Address  Node  PA cnt     Hitm    Total  LclHitm  RmtHitm  records    Loads   Stores
   # .....  ..................  ....  ......  .......  .......  .......  .......  .......  .......  .......
   #
-        0  0xff2a00004c8a3b00     0    1734  100.00%     2096     2092        4     3152     3152        0
+        0  0xff2a00004c8a3b00     0     811  100.00%      977      960       17     1402     1390       12
 
   =================================================
         Shared Cache Line Distribution Pareto
   =================================================
   #
     -------------------------------------------------------------
-        0        4     2092     1056        0  0xff2a00004c8a3b00
+        0       17      960      388        0  0xff2a00004c8a3b00
     -------------------------------------------------------------
-      9.22%    7.37%    0.00%    0.00%                0x8     0       1  0xffffffffab344052       518       334       354     5490       160  [k] vma_interval_tree_remove    [kernel.kallsyms]  vma_interval_tree_remove+18      0  1
+     12.50%   31.25%    3.00%    0.00%                0x8     0       1  0xffffffff8a0c1d2e       401       207       199     1313        48  [k] pipe_buf_release_fast       [kernel.kallsyms]  pipe_buf_release_fast+30         0  2
 ";
 
     #[test]
@@ -313,11 +313,11 @@ mod tests {
         assert_eq!(r.lines.len(), 1);
         assert_eq!(
             (r.lines[0].address, r.lines[0].hitm),
-            (0xff2a00004c8a3b00, 2096)
+            (0xff2a00004c8a3b00, 977)
         );
         let a = &r.lines[0].accesses[0];
-        assert_eq!((a.offset, a.code_address), (0x8, Some(0xffffffffab344052)));
-        assert_eq!(a.symbol.as_deref(), Some("vma_interval_tree_remove"));
+        assert_eq!((a.offset, a.code_address), (0x8, Some(0xffffffff8a0c1d2e)));
+        assert_eq!(a.symbol.as_deref(), Some("pipe_buf_release_fast"));
         assert_eq!(a.source, None);
     }
 
