@@ -131,6 +131,12 @@ pub struct ShiftRun {
     pub start: Pair<u64>,
     pub end: Pair<u64>,
     pub delta: i64,
+    /// Where the gap before the run starts in each build: the previous neighbour's place,
+    /// or the section start when the run starts the section.
+    pub base: Pair<u64>,
+    /// The delta of `base` (the previous neighbour's or the section start's): the run's
+    /// change of delta is `delta - previous_delta`, and `cause` accounts for it.
+    pub previous_delta: i64,
     /// The delta is a whole number of lines: no line membership changes inside the run.
     pub whole_lines: bool,
     pub functions: bool,
@@ -138,20 +144,89 @@ pub struct ShiftRun {
     pub severity: Severity,
 }
 
-/// What started a shift run: what changed just before its first symbol.
+/// What one symbol between a run and its previous neighbour did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// The previous neighbour (or a symbol in between) changed size.
+    Resized,
+    /// In the new build only.
+    Added,
+    /// In the old build only.
+    Removed,
+    /// The run's first symbol must now start on `alignment` (`DW_AT_alignment`); it
+    /// adds no bytes itself, only padding.
+    Realigned,
+    /// A paired symbol that lies in the gap in the new build only (reordered in).
+    MovedIn,
+    /// A paired symbol that lies in the gap in the old build only (reordered out).
+    MovedOut,
+}
+
+/// One change between a run's previous neighbour and its first symbol.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CauseItem {
+    pub symbol: String,
+    pub change: ItemKind,
+    pub size: Pair<u64>,
+    /// Signed bytes it adds to the gap (new size - old size).
+    pub bytes: i64,
+}
+
+/// Why a shift run's delta differs from its previous neighbour's (or its section
+/// start's): everything that changed in between, in both builds. Every kind carries
+/// `bytes`, the signed net size it accounts for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Cause {
-    /// The symbol before the run changed size.
-    Resized { symbol: String, old: u64, new: u64 },
-    /// Symbols appeared between the run and the symbol before it.
-    Added { symbols: Vec<String>, bytes: u64 },
-    /// Symbols disappeared there.
-    Removed { symbols: Vec<String>, bytes: u64 },
-    /// Its first symbol now has to start on a larger alignment (`DW_AT_alignment`).
-    Realigned { symbol: String, alignment: u64 },
-    /// Nothing before it changed: the start of the section, or alignment padding.
-    Padding { previous: Option<String> },
+    /// The listed changes sum to `bytes`; the rest of the change of delta (`padding`,
+    /// smaller in size than `alignment`) is alignment padding before the run's first symbol.
+    Changes {
+        previous: Option<String>,
+        items: Vec<CauseItem>,
+        bytes: i64,
+        padding: i64,
+        alignment: u64,
+    },
+    /// Nothing in between changed: the change of delta (`padding`, smaller than
+    /// `alignment`) is alignment padding alone.
+    Padding {
+        previous: Option<String>,
+        bytes: i64,
+        padding: i64,
+        alignment: u64,
+    },
+    /// Symbols changed order around the run's start: `previous` is the nearest symbol
+    /// before the run in both builds, and `items` include the symbols that lie between
+    /// in one build only (`moved_in`/`moved_out`); their sum explains the change up to
+    /// `padding` as for `changes`.
+    Reordered {
+        previous: Option<String>,
+        items: Vec<CauseItem>,
+        bytes: i64,
+        padding: i64,
+        alignment: u64,
+    },
+    /// What changed in between (`items`, summing to `bytes`) leaves `residual` bytes
+    /// of the change of delta that alignment padding cannot account for.
+    Unexplained {
+        previous: Option<String>,
+        items: Vec<CauseItem>,
+        bytes: i64,
+        residual: i64,
+    },
+}
+
+impl Cause {
+    /// The signed net size this cause accounts for.
+    pub fn bytes(&self) -> i64 {
+        match self {
+            Cause::Changes { bytes, .. }
+            | Cause::Padding { bytes, .. }
+            | Cause::Reordered { bytes, .. }
+            | Cause::Unexplained { bytes, .. } => *bytes,
+        }
+    }
 }
 
 /// One struct's layout change.

@@ -56,7 +56,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .layout
             .and_then(|id| new.struct_by_id(id).explicit_alignment))
     };
-    let (runs, run_of) = runs::find(&pairing, line_size, &alignment);
+    let (runs, run_of) = runs::find(&pairing, [old, new], line_size, &alignment);
     let sides = placement::Sides::new(old, new, line_size);
     let pinned_sym = |name: &str| {
         options

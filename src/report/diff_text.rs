@@ -34,17 +34,83 @@ fn signed(d: i64) -> String {
 }
 
 pub fn cause(c: &Cause) -> String {
+    let after = |p: &Option<String>| match p {
+        Some(p) => format!("after {p}"),
+        None => "from the section start".to_string(),
+    };
+    let pad = |padding: i64, alignment: u64| {
+        if padding == 0 {
+            String::new()
+        } else {
+            format!(" + {padding} B padding (align {alignment})")
+        }
+    };
     match c {
-        Cause::Resized { symbol, old, new } => format!(
-            "{symbol} {} {old} -> {new} B",
-            if new > old { "grew" } else { "shrank" }
+        Cause::Changes {
+            previous,
+            items,
+            bytes,
+            padding,
+            alignment,
+        } => format!(
+            "{} = {bytes:+} B{} {}",
+            items_str(items),
+            pad(*padding, *alignment),
+            after(previous)
         ),
-        Cause::Added { symbols, bytes } => format!("{} added ({bytes} B)", names(symbols)),
-        Cause::Removed { symbols, bytes } => format!("{} removed ({bytes} B)", names(symbols)),
-        Cause::Realigned { symbol, alignment } => format!("{symbol} is now aligned to {alignment}"),
-        Cause::Padding { previous: Some(p) } => format!("alignment padding after {p}"),
-        Cause::Padding { previous: None } => "start of section".to_string(),
+        Cause::Padding {
+            previous,
+            padding,
+            alignment,
+            ..
+        } => format!(
+            "alignment padding alone ({padding:+} B, align {alignment}) {}",
+            after(previous)
+        ),
+        Cause::Reordered {
+            previous,
+            items,
+            bytes,
+            padding,
+            alignment,
+        } => format!(
+            "reordered: {} = {bytes:+} B{} {}",
+            items_str(items),
+            pad(*padding, *alignment),
+            after(previous)
+        ),
+        Cause::Unexplained {
+            previous,
+            items,
+            bytes,
+            residual,
+        } => {
+            let found = if items.is_empty() {
+                "nothing changed".to_string()
+            } else {
+                format!("{} = {bytes:+} B", items_str(items))
+            };
+            format!(
+                "unexplained: {found} {}, {residual:+} B unaccounted",
+                after(previous)
+            )
+        }
     }
+}
+
+fn items_str(items: &[crate::diff::CauseItem]) -> String {
+    let one = |i: &crate::diff::CauseItem| match i.change {
+        crate::diff::ItemKind::Resized => {
+            format!("{} {} -> {} B", i.symbol, i.size.old, i.size.new)
+        }
+        crate::diff::ItemKind::Added => format!("+{} ({} B)", i.symbol, i.size.new),
+        crate::diff::ItemKind::Removed => format!("-{} ({} B)", i.symbol, i.size.old),
+        crate::diff::ItemKind::Realigned => format!("{} now aligned", i.symbol),
+        crate::diff::ItemKind::MovedIn => format!("{} moved in ({} B)", i.symbol, i.size.new),
+        crate::diff::ItemKind::MovedOut => format!("{} moved out ({} B)", i.symbol, i.size.old),
+    };
+    let list: Vec<String> = items.iter().map(one).collect();
+    names(&list)
 }
 
 /// Up to four names, then how many more.
