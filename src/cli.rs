@@ -97,6 +97,11 @@ pub struct DiffArgs {
     /// File with one symbol name or glob per line, always shown in full.
     #[arg(long, value_name = "FILE")]
     pub hot: Option<PathBuf>,
+    /// Flagged categories that make exit 1, comma-separated: percpu, aligned, write-hot,
+    /// straddle, struct, text (default: all but text; functions named by --symbol/--hot
+    /// that changed phase always do).
+    #[arg(long, value_name = "CATEGORIES", value_delimiter = ',')]
+    pub fail_on: Vec<String>,
     #[command(flatten)]
     pub common: Common,
 }

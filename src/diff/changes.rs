@@ -29,15 +29,78 @@ pub enum Severity {
     Struct,
     /// A function changed its start modulo the line size, or its line count.
     Text,
+    /// Sharing went away (fewer or no neighbours, a write-hot neighbour gone): shown,
+    /// never flagged.
+    Improvement,
     /// Recorded, not flagged (e.g. a whole-line shift).
     Info,
 }
 
+/// The categories a flagged change falls in; `--fail-on` picks which make exit 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    Percpu,
+    Aligned,
+    WriteHot,
+    Straddle,
+    Struct,
+    Text,
+}
+
+impl Category {
+    pub const ALL: [Category; 6] = [
+        Category::Percpu,
+        Category::Aligned,
+        Category::WriteHot,
+        Category::Straddle,
+        Category::Struct,
+        Category::Text,
+    ];
+
+    /// The name `--fail-on` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Percpu => "percpu",
+            Category::Aligned => "aligned",
+            Category::WriteHot => "write-hot",
+            Category::Straddle => "straddle",
+            Category::Struct => "struct",
+            Category::Text => "text",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// Without `--fail-on`: every category but `text` (phase changes are information).
+    pub fn default_fail_on() -> Vec<Category> {
+        Category::ALL
+            .into_iter()
+            .filter(|&c| c != Category::Text)
+            .collect()
+    }
+}
+
 impl Severity {
-    /// Flagged severities count towards exit code 1; `Data` and `Struct` changes are
-    /// recorded (JSON, `--all`) but do not by themselves make the report flagged.
-    pub fn is_flagged(self) -> bool {
-        !matches!(self, Severity::Data | Severity::Struct | Severity::Info)
+    /// The category a severity is flagged under; `None` for severities that are only
+    /// recorded (`Data`, `Struct` without instances, `ShiftRun`, `Improvement`, `Info`).
+    /// `Text` is flagged only for pinned functions or with `--fail-on text`.
+    pub fn category(self) -> Option<Category> {
+        match self {
+            Severity::Percpu => Some(Category::Percpu),
+            Severity::AlignedObject => Some(Category::Aligned),
+            Severity::WriteHot => Some(Category::WriteHot),
+            Severity::Straddle => Some(Category::Straddle),
+            Severity::StructWithInstance => Some(Category::Struct),
+            Severity::Text => Some(Category::Text),
+            Severity::ShiftRun
+            | Severity::Data
+            | Severity::Struct
+            | Severity::Improvement
+            | Severity::Info => None,
+        }
     }
 }
 
@@ -92,6 +155,18 @@ pub struct PlacementChange {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub member_lines: Vec<MemberLines>,
     pub severity: Severity,
+    /// Place, size or line membership (co-tenants) changed (false for an unchanged
+    /// object shown only because it was asked for).
+    pub changed: bool,
+    /// Counted in `flagged`: its severity has a category.
+    pub flagged: bool,
+    /// Rank among flagged data, lowest first: 0 write-hot object with a new write-hot
+    /// neighbour, 1 line-aligned object moved in its line, 2 per-CPU write-hot variable
+    /// with a new neighbour, 3 anything else.
+    pub risk: u8,
+    /// Why it is not judged write-hot or straddling although writable: `boot-only`,
+    /// `read-only after init`, `read-mostly` (tracepoints and static keys).
+    pub quiet: Option<&'static str>,
     pub reasons: Vec<String>,
 }
 
@@ -117,6 +192,11 @@ pub struct FunctionChange {
     pub lines: Pair<u64>,
     pub run: Option<usize>,
     pub severity: Severity,
+    /// Asked for with `--symbol`/`--hot`.
+    pub pinned: bool,
+    /// Counted in `flagged`: its phase or line count changed and it was asked for by
+    /// name, or `--fail-on text` was given.
+    pub flagged: bool,
 }
 
 /// A maximal sequence of neighbouring symbols (in old address order, one section)
@@ -277,14 +357,22 @@ pub struct MemberChange {
     pub straddles: Pair<Option<bool>>,
 }
 
-/// Counts per category, for the report's summary table.
+/// Counts per row of the report's summary table (see docs/json.md).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Counts {
+    /// Paired symbols whose place, size or line membership changed (structs: whose
+    /// layout changed).
     pub changed: usize,
+    /// Of those, the ones flagged (their severity's category; functions only when
+    /// asked for by name or with `--fail-on text`).
     pub flagged: usize,
-    /// Objects whose offset in their line changed.
+    /// Paired symbols whose offset in their line (functions: start mod line size)
+    /// changed; structs: with a member that changed line.
     pub line_offset_changed: usize,
+    /// Shift runs that change line membership (delta not a multiple of the line).
     pub runs: usize,
+    /// Shift runs by a whole number of lines (no line membership changes).
+    pub whole_line_runs: usize,
     pub added: usize,
     pub removed: usize,
 }
@@ -312,5 +400,23 @@ pub struct Report {
     /// Names asked for with --symbol/--struct/--hot that matched, shown in full.
     pub pinned_symbols: Vec<String>,
     pub pinned_structs: Vec<String>,
+    /// Sum of the per-row `flagged` counts.
     pub flagged: usize,
+    /// Categories that make exit 1 (`--fail-on`, default all but `text`).
+    pub fail_on: Vec<Category>,
+    /// Flagged changes in a `fail_on` category, plus asked-for functions that changed
+    /// phase: exit 1 when non-zero.
+    pub failing: usize,
+    /// Address ranges and sections treated as boot-only or read-mostly in the new build.
+    pub quiet_regions: Vec<QuietRegion>,
+}
+
+/// A range whose objects are never judged write-hot or straddling.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QuietRegion {
+    pub what: &'static str,
+    /// How it was recognised: a section name pattern, or the boundary symbols.
+    pub from: String,
+    pub start: Option<u64>,
+    pub end: Option<u64>,
 }

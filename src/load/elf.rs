@@ -31,6 +31,8 @@ pub(crate) struct ElfInfo<'d> {
     pub file_kind: &'static str,
     pub build_id: Option<String>,
     pub percpu_base: Option<u64>,
+    /// Linker boundary symbols present (see `model::BOUNDARY_SYMBOLS`), by name.
+    pub boundaries: Vec<(&'static str, u64)>,
     pub sections: Vec<Section<'d>>,
     pub symbols: Vec<Symbol<'d>>,
     pub debug: Option<DebugSections<'d>>,
@@ -152,8 +154,13 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         percpu_index,
         percpu_base.unwrap_or(0),
     );
+    let boundaries = crate::model::BOUNDARY_SYMBOLS
+        .iter()
+        .filter_map(|&n| file.symbol_by_name(n).map(|s| (n, s.address())))
+        .collect();
     let debug = read_debug(path, &file, owned)?;
     Ok(ElfInfo {
+        boundaries,
         arch,
         big_endian: !file.is_little_endian(),
         file_kind,

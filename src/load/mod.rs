@@ -150,6 +150,7 @@ impl InputFile {
             line_size_overridden: options.line_size.is_some(),
             has_debug_info: elf.debug.is_some(),
             percpu_base: elf.percpu_base,
+            boundaries: elf.boundaries,
             sections: elf.sections,
             symbols: elf.symbols,
             structs: Vec::new(),

@@ -42,7 +42,7 @@ pub fn cause(c: &Cause) -> String {
         if padding == 0 {
             String::new()
         } else {
-            format!(" + {padding} B padding (align {alignment})")
+            format!(" {padding:+} B padding (align {alignment})")
         }
     };
     match c {
@@ -167,6 +167,7 @@ fn placement_block(c: &PlacementChange, pinned: bool, all: bool) -> Block {
             names(&c.gained_hot_neighbours)
         ),
         (true, true) => "  [write-hot]".to_string(),
+        _ if c.severity == Severity::Improvement => "  [improvement: fewer neighbours]".to_string(),
         _ => String::new(),
     };
     let size = if c.size.changed() {
@@ -424,9 +425,17 @@ fn struct_block(s: &StructChange, pinned: bool, all: bool) -> Block {
 
 fn function_summary(r: &Report, view: View) -> Vec<String> {
     let f = &r.summary.functions;
+    let flagged = if f.flagged > 0 {
+        format!(
+            "{} flagged (asked for by name or --fail-on text)",
+            f.flagged
+        )
+    } else {
+        "information, not flagged (--fail-on text flags them)".to_string()
+    };
     let mut out = vec![format!(
-        "  {} functions changed their start mod {}, in {} runs; largest:",
-        f.line_offset_changed, r.line_size, f.runs
+        "  {} functions changed their start mod {}: {flagged}; {} runs change line membership, {} shift by whole lines; largest:",
+        f.line_offset_changed, r.line_size, f.runs, f.whole_line_runs
     )];
     let mut runs: Vec<&ShiftRun> = r
         .runs
@@ -488,7 +497,7 @@ pub(crate) fn sections(r: &Report, view: View) -> (Vec<(String, Vec<String>)>, u
         .collect();
     for c in &r.percpu {
         let in_run = c.run.is_some_and(|i| !r.runs[i].whole_lines);
-        if pinned(&c.name) || all || (c.severity.is_flagged() && !in_run) {
+        if pinned(&c.name) || all || (c.flagged && !in_run) {
             pc.push(placement_block(c, pinned(&c.name), all));
         }
     }
@@ -506,10 +515,12 @@ pub(crate) fn sections(r: &Report, view: View) -> (Vec<(String, Vec<String>)>, u
                 )
         })
         .collect();
-    // Write-hot objects that gained a write-hot neighbour first, then by hot members.
+    // By risk (write-hot with a new write-hot neighbour, line-aligned moved in its
+    // line, ...), then severity and hot members.
     data.sort_by_key(|c| {
         (
             !pinned(&c.name),
+            c.risk,
             c.severity,
             c.gained_hot_neighbours.is_empty(),
             std::cmp::Reverse(c.hot_members),
@@ -616,10 +627,37 @@ pub(crate) fn closing(r: &Report, cut: usize) -> String {
     } else {
         String::new()
     };
+    let cats: Vec<&str> = r.fail_on.iter().map(|c| c.name()).collect();
+    let code = u8::from(r.failing > 0);
     format!(
-        "exit 1: {} flagged changes{more} (--format json for all data)",
-        r.flagged
+        "exit {code}: {} flagged changes, {} in --fail-on categories ({}){more} (--format json for all data)",
+        r.flagged,
+        r.failing,
+        cats.join(",")
     )
+}
+
+/// Which storage the report never judges write-hot or straddling.
+pub(crate) fn quiet_line(r: &Report) -> String {
+    let list: Vec<String> = r
+        .quiet_regions
+        .iter()
+        .map(|q| format!("{} {}", q.what, q.from))
+        .collect();
+    format!("not judged write-hot or straddling: {}", list.join("; "))
+}
+
+/// What each column of the summary counts.
+pub(crate) fn legend() -> &'static str {
+    "changed: place, size or line neighbours changed; moved in line: offset in line (functions: start mod line) changed;\n\
+     shift runs: runs of equal shift that change line membership; whole-line runs: shifts by whole lines"
+}
+
+/// True when the diff found nothing at all (no change in any row).
+pub(crate) fn nothing_changed(r: &Report) -> bool {
+    summary_rows(r).iter().all(|(_, c)| {
+        c.changed + c.added + c.removed + c.line_offset_changed + c.runs + c.whole_line_runs == 0
+    })
 }
 
 /// The report as text.
@@ -640,17 +678,19 @@ pub fn render(r: &Report, view: View) -> String {
         r.new.line_size_from,
         2 * r.line_size
     );
-    if r.flagged == 0 && r.pinned_symbols.is_empty() && r.pinned_structs.is_empty() {
+    if nothing_changed(r) && r.pinned_symbols.is_empty() && r.pinned_structs.is_empty() {
         let _ = writeln!(out, "\nno changes");
         return out;
     }
     let mut t = Table::new();
     t.set_format(*format::consts::FORMAT_CLEAN);
-    t.set_titles(row!["", r->"changed", r->"flagged", r->"moved in line", r->"shift runs", r->"added", r->"removed"]);
+    t.set_titles(row!["", r->"changed", r->"flagged", r->"moved in line", r->"shift runs", r->"whole-line runs", r->"added", r->"removed"]);
     for (name, c) in summary_rows(r) {
-        t.add_row(row![name, r->c.changed, r->c.flagged, r->c.line_offset_changed, r->c.runs, r->c.added, r->c.removed]);
+        t.add_row(row![name, r->c.changed, r->c.flagged, r->c.line_offset_changed, r->c.runs, r->c.whole_line_runs, r->c.added, r->c.removed]);
     }
     let _ = write!(out, "\n{t}");
+    let _ = writeln!(out, "{}", legend());
+    let _ = writeln!(out, "{}", quiet_line(r));
     let (sections, cut) = sections(r, view);
     for (title, lines) in sections {
         let _ = writeln!(out, "\n{title}");
