@@ -47,6 +47,12 @@ def bare(qualified):
     return qualified.rsplit(":", 1)[-1]
 
 
+def base_name(name):
+    """The name without all-digit components (`x.isra.3` -> `x.isra`): clone and
+    static-local numbers change between builds, so the new side is matched on this."""
+    return ".".join(p for p in name.split(".") if not p.isdigit())
+
+
 def address(run_space, place, percpu_start):
     if run_space == "percpu":
         return place + (percpu_start or 0)
@@ -72,11 +78,17 @@ def main():
         report = json.loads(out.stdout)
     sides = [nm(args.old), nm(args.new)]
 
+    at_address = [defaultdict(set), defaultdict(set)]
+    for side in (0, 1):
+        for (a, n) in sides[side][0]:
+            at_address[side][a].add(base_name(n))
+
     def where(side, space, place, name):
-        """nm's address of `name` at `place`, or None when nm disagrees."""
-        sized, _, pstart = sides[side]
+        """nm's address of `name` at `place` (renumbered clones allowed), or None when
+        nm has no such symbol there."""
+        pstart = sides[side][2]
         a = address(space, place, pstart)
-        return a if (a, bare(name)) in sized else None
+        return a if base_name(bare(name)) in at_address[side][a] else None
 
     claiming = explained = unexplained = total = bad_items = 0
     for r in report["runs"]:
@@ -107,8 +119,9 @@ def main():
                 size = it["size"][k]
                 if size == 0:
                     continue
-                addrs = sides[s][1].get(bare(it["symbol"]), [])
-                if not any(names[s].get((a, bare(it["symbol"]))) == size for a in addrs):
+                nm_name = bare(it["symbol"])
+                addrs = sides[s][1].get(nm_name, [])
+                if not any(names[s].get((a, nm_name)) == size for a in addrs):
                     bad_items += 1
                     ok = False
         if ok:

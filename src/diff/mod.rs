@@ -72,11 +72,12 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
         .clone()
         .unwrap_or_else(Category::default_fail_on);
     let text_fails = fail_on.contains(&Category::Text);
-    let pinned_sym = |name: &str| {
+    // A symbol is asked for by its name or by the qualified name the report prints.
+    let pinned_sym = |s: &crate::model::Symbol<'_>| {
         options
             .pinned_symbols
             .as_ref()
-            .is_some_and(|g| g.is_match(name))
+            .is_some_and(|g| g.is_match(s.name) || g.is_match(s.qualified_name()))
     };
     // Every pair is judged independently, in parallel; `collect` keeps pair order.
     enum Change {
@@ -91,11 +92,11 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 || hot::HotTypes::new(new),
                 |hot, p| {
                     if p.old.kind == SymbolKind::Function {
-                        let pinned = pinned_sym(p.new.name);
+                        let pinned = pinned_sym(p.new);
                         placement::function_change(p, line_size, &run_of, pinned, text_fails)
                             .map(Change::Function)
                     } else {
-                        let pinned = pinned_sym(p.new.name);
+                        let pinned = pinned_sym(p.new);
                         placement::data_change(&sides, p, hot, &run_of, pinned)
                             .map(|c| Change::Data(Box::new(c)))
                     }
@@ -126,7 +127,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     let pinned_symbols: Vec<String> = pairing
         .pairs
         .iter()
-        .filter(|p| pinned_sym(p.new.name))
+        .filter(|p| pinned_sym(p.new))
         .map(|p| p.new.qualified_name())
         .collect();
     let pinned_structs = match &options.pinned_structs {

@@ -1,4 +1,5 @@
-//! Pairs the symbols of two builds: by name in the same space, locals by their file,
+//! Pairs the symbols of two builds: by name in the same space, locals by the path of
+//! their compile unit (else their `STT_FILE` name),
 //! compiler clone numbers (`.isra.0`, `.constprop.3`, `rs.12`) ignored, and symbols
 //! sharing a key paired in address order.
 
@@ -60,7 +61,7 @@ pub fn key<'d>(s: &Symbol<'d>) -> SymbolKey<'d> {
         space: s.space,
         function: s.kind == SymbolKind::Function,
         name: base_name(s.name),
-        file: s.file,
+        file: s.unit.or(s.file),
     }
 }
 

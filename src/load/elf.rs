@@ -189,10 +189,12 @@ fn read_symbols<'d, H: FileHeader>(
 ) -> Vec<Symbol<'d>> {
     let mut out = Vec::new();
     let mut current_file: Option<&'d str> = None;
+    let mut group = 0u32;
     for sym in file.symbols() {
         let kind = match sym.kind() {
             ObjKind::File => {
                 current_file = sym.name().ok().filter(|n| !n.is_empty());
+                group += 1;
                 continue;
             }
             ObjKind::Text => SymbolKind::Function,
@@ -223,6 +225,8 @@ fn read_symbols<'d, H: FileHeader>(
             } else {
                 None
             },
+            unit: None,
+            group: if binding == Binding::Local { group } else { 0 },
             kind,
             binding,
             section: section_names.get(&index).copied().unwrap_or(""),

@@ -5,6 +5,7 @@ mod dies;
 mod dwarf;
 mod elf;
 mod layouts;
+mod units;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -161,6 +162,7 @@ impl InputFile {
             && let Some(debug) = &elf.debug
         {
             let types = dwarf::read(&self.path, debug, options)?;
+            units::assign(&mut image.symbols, &types.sources);
             image.structs = types.structs;
             image.variables = types.variables;
             image.units = types.units;

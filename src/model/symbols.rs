@@ -40,8 +40,17 @@ pub enum Space {
 #[derive(Debug, Clone, Serialize)]
 pub struct Symbol<'d> {
     pub name: &'d str,
-    /// The `STT_FILE` symbol before a local symbol: tells apart statics with one name.
+    /// For a local symbol, the file it is printed with: the shortest suffix of its
+    /// compile unit's path that no other symbol of its name shares (`cpu/amd.c`), or
+    /// the `STT_FILE` name before it when its unit is unknown.
     pub file: Option<&'d str>,
+    /// For a local symbol, the path of its compile unit (`DW_AT_name`), found through
+    /// the code ranges or variables of the `STT_FILE` group it belongs to.
+    pub unit: Option<&'d str>,
+    /// Which `STT_FILE` group of the symbol table a local symbol follows (1-based; 0
+    /// for globals): symbols of one group come from one object file.
+    #[serde(skip)]
+    pub group: u32,
     pub kind: SymbolKind,
     pub binding: Binding,
     pub section: &'d str,
