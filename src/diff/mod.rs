@@ -77,7 +77,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
         options
             .pinned_symbols
             .as_ref()
-            .is_some_and(|g| g.is_match(s.name) || g.is_match(s.qualified_name()))
+            .is_some_and(|g| s.names().iter().any(|n| g.is_match(n)))
     };
     // Every pair is judged independently, in parallel; `collect` keeps pair order.
     enum Change {

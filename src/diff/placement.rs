@@ -60,8 +60,9 @@ fn tenants<'a, 'd>(
         .flat_map(|l| l.symbols)
         .filter(|t| t.size > 0 && !(t.place == s.place && t.size == s.size))
         .collect();
-    out.sort_by(|a, b| (a.place, a.name).cmp(&(b.place, b.name)));
-    out.dedup_by(|a, b| std::ptr::eq(*a, *b));
+    out.sort_by(|a, b| (a.place, a.size, a.name).cmp(&(b.place, b.size, b.name)));
+    // One entry per object: aliases (same place and size) collapse to the first name.
+    out.dedup_by(|a, b| a.place == b.place && a.size == b.size);
     out
 }
 
@@ -83,9 +84,14 @@ fn writable(s: &Symbol<'_>, type_name: Option<&str>) -> bool {
         && !type_name.is_some_and(|t| t.starts_with("const "))
 }
 
-/// Names with clone numbers removed, so renumbered neighbours are not a change.
-fn tenant_names(t: &[Tenant]) -> Vec<String> {
-    let mut v: Vec<String> = t.iter().map(|t| base_name(&t.name).into_owned()).collect();
+/// What identifies a neighbour in both builds: its unit path (or file) and its name
+/// with clone numbers removed, so renumbered or re-suffixed neighbours are not a change.
+fn identity(s: &Symbol<'_>) -> String {
+    format!("{}:{}", s.origin().unwrap_or(""), base_name(s.name))
+}
+
+fn tenant_names(t: &[&Symbol<'_>]) -> Vec<String> {
+    let mut v: Vec<String> = t.iter().map(|s| identity(s)).collect();
     v.sort();
     v
 }
@@ -104,13 +110,17 @@ pub fn data_change(
 ) -> Option<PlacementChange> {
     let ls = sides.line_size;
     let (o, n) = (p.old, p.new);
+    // A zero-size symbol (a marker, `__key.N`) has no storage to place.
+    if o.size == 0 && n.size == 0 && !pinned {
+        return None;
+    }
     let old = place(o.place, o.size, ls);
     let new = place(n.place, n.size, ls);
     let old_syms = tenants(&sides.old_index[slot(o.space)], o, ls);
     let new_syms = tenants(&sides.new_index[slot(n.space)], n, ls);
     let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
-    let old_names = tenant_names(&old_t);
-    let co_changed = old_names != tenant_names(&new_t);
+    let old_names = tenant_names(&old_syms);
+    let co_changed = old_names != tenant_names(&new_syms);
     let moved = o.place != n.place || o.size != n.size;
     if !moved && !co_changed && !pinned {
         return None;
@@ -127,7 +137,7 @@ pub fn data_change(
     let write_hot = hot_members > 0;
     let new_tenants: Vec<&&Symbol<'_>> = new_syms
         .iter()
-        .filter(|t| !old_names.contains(&base_name(&t.qualified_name()).into_owned()))
+        .filter(|t| !old_names.contains(&identity(t)))
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
     // New neighbours that are themselves writable and write-hot: a false-sharing pair.

@@ -220,9 +220,11 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         let first = list[i];
         let space = first.old.space;
         let section = first.old.section;
-        let j = (i.saturating_sub(REORDER_WINDOW)..i)
-            .rev()
-            .find(|&j| list[j].new.place < first.new.place);
+        let j = (i.saturating_sub(REORDER_WINDOW)..i).rev().find(|&j| {
+            let p = list[j].new;
+            // A zero-size symbol at the run's new start pushes nothing: still before it.
+            p.place < first.new.place || (p.size == 0 && p.place == first.new.place)
+        });
         let prev = j.and_then(|j| previous(&list[..=j]));
         let base = match prev {
             Some(p) => Pair {
@@ -278,11 +280,18 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 first.new.place,
             ))
             .collect();
-        let reordered = j != i.checked_sub(1)
-            || old_pairs.len() != new_pairs.len()
-            || old_pairs
+        // Reordered: a sized pair lies between on one side only.
+        let sized = |p: &&&Paired<'a, 'd>| p.old.size > 0 || p.new.size > 0;
+        let in_both =
+            |p: &Paired<'a, 'd>, list: &[&Paired<'a, 'd>]| list.iter().any(|q| std::ptr::eq(p, *q));
+        let reordered = old_pairs
+            .iter()
+            .filter(sized)
+            .any(|p| !in_both(p, &new_pairs))
+            || new_pairs
                 .iter()
-                .any(|p| !new_pairs.iter().any(|q| std::ptr::eq(*p, *q)));
+                .filter(sized)
+                .any(|p| !in_both(p, &old_pairs));
         let old_bytes = counted(prev.map(|p| p.old), &in_old);
         let new_bytes = counted(prev.map(|p| p.new), &in_new);
         let mut items: Vec<CauseItem> = Vec::new();

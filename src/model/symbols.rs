@@ -70,6 +70,26 @@ impl Symbol<'_> {
         self.place.saturating_add(self.size.max(1))
     }
 
+    /// Every name the symbol answers to when asked for: its bare name, its qualified
+    /// name, and for a local with a known unit `suffix:name` for each path suffix of
+    /// the unit (`amd.c:x`, `cpu/amd.c:x`, ..., `arch/x86/kernel/cpu/amd.c:x`).
+    pub fn names(&self) -> Vec<String> {
+        let mut out = vec![self.name.to_string(), self.qualified_name()];
+        if self.binding == Binding::Local
+            && let Some(unit) = self.unit
+        {
+            let starts = std::iter::once(0).chain(unit.match_indices('/').map(|(i, _)| i + 1));
+            out.extend(starts.map(|i| format!("{}:{}", &unit[i..], self.name)));
+        }
+        out
+    }
+
+    /// Where a local comes from, the same in both builds: its unit path, else its
+    /// `STT_FILE` name.
+    pub fn origin(&self) -> Option<&str> {
+        self.unit.or(self.file)
+    }
+
     /// Name qualified by its file for local symbols: `file.c:name`.
     pub fn qualified_name(&self) -> String {
         match (self.binding, self.file) {

@@ -162,12 +162,12 @@ fn placement_block(c: &PlacementChange, pinned: bool, all: bool) -> Block {
         None => format!("{} B", c.size.new),
     };
     let hot = match (c.write_hot_type, c.gained_hot_neighbours.is_empty()) {
+        _ if c.severity == Severity::Improvement => "  [improvement: fewer neighbours]".to_string(),
         (true, false) => format!(
             "  [write-hot, new write-hot neighbour {}]",
             names(&c.gained_hot_neighbours)
         ),
         (true, true) => "  [write-hot]".to_string(),
-        _ if c.severity == Severity::Improvement => "  [improvement: fewer neighbours]".to_string(),
         _ => String::new(),
     };
     let size = if c.size.changed() {
