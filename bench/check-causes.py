@@ -90,6 +90,8 @@ def main():
         a = address(space, place, pstart)
         return a if base_name(bare(name)) in at_address[side][a] else None
 
+    pfx = [next((sz for (a, n), sz in sides[s][0].items() if n.startswith("__pfx_")), 0)
+           for s in (0, 1)]
     claiming = explained = unexplained = total = bad_items = 0
     for r in report["runs"]:
         if r["whole_lines"]:
@@ -114,6 +116,14 @@ def main():
             change = (first[1] - base[1]) - (first[0] - base[0])
             ok = abs(change - c["bytes"]) <= TOLERANCE
         for it in c.get("items", []):
+            if it["change"] == "prefix":
+                # __pfx_ padding: a multiple of the build's __pfx_ symbol size.
+                for s, k in ((0, "old"), (1, "new")):
+                    size = pfx[s]
+                    if it["size"][k] and (not size or it["size"][k] % size):
+                        bad_items += 1
+                        ok = False
+                continue
             names = {s: sides[s][0] for s in (0, 1)}
             for s, k in ((0, "old"), (1, "new")):
                 size = it["size"][k]

@@ -352,6 +352,29 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 items.push(item(s.qualified_name(), kind, o, n));
             }
         }
+        // Functions carry `__pfx_` padding the model does not list: count it per function
+        // in the gap, and for the first function itself.
+        let prefix = [
+            self.images[0].function_prefix,
+            self.images[1].function_prefix,
+        ];
+        if first.old.kind == SymbolKind::Function && prefix != [0, 0] {
+            let fns = |list: &[&Symbol<'d>]| {
+                1 + list
+                    .iter()
+                    .filter(|s| s.kind == SymbolKind::Function)
+                    .count() as u64
+            };
+            let (o, n) = (fns(&in_old) * prefix[0], fns(&in_new) * prefix[1]);
+            if o != n {
+                items.push(item(
+                    format!("__pfx_ padding ({} B per function)", prefix[1]),
+                    ItemKind::Prefix,
+                    o,
+                    n,
+                ));
+            }
+        }
         if let Some(a) = (self.alignment)(first.new).filter(|&a| a > 1)
             && first.new.place.is_multiple_of(a)
             && !first.old.place.is_multiple_of(a)

@@ -31,6 +31,8 @@ pub(crate) struct ElfInfo<'d> {
     pub file_kind: &'static str,
     pub build_id: Option<String>,
     pub percpu_base: Option<u64>,
+    /// Size of the `__pfx_<fn>` padding symbols placed before functions (0: none).
+    pub function_prefix: u64,
     /// Linker boundary symbols present (see `model::BOUNDARY_SYMBOLS`), by name.
     pub boundaries: Vec<(&'static str, u64)>,
     pub sections: Vec<Section<'d>>,
@@ -148,7 +150,7 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
             .map(|s| s.address())
             .unwrap_or(percpu_address.unwrap_or(0))
     });
-    let symbols = read_symbols(
+    let (symbols, function_prefix) = read_symbols(
         &file,
         &section_names,
         percpu_index,
@@ -160,6 +162,7 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         .collect();
     let debug = read_debug(path, &file, owned)?;
     Ok(ElfInfo {
+        function_prefix,
         boundaries,
         arch,
         big_endian: !file.is_little_endian(),
@@ -186,8 +189,9 @@ fn read_symbols<'d, H: FileHeader>(
     section_names: &HashMap<SectionIndex, &'d str>,
     percpu_index: Option<SectionIndex>,
     percpu_base: u64,
-) -> Vec<Symbol<'d>> {
+) -> (Vec<Symbol<'d>>, u64) {
     let mut out = Vec::new();
+    let mut prefix = 0;
     let mut current_file: Option<&'d str> = None;
     let mut group = 0u32;
     for sym in file.symbols() {
@@ -207,6 +211,9 @@ fn read_symbols<'d, H: FileHeader>(
         };
         let Ok(name) = sym.name() else { continue };
         if is_noise(name) {
+            if prefix == 0 && name.starts_with("__pfx_") {
+                prefix = sym.size();
+            }
             continue;
         }
         let binding = if sym.is_weak() {
@@ -244,7 +251,7 @@ fn read_symbols<'d, H: FileHeader>(
     out.dedup_by(|a, b| {
         a.space == b.space && a.place == b.place && a.name == b.name && a.file == b.file
     });
-    out
+    (out, prefix)
 }
 
 fn read_debug<'d, H: FileHeader>(

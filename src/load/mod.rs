@@ -152,6 +152,7 @@ impl InputFile {
             has_debug_info: elf.debug.is_some(),
             percpu_base: elf.percpu_base,
             boundaries: elf.boundaries,
+            function_prefix: elf.function_prefix,
             sections: elf.sections,
             symbols: elf.symbols,
             structs: Vec::new(),

@@ -40,6 +40,9 @@ pub struct Image<'d> {
     /// Linker boundary symbols found (`__init_begin`, `__start_ro_after_init`, ...):
     /// where merged sub-sections start and end in the final image.
     pub boundaries: Vec<(&'static str, u64)>,
+    /// Bytes of `__pfx_<fn>` padding before each function (16 from Linux 6.2 on x86
+    /// with call padding; 0 when the image has none). The symbols themselves are noise.
+    pub function_prefix: u64,
     pub sections: Vec<Section<'d>>,
     /// Functions and data objects, sorted by (space, address, name).
     pub symbols: Vec<Symbol<'d>>,
