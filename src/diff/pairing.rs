@@ -88,6 +88,7 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
             }
         }
     }
+    pair_leftovers(&mut pairs, &mut added, &mut removed);
     let order = |s: &Symbol<'d>| (s.space, s.place, s.name, s.file);
     pairs.sort_by(|a, b| order(a.old).cmp(&order(b.old)));
     added.sort_by(|a, b| order(a).cmp(&order(b)));
@@ -97,6 +98,62 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
         added,
         removed,
     }
+}
+
+/// A local whose unit was found in one build only (its `STT_FILE` group lost or gained
+/// the function or variable that tells its unit) is keyed by unit path on one side and
+/// by basename on the other: pair such leftovers by name and file basename when that
+/// is unambiguous on both sides.
+fn pair_leftovers<'a, 'd>(
+    pairs: &mut Vec<Paired<'a, 'd>>,
+    added: &mut Vec<&'a Symbol<'d>>,
+    removed: &mut Vec<&'a Symbol<'d>>,
+) {
+    type Loose<'d> = (Space, bool, Cow<'d, str>, Option<&'d str>);
+    let loose = |s: &Symbol<'d>| -> Loose<'d> {
+        let file = s.origin().map(|f| f.rsplit('/').next().unwrap_or(f));
+        (
+            s.space,
+            s.kind == SymbolKind::Function,
+            base_name(s.name),
+            file,
+        )
+    };
+    let mut by: HashMap<Loose<'d>, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (i, s) in removed.iter().enumerate() {
+        if s.unit.is_some() || s.file.is_some() {
+            by.entry(loose(s)).or_default().0.push(i);
+        }
+    }
+    for (i, s) in added.iter().enumerate() {
+        if s.unit.is_some() || s.file.is_some() {
+            by.entry(loose(s)).or_default().1.push(i);
+        }
+    }
+    let mut taken_old = vec![false; removed.len()];
+    let mut taken_new = vec![false; added.len()];
+    for (o, n) in by.values() {
+        if let ([o], [n]) = (o.as_slice(), n.as_slice())
+            && removed[*o].unit.is_some() != added[*n].unit.is_some()
+        {
+            pairs.push(Paired {
+                old: removed[*o],
+                new: added[*n],
+            });
+            taken_old[*o] = true;
+            taken_new[*n] = true;
+        }
+    }
+    let mut i = 0;
+    removed.retain(|_| {
+        i += 1;
+        !taken_old[i - 1]
+    });
+    let mut i = 0;
+    added.retain(|_| {
+        i += 1;
+        !taken_new[i - 1]
+    });
 }
 
 #[cfg(test)]

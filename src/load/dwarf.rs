@@ -252,8 +252,7 @@ fn read_unit<'d>(
     let debug_little_endian = ctx.little_endian;
     let unit = dwarf.unit(header)?;
     let mut acc = Acc::default();
-    acc.names
-        .push((index, unit.name.and_then(|n| n.to_string().ok())));
+    acc.names.push((index, unit_path(&unit)));
     let mut ranges = dwarf.unit_ranges(&unit)?;
     while let Some(r) = ranges.next()? {
         if r.begin < r.end {
@@ -345,6 +344,31 @@ fn variable<'d>(
         },
         key,
     })
+}
+
+/// The unit's `DW_AT_name`, without the directories it shares with its
+/// `DW_AT_comp_dir` when absolute (assembler units carry the version-specific build
+/// path: `/build/linux-6.1.170/arch/x86/lib/memcpy_64.S` -> `arch/x86/lib/memcpy_64.S`).
+fn unit_path<'d>(unit: &Unit<'d>) -> Option<&'d str> {
+    let name = unit.name?.to_string().ok()?;
+    if !name.starts_with('/') {
+        return Some(name);
+    }
+    let dir = unit.comp_dir.and_then(|d| d.to_string().ok()).unwrap_or("");
+    let mut common = 0;
+    for ((i, a), b) in name.char_indices().zip(dir.chars()) {
+        if a != b {
+            break;
+        }
+        if a == '/' {
+            common = i + 1;
+        }
+    }
+    if name.as_bytes().starts_with(dir.as_bytes()) && name.as_bytes().get(dir.len()) == Some(&b'/')
+    {
+        common = dir.len() + 1;
+    }
+    Some(&name[common.min(name.len())..])
 }
 
 fn file_name_from(table: &TypeTable<'_, '_>, index: u64) -> Option<String> {

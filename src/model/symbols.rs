@@ -63,7 +63,7 @@ pub struct Symbol<'d> {
     pub place: u64,
 }
 
-impl Symbol<'_> {
+impl<'d> Symbol<'d> {
     /// End of the bytes the symbol covers in its space; a zero-sized symbol covers one
     /// byte so that it still sits on a line.
     pub fn place_end(&self) -> u64 {
@@ -86,7 +86,7 @@ impl Symbol<'_> {
 
     /// Where a local comes from, the same in both builds: its unit path, else its
     /// `STT_FILE` name.
-    pub fn origin(&self) -> Option<&str> {
+    pub fn origin(&self) -> Option<&'d str> {
         self.unit.or(self.file)
     }
 
