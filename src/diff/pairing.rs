@@ -160,6 +160,46 @@ fn pair_leftovers<'a, 'd>(
 mod tests {
     use super::*;
 
+    fn local(
+        name: &'static str,
+        unit: Option<&'static str>,
+        file: &'static str,
+    ) -> Symbol<'static> {
+        Symbol {
+            name,
+            file: Some(file),
+            unit,
+            group: 1,
+            kind: SymbolKind::Object,
+            binding: crate::model::Binding::Local,
+            section: ".data",
+            address: 0x1000,
+            size: 8,
+            space: Space::Global,
+            place: 0x1000,
+        }
+    }
+
+    #[test]
+    fn locals_pair_by_unit_path_not_basename() {
+        let old = [
+            local("x", Some("arch/x86/kernel/cpu/amd.c"), "cpu/amd.c"),
+            local("x", Some("drivers/iommu/amd.c"), "iommu/amd.c"),
+        ];
+        // The new build dropped the cpu one: the iommu one must not pair with it.
+        let new = [local("x", Some("drivers/iommu/amd.c"), "amd.c")];
+        let p = pair(&old, &new);
+        assert_eq!(p.pairs.len(), 1);
+        assert_eq!(p.pairs[0].old.unit, Some("drivers/iommu/amd.c"));
+        assert_eq!(p.removed.len(), 1);
+        assert_eq!(p.removed[0].unit, Some("arch/x86/kernel/cpu/amd.c"));
+        // A unit found in one build only still pairs when name and basename agree.
+        let old = [local("y", None, "fork.c")];
+        let new = [local("y", Some("kernel/fork.c"), "fork.c")];
+        let p = pair(&old, &new);
+        assert_eq!((p.pairs.len(), p.added.len(), p.removed.len()), (1, 0, 0));
+    }
+
     #[test]
     fn clone_numbers_are_dropped() {
         assert_eq!(base_name("foo"), "foo");

@@ -463,3 +463,52 @@ fn counted<'d>(base: Option<&Symbol<'d>>, list: &[&Symbol<'d>]) -> Counted {
     }
     Counted(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Binding;
+
+    fn sym(name: &'static str, place: u64, size: u64) -> Symbol<'static> {
+        Symbol {
+            name,
+            file: None,
+            unit: None,
+            group: 0,
+            kind: SymbolKind::Object,
+            binding: Binding::Global,
+            section: ".data",
+            address: place,
+            size,
+            space: Space::Global,
+            place,
+        }
+    }
+
+    #[test]
+    fn aliases_and_zero_size_symbols_add_no_bytes() {
+        let base = sym("base", 0x100, 0x10);
+        let (a, alias, zero, inner, b) = (
+            sym("a", 0x110, 8),
+            sym("a_alias", 0x110, 8),
+            sym("marker", 0x118, 0),
+            sym("inside_base", 0x104, 4),
+            sym("b", 0x120, 0x20),
+        );
+        let list = [&alias, &a, &zero, &inner, &b];
+        let c = counted(Some(&base), &list);
+        let got: Vec<u64> = list.iter().map(|s| c.get(s).unwrap()).collect();
+        // One of the two aliases counts (the first by name), the marker and the
+        // symbol inside `base` add nothing.
+        assert_eq!(got, [0, 8, 0, 0, 0x20]);
+    }
+
+    #[test]
+    fn implied_alignment_is_the_lowest_set_bit_up_to_a_page() {
+        assert_eq!(implied_alignment(0xffffffff81000010), 16);
+        assert_eq!(implied_alignment(0xffffffff81000040), 64);
+        assert_eq!(implied_alignment(0xffffffff81000000), 4096);
+        assert_eq!(implied_alignment(0x1208), 8);
+        assert_eq!(implied_alignment(0), 4096);
+    }
+}
