@@ -8,11 +8,11 @@ use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
 use super::pairing::{Paired, Pairing};
 use crate::model::{Image, Space, Symbol, SymbolKind};
 
-/// Identifies a symbol of the old build: (space, place, name).
-pub type OldId<'d> = (Space, u64, &'d str);
+/// Identifies a symbol of the old build: (space, place, name, unit path or file).
+pub type OldId<'d> = (Space, u64, &'d str, Option<&'d str>);
 
 pub fn old_id<'d>(s: &Symbol<'d>) -> OldId<'d> {
-    (s.space, s.place, s.name)
+    (s.space, s.place, s.name, s.origin())
 }
 
 /// The runs of every section, and the run each moved symbol belongs to.

@@ -496,7 +496,10 @@ pub(crate) fn sections(r: &Report, view: View) -> (Vec<(String, Vec<String>)>, u
             pinned: false,
         })
         .collect();
-    for c in &r.percpu {
+    // Pinned first, then by risk (a write-hot variable with a new neighbour first).
+    let mut percpu: Vec<&PlacementChange> = r.percpu.iter().collect();
+    percpu.sort_by_key(|c| (!pinned(&c.name), c.risk, c.place.old));
+    for c in percpu {
         let in_run = c.run.is_some_and(|i| !r.runs[i].whole_lines);
         if pinned(&c.name) || all || (c.flagged && !in_run) {
             pc.push(placement_block(c, pinned(&c.name), all));
