@@ -12,7 +12,7 @@ use crate::report::Format;
     version,
     about = "What moved between cache lines in a vmlinux, and between two builds",
     after_help = "`layout-diff OLD NEW [OPTIONS]` is short for `layout-diff diff OLD NEW [OPTIONS]`.\n\
-                  Exit status: 0 nothing flagged (or found), 1 flagged changes (or no match), 2 error."
+                  Exit status: 0 nothing flagged in a --fail-on category (or found), 1 flagged changes (or no match), 2 error."
 )]
 pub struct Cli {
     #[command(subcommand)]
