@@ -267,6 +267,9 @@ pub enum Cause {
     Changes {
         previous: Option<String>,
         items: Vec<CauseItem>,
+        /// Items left out of `items` (only the largest are listed); `bytes` sums all.
+        #[serde(skip_serializing_if = "is_zero")]
+        omitted_items: usize,
         bytes: i64,
         padding: i64,
         alignment: u64,
@@ -286,6 +289,9 @@ pub enum Cause {
     Reordered {
         previous: Option<String>,
         items: Vec<CauseItem>,
+        /// Items left out of `items` (only the largest are listed); `bytes` sums all.
+        #[serde(skip_serializing_if = "is_zero")]
+        omitted_items: usize,
         bytes: i64,
         padding: i64,
         alignment: u64,
@@ -295,9 +301,16 @@ pub enum Cause {
     Unexplained {
         previous: Option<String>,
         items: Vec<CauseItem>,
+        /// Items left out of `items` (only the largest are listed); `bytes` sums all.
+        #[serde(skip_serializing_if = "is_zero")]
+        omitted_items: usize,
         bytes: i64,
         residual: i64,
     },
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Cause {

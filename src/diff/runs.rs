@@ -2,7 +2,7 @@
 //! same delta are one run, reported once with its cause: everything that changed between
 //! its previous neighbour and its first symbol, in both builds, summed in bytes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
 use super::pairing::{Paired, Pairing};
@@ -282,16 +282,17 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             .collect();
         // Reordered: a sized pair lies between on one side only.
         let sized = |p: &&&Paired<'a, 'd>| p.old.size > 0 || p.new.size > 0;
-        let in_both =
-            |p: &Paired<'a, 'd>, list: &[&Paired<'a, 'd>]| list.iter().any(|q| std::ptr::eq(p, *q));
+        let ptr = |p: &&Paired<'a, 'd>| *p as *const Paired<'a, 'd>;
+        let old_set: HashSet<*const Paired<'a, 'd>> = old_pairs.iter().map(ptr).collect();
+        let new_set: HashSet<*const Paired<'a, 'd>> = new_pairs.iter().map(ptr).collect();
         let reordered = old_pairs
             .iter()
             .filter(sized)
-            .any(|p| !in_both(p, &new_pairs))
+            .any(|p| !new_set.contains(&ptr(p)))
             || new_pairs
                 .iter()
                 .filter(sized)
-                .any(|p| !in_both(p, &old_pairs));
+                .any(|p| !old_set.contains(&ptr(p)));
         let old_bytes = counted(prev.map(|p| p.old), &in_old);
         let new_bytes = counted(prev.map(|p| p.new), &in_new);
         let mut items: Vec<CauseItem> = Vec::new();
@@ -323,7 +324,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             }
         }
         for p in &new_pairs {
-            if old_pairs.iter().any(|q| std::ptr::eq(*p, *q)) {
+            if old_set.contains(&ptr(p)) {
                 continue;
             }
             if let Some(n) = new_bytes.get(p.new).filter(|&n| n > 0) {
@@ -388,6 +389,13 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             items.last_mut().expect("just pushed").bytes = 0;
         }
         let bytes: i64 = items.iter().map(|i| i.bytes).sum();
+        // A long gap (a run whose base is far away) keeps the largest items; `bytes`
+        // still sums them all.
+        let omitted_items = items.len().saturating_sub(MAX_ITEMS);
+        if omitted_items > 0 {
+            items.sort_by_key(|i| (std::cmp::Reverse(i.bytes.unsigned_abs()), i.symbol.clone()));
+            items.truncate(MAX_ITEMS);
+        }
         let padding = change.wrapping_sub(bytes);
         let explained = padding.unsigned_abs() < align;
         let previous = prev.map(|p| p.old.qualified_name());
@@ -395,12 +403,14 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             (_, _, false) => Cause::Unexplained {
                 previous,
                 items,
+                omitted_items,
                 bytes,
                 residual: padding,
             },
             (true, _, true) => Cause::Reordered {
                 previous,
                 items,
+                omitted_items,
                 bytes,
                 padding,
                 alignment: align,
@@ -414,6 +424,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             (false, false, true) => Cause::Changes {
                 previous,
                 items,
+                omitted_items,
                 bytes,
                 padding,
                 alignment: align,
@@ -422,6 +433,9 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         (cause, base, previous_delta)
     }
 }
+
+/// Items a cause lists at most (the largest); the rest are counted in `omitted_items`.
+const MAX_ITEMS: usize = 32;
 
 /// How far back (in old order) the base of a reordered run is looked for.
 const REORDER_WINDOW: usize = 256;

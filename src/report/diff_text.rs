@@ -49,12 +49,13 @@ pub fn cause(c: &Cause) -> String {
         Cause::Changes {
             previous,
             items,
+            omitted_items,
             bytes,
             padding,
             alignment,
         } => format!(
             "{} = {bytes:+} B{} {}",
-            items_str(items),
+            items_str(items, *omitted_items),
             pad(*padding, *alignment),
             after(previous)
         ),
@@ -70,25 +71,27 @@ pub fn cause(c: &Cause) -> String {
         Cause::Reordered {
             previous,
             items,
+            omitted_items,
             bytes,
             padding,
             alignment,
         } => format!(
             "reordered: {} = {bytes:+} B{} {}",
-            items_str(items),
+            items_str(items, *omitted_items),
             pad(*padding, *alignment),
             after(previous)
         ),
         Cause::Unexplained {
             previous,
             items,
+            omitted_items,
             bytes,
             residual,
         } => {
             let found = if items.is_empty() {
                 "nothing changed".to_string()
             } else {
-                format!("{} = {bytes:+} B", items_str(items))
+                format!("{} = {bytes:+} B", items_str(items, *omitted_items))
             };
             format!(
                 "unexplained: {found} {}, {residual:+} B unaccounted",
@@ -98,7 +101,7 @@ pub fn cause(c: &Cause) -> String {
     }
 }
 
-fn items_str(items: &[crate::diff::CauseItem]) -> String {
+fn items_str(items: &[crate::diff::CauseItem], omitted: usize) -> String {
     let one = |i: &crate::diff::CauseItem| match i.change {
         crate::diff::ItemKind::Resized => {
             format!("{} {} -> {} B", i.symbol, i.size.old, i.size.new)
@@ -111,7 +114,11 @@ fn items_str(items: &[crate::diff::CauseItem]) -> String {
         crate::diff::ItemKind::MovedOut => format!("{} moved out ({} B)", i.symbol, i.size.old),
     };
     let list: Vec<String> = items.iter().map(one).collect();
-    names(&list)
+    if omitted > 0 {
+        format!("{} (+{omitted} smaller)", names(&list))
+    } else {
+        names(&list)
+    }
 }
 
 /// Up to four names, then how many more.
