@@ -148,6 +148,7 @@ fn lost_neighbours_are_an_improvement() {
     let c = data(&v, "lonely_count");
     assert_eq!(c["severity"], "improvement");
     assert_eq!(c["flagged"], false);
+    assert_eq!(v["summary"]["data"]["improvements"], 1);
     assert_eq!(c["co_tenants"]["new"], serde_json::json!([]));
     assert!(
         c["co_tenants"]["old"]

@@ -389,6 +389,8 @@ pub struct Counts {
     pub runs: usize,
     /// Shift runs by a whole number of lines (no line membership changes).
     pub whole_line_runs: usize,
+    /// Objects that only lost neighbours (severity `improvement`): never flagged.
+    pub improvements: usize,
     pub added: usize,
     pub removed: usize,
 }

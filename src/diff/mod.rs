@@ -43,6 +43,10 @@ fn counts_for(
             .count(),
         runs,
         whole_line_runs,
+        improvements: changes
+            .iter()
+            .filter(|c| c.severity == Severity::Improvement)
+            .count(),
         added,
         removed,
     }
@@ -164,6 +168,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 .count(),
             runs: 0,
             whole_line_runs: 0,
+            improvements: 0,
             added: structs_added,
             removed: structs_removed,
         },
@@ -196,6 +201,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 line_offset_changed: functions.iter().filter(|f| f.phase.changed()).count(),
                 runs: fn_runs,
                 whole_line_runs: fn_whole,
+                improvements: 0,
                 added: count_added(Space::Global, true),
                 removed: count_removed(Space::Global, true),
             }

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::diff_text::{
-    View, closing, legend, nothing_changed, quiet_line, sections, summary_rows,
+    View, closing, improvements_line, legend, nothing_changed, quiet_line, sections, summary_rows,
 };
 use crate::diff::Report;
 
@@ -41,12 +41,11 @@ pub fn render(r: &Report, view: View) -> String {
             c.removed
         );
     }
-    let _ = writeln!(
-        out,
-        "\n{}\n\n{}",
-        legend().replace('\n', " "),
-        quiet_line(r)
-    );
+    let _ = writeln!(out, "\n{}\n", legend().replace('\n', " "));
+    if let Some(l) = improvements_line(r) {
+        let _ = writeln!(out, "{l}\n");
+    }
+    let _ = writeln!(out, "{}", quiet_line(r));
     let (sections, cut) = sections(r, view);
     for (title, lines) in sections {
         let _ = writeln!(out, "\n**{title}**\n\n```");

@@ -648,6 +648,16 @@ pub(crate) fn closing(r: &Report, cut: usize) -> String {
     )
 }
 
+/// How many objects only lost neighbours, when any did.
+pub(crate) fn improvements_line(r: &Report) -> Option<String> {
+    let (d, p) = (r.summary.data.improvements, r.summary.percpu.improvements);
+    (d + p > 0).then(|| {
+        format!(
+            "improvements (only lost neighbours, not flagged; --all lists them): {d} data objects, {p} per-CPU"
+        )
+    })
+}
+
 /// Which storage the report never judges write-hot or straddling.
 pub(crate) fn quiet_line(r: &Report) -> String {
     let list: Vec<String> = r
@@ -701,6 +711,9 @@ pub fn render(r: &Report, view: View) -> String {
     }
     let _ = write!(out, "\n{t}");
     let _ = writeln!(out, "{}", legend());
+    if let Some(l) = improvements_line(r) {
+        let _ = writeln!(out, "{l}");
+    }
     let _ = writeln!(out, "{}", quiet_line(r));
     let (sections, cut) = sections(r, view);
     for (title, lines) in sections {
