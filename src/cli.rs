@@ -12,7 +12,7 @@ use crate::report::Format;
     version,
     about = "What moved between cache lines in a vmlinux, and between two builds",
     after_help = "`layout-diff OLD NEW [OPTIONS]` is short for `layout-diff diff OLD NEW [OPTIONS]`.\n\
-                  Exit status: 0 nothing flagged (or found), 1 flagged changes (or no match), 2 error."
+                  Exit status: 0 nothing flagged in a --fail-on category (or found), 1 flagged changes (or no match), 2 error."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -122,6 +122,11 @@ pub struct DiffArgs {
     /// `perf c2c report --stdio` output recorded on OLD (its hot lines followed into NEW).
     #[arg(long, value_name = "FILE")]
     pub hot: Option<PathBuf>,
+    /// Flagged categories that make exit 1, comma-separated: percpu, aligned, write-hot,
+    /// straddle, struct, text (default: all but text; functions named by --symbol/--hot
+    /// that changed phase always do).
+    #[arg(long, value_name = "CATEGORIES", value_delimiter = ',')]
+    pub fail_on: Vec<String>,
     #[command(flatten)]
     pub common: Common,
 }

@@ -210,7 +210,19 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     if let Some(hot) = &args.hot {
         symbols.extend(hot_names(hot)?);
     }
+    let fail_on = args
+        .fail_on
+        .iter()
+        .map(|c| {
+            crate::diff::Category::parse(c.trim()).with_context(|| {
+                format!(
+                    "--fail-on: unknown category {c:?} (percpu, aligned, write-hot, straddle, struct, text)"
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let options = DiffOptions {
+        fail_on: (!fail_on.is_empty()).then_some(fail_on),
         pinned_symbols: (!symbols.is_empty())
             .then(|| show::globs(&symbols))
             .transpose()
@@ -307,7 +319,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     }
     Ok(Output {
         text,
-        code: if report.flagged > 0 { 1 } else { 0 },
+        code: u8::from(report.failing > 0),
         note: None,
     })
 }

@@ -120,7 +120,7 @@ pub fn symbols<'a, 'd>(image: &'a Image<'d>, set: &GlobSet) -> Vec<SymbolView<'a
     image
         .symbols
         .iter()
-        .filter(|s| set.is_match(s.name))
+        .filter(|s| s.names().iter().any(|n| set.is_match(n)))
         .map(|s| {
             view(
                 image,

@@ -1,5 +1,6 @@
 //! Checks on the real Debian 6.1 cloud pair (6.1.170 -> 6.1.176). Ignored by default:
-//! run `bash bench/fetch-vmlinux.sh` once, then `cargo test --release -- --ignored`.
+//! run `bash bench/fetch-vmlinux.sh` once, then `cargo test --release -- --ignored`
+//! (or point `LAYOUT_DIFF_OLD`/`LAYOUT_DIFF_NEW` at the two vmlinux files).
 //! Expected values were read off `nm` and pahole for these builds (see the README).
 
 mod common;
@@ -21,11 +22,13 @@ fn real(pkg: &str) -> String {
 }
 
 fn old() -> String {
-    real("linux-image-6.1.0-47-cloud-amd64-dbg")
+    std::env::var("LAYOUT_DIFF_OLD")
+        .unwrap_or_else(|_| real("linux-image-6.1.0-47-cloud-amd64-dbg"))
 }
 
 fn new() -> String {
-    real("linux-image-6.1.0-50-cloud-amd64-dbg")
+    std::env::var("LAYOUT_DIFF_NEW")
+        .unwrap_or_else(|_| real("linux-image-6.1.0-50-cloud-amd64-dbg"))
 }
 
 #[test]
@@ -137,4 +140,78 @@ fn check_root_user_aligned_fails_on_6_1_170_and_passes_on_6_1_176() {
         0xffff_ffff_82a5_1bc0u64
     );
     assert_eq!(v["outcomes"][0]["pass"], true);
+}
+
+#[test]
+#[ignore = "needs the real vmlinux pair (bench/fetch-vmlinux.sh)"]
+fn nothing_boot_only_flagged_and_no_zero_size_co_tenant() {
+    // nm 6.1.176: __init_begin ffffffff83018000, __init_end ffffffff832a2000.
+    let (init_begin, init_end) = (0xffff_ffff_8301_8000u64, 0xffff_ffff_832a_2000u64);
+    let (_, v) = json(&[&old(), &new()]);
+    let regions = v["quiet_regions"].as_array().unwrap();
+    assert!(
+        regions
+            .iter()
+            .any(|q| q["from"] == "__init_begin..__init_end"
+                && q["start"] == init_begin
+                && q["end"] == init_end)
+    );
+    let mut quiet = 0;
+    for c in v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(v["percpu"].as_array().unwrap())
+    {
+        let section = c["section"].as_str().unwrap();
+        let place = c["place"]["new"].as_u64().unwrap();
+        let boot = section.starts_with(".init.")
+            || section.starts_with(".exit.")
+            || (c["space"] == "global" && (init_begin..init_end).contains(&place));
+        if boot {
+            quiet += 1;
+            assert_eq!(
+                c["flagged"], false,
+                "{} is boot-only but flagged",
+                c["name"]
+            );
+            assert_eq!(c["quiet"], "boot-only");
+        }
+        for side in ["old", "new"] {
+            for t in c["co_tenants"][side].as_array().unwrap() {
+                assert_ne!(
+                    t["size"], 0,
+                    "{}: zero-size co-tenant {}",
+                    c["name"], t["name"]
+                );
+            }
+        }
+    }
+    assert!(quiet > 0, "no boot-only change seen at all");
+}
+
+#[test]
+#[ignore = "needs the real vmlinux pair (bench/fetch-vmlinux.sh)"]
+fn phase_changes_are_information_unless_asked_for() {
+    let (_, v) = json(&[&old(), &new()]);
+    let f = &v["summary"]["functions"];
+    // Tens of thousands of functions change their start mod 64 (domain.md: 28,732 by
+    // nm); none is flagged unless asked for.
+    assert!(f["line_offset_changed"].as_u64().unwrap() > 20_000);
+    assert_eq!(f["flagged"], 0);
+    let rows = ["structs", "data", "percpu", "functions"];
+    let sum: u64 = rows
+        .iter()
+        .map(|r| v["summary"][r]["flagged"].as_u64().unwrap())
+        .sum();
+    assert_eq!(v["flagged"], sum);
+    assert_eq!(v["failing"], sum);
+    // Only text: exit 1 through the phase changes alone.
+    let (code, t) = json(&[&old(), &new(), "--fail-on", "text"]);
+    assert_eq!(code, 1);
+    assert_eq!(t["failing"], t["summary"]["functions"]["flagged"]);
+    assert!(
+        t["summary"]["functions"]["flagged"].as_u64().unwrap()
+            >= f["line_offset_changed"].as_u64().unwrap()
+    );
 }

@@ -31,15 +31,82 @@ pub enum Severity {
     Struct,
     /// A function changed its start modulo the line size, or its line count.
     Text,
+    /// Sharing went away (fewer or no neighbours, a write-hot neighbour gone): shown,
+    /// never flagged.
+    Improvement,
     /// Recorded, not flagged (e.g. a whole-line shift).
     Info,
 }
 
+/// The categories a flagged change falls in; `--fail-on` picks which make exit 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    Percpu,
+    Aligned,
+    WriteHot,
+    Straddle,
+    Struct,
+    Group,
+    Text,
+}
+
+impl Category {
+    pub const ALL: [Category; 7] = [
+        Category::Percpu,
+        Category::Aligned,
+        Category::WriteHot,
+        Category::Straddle,
+        Category::Struct,
+        Category::Group,
+        Category::Text,
+    ];
+
+    /// The name `--fail-on` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Percpu => "percpu",
+            Category::Aligned => "aligned",
+            Category::WriteHot => "write-hot",
+            Category::Straddle => "straddle",
+            Category::Struct => "struct",
+            Category::Group => "group",
+            Category::Text => "text",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// Without `--fail-on`: every category but `text` (phase changes are information).
+    pub fn default_fail_on() -> Vec<Category> {
+        Category::ALL
+            .into_iter()
+            .filter(|&c| c != Category::Text)
+            .collect()
+    }
+}
+
 impl Severity {
-    /// Flagged severities count towards exit code 1; `Data` and `Struct` changes are
-    /// recorded (JSON, `--all`) but do not by themselves make the report flagged.
-    pub fn is_flagged(self) -> bool {
-        !matches!(self, Severity::Data | Severity::Struct | Severity::Info)
+    /// The category a severity is flagged under; `None` for severities that are only
+    /// recorded (`Data`, `Struct` without instances, `ShiftRun`, `Improvement`, `Info`).
+    /// `Text` is flagged only for pinned functions or with `--fail-on text`.
+    pub fn category(self) -> Option<Category> {
+        match self {
+            Severity::Percpu => Some(Category::Percpu),
+            Severity::AlignedObject => Some(Category::Aligned),
+            Severity::WriteHot => Some(Category::WriteHot),
+            Severity::Straddle => Some(Category::Straddle),
+            Severity::StructWithInstance => Some(Category::Struct),
+            Severity::Group => Some(Category::Group),
+            Severity::Text => Some(Category::Text),
+            Severity::ShiftRun
+            | Severity::Data
+            | Severity::Struct
+            | Severity::Improvement
+            | Severity::Info => None,
+        }
     }
 }
 
@@ -94,6 +161,18 @@ pub struct PlacementChange {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub member_lines: Vec<MemberLines>,
     pub severity: Severity,
+    /// Place, size or line membership (co-tenants) changed (false for an unchanged
+    /// object shown only because it was asked for).
+    pub changed: bool,
+    /// Counted in `flagged`: its severity has a category.
+    pub flagged: bool,
+    /// Rank among flagged data, lowest first: 0 write-hot object with a new write-hot
+    /// neighbour, 1 line-aligned object moved in its line, 2 per-CPU write-hot variable
+    /// with a new neighbour, 3 anything else.
+    pub risk: u8,
+    /// Why it is not judged write-hot or straddling although writable: `boot-only`,
+    /// `read-only after init`, `read-mostly` (tracepoints and static keys).
+    pub quiet: Option<&'static str>,
     pub reasons: Vec<String>,
 }
 
@@ -119,6 +198,11 @@ pub struct FunctionChange {
     pub lines: Pair<u64>,
     pub run: Option<usize>,
     pub severity: Severity,
+    /// Asked for with `--symbol`/`--hot`.
+    pub pinned: bool,
+    /// Counted in `flagged`: its phase or line count changed and it was asked for by
+    /// name, or `--fail-on text` was given.
+    pub flagged: bool,
 }
 
 /// A maximal sequence of neighbouring symbols (in old address order, one section)
@@ -133,6 +217,12 @@ pub struct ShiftRun {
     pub start: Pair<u64>,
     pub end: Pair<u64>,
     pub delta: i64,
+    /// Where the gap before the run starts in each build: the previous neighbour's place,
+    /// or the section start when the run starts the section.
+    pub base: Pair<u64>,
+    /// The delta of `base` (the previous neighbour's or the section start's): the run's
+    /// change of delta is `delta - previous_delta`, and `cause` accounts for it.
+    pub previous_delta: i64,
     /// The delta is a whole number of lines: no line membership changes inside the run.
     pub whole_lines: bool,
     pub functions: bool,
@@ -140,20 +230,105 @@ pub struct ShiftRun {
     pub severity: Severity,
 }
 
-/// What started a shift run: what changed just before its first symbol.
+/// What one symbol between a run and its previous neighbour did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// The previous neighbour (or a symbol in between) changed size.
+    Resized,
+    /// In the new build only.
+    Added,
+    /// In the old build only.
+    Removed,
+    /// The run's first symbol must now start on `alignment` (`DW_AT_alignment`); it
+    /// adds no bytes itself, only padding.
+    Realigned,
+    /// The `__pfx_` padding before the functions in the gap (and before the run's first
+    /// function): its size differs between the builds, or functions came or went.
+    Prefix,
+    /// A paired symbol that lies in the gap in the new build only (reordered in).
+    MovedIn,
+    /// A paired symbol that lies in the gap in the old build only (reordered out).
+    MovedOut,
+}
+
+/// One change between a run's previous neighbour and its first symbol.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CauseItem {
+    pub symbol: String,
+    pub change: ItemKind,
+    pub size: Pair<u64>,
+    /// Signed bytes it adds to the gap (new size - old size).
+    pub bytes: i64,
+}
+
+/// Why a shift run's delta differs from its previous neighbour's (or its section
+/// start's): everything that changed in between, in both builds. Every kind carries
+/// `bytes`, the signed net size it accounts for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Cause {
-    /// The symbol before the run changed size.
-    Resized { symbol: String, old: u64, new: u64 },
-    /// Symbols appeared between the run and the symbol before it.
-    Added { symbols: Vec<String>, bytes: u64 },
-    /// Symbols disappeared there.
-    Removed { symbols: Vec<String>, bytes: u64 },
-    /// Its first symbol now has to start on a larger alignment (`DW_AT_alignment`).
-    Realigned { symbol: String, alignment: u64 },
-    /// Nothing before it changed: the start of the section, or alignment padding.
-    Padding { previous: Option<String> },
+    /// The listed changes sum to `bytes`; the rest of the change of delta (`padding`,
+    /// smaller in size than `alignment`) is alignment padding before the run's first symbol.
+    Changes {
+        previous: Option<String>,
+        items: Vec<CauseItem>,
+        /// Items left out of `items` (only the largest are listed); `bytes` sums all.
+        #[serde(skip_serializing_if = "is_zero")]
+        omitted_items: usize,
+        bytes: i64,
+        padding: i64,
+        alignment: u64,
+    },
+    /// Nothing in between changed: the change of delta (`padding`, smaller than
+    /// `alignment`) is alignment padding alone.
+    Padding {
+        previous: Option<String>,
+        bytes: i64,
+        padding: i64,
+        alignment: u64,
+    },
+    /// Symbols changed order around the run's start: `previous` is the nearest symbol
+    /// before the run in both builds, and `items` include the symbols that lie between
+    /// in one build only (`moved_in`/`moved_out`); their sum explains the change up to
+    /// `padding` as for `changes`.
+    Reordered {
+        previous: Option<String>,
+        items: Vec<CauseItem>,
+        /// Items left out of `items` (only the largest are listed); `bytes` sums all.
+        #[serde(skip_serializing_if = "is_zero")]
+        omitted_items: usize,
+        bytes: i64,
+        padding: i64,
+        alignment: u64,
+    },
+    /// What changed in between (`items`, summing to `bytes`) leaves `residual` bytes
+    /// of the change of delta that alignment padding cannot account for.
+    Unexplained {
+        previous: Option<String>,
+        items: Vec<CauseItem>,
+        /// Items left out of `items` (only the largest are listed); `bytes` sums all.
+        #[serde(skip_serializing_if = "is_zero")]
+        omitted_items: usize,
+        bytes: i64,
+        residual: i64,
+    },
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl Cause {
+    /// The signed net size this cause accounts for.
+    pub fn bytes(&self) -> i64 {
+        match self {
+            Cause::Changes { bytes, .. }
+            | Cause::Padding { bytes, .. }
+            | Cause::Reordered { bytes, .. }
+            | Cause::Unexplained { bytes, .. } => *bytes,
+        }
+    }
 }
 
 /// One struct's layout change.
@@ -207,14 +382,24 @@ pub struct MemberChange {
     pub straddles: Pair<Option<bool>>,
 }
 
-/// Counts per category, for the report's summary table.
+/// Counts per row of the report's summary table (see docs/json.md).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Counts {
+    /// Paired symbols whose place, size or line membership changed (structs: whose
+    /// layout changed).
     pub changed: usize,
+    /// Of those, the ones flagged (their severity's category; functions only when
+    /// asked for by name or with `--fail-on text`).
     pub flagged: usize,
-    /// Objects whose offset in their line changed.
+    /// Paired symbols whose offset in their line (functions: start mod line size)
+    /// changed; structs: with a member that changed line.
     pub line_offset_changed: usize,
+    /// Shift runs that change line membership (delta not a multiple of the line).
     pub runs: usize,
+    /// Shift runs by a whole number of lines (no line membership changes).
+    pub whole_line_runs: usize,
+    /// Objects that only lost neighbours (severity `improvement`): never flagged.
+    pub improvements: usize,
     pub added: usize,
     pub removed: usize,
 }
@@ -242,5 +427,23 @@ pub struct Report {
     /// Names asked for with --symbol/--struct/--hot that matched, shown in full.
     pub pinned_symbols: Vec<String>,
     pub pinned_structs: Vec<String>,
+    /// Sum of the per-row `flagged` counts.
     pub flagged: usize,
+    /// Categories that make exit 1 (`--fail-on`, default all but `text`).
+    pub fail_on: Vec<Category>,
+    /// Flagged changes in a `fail_on` category, plus asked-for functions that changed
+    /// phase: exit 1 when non-zero.
+    pub failing: usize,
+    /// Address ranges and sections treated as boot-only or read-mostly in the new build.
+    pub quiet_regions: Vec<QuietRegion>,
+}
+
+/// A range whose objects are never judged write-hot or straddling.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QuietRegion {
+    pub what: &'static str,
+    /// How it was recognised: a section name pattern, or the boundary symbols.
+    pub from: String,
+    pub start: Option<u64>,
+    pub end: Option<u64>,
 }

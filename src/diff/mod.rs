@@ -6,6 +6,7 @@ pub mod groups;
 mod hot;
 pub mod pairing;
 mod placement;
+mod quiet;
 mod runs;
 mod structs;
 
@@ -22,6 +23,8 @@ use crate::show::Header;
 pub struct DiffOptions {
     pub pinned_symbols: Option<GlobSet>,
     pub pinned_structs: Option<GlobSet>,
+    /// Categories whose flagged changes make exit 1; `None`: all but `text`.
+    pub fail_on: Option<Vec<Category>>,
 }
 
 fn counts_for(
@@ -31,20 +34,30 @@ fn counts_for(
     added: usize,
     removed: usize,
 ) -> Counts {
+    let (runs, whole_line_runs) = run_counts(runs, |r| r.space == space && !r.functions);
     Counts {
-        changed: changes.len(),
-        flagged: changes.iter().filter(|c| c.severity.is_flagged()).count(),
+        changed: changes.iter().filter(|c| c.changed).count(),
+        flagged: changes.iter().filter(|c| c.flagged).count(),
         line_offset_changed: changes
             .iter()
             .filter(|c| c.old.offset_in_line != c.new.offset_in_line)
             .count(),
-        runs: runs
+        runs,
+        whole_line_runs,
+        improvements: changes
             .iter()
-            .filter(|r| r.space == space && !r.functions)
+            .filter(|c| c.severity == Severity::Improvement)
             .count(),
         added,
         removed,
     }
+}
+
+/// Runs matching `pick`: (those that change line membership, whole-line runs).
+fn run_counts(runs: &[ShiftRun], pick: impl Fn(&ShiftRun) -> bool) -> (usize, usize) {
+    let picked = runs.iter().filter(|r| pick(r));
+    let whole = picked.clone().filter(|r| r.whole_lines).count();
+    (picked.count() - whole, whole)
 }
 
 /// Compares `old` with `new`. Both must use the same line size.
@@ -57,13 +70,19 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .layout
             .and_then(|id| new.struct_by_id(id).explicit_alignment))
     };
-    let (runs, run_of) = runs::find(&pairing, line_size, &alignment);
+    let (runs, run_of) = runs::find(&pairing, [old, new], line_size, &alignment);
     let sides = placement::Sides::new(old, new, line_size);
-    let pinned_sym = |name: &str| {
+    let fail_on = options
+        .fail_on
+        .clone()
+        .unwrap_or_else(Category::default_fail_on);
+    let text_fails = fail_on.contains(&Category::Text);
+    // A symbol is asked for by its name or by the qualified name the report prints.
+    let pinned_sym = |s: &crate::model::Symbol<'_>| {
         options
             .pinned_symbols
             .as_ref()
-            .is_some_and(|g| g.is_match(name))
+            .is_some_and(|g| s.names().iter().any(|n| g.is_match(n)))
     };
     // Every pair is judged independently, in parallel; `collect` keeps pair order.
     enum Change {
@@ -78,11 +97,11 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 || hot::HotTypes::new(new),
                 |hot, p| {
                     if p.old.kind == SymbolKind::Function {
-                        let pinned = pinned_sym(p.new.name);
-                        placement::function_change(p, line_size, &run_of, pinned)
+                        let pinned = pinned_sym(p.new);
+                        placement::function_change(p, line_size, &run_of, pinned, text_fails)
                             .map(Change::Function)
                     } else {
-                        let pinned = pinned_sym(p.new.name);
+                        let pinned = pinned_sym(p.new);
                         placement::data_change(&sides, p, hot, &run_of, pinned)
                             .map(|c| Change::Data(Box::new(c)))
                     }
@@ -113,7 +132,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     let pinned_symbols: Vec<String> = pairing
         .pairs
         .iter()
-        .filter(|p| pinned_sym(p.new.name))
+        .filter(|p| pinned_sym(p.new))
         .map(|p| p.new.qualified_name())
         .collect();
     let pinned_structs = match &options.pinned_structs {
@@ -140,12 +159,17 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 .iter()
                 .filter(|s| s.severity != Severity::Info)
                 .count(),
-            flagged: structs.iter().filter(|s| s.severity.is_flagged()).count(),
+            flagged: structs
+                .iter()
+                .filter(|s| s.severity.category().is_some())
+                .count(),
             line_offset_changed: structs
                 .iter()
                 .filter(|s| s.members.iter().any(|m| m.line.changed()))
                 .count(),
             runs: 0,
+            whole_line_runs: 0,
+            improvements: 0,
             added: structs_added,
             removed: structs_removed,
         },
@@ -163,26 +187,43 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             count_added(Space::Percpu, false),
             count_removed(Space::Percpu, false),
         ),
-        functions: Counts {
-            changed: functions
-                .iter()
-                .filter(|f| f.severity != Severity::Info)
-                .count(),
-            flagged: functions.iter().filter(|f| f.phase.changed()).count(),
-            line_offset_changed: functions.iter().filter(|f| f.phase.changed()).count(),
-            runs: runs.iter().filter(|r| r.functions).count(),
-            added: count_added(Space::Global, true),
-            removed: count_removed(Space::Global, true),
+        functions: {
+            let (fn_runs, fn_whole) = run_counts(&runs, |r| r.functions);
+            Counts {
+                changed: pairing
+                    .pairs
+                    .iter()
+                    .filter(|p| {
+                        p.old.kind == SymbolKind::Function
+                            && (p.old.place != p.new.place || p.old.size != p.new.size)
+                    })
+                    .count(),
+                flagged: functions.iter().filter(|f| f.flagged).count(),
+                line_offset_changed: functions.iter().filter(|f| f.phase.changed()).count(),
+                runs: fn_runs,
+                whole_line_runs: fn_whole,
+                improvements: 0,
+                added: count_added(Space::Global, true),
+                removed: count_removed(Space::Global, true),
+            }
         },
     };
     let flagged = summary.structs.flagged
         + summary.data.flagged
         + summary.percpu.flagged
-        + summary.functions.flagged
-        + runs
+        + summary.functions.flagged;
+    let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
+    let failing = structs.iter().filter(|s| fails(s.severity)).count()
+        + data
             .iter()
-            .filter(|r| r.severity == Severity::ShiftRun)
+            .chain(&percpu)
+            .filter(|c| c.flagged && fails(c.severity))
+            .count()
+        + functions
+            .iter()
+            .filter(|f| f.flagged && (f.pinned || text_fails))
             .count();
+    let quiet_regions = quiet::Quiet::new(new).describe();
     Report {
         old: Header::of(old),
         new: Header::of(new),
@@ -196,5 +237,8 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
         pinned_symbols,
         pinned_structs,
         flagged,
+        fail_on,
+        failing,
+        quiet_regions,
     }
 }

@@ -1,4 +1,5 @@
-//! Pairs the symbols of two builds: by name in the same space, locals by their file,
+//! Pairs the symbols of two builds: by name in the same space, locals by the path of
+//! their compile unit (else their `STT_FILE` name),
 //! compiler clone numbers (`.isra.0`, `.constprop.3`, `rs.12`) ignored, and symbols
 //! sharing a key paired in address order.
 
@@ -60,7 +61,7 @@ pub fn key<'d>(s: &Symbol<'d>) -> SymbolKey<'d> {
         space: s.space,
         function: s.kind == SymbolKind::Function,
         name: base_name(s.name),
-        file: s.file,
+        file: s.unit.or(s.file),
     }
 }
 
@@ -87,6 +88,7 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
             }
         }
     }
+    pair_leftovers(&mut pairs, &mut added, &mut removed);
     let order = |s: &Symbol<'d>| (s.space, s.place, s.name, s.file);
     pairs.sort_by(|a, b| order(a.old).cmp(&order(b.old)));
     added.sort_by(|a, b| order(a).cmp(&order(b)));
@@ -98,9 +100,105 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
     }
 }
 
+/// A local whose unit was found in one build only (its `STT_FILE` group lost or gained
+/// the function or variable that tells its unit) is keyed by unit path on one side and
+/// by basename on the other: pair such leftovers by name and file basename when that
+/// is unambiguous on both sides.
+fn pair_leftovers<'a, 'd>(
+    pairs: &mut Vec<Paired<'a, 'd>>,
+    added: &mut Vec<&'a Symbol<'d>>,
+    removed: &mut Vec<&'a Symbol<'d>>,
+) {
+    type Loose<'d> = (Space, bool, Cow<'d, str>, Option<&'d str>);
+    let loose = |s: &Symbol<'d>| -> Loose<'d> {
+        let file = s.origin().map(|f| f.rsplit('/').next().unwrap_or(f));
+        (
+            s.space,
+            s.kind == SymbolKind::Function,
+            base_name(s.name),
+            file,
+        )
+    };
+    let mut by: HashMap<Loose<'d>, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (i, s) in removed.iter().enumerate() {
+        if s.unit.is_some() || s.file.is_some() {
+            by.entry(loose(s)).or_default().0.push(i);
+        }
+    }
+    for (i, s) in added.iter().enumerate() {
+        if s.unit.is_some() || s.file.is_some() {
+            by.entry(loose(s)).or_default().1.push(i);
+        }
+    }
+    let mut taken_old = vec![false; removed.len()];
+    let mut taken_new = vec![false; added.len()];
+    for (o, n) in by.values() {
+        if let ([o], [n]) = (o.as_slice(), n.as_slice())
+            && removed[*o].unit.is_some() != added[*n].unit.is_some()
+        {
+            pairs.push(Paired {
+                old: removed[*o],
+                new: added[*n],
+            });
+            taken_old[*o] = true;
+            taken_new[*n] = true;
+        }
+    }
+    let mut i = 0;
+    removed.retain(|_| {
+        i += 1;
+        !taken_old[i - 1]
+    });
+    let mut i = 0;
+    added.retain(|_| {
+        i += 1;
+        !taken_new[i - 1]
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn local(
+        name: &'static str,
+        unit: Option<&'static str>,
+        file: &'static str,
+    ) -> Symbol<'static> {
+        Symbol {
+            name,
+            file: Some(file),
+            unit,
+            group: 1,
+            kind: SymbolKind::Object,
+            binding: crate::model::Binding::Local,
+            section: ".data",
+            address: 0x1000,
+            size: 8,
+            space: Space::Global,
+            place: 0x1000,
+        }
+    }
+
+    #[test]
+    fn locals_pair_by_unit_path_not_basename() {
+        let old = [
+            local("x", Some("arch/x86/kernel/cpu/amd.c"), "cpu/amd.c"),
+            local("x", Some("drivers/iommu/amd.c"), "iommu/amd.c"),
+        ];
+        // The new build dropped the cpu one: the iommu one must not pair with it.
+        let new = [local("x", Some("drivers/iommu/amd.c"), "amd.c")];
+        let p = pair(&old, &new);
+        assert_eq!(p.pairs.len(), 1);
+        assert_eq!(p.pairs[0].old.unit, Some("drivers/iommu/amd.c"));
+        assert_eq!(p.removed.len(), 1);
+        assert_eq!(p.removed[0].unit, Some("arch/x86/kernel/cpu/amd.c"));
+        // A unit found in one build only still pairs when name and basename agree.
+        let old = [local("y", None, "fork.c")];
+        let new = [local("y", Some("kernel/fork.c"), "fork.c")];
+        let p = pair(&old, &new);
+        assert_eq!((p.pairs.len(), p.added.len(), p.removed.len()), (1, 0, 0));
+    }
 
     #[test]
     fn clone_numbers_are_dropped() {

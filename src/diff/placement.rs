@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use super::changes::{FunctionChange, MemberLines, Pair, PlacementChange, Severity, Tenant};
 use super::hot::HotTypes;
 use super::pairing::{Paired, base_name};
+use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::{OldId, old_id};
 use crate::layout::{SpaceIndex, lay, place};
 use crate::model::{Image, Space, Symbol, SymbolKind};
@@ -17,6 +18,8 @@ pub struct Sides<'a, 'd> {
     pub old_index: [SpaceIndex<'a, 'd>; 2],
     pub new_index: [SpaceIndex<'a, 'd>; 2],
     pub line_size: u64,
+    /// Boot-only and read-mostly storage of the new build.
+    pub quiet: Quiet,
 }
 
 impl<'a, 'd> Sides<'a, 'd> {
@@ -33,6 +36,7 @@ impl<'a, 'd> Sides<'a, 'd> {
                 SpaceIndex::data(&new.symbols, Space::Percpu),
             ],
             line_size,
+            quiet: Quiet::new(new),
         }
     }
 }
@@ -49,13 +53,16 @@ fn tenants<'a, 'd>(
     s: &Symbol<'d>,
     line_size: u64,
 ) -> Vec<&'a Symbol<'d>> {
+    // Zero-size symbols and aliases (same place and size as the object) share nothing.
     let mut out: Vec<&'a Symbol<'d>> = index
         .co_tenants(s, line_size)
         .into_iter()
         .flat_map(|l| l.symbols)
+        .filter(|t| t.size > 0 && !(t.place == s.place && t.size == s.size))
         .collect();
-    out.sort_by(|a, b| (a.place, a.name).cmp(&(b.place, b.name)));
-    out.dedup_by(|a, b| std::ptr::eq(*a, *b));
+    out.sort_by(|a, b| (a.place, a.size, a.name).cmp(&(b.place, b.size, b.name)));
+    // One entry per object: aliases (same place and size) collapse to the first name.
+    out.dedup_by(|a, b| a.place == b.place && a.size == b.size);
     out
 }
 
@@ -77,9 +84,14 @@ fn writable(s: &Symbol<'_>, type_name: Option<&str>) -> bool {
         && !type_name.is_some_and(|t| t.starts_with("const "))
 }
 
-/// Names with clone numbers removed, so renumbered neighbours are not a change.
-fn tenant_names(t: &[Tenant]) -> Vec<String> {
-    let mut v: Vec<String> = t.iter().map(|t| base_name(&t.name).into_owned()).collect();
+/// What identifies a neighbour in both builds: its unit path (or file) and its name
+/// with clone numbers removed, so renumbered or re-suffixed neighbours are not a change.
+fn identity(s: &Symbol<'_>) -> String {
+    format!("{}:{}", s.origin().unwrap_or(""), base_name(s.name))
+}
+
+fn tenant_names(t: &[&Symbol<'_>]) -> Vec<String> {
+    let mut v: Vec<String> = t.iter().map(|s| identity(s)).collect();
     v.sort();
     v
 }
@@ -98,13 +110,17 @@ pub fn data_change(
 ) -> Option<PlacementChange> {
     let ls = sides.line_size;
     let (o, n) = (p.old, p.new);
+    // A zero-size symbol (a marker, `__key.N`) has no storage to place.
+    if o.size == 0 && n.size == 0 && !pinned {
+        return None;
+    }
     let old = place(o.place, o.size, ls);
     let new = place(n.place, n.size, ls);
     let old_syms = tenants(&sides.old_index[slot(o.space)], o, ls);
     let new_syms = tenants(&sides.new_index[slot(n.space)], n, ls);
     let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
-    let old_names = tenant_names(&old_t);
-    let co_changed = old_names != tenant_names(&new_t);
+    let old_names = tenant_names(&old_syms);
+    let co_changed = old_names != tenant_names(&new_syms);
     let moved = o.place != n.place || o.size != n.size;
     if !moved && !co_changed && !pinned {
         return None;
@@ -112,20 +128,27 @@ pub fn data_change(
     let var_new = sides.new.variable_for(n);
     let var_old = sides.old.variable_for(o);
     let type_name = var_new.or(var_old).map(|v| v.type_name.clone());
-    let is_writable = writable(n, type_name.as_deref());
+    let quiet = sides.quiet.of(n, type_name.as_deref());
+    let is_writable = writable(n, type_name.as_deref()) && quiet.is_none();
     let hot_members = match var_new {
         Some(v) if is_writable => hot.hot_members(&v.type_name, v.layout),
         _ => 0,
     };
     let write_hot = hot_members > 0;
+    let new_tenants: Vec<&&Symbol<'_>> = new_syms
+        .iter()
+        .filter(|t| !old_names.contains(&identity(t)))
+        .collect();
+    let sharing_grew = co_changed && !new_tenants.is_empty();
     // New neighbours that are themselves writable and write-hot: a false-sharing pair.
-    let gained_hot_neighbours: Vec<String> = if co_changed && write_hot {
-        new_syms
+    let gained_hot_neighbours: Vec<String> = if sharing_grew && write_hot {
+        new_tenants
             .iter()
-            .filter(|t| !old_names.contains(&base_name(&t.qualified_name()).into_owned()))
             .filter(|t| {
                 let v = sides.new.variable_for(t);
-                writable(t, v.map(|v| v.type_name.as_str()))
+                let ty = v.map(|v| v.type_name.as_str());
+                writable(t, ty)
+                    && sides.quiet.of(t, ty).is_none()
                     && v.is_some_and(|v| hot.hot_members(&v.type_name, v.layout) > 0)
             })
             .map(|t| t.qualified_name())
@@ -176,23 +199,45 @@ pub fn data_change(
     } else if !old.line_aligned && new.line_aligned {
         reasons.push("now starts a line".into());
     }
-    if co_changed {
+    if sharing_grew {
         reasons.push("co-tenants changed".into());
+    } else if co_changed {
+        reasons.push("fewer co-tenants".into());
     }
-    let severity =
-        if !in_line && !co_changed && old.lines == new.lines && old.straddles == new.straddles {
-            Severity::Info
-        } else if o.space == Space::Percpu {
-            Severity::Percpu
-        } else if cacheline_aligned && (in_line || co_changed) {
-            Severity::AlignedObject
-        } else if co_changed && write_hot {
-            Severity::WriteHot
-        } else if new.straddles && !old.straddles && is_writable {
-            Severity::Straddle
+    if let Some(q) = quiet {
+        reasons.push(format!("{q}: not judged write-hot or straddling"));
+    }
+    let layout_same = !in_line && old.lines == new.lines && old.straddles == new.straddles;
+    let severity = if quiet == Some(BOOT_ONLY) {
+        Severity::Info
+    } else if layout_same && !sharing_grew {
+        if co_changed {
+            Severity::Improvement
         } else {
-            Severity::Data
-        };
+            Severity::Info
+        }
+    } else if o.space == Space::Percpu {
+        Severity::Percpu
+    } else if cacheline_aligned && (in_line || sharing_grew) {
+        Severity::AlignedObject
+    } else if sharing_grew && write_hot {
+        Severity::WriteHot
+    } else if new.straddles && !old.straddles && is_writable {
+        Severity::Straddle
+    } else if co_changed && !sharing_grew && !in_line {
+        Severity::Improvement
+    } else {
+        Severity::Data
+    };
+    let risk = if severity == Severity::WriteHot && !gained_hot_neighbours.is_empty() {
+        0
+    } else if severity == Severity::AlignedObject && in_line {
+        1
+    } else if severity == Severity::Percpu && write_hot && sharing_grew {
+        2
+    } else {
+        3
+    };
     let member_lines = member_lines(sides, o, n);
     Some(PlacementChange {
         name: n.qualified_name(),
@@ -222,6 +267,10 @@ pub fn data_change(
         run: runs.get(&old_id(o)).copied(),
         member_lines,
         severity,
+        changed: moved || co_changed,
+        flagged: severity.category().is_some(),
+        risk,
+        quiet,
         reasons,
     })
 }
@@ -286,6 +335,7 @@ pub fn function_change(
     line_size: u64,
     runs: &HashMap<OldId<'_>, usize>,
     pinned: bool,
+    text_fails: bool,
 ) -> Option<FunctionChange> {
     let (o, n) = (p.old, p.new);
     debug_assert!(o.kind == SymbolKind::Function);
@@ -329,5 +379,7 @@ pub fn function_change(
         } else {
             Severity::Info
         },
+        pinned,
+        flagged: changed && (pinned || text_fails),
     })
 }

@@ -1,23 +1,25 @@
 //! Shift runs: neighbouring symbols (old address order, one section) that moved by the
-//! same delta are one run, reported once with the change that started it.
+//! same delta are one run, reported once with its cause: everything that changed between
+//! its previous neighbour and its first symbol, in both builds, summed in bytes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use super::changes::{Cause, Pair, Severity, ShiftRun};
+use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
 use super::pairing::{Paired, Pairing};
-use crate::model::{Space, Symbol, SymbolKind};
+use crate::model::{Image, Space, Symbol, SymbolKind};
 
-/// Identifies a symbol of the old build: (space, place, name).
-pub type OldId<'d> = (Space, u64, &'d str);
+/// Identifies a symbol of the old build: (space, place, name, unit path or file).
+pub type OldId<'d> = (Space, u64, &'d str, Option<&'d str>);
 
 pub fn old_id<'d>(s: &Symbol<'d>) -> OldId<'d> {
-    (s.space, s.place, s.name)
+    (s.space, s.place, s.name, s.origin())
 }
 
 /// The runs of every section, and the run each moved symbol belongs to.
 /// `alignment(new symbol)` gives the explicit alignment the new build asks of a symbol.
 pub fn find<'a, 'd>(
     pairing: &Pairing<'a, 'd>,
+    images: [&Image<'d>; 2],
     line_size: u64,
     alignment: &dyn Fn(&Symbol<'d>) -> Option<u64>,
 ) -> (Vec<ShiftRun>, HashMap<OldId<'d>, usize>) {
@@ -28,6 +30,7 @@ pub fn find<'a, 'd>(
         .iter()
         .filter(|p| p.old.section == p.new.section)
         .collect();
+    let ctx = Context::new(pairing, images, alignment);
     let mut start = 0;
     while start < same_section.len() {
         let section = (
@@ -42,9 +45,8 @@ pub fn find<'a, 'd>(
         }
         runs_in_section(
             &same_section[start..end],
-            pairing,
+            &ctx,
             line_size,
-            alignment,
             &mut runs,
             &mut member_of,
         );
@@ -55,9 +57,8 @@ pub fn find<'a, 'd>(
 
 fn runs_in_section<'a, 'd>(
     list: &[&Paired<'a, 'd>],
-    pairing: &Pairing<'a, 'd>,
+    ctx: &Context<'_, 'a, 'd>,
     line_size: u64,
-    alignment: &dyn Fn(&Symbol<'d>) -> Option<u64>,
     runs: &mut Vec<ShiftRun>,
     member_of: &mut HashMap<OldId<'d>, usize>,
 ) {
@@ -71,7 +72,7 @@ fn runs_in_section<'a, 'd>(
         if delta != 0 {
             let first = list[i];
             let last = list[j - 1];
-            let prev = (i > 0).then(|| list[i - 1]);
+            let (cause, base, previous_delta) = ctx.cause(list, i);
             let whole_lines = delta.unsigned_abs().is_multiple_of(line_size);
             let functions = first.old.kind == SymbolKind::Function;
             let index = runs.len();
@@ -93,9 +94,11 @@ fn runs_in_section<'a, 'd>(
                     new: last.new.place_end(),
                 },
                 delta,
+                base,
+                previous_delta,
                 whole_lines,
                 functions,
-                cause: cause(prev, first, pairing, alignment),
+                cause,
                 severity: match (whole_lines, functions) {
                     (true, _) => Severity::Info,
                     (false, true) => Severity::Text,
@@ -107,66 +110,419 @@ fn runs_in_section<'a, 'd>(
     }
 }
 
-/// Symbols of `list` (sorted by place) in `section` of `space` with place in `[lo, hi)`.
+/// The previous neighbour of a run starting after `before`: of the symbols sharing the
+/// last place and delta (aliases), the largest, so a zero-size alias does not hide the
+/// size change of the object it names.
+fn previous<'p, 'a, 'd>(before: &[&'p Paired<'a, 'd>]) -> Option<&'p Paired<'a, 'd>> {
+    let last = *before.last()?;
+    before
+        .iter()
+        .rev()
+        .take_while(|p| p.old.place == last.old.place)
+        .filter(|p| p.delta() == last.delta())
+        .max_by_key(|p| (p.old.size, std::cmp::Reverse(p.old.name)))
+        .copied()
+}
+
+/// Symbols of `list` (sorted by space, place) in `section` of `space` with place in
+/// `(lo, hi)`.
 fn between<'a, 'd>(
     list: &[&'a Symbol<'d>],
     space: Space,
     section: &str,
-    lo: u64,
+    lo: Option<u64>,
     hi: u64,
-) -> Vec<&'a Symbol<'d>> {
-    let from = list.partition_point(|s| (s.space, s.place) < (space, lo));
+) -> impl Iterator<Item = &'a Symbol<'d>> {
+    let from = match lo {
+        Some(lo) => list.partition_point(|s| (s.space, s.place) <= (space, lo)),
+        None => list.partition_point(|s| s.space < space),
+    };
     list[from..]
         .iter()
-        .take_while(|s| (s.space, s.place) < (space, hi))
-        .filter(|s| s.section == section)
+        .take_while(move |s| (s.space, s.place) < (space, hi))
+        .filter(move |s| s.section == section)
         .copied()
-        .collect()
 }
 
-fn cause<'a, 'd>(
-    prev: Option<&Paired<'a, 'd>>,
-    first: &Paired<'a, 'd>,
-    pairing: &Pairing<'a, 'd>,
-    alignment: &dyn Fn(&Symbol<'d>) -> Option<u64>,
-) -> Cause {
-    if let Some(p) = prev
-        && p.old.size != p.new.size
-    {
-        return Cause::Resized {
-            symbol: p.old.qualified_name(),
-            old: p.old.size,
-            new: p.new.size,
-        };
+/// The largest power of two dividing `v`, at most 4096 (page alignment).
+fn implied_alignment(v: u64) -> u64 {
+    if v == 0 {
+        4096
+    } else {
+        (1u64 << v.trailing_zeros().min(12)).min(4096)
     }
-    let space = first.old.space;
-    let section = first.old.section;
-    let new_lo = prev.map_or(0, |p| p.new.place + 1);
-    let added = between(&pairing.added, space, section, new_lo, first.new.place);
-    if !added.is_empty() {
-        return Cause::Added {
-            symbols: added.iter().map(|s| s.qualified_name()).collect(),
-            bytes: added.iter().map(|s| s.size).sum(),
-        };
+}
+
+/// What the cause computation needs of both builds, indexed once.
+struct Context<'x, 'a, 'd> {
+    images: [&'x Image<'d>; 2],
+    alignment: &'x dyn Fn(&Symbol<'d>) -> Option<u64>,
+    /// Added and removed symbols, plus both sides of pairs that changed section
+    /// (they left one section and joined another), each in (space, place) order.
+    added: Vec<&'a Symbol<'d>>,
+    removed: Vec<&'a Symbol<'d>>,
+    /// Same-section pairs by (space, section), in new place order: to find the paired
+    /// symbols that lie between a run and its base in the new build.
+    new_order: HashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>>,
+}
+
+impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
+    fn new(
+        pairing: &'x Pairing<'a, 'd>,
+        images: [&'x Image<'d>; 2],
+        alignment: &'x dyn Fn(&Symbol<'d>) -> Option<u64>,
+    ) -> Self {
+        let order = |s: &&Symbol<'d>| (s.space, s.place, s.name);
+        let mut added = pairing.added.clone();
+        let mut removed = pairing.removed.clone();
+        let mut new_order: HashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>> = HashMap::new();
+        for p in &pairing.pairs {
+            if p.old.section == p.new.section {
+                new_order
+                    .entry((p.new.space, p.new.section))
+                    .or_default()
+                    .push(p);
+            } else {
+                removed.push(p.old);
+                added.push(p.new);
+            }
+        }
+        added.sort_by_key(order);
+        removed.sort_by_key(order);
+        for v in new_order.values_mut() {
+            v.sort_by_key(|p| (p.new.place, p.new.name));
+        }
+        Context {
+            images,
+            alignment,
+            added,
+            removed,
+            new_order,
+        }
     }
-    let old_lo = prev.map_or(0, |p| p.old.place + 1);
-    let removed = between(&pairing.removed, space, section, old_lo, first.old.place);
-    if !removed.is_empty() {
-        return Cause::Removed {
-            symbols: removed.iter().map(|s| s.qualified_name()).collect(),
-            bytes: removed.iter().map(|s| s.size).sum(),
-        };
+
+    /// Where `section` starts in the place space of build `side` (0 old, 1 new).
+    fn section_base(&self, side: usize, space: Space, section: &str) -> u64 {
+        match space {
+            Space::Percpu => 0,
+            Space::Global => self.images[side]
+                .sections
+                .iter()
+                .find(|s| s.name == section)
+                .map_or(0, |s| s.address),
+        }
     }
-    if let Some(a) = alignment(first.new).filter(|&a| a > 1)
-        && first.new.place.is_multiple_of(a)
-        && !first.old.place.is_multiple_of(a)
-    {
-        return Cause::Realigned {
-            symbol: first.new.qualified_name(),
-            alignment: a,
+
+    /// The run's cause, the base of the gap before it, and the base's delta. The base
+    /// is the nearest paired symbol before `list[i]` in both builds (its previous
+    /// neighbour unless symbols were reordered), else the section start.
+    fn cause(&self, list: &[&Paired<'a, 'd>], i: usize) -> (Cause, Pair<u64>, i64) {
+        let first = list[i];
+        let space = first.old.space;
+        let section = first.old.section;
+        let j = (i.saturating_sub(REORDER_WINDOW)..i).rev().find(|&j| {
+            let p = list[j].new;
+            // A zero-size symbol at the run's new start pushes nothing: still before it.
+            p.place < first.new.place || (p.size == 0 && p.place == first.new.place)
+        });
+        let prev = j.and_then(|j| previous(&list[..=j]));
+        let base = match prev {
+            Some(p) => Pair {
+                old: p.old.place,
+                new: p.new.place,
+            },
+            None => Pair {
+                old: self.section_base(0, space, section),
+                new: self.section_base(1, space, section),
+            },
         };
+        let previous_delta = base.new.wrapping_sub(base.old) as i64;
+        let change = first.delta().wrapping_sub(previous_delta);
+        // What lies between the base and the first symbol on each side.
+        let lo = |v: u64| prev.map(|_| v);
+        let old_pairs: Vec<&Paired<'a, 'd>> = match j {
+            Some(j) => list[j + 1..i].to_vec(),
+            None => list[..i].to_vec(),
+        };
+        let new_pairs: Vec<&Paired<'a, 'd>> = self
+            .new_order
+            .get(&(space, section))
+            .map(|v| {
+                let from = match prev {
+                    Some(_) => v.partition_point(|p| p.new.place <= base.new),
+                    None => 0,
+                };
+                let to = v.partition_point(|p| p.new.place < first.new.place);
+                v[from..to.max(from)].iter().map(|p| &**p).collect()
+            })
+            .unwrap_or_default();
+        let in_old: Vec<&Symbol<'d>> = old_pairs
+            .iter()
+            .map(|p| p.old)
+            .filter(|s| prev.is_none_or(|p| !std::ptr::eq(*s, p.old)))
+            .chain(between(
+                &self.removed,
+                space,
+                section,
+                lo(base.old),
+                first.old.place,
+            ))
+            .collect();
+        let in_new: Vec<&Symbol<'d>> = new_pairs
+            .iter()
+            .map(|p| p.new)
+            .filter(|s| prev.is_none_or(|p| !std::ptr::eq(*s, p.new)))
+            .chain(between(
+                &self.added,
+                space,
+                section,
+                lo(base.new),
+                first.new.place,
+            ))
+            .collect();
+        // Reordered: a sized pair lies between on one side only.
+        let sized = |p: &&&Paired<'a, 'd>| p.old.size > 0 || p.new.size > 0;
+        let ptr = |p: &&Paired<'a, 'd>| *p as *const Paired<'a, 'd>;
+        let old_set: HashSet<*const Paired<'a, 'd>> = old_pairs.iter().map(ptr).collect();
+        let new_set: HashSet<*const Paired<'a, 'd>> = new_pairs.iter().map(ptr).collect();
+        let reordered = old_pairs
+            .iter()
+            .filter(sized)
+            .any(|p| !new_set.contains(&ptr(p)))
+            || new_pairs
+                .iter()
+                .filter(sized)
+                .any(|p| !old_set.contains(&ptr(p)));
+        let old_bytes = counted(prev.map(|p| p.old), &in_old);
+        let new_bytes = counted(prev.map(|p| p.new), &in_new);
+        let mut items: Vec<CauseItem> = Vec::new();
+        if let Some(p) = prev
+            && p.old.size != p.new.size
+        {
+            items.push(item(
+                p.old.qualified_name(),
+                ItemKind::Resized,
+                p.old.size,
+                p.new.size,
+            ));
+        }
+        let mut align = (self.alignment)(first.new)
+            .unwrap_or_else(|| implied_alignment(first.old.place | first.new.place));
+        for p in &old_pairs {
+            let (o, n) = (old_bytes.get(p.old), new_bytes.get(p.new));
+            let kind = match n {
+                Some(_) => ItemKind::Resized,
+                None => ItemKind::MovedOut,
+            };
+            if o.unwrap_or(0) != n.unwrap_or(0) {
+                items.push(item(
+                    p.old.qualified_name(),
+                    kind,
+                    o.unwrap_or(0),
+                    n.unwrap_or(0),
+                ));
+            }
+        }
+        for p in &new_pairs {
+            if old_set.contains(&ptr(p)) {
+                continue;
+            }
+            if let Some(n) = new_bytes.get(p.new).filter(|&n| n > 0) {
+                items.push(item(p.old.qualified_name(), ItemKind::MovedIn, 0, n));
+            }
+        }
+        for (side, list, kind) in [
+            (&old_bytes, &self.removed, ItemKind::Removed),
+            (&new_bytes, &self.added, ItemKind::Added),
+        ] {
+            let (lo_v, hi) = if kind == ItemKind::Removed {
+                (base.old, first.old.place)
+            } else {
+                (base.new, first.new.place)
+            };
+            for s in between(list, space, section, lo(lo_v), hi) {
+                let Some(size) = side.get(s).filter(|&n| n > 0) else {
+                    continue;
+                };
+                align = align.max((self.alignment)(s).unwrap_or(1));
+                let (o, n) = if kind == ItemKind::Removed {
+                    (size, 0)
+                } else {
+                    (0, size)
+                };
+                items.push(item(s.qualified_name(), kind, o, n));
+            }
+        }
+        // Functions carry `__pfx_` padding the model does not list: count it per function
+        // in the gap, and for the first function itself.
+        let prefix = [
+            self.images[0].function_prefix,
+            self.images[1].function_prefix,
+        ];
+        if first.old.kind == SymbolKind::Function && prefix != [0, 0] {
+            let fns = |list: &[&Symbol<'d>]| {
+                1 + list
+                    .iter()
+                    .filter(|s| s.kind == SymbolKind::Function)
+                    .count() as u64
+            };
+            let (o, n) = (fns(&in_old) * prefix[0], fns(&in_new) * prefix[1]);
+            if o != n {
+                items.push(item(
+                    format!("__pfx_ padding ({} B per function)", prefix[1]),
+                    ItemKind::Prefix,
+                    o,
+                    n,
+                ));
+            }
+        }
+        if let Some(a) = (self.alignment)(first.new).filter(|&a| a > 1)
+            && first.new.place.is_multiple_of(a)
+            && !first.old.place.is_multiple_of(a)
+        {
+            items.push(item(
+                first.new.qualified_name(),
+                ItemKind::Realigned,
+                first.old.size,
+                first.new.size,
+            ));
+            items.last_mut().expect("just pushed").bytes = 0;
+        }
+        let bytes: i64 = items.iter().map(|i| i.bytes).sum();
+        // A long gap (a run whose base is far away) keeps the largest items; `bytes`
+        // still sums them all.
+        let omitted_items = items.len().saturating_sub(MAX_ITEMS);
+        if omitted_items > 0 {
+            items.sort_by_key(|i| (std::cmp::Reverse(i.bytes.unsigned_abs()), i.symbol.clone()));
+            items.truncate(MAX_ITEMS);
+        }
+        let padding = change.wrapping_sub(bytes);
+        let explained = padding.unsigned_abs() < align;
+        let previous = prev.map(|p| p.old.qualified_name());
+        let cause = match (reordered, items.is_empty(), explained) {
+            (_, _, false) => Cause::Unexplained {
+                previous,
+                items,
+                omitted_items,
+                bytes,
+                residual: padding,
+            },
+            (true, _, true) => Cause::Reordered {
+                previous,
+                items,
+                omitted_items,
+                bytes,
+                padding,
+                alignment: align,
+            },
+            (false, true, true) => Cause::Padding {
+                previous,
+                bytes: 0,
+                padding,
+                alignment: align,
+            },
+            (false, false, true) => Cause::Changes {
+                previous,
+                items,
+                omitted_items,
+                bytes,
+                padding,
+                alignment: align,
+            },
+        };
+        (cause, base, previous_delta)
     }
-    Cause::Padding {
-        previous: prev.map(|p| p.old.qualified_name()),
+}
+
+/// Items a cause lists at most (the largest); the rest are counted in `omitted_items`.
+const MAX_ITEMS: usize = 32;
+
+/// How far back (in old order) the base of a reordered run is looked for.
+const REORDER_WINDOW: usize = 256;
+
+fn item(symbol: String, change: ItemKind, old: u64, new: u64) -> CauseItem {
+    CauseItem {
+        symbol,
+        change,
+        size: Pair { old, new },
+        bytes: new as i64 - old as i64,
+    }
+}
+
+/// Bytes each symbol of `list` (one build, any order) adds to the gap after `base`:
+/// its size, or nothing when it has no size or lies inside a symbol already counted
+/// (an alias). Keyed by the symbol's address in memory.
+struct Counted(HashMap<*const (), u64>);
+
+impl Counted {
+    fn get(&self, s: &Symbol<'_>) -> Option<u64> {
+        self.0.get(&(s as *const Symbol<'_> as *const ())).copied()
+    }
+}
+
+fn counted<'d>(base: Option<&Symbol<'d>>, list: &[&Symbol<'d>]) -> Counted {
+    let mut sorted: Vec<&Symbol<'d>> = list.to_vec();
+    sorted.sort_by_key(|s| (s.place, std::cmp::Reverse(s.size), s.name));
+    let mut covered = base.map_or(0, |b| b.place.saturating_add(b.size));
+    let mut out = HashMap::new();
+    for s in sorted {
+        let end = s.place.saturating_add(s.size);
+        let bytes = if s.size == 0 || end <= covered {
+            0
+        } else {
+            covered = end;
+            s.size
+        };
+        out.insert(s as *const Symbol<'_> as *const (), bytes);
+    }
+    Counted(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Binding;
+
+    fn sym(name: &'static str, place: u64, size: u64) -> Symbol<'static> {
+        Symbol {
+            name,
+            file: None,
+            unit: None,
+            group: 0,
+            kind: SymbolKind::Object,
+            binding: Binding::Global,
+            section: ".data",
+            address: place,
+            size,
+            space: Space::Global,
+            place,
+        }
+    }
+
+    #[test]
+    fn aliases_and_zero_size_symbols_add_no_bytes() {
+        let base = sym("base", 0x100, 0x10);
+        let (a, alias, zero, inner, b) = (
+            sym("a", 0x110, 8),
+            sym("a_alias", 0x110, 8),
+            sym("marker", 0x118, 0),
+            sym("inside_base", 0x104, 4),
+            sym("b", 0x120, 0x20),
+        );
+        let list = [&alias, &a, &zero, &inner, &b];
+        let c = counted(Some(&base), &list);
+        let got: Vec<u64> = list.iter().map(|s| c.get(s).unwrap()).collect();
+        // One of the two aliases counts (the first by name), the marker and the
+        // symbol inside `base` add nothing.
+        assert_eq!(got, [0, 8, 0, 0, 0x20]);
+    }
+
+    #[test]
+    fn implied_alignment_is_the_lowest_set_bit_up_to_a_page() {
+        assert_eq!(implied_alignment(0xffffffff81000010), 16);
+        assert_eq!(implied_alignment(0xffffffff81000040), 64);
+        assert_eq!(implied_alignment(0xffffffff81000000), 4096);
+        assert_eq!(implied_alignment(0x1208), 8);
+        assert_eq!(implied_alignment(0), 4096);
     }
 }

@@ -158,6 +158,8 @@ mod tests {
         Symbol {
             name,
             file: None,
+            unit: None,
+            group: 0,
             kind: SymbolKind::Object,
             binding: Binding::Global,
             section: ".data",

@@ -23,6 +23,44 @@ pub(crate) struct Types<'d> {
     pub structs: Vec<StructLayout<'d>>,
     pub variables: Vec<Variable<'d>>,
     pub units: usize,
+    /// Where each compile unit came from: its `DW_AT_name` path and code ranges.
+    pub sources: UnitSources<'d>,
+}
+
+/// The compile unit of code addresses and of variables, to tell apart local symbols
+/// whose `STT_FILE` basenames are equal (three `amd.c` in a kernel).
+#[derive(Debug, Default)]
+pub(crate) struct UnitSources<'d> {
+    /// `DW_AT_name` of each unit, by unit index.
+    pub names: Vec<Option<&'d str>>,
+    /// Code ranges `[start, end)` with their unit index, sorted.
+    pub ranges: Vec<(u64, u64, usize)>,
+    /// Variables (address, name) with their unit index, sorted.
+    pub variables: Vec<(u64, &'d str, usize)>,
+}
+
+impl<'d> UnitSources<'d> {
+    /// The unit path of the code at `address`.
+    pub fn of_code(&self, address: u64) -> Option<&'d str> {
+        let i = self.ranges.partition_point(|r| r.0 <= address);
+        let (_, end, unit) = *self.ranges.get(i.checked_sub(1)?)?;
+        (address < end).then(|| self.names.get(unit).copied().flatten())?
+    }
+
+    /// The unit path of the variable `name` at `address`.
+    pub fn of_variable(&self, address: u64, name: &str) -> Option<&'d str> {
+        let i = self.variables.partition_point(|v| v.0 < address);
+        self.variables[i..]
+            .iter()
+            .take_while(|v| v.0 == address)
+            .find(|v| {
+                v.1 == name
+                    || name
+                        .strip_prefix(v.1)
+                        .is_some_and(|rest| rest.starts_with('.'))
+            })
+            .and_then(|v| self.names.get(v.2).copied().flatten())
+    }
 }
 
 /// The lowest unit that has built each layout so far, shared by all workers: a layout
@@ -52,6 +90,9 @@ struct RawVariable<'d> {
 struct Acc<'d> {
     structs: HashMap<Key<'d>, (usize, StructLayout<'d>)>,
     variables: Vec<(usize, RawVariable<'d>)>,
+    /// (unit index, unit name) of each unit read.
+    names: Vec<(usize, Option<&'d str>)>,
+    ranges: Vec<(u64, u64, usize)>,
 }
 
 impl<'d> Acc<'d> {
@@ -74,6 +115,8 @@ impl<'d> Acc<'d> {
             self.add_struct(unit, key, layout);
         }
         self.variables.extend(other.variables);
+        self.names.extend(other.names);
+        self.ranges.extend(other.ranges);
         self
     }
 }
@@ -160,10 +203,27 @@ fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
         .collect();
     variables.sort_by(|(ua, a), (ub, b)| (a.address, a.name, *ua).cmp(&(b.address, b.name, *ub)));
     variables.dedup_by(|(_, a), (_, b)| a.address == b.address && a.name == b.name);
+    let mut names = vec![None; units];
+    for (i, n) in acc.names {
+        if let Some(slot) = names.get_mut(i) {
+            *slot = n;
+        }
+    }
+    let mut ranges = acc.ranges;
+    ranges.sort_unstable();
+    let sources = UnitSources {
+        names,
+        ranges,
+        variables: variables
+            .iter()
+            .map(|(u, v)| (v.address, v.name, *u))
+            .collect(),
+    };
     Types {
         structs,
         variables: variables.into_iter().map(|(_, v)| v).collect(),
         units,
+        sources,
     }
 }
 
@@ -191,6 +251,14 @@ fn read_unit<'d>(
     let (dwarf, options, claims) = (ctx.dwarf, ctx.options, ctx.claims);
     let debug_little_endian = ctx.little_endian;
     let unit = dwarf.unit(header)?;
+    let mut acc = Acc::default();
+    acc.names.push((index, unit_path(&unit)));
+    let mut ranges = dwarf.unit_ranges(&unit)?;
+    while let Some(r) = ranges.next()? {
+        if r.begin < r.end {
+            acc.ranges.push((r.begin, r.end, index));
+        }
+    }
     let dies = dies::read_unit(dwarf, &unit, ctx.strings)?;
     let files = |i: u64| file_name(dwarf, &unit, i);
     let table = TypeTable::new(
@@ -199,7 +267,6 @@ fn read_unit<'d>(
         debug_little_endian,
         &files,
     );
-    let mut acc = Acc::default();
     for (i, die) in dies.dies.iter().enumerate() {
         if is_aggregate(die.tag)
             && !die.declaration
@@ -277,6 +344,31 @@ fn variable<'d>(
         },
         key,
     })
+}
+
+/// The unit's `DW_AT_name`, without the directories it shares with its
+/// `DW_AT_comp_dir` when absolute (assembler units carry the version-specific build
+/// path: `/build/linux-6.1.170/arch/x86/lib/memcpy_64.S` -> `arch/x86/lib/memcpy_64.S`).
+fn unit_path<'d>(unit: &Unit<'d>) -> Option<&'d str> {
+    let name = unit.name?.to_string().ok()?;
+    if !name.starts_with('/') {
+        return Some(name);
+    }
+    let dir = unit.comp_dir.and_then(|d| d.to_string().ok()).unwrap_or("");
+    let mut common = 0;
+    for ((i, a), b) in name.char_indices().zip(dir.chars()) {
+        if a != b {
+            break;
+        }
+        if a == '/' {
+            common = i + 1;
+        }
+    }
+    if name.as_bytes().starts_with(dir.as_bytes()) && name.as_bytes().get(dir.len()) == Some(&b'/')
+    {
+        common = dir.len() + 1;
+    }
+    Some(&name[common.min(name.len())..])
 }
 
 fn file_name_from(table: &TypeTable<'_, '_>, index: u64) -> Option<String> {

@@ -31,6 +31,10 @@ pub(crate) struct ElfInfo<'d> {
     pub file_kind: &'static str,
     pub build_id: Option<String>,
     pub percpu_base: Option<u64>,
+    /// Size of the `__pfx_<fn>` padding symbols placed before functions (0: none).
+    pub function_prefix: u64,
+    /// Linker boundary symbols present (see `model::BOUNDARY_SYMBOLS`), by name.
+    pub boundaries: Vec<(&'static str, u64)>,
     pub sections: Vec<Section<'d>>,
     pub symbols: Vec<Symbol<'d>>,
     pub debug: Option<DebugSections<'d>>,
@@ -146,14 +150,20 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
             .map(|s| s.address())
             .unwrap_or(percpu_address.unwrap_or(0))
     });
-    let symbols = read_symbols(
+    let (symbols, function_prefix) = read_symbols(
         &file,
         &section_names,
         percpu_index,
         percpu_base.unwrap_or(0),
     );
+    let boundaries = crate::model::BOUNDARY_SYMBOLS
+        .iter()
+        .filter_map(|&n| file.symbol_by_name(n).map(|s| (n, s.address())))
+        .collect();
     let debug = read_debug(path, &file, owned)?;
     Ok(ElfInfo {
+        function_prefix,
+        boundaries,
         arch,
         big_endian: !file.is_little_endian(),
         file_kind,
@@ -179,13 +189,16 @@ fn read_symbols<'d, H: FileHeader>(
     section_names: &HashMap<SectionIndex, &'d str>,
     percpu_index: Option<SectionIndex>,
     percpu_base: u64,
-) -> Vec<Symbol<'d>> {
+) -> (Vec<Symbol<'d>>, u64) {
     let mut out = Vec::new();
+    let mut prefix = 0;
     let mut current_file: Option<&'d str> = None;
+    let mut group = 0u32;
     for sym in file.symbols() {
         let kind = match sym.kind() {
             ObjKind::File => {
                 current_file = sym.name().ok().filter(|n| !n.is_empty());
+                group += 1;
                 continue;
             }
             ObjKind::Text => SymbolKind::Function,
@@ -198,6 +211,9 @@ fn read_symbols<'d, H: FileHeader>(
         };
         let Ok(name) = sym.name() else { continue };
         if is_noise(name) {
+            if prefix == 0 && name.starts_with("__pfx_") {
+                prefix = sym.size();
+            }
             continue;
         }
         let binding = if sym.is_weak() {
@@ -216,6 +232,8 @@ fn read_symbols<'d, H: FileHeader>(
             } else {
                 None
             },
+            unit: None,
+            group: if binding == Binding::Local { group } else { 0 },
             kind,
             binding,
             section: section_names.get(&index).copied().unwrap_or(""),
@@ -233,7 +251,7 @@ fn read_symbols<'d, H: FileHeader>(
     out.dedup_by(|a, b| {
         a.space == b.space && a.place == b.place && a.name == b.name && a.file == b.file
     });
-    out
+    (out, prefix)
 }
 
 fn read_debug<'d, H: FileHeader>(

@@ -5,6 +5,7 @@ mod dies;
 mod dwarf;
 mod elf;
 mod layouts;
+mod units;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -150,6 +151,8 @@ impl InputFile {
             line_size_overridden: options.line_size.is_some(),
             has_debug_info: elf.debug.is_some(),
             percpu_base: elf.percpu_base,
+            boundaries: elf.boundaries,
+            function_prefix: elf.function_prefix,
             sections: elf.sections,
             symbols: elf.symbols,
             structs: Vec::new(),
@@ -160,6 +163,7 @@ impl InputFile {
             && let Some(debug) = &elf.debug
         {
             let types = dwarf::read(&self.path, debug, options)?;
+            units::assign(&mut image.symbols, &types.sources);
             image.structs = types.structs;
             image.variables = types.variables;
             image.units = types.units;

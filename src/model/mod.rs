@@ -11,6 +11,14 @@ pub use types::{AggregateKind, BitHole, Hole, Member, StructId, StructLayout, Va
 use serde::Serialize;
 use std::path::PathBuf;
 
+/// Linker symbols that mark sub-sections merged away in a vmlinux (name pairs: start, end).
+pub const BOUNDARY_SYMBOLS: &[&str] = &[
+    "__init_begin",
+    "__init_end",
+    "__start_ro_after_init",
+    "__end_ro_after_init",
+];
+
 /// One loaded vmlinux (or object file).
 #[derive(Debug, Serialize)]
 pub struct Image<'d> {
@@ -29,6 +37,12 @@ pub struct Image<'d> {
     /// Address that per-CPU offsets are counted from (`__per_cpu_start`), when the image
     /// has a `.data..percpu` section.
     pub percpu_base: Option<u64>,
+    /// Linker boundary symbols found (`__init_begin`, `__start_ro_after_init`, ...):
+    /// where merged sub-sections start and end in the final image.
+    pub boundaries: Vec<(&'static str, u64)>,
+    /// Bytes of `__pfx_<fn>` padding before each function (16 from Linux 6.2 on x86
+    /// with call padding; 0 when the image has none). The symbols themselves are noise.
+    pub function_prefix: u64,
     pub sections: Vec<Section<'d>>,
     /// Functions and data objects, sorted by (space, address, name).
     pub symbols: Vec<Symbol<'d>>,

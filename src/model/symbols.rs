@@ -40,8 +40,17 @@ pub enum Space {
 #[derive(Debug, Clone, Serialize)]
 pub struct Symbol<'d> {
     pub name: &'d str,
-    /// The `STT_FILE` symbol before a local symbol: tells apart statics with one name.
+    /// For a local symbol, the file it is printed with: the shortest suffix of its
+    /// compile unit's path that no other symbol of its name shares (`cpu/amd.c`), or
+    /// the `STT_FILE` name before it when its unit is unknown.
     pub file: Option<&'d str>,
+    /// For a local symbol, the path of its compile unit (`DW_AT_name`), found through
+    /// the code ranges or variables of the `STT_FILE` group it belongs to.
+    pub unit: Option<&'d str>,
+    /// Which `STT_FILE` group of the symbol table a local symbol follows (1-based; 0
+    /// for globals): symbols of one group come from one object file.
+    #[serde(skip)]
+    pub group: u32,
     pub kind: SymbolKind,
     pub binding: Binding,
     pub section: &'d str,
@@ -54,11 +63,31 @@ pub struct Symbol<'d> {
     pub place: u64,
 }
 
-impl Symbol<'_> {
+impl<'d> Symbol<'d> {
     /// End of the bytes the symbol covers in its space; a zero-sized symbol covers one
     /// byte so that it still sits on a line.
     pub fn place_end(&self) -> u64 {
         self.place.saturating_add(self.size.max(1))
+    }
+
+    /// Every name the symbol answers to when asked for: its bare name, its qualified
+    /// name, and for a local with a known unit `suffix:name` for each path suffix of
+    /// the unit (`amd.c:x`, `cpu/amd.c:x`, ..., `arch/x86/kernel/cpu/amd.c:x`).
+    pub fn names(&self) -> Vec<String> {
+        let mut out = vec![self.name.to_string(), self.qualified_name()];
+        if self.binding == Binding::Local
+            && let Some(unit) = self.unit
+        {
+            let starts = std::iter::once(0).chain(unit.match_indices('/').map(|(i, _)| i + 1));
+            out.extend(starts.map(|i| format!("{}:{}", &unit[i..], self.name)));
+        }
+        out
+    }
+
+    /// Where a local comes from, the same in both builds: its unit path, else its
+    /// `STT_FILE` name.
+    pub fn origin(&self) -> Option<&'d str> {
+        self.unit.or(self.file)
     }
 
     /// Name qualified by its file for local symbols: `file.c:name`.

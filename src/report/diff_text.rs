@@ -34,16 +34,90 @@ fn signed(d: i64) -> String {
 }
 
 pub fn cause(c: &Cause) -> String {
+    let after = |p: &Option<String>| match p {
+        Some(p) => format!("after {p}"),
+        None => "from the section start".to_string(),
+    };
+    let pad = |padding: i64, alignment: u64| {
+        if padding == 0 {
+            String::new()
+        } else {
+            format!(" {padding:+} B padding (align {alignment})")
+        }
+    };
     match c {
-        Cause::Resized { symbol, old, new } => format!(
-            "{symbol} {} {old} -> {new} B",
-            if new > old { "grew" } else { "shrank" }
+        Cause::Changes {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            padding,
+            alignment,
+        } => format!(
+            "{} = {bytes:+} B{} {}",
+            items_str(items, *omitted_items),
+            pad(*padding, *alignment),
+            after(previous)
         ),
-        Cause::Added { symbols, bytes } => format!("{} added ({bytes} B)", names(symbols)),
-        Cause::Removed { symbols, bytes } => format!("{} removed ({bytes} B)", names(symbols)),
-        Cause::Realigned { symbol, alignment } => format!("{symbol} is now aligned to {alignment}"),
-        Cause::Padding { previous: Some(p) } => format!("alignment padding after {p}"),
-        Cause::Padding { previous: None } => "start of section".to_string(),
+        Cause::Padding {
+            previous,
+            padding,
+            alignment,
+            ..
+        } => format!(
+            "alignment padding alone ({padding:+} B, align {alignment}) {}",
+            after(previous)
+        ),
+        Cause::Reordered {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            padding,
+            alignment,
+        } => format!(
+            "reordered: {} = {bytes:+} B{} {}",
+            items_str(items, *omitted_items),
+            pad(*padding, *alignment),
+            after(previous)
+        ),
+        Cause::Unexplained {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            residual,
+        } => {
+            let found = if items.is_empty() {
+                "nothing changed".to_string()
+            } else {
+                format!("{} = {bytes:+} B", items_str(items, *omitted_items))
+            };
+            format!(
+                "unexplained: {found} {}, {residual:+} B unaccounted",
+                after(previous)
+            )
+        }
+    }
+}
+
+fn items_str(items: &[crate::diff::CauseItem], omitted: usize) -> String {
+    let one = |i: &crate::diff::CauseItem| match i.change {
+        crate::diff::ItemKind::Resized => {
+            format!("{} {} -> {} B", i.symbol, i.size.old, i.size.new)
+        }
+        crate::diff::ItemKind::Added => format!("+{} ({} B)", i.symbol, i.size.new),
+        crate::diff::ItemKind::Removed => format!("-{} ({} B)", i.symbol, i.size.old),
+        crate::diff::ItemKind::Realigned => format!("{} now aligned", i.symbol),
+        crate::diff::ItemKind::Prefix => format!("{} {} -> {} B", i.symbol, i.size.old, i.size.new),
+        crate::diff::ItemKind::MovedIn => format!("{} moved in ({} B)", i.symbol, i.size.new),
+        crate::diff::ItemKind::MovedOut => format!("{} moved out ({} B)", i.symbol, i.size.old),
+    };
+    let list: Vec<String> = items.iter().map(one).collect();
+    if omitted > 0 {
+        format!("{} (+{omitted} smaller)", names(&list))
+    } else {
+        names(&list)
     }
 }
 
@@ -96,6 +170,7 @@ fn placement_block(c: &PlacementChange, pinned: bool, all: bool) -> Block {
         None => format!("{} B", c.size.new),
     };
     let hot = match (c.write_hot_type, c.gained_hot_neighbours.is_empty()) {
+        _ if c.severity == Severity::Improvement => "  [improvement: fewer neighbours]".to_string(),
         (true, false) => format!(
             "  [write-hot, new write-hot neighbour {}]",
             names(&c.gained_hot_neighbours)
@@ -388,9 +463,17 @@ fn group_line(g: &crate::diff::groups::GroupChange) -> String {
 
 fn function_summary(r: &Report, view: View) -> Vec<String> {
     let f = &r.summary.functions;
+    let flagged = if f.flagged > 0 {
+        format!(
+            "{} flagged (asked for by name or --fail-on text)",
+            f.flagged
+        )
+    } else {
+        "information, not flagged (--fail-on text flags them)".to_string()
+    };
     let mut out = vec![format!(
-        "  {} functions changed their start mod {}, in {} runs; largest:",
-        f.line_offset_changed, r.line_size, f.runs
+        "  {} functions changed their start mod {}: {flagged}; {} runs change line membership, {} shift by whole lines; largest:",
+        f.line_offset_changed, r.line_size, f.runs, f.whole_line_runs
     )];
     let mut runs: Vec<&ShiftRun> = r
         .runs
@@ -450,9 +533,12 @@ pub(crate) fn sections(r: &Report, view: View) -> (Vec<(String, Vec<String>)>, u
             pinned: false,
         })
         .collect();
-    for c in &r.percpu {
+    // Pinned first, then by risk (a write-hot variable with a new neighbour first).
+    let mut percpu: Vec<&PlacementChange> = r.percpu.iter().collect();
+    percpu.sort_by_key(|c| (!pinned(&c.name), c.risk, c.place.old));
+    for c in percpu {
         let in_run = c.run.is_some_and(|i| !r.runs[i].whole_lines);
-        if pinned(&c.name) || all || (c.severity.is_flagged() && !in_run) {
+        if pinned(&c.name) || all || (c.flagged && !in_run) {
             pc.push(placement_block(c, pinned(&c.name), all));
         }
     }
@@ -470,10 +556,12 @@ pub(crate) fn sections(r: &Report, view: View) -> (Vec<(String, Vec<String>)>, u
                 )
         })
         .collect();
-    // Write-hot objects that gained a write-hot neighbour first, then by hot members.
+    // By risk (write-hot with a new write-hot neighbour, line-aligned moved in its
+    // line, ...), then severity and hot members.
     data.sort_by_key(|c| {
         (
             !pinned(&c.name),
+            c.risk,
             c.severity,
             c.gained_hot_neighbours.is_empty(),
             std::cmp::Reverse(c.hot_members),
@@ -583,10 +671,47 @@ pub(crate) fn closing(r: &Report, cut: usize) -> String {
     } else {
         String::new()
     };
+    let cats: Vec<&str> = r.fail_on.iter().map(|c| c.name()).collect();
+    let code = u8::from(r.failing > 0);
     format!(
-        "exit 1: {} flagged changes{more} (--format json for all data)",
-        r.flagged
+        "exit {code}: {} flagged changes, {} in --fail-on categories ({}){more} (--format json for all data)",
+        r.flagged,
+        r.failing,
+        cats.join(",")
     )
+}
+
+/// How many objects only lost neighbours, when any did.
+pub(crate) fn improvements_line(r: &Report) -> Option<String> {
+    let (d, p) = (r.summary.data.improvements, r.summary.percpu.improvements);
+    (d + p > 0).then(|| {
+        format!(
+            "improvements (only lost neighbours, not flagged; --all lists them): {d} data objects, {p} per-CPU"
+        )
+    })
+}
+
+/// Which storage the report never judges write-hot or straddling.
+pub(crate) fn quiet_line(r: &Report) -> String {
+    let list: Vec<String> = r
+        .quiet_regions
+        .iter()
+        .map(|q| format!("{} {}", q.what, q.from))
+        .collect();
+    format!("not judged write-hot or straddling: {}", list.join("; "))
+}
+
+/// What each column of the summary counts.
+pub(crate) fn legend() -> &'static str {
+    "changed: place, size or line neighbours changed; moved in line: offset in line (functions: start mod line) changed;\n\
+     shift runs: runs of equal shift that change line membership; whole-line runs: shifts by whole lines"
+}
+
+/// True when the diff found nothing at all (no change in any row).
+pub(crate) fn nothing_changed(r: &Report) -> bool {
+    summary_rows(r).iter().all(|(_, c)| {
+        c.changed + c.added + c.removed + c.line_offset_changed + c.runs + c.whole_line_runs == 0
+    })
 }
 
 /// The report as text.
@@ -607,17 +732,22 @@ pub fn render(r: &Report, view: View) -> String {
         r.new.line_size_from,
         2 * r.line_size
     );
-    if r.flagged == 0 && r.pinned_symbols.is_empty() && r.pinned_structs.is_empty() {
+    if nothing_changed(r) && r.pinned_symbols.is_empty() && r.pinned_structs.is_empty() {
         let _ = writeln!(out, "\nno changes");
         return out;
     }
     let mut t = Table::new();
     t.set_format(*format::consts::FORMAT_CLEAN);
-    t.set_titles(row!["", r->"changed", r->"flagged", r->"moved in line", r->"shift runs", r->"added", r->"removed"]);
+    t.set_titles(row!["", r->"changed", r->"flagged", r->"moved in line", r->"shift runs", r->"whole-line runs", r->"added", r->"removed"]);
     for (name, c) in summary_rows(r) {
-        t.add_row(row![name, r->c.changed, r->c.flagged, r->c.line_offset_changed, r->c.runs, r->c.added, r->c.removed]);
+        t.add_row(row![name, r->c.changed, r->c.flagged, r->c.line_offset_changed, r->c.runs, r->c.whole_line_runs, r->c.added, r->c.removed]);
     }
     let _ = write!(out, "\n{t}");
+    let _ = writeln!(out, "{}", legend());
+    if let Some(l) = improvements_line(r) {
+        let _ = writeln!(out, "{l}");
+    }
+    let _ = writeln!(out, "{}", quiet_line(r));
     let (sections, cut) = sections(r, view);
     for (title, lines) in sections {
         let _ = writeln!(out, "\n{title}");

@@ -1,0 +1,212 @@
+//! End-to-end tests of the diff's signal rules on testdata/signal/{old,new}.elf: every
+//! expected address and size below is read from testdata/signal/FACTS.md (nm, readelf),
+//! never from layout-diff's own output.
+
+mod common;
+
+use common::{json, run, testdata};
+use serde_json::Value;
+
+fn pair() -> (String, String) {
+    (testdata("signal/old.elf"), testdata("signal/new.elf"))
+}
+
+fn diff(extra: &[&str]) -> (i32, Value) {
+    let (old, new) = pair();
+    let mut args = vec![old.as_str(), new.as_str()];
+    args.extend_from_slice(extra);
+    json(&args)
+}
+
+fn data<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no data change {name}"))
+}
+
+fn run_starting_at<'a>(v: &'a Value, first: &str) -> &'a Value {
+    v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["first"] == first)
+        .unwrap_or_else(|| panic!("no run starting at {first}"))
+}
+
+#[test]
+fn phase_changes_alone_exit_0() {
+    // f_alpha 0x10 -> 0x20, f_beta 0x40 -> 0x10, f_tail 0x70 -> 0xa0 and b/dup.c:touch
+    // 0x90 -> 0xb0 change their start mod 64 (nm); no data change is flagged.
+    let (code, v) = diff(&[]);
+    assert_eq!(code, 0);
+    assert_eq!(v["flagged"], 0);
+    assert_eq!(v["failing"], 0);
+    assert_eq!(v["summary"]["functions"]["line_offset_changed"], 4);
+    assert_eq!(v["summary"]["functions"]["flagged"], 0);
+    let (code, out, _) = run(&[&pair().0, &pair().1]);
+    assert_eq!(code, 0);
+    let last = out.lines().last().unwrap();
+    assert!(last.starts_with("exit 0: 0 flagged changes"), "{last}");
+}
+
+#[test]
+fn fail_on_text_exits_1() {
+    // The 4 phase changes plus f_grow, whose line count went 1 -> 2 (size 4 -> 0x35 at 0x60).
+    let (code, v) = diff(&["--fail-on", "text"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["summary"]["functions"]["flagged"], 5);
+    assert_eq!(v["flagged"], 5);
+    assert_eq!(v["fail_on"], serde_json::json!(["text"]));
+    let (code, _, err) = run(&[&pair().0, &pair().1, "--fail-on", "txt"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--fail-on: unknown category \"txt\""), "{err}");
+}
+
+#[test]
+fn a_pinned_function_that_changed_phase_exits_1() {
+    // f_tail 0xffffffff81000070 -> 0xffffffff810000a0: mod 64 0x30 -> 0x20.
+    let (code, v) = diff(&["--symbol", "f_tail"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["summary"]["functions"]["flagged"], 1);
+    // f_gamma stays at 0xffffffff81000050: asked for, shown, not flagged.
+    let (code, v) = diff(&["--symbol", "f_gamma"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["pinned_symbols"], serde_json::json!(["f_gamma"]));
+    // Pinning does not change the counts.
+    let (_, plain) = diff(&[]);
+    assert_eq!(v["summary"], plain["summary"]);
+}
+
+#[test]
+fn reordered_functions_are_said_to_be_reordered() {
+    // Old: f_lead 0x00, f_alpha 0x10 (0x2e B), f_beta 0x40 (4 B); new: f_beta 0x10,
+    // f_alpha 0x20. f_lead, f_alpha's old neighbour, did not change: not the cause.
+    let (_, v) = diff(&[]);
+    let alpha = run_starting_at(&v, "f_alpha");
+    assert_eq!(alpha["delta"], 0x10);
+    assert_eq!(
+        alpha["cause"],
+        serde_json::json!({"kind": "reordered", "previous": "f_lead", "items": [
+            {"symbol": "f_beta", "change": "moved_in", "size": {"old": 0, "new": 4}, "bytes": 4}
+        ], "bytes": 4, "padding": 12, "alignment": 16})
+    );
+    let beta = run_starting_at(&v, "f_beta");
+    assert_eq!(beta["delta"], -0x30);
+    assert_eq!(beta["cause"]["kind"], "reordered");
+    assert_eq!(beta["cause"]["bytes"], -0x2e);
+    // f_tail: f_grow grew 4 -> 0x35 B, f_tail moved 0x70 -> 0xa0.
+    let tail = run_starting_at(&v, "f_tail");
+    assert_eq!(tail["cause"]["bytes"], 0x31);
+    assert_eq!(tail["cause"]["padding"], -1);
+}
+
+#[test]
+fn locals_of_two_dup_c_files_pair_by_path() {
+    // Old: a/dup.c:dup_counter at 0xffffffff82a00010 and b/dup.c:dup_counter at
+    // 0x...18 (two STT_FILE "dup.c"); new: only b/dup.c's, at 0x...8c.
+    let (_, v) = diff(&[]);
+    let b = data(&v, "dup.c:dup_counter");
+    assert_eq!(b["place"]["old"], 0xffffffff82a00018u64);
+    assert_eq!(b["place"]["new"], 0xffffffff82a0008cu64);
+    assert_eq!(v["summary"]["data"]["removed"], 1);
+    assert_eq!(v["summary"]["functions"]["removed"], 1);
+    let a_run = run_starting_at(&v, "a_marker");
+    assert_eq!(a_run["cause"]["items"][0]["symbol"], "a/dup.c:dup_counter");
+    assert_eq!(a_run["cause"]["items"][0]["change"], "removed");
+    // The printed names are accepted back.
+    let (code, out, _) = run(&[
+        "show",
+        &testdata("signal/old.elf"),
+        "--symbol",
+        "a/dup.c:dup_counter",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let s: Value = serde_json::from_str(&out).unwrap();
+    let syms = s["symbols"].as_array().unwrap();
+    assert_eq!(syms.len(), 1);
+    assert_eq!(syms[0]["qualified_name"], "a/dup.c:dup_counter");
+    assert_eq!(syms[0]["symbol"]["address"], 0xffffffff82a00010u64);
+    assert_eq!(syms[0]["symbol"]["unit"], "a/dup.c");
+    let (code, v) = diff(&["--symbol", "b/dup.c:dup_counter"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        v["pinned_symbols"],
+        serde_json::json!(["dup.c:dup_counter"])
+    );
+}
+
+#[test]
+fn lost_neighbours_are_an_improvement() {
+    // lonely_count (atomic_t) at 0xffffffff82a00000 shared its line with busy_lock
+    // (0x...20) and others; new: spacer_a at 0x...40 pushes them to 0x...80 and later.
+    let (_, v) = diff(&[]);
+    let c = data(&v, "lonely_count");
+    assert_eq!(c["severity"], "improvement");
+    assert_eq!(c["flagged"], false);
+    assert_eq!(v["summary"]["data"]["improvements"], 1);
+    assert_eq!(c["co_tenants"]["new"], serde_json::json!([]));
+    assert!(
+        c["co_tenants"]["old"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "busy_lock")
+    );
+}
+
+#[test]
+fn zero_size_symbols_and_aliases_are_not_co_tenants() {
+    // __key_zero (size 0) and zcount_alias (zcount's address and size) share zcount's
+    // line in both builds (0x...04/0x...08 old, 0x...80 new).
+    let (_, v) = diff(&[]);
+    for c in v["data"].as_array().unwrap() {
+        for side in ["old", "new"] {
+            for t in c["co_tenants"][side].as_array().unwrap() {
+                assert_ne!(t["size"], 0, "{} has a zero-size co-tenant", c["name"]);
+                assert_ne!(t["name"], "zcount_alias", "{} lists an alias", c["name"]);
+            }
+        }
+        assert_ne!(c["name"], "__key_zero");
+    }
+    let z = data(&v, "zcount");
+    let names: Vec<&str> = z["co_tenants"]["new"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["a_marker", "dup.c:dup_counter", "b_marker", "busy_lock"]
+    );
+}
+
+#[test]
+fn boot_only_and_ro_after_init_straddlers_are_not_flagged() {
+    // boot_copy (.init.data, 48 B) 0x...02000 -> 0x...02028: crosses 0x...02040.
+    // roai_table (merged into .data, between __start_ro_after_init and
+    // __end_ro_after_init) 0x...01000 -> 0x...01028: crosses 0x...01040.
+    let (_, v) = diff(&[]);
+    let boot = data(&v, "boot_copy");
+    assert_eq!(boot["new"]["straddles"], true);
+    assert_eq!(boot["quiet"], "boot-only");
+    assert_eq!(boot["flagged"], false);
+    let roai = data(&v, "roai_table");
+    assert_eq!(roai["section"], ".data");
+    assert_eq!(roai["new"]["straddles"], true);
+    assert_eq!(roai["quiet"], "read-only after init");
+    assert_eq!(roai["flagged"], false);
+    let regions: Vec<&str> = v["quiet_regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["from"].as_str().unwrap())
+        .collect();
+    assert!(regions.contains(&"__init_begin..__init_end"));
+    assert!(regions.contains(&"__start_ro_after_init..__end_ro_after_init"));
+}
