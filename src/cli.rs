@@ -70,6 +70,10 @@ pub struct ShowArgs {
     /// `--line` is an offset into the per-CPU area.
     #[arg(long, requires = "line")]
     pub percpu: bool,
+    /// With --struct: also mark members that straddle a line and the struct's own
+    /// forced alignment (the plain listing is pahole's text, byte for byte).
+    #[arg(long)]
+    pub annotate: bool,
     #[command(flatten)]
     pub common: Common,
 }

@@ -59,7 +59,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             missing.push(format!("no struct matches {}", args.structs.join(", ")));
         }
         text += &section(json, "layout-diff-show", &header, "structs", &laid, || {
-            show_text::structs(&header, &laid)
+            show_text::structs(&header, &laid, args.annotate)
         })?;
     }
     if !args.symbols.is_empty() {

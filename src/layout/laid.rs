@@ -176,6 +176,7 @@ mod tests {
             bit_size: None,
             flexible: false,
             nested: None,
+            ..Member::default()
         }
     }
 
@@ -192,6 +193,7 @@ mod tests {
             bit_holes: vec![],
             padding: 0,
             bit_padding: 0,
+            ..StructLayout::default()
         };
         crate::layout::holes::fill(&mut l, 0);
         l

@@ -268,7 +268,8 @@ fn variable<'d>(
         var: Variable {
             name,
             address,
-            type_name: table.name_of(ty).to_string(),
+            type_name: table.ctype(ty).c.to_string(),
+            ctype: table.ctype(ty),
             size: table.size_of(ty),
             layout: None,
             is_array,

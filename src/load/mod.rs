@@ -1,6 +1,7 @@
 //! Loading: map a vmlinux once, read its sections and symbols with `object`, its types
 //! and global variables with `gimli` (units in parallel), and build an `Image`.
 
+mod ctypes;
 mod dies;
 mod dwarf;
 mod elf;

@@ -2,9 +2,11 @@
 //! layouts, global variables). No parsing and no printing lives here; `load` fills it
 //! and `layout`, `diff` and `report` read it.
 
+mod ctype;
 mod symbols;
 mod types;
 
+pub use ctype::{CType, TypeKind};
 pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};
 pub use types::{AggregateKind, BitHole, Hole, Member, StructId, StructLayout, Variable};
 
