@@ -94,7 +94,7 @@ pub fn globs(patterns: &[String]) -> Result<GlobSet, globset::Error> {
 /// Struct layouts whose name matches, laid at offset 0 (pahole's view).
 pub fn structs<'a, 'd>(image: &'a Image<'d>, set: &'a GlobSet) -> Vec<LaidStruct<'a, 'd>> {
     image
-        .structs_named(|n| set.is_match(n))
+        .structs_named(|n| !n.is_empty() && set.is_match(n))
         .map(|(_, s)| lay(s, None, image.line_size))
         .collect()
 }

@@ -250,7 +250,12 @@ fn variable<'d>(
     }
     let key = match target {
         Some(t) if is_aggregate(t.tag) && !t.declaration => {
-            match (table.dies.name(t), table.dies.index_of(t.offset)) {
+            // An anonymous struct type (`static struct { ... } tk_core`) gets a
+            // layout too, under the empty name, so the object can be judged.
+            match (
+                table.dies.name(t).or(Some("")),
+                table.dies.index_of(t.offset),
+            ) {
                 (Some(name), Some(i)) => {
                     let key = (name, table.fingerprint(i));
                     if !acc.has(unit, &key) && claim(claims, key, unit) {

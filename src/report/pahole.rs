@@ -386,7 +386,8 @@ impl Listing {
 /// say where the instance's real lines break.
 pub fn render(laid: &LaidStruct<'_, '_>) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} {} {{", laid.kind.keyword(), laid.name);
+    let name = if laid.name.is_empty() { "" } else { " " };
+    let _ = writeln!(out, "{}{name}{} {{", laid.kind.keyword(), laid.name);
     members(&mut out, laid, &laid.members, laid.holes, 1);
     let _ = writeln!(out);
     let _ = writeln!(
