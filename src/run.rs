@@ -20,6 +20,9 @@ pub struct Output {
 
 /// `layout-diff show`.
 pub fn show(args: &ShowArgs) -> Result<Output> {
+    if args.common.format == Format::Markdown {
+        anyhow::bail!("show has no Markdown output; use --format text or --format json");
+    }
     let file = InputFile::open(&args.file)?;
     let structs = show::globs(&args.structs).context("bad --struct pattern")?;
     let symbols = show::globs(&args.symbols).context("bad --symbol pattern")?;
@@ -35,6 +38,13 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             StructFilter::Matching(structs.clone())
         },
         variables: summary_only || !args.symbols.is_empty(),
+        // Only names spelled out in full, as `pahole -C NAME` takes them.
+        typedefs: args
+            .structs
+            .iter()
+            .filter(|p| !p.contains(['*', '?', '[', '{']))
+            .cloned()
+            .collect(),
     };
     let image = file.load(&options)?;
     if !args.structs.is_empty() && !image.has_debug_info {
@@ -90,6 +100,19 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         let find = |a: u64| lines.as_ref().and_then(|l| l.find(a));
         let lookup: Option<&show::SourceLookup> = lines.is_some().then_some(&find);
         let view = show::line(&image, space, at, lookup);
+        if view.symbols.is_empty() {
+            let in_percpu = space == Space::Global
+                && image
+                    .sections
+                    .iter()
+                    .find(|s| s.name == ".data..percpu")
+                    .is_some_and(|s| at >= s.address && at < s.address.saturating_add(s.size));
+            missing.push(if in_percpu {
+                format!("nothing on the line at {at:#x}; it is in .data..percpu: per-CPU objects are found by offset, try --percpu")
+            } else {
+                format!("nothing on the line at {at:#x}")
+            });
+        }
         text += &section(json, "layout-diff-line", &header, "line", &view, || {
             show_text::line(&header, &view)
         })?;
@@ -188,6 +211,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     if let Some(b) = &bar {
         b.set_message("comparing");
     }
+    let unmatched = unmatched_patterns(args, &symbols, &old, &new)?;
     let t1 = std::time::Instant::now();
     let report = crate::diff::diff(&old, &new, &options);
     let t2 = std::time::Instant::now();
@@ -217,6 +241,44 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     Ok(Output {
         text,
         code: if report.flagged > 0 { 1 } else { 0 },
-        note: None,
+        note: (!unmatched.is_empty()).then(|| unmatched.join("\nlayout-diff: ")),
     })
+}
+
+/// One line for each `--struct` or `--symbol`/`--hot` pattern that names nothing in
+/// either build (a typo would otherwise pass silently).
+fn unmatched_patterns(
+    args: &DiffArgs,
+    symbols: &[String],
+    old: &crate::model::Image<'_>,
+    new: &crate::model::Image<'_>,
+) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for p in &args.structs {
+        let g = globset::Glob::new(p)?.compile_matcher();
+        let found = [old, new].iter().any(|img| {
+            img.structs
+                .iter()
+                .any(|s| !s.name.is_empty() && g.is_match(s.name))
+        });
+        if !found {
+            out.push(format!(
+                "--struct {p}: no struct of that name in either build"
+            ));
+        }
+    }
+    for p in symbols {
+        let g = globset::Glob::new(p)?.compile_matcher();
+        let found = [old, new].iter().any(|img| {
+            img.symbols
+                .iter()
+                .any(|s| g.is_match(s.name) || g.is_match(s.qualified_name()))
+        });
+        if !found {
+            out.push(format!(
+                "--symbol {p}: no symbol of that name in either build"
+            ));
+        }
+    }
+    Ok(out)
 }

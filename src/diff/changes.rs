@@ -45,8 +45,14 @@ impl Severity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tenant {
     pub name: String,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub place: u64,
     pub size: u64,
+}
+
+/// Addresses in JSON are hex strings (see `model::hex`).
+fn hex_pair<S: serde::Serializer>(p: &Pair<u64>, s: S) -> Result<S::Ok, S::Error> {
+    crate::model::hex::pair(p.old, p.new, s)
 }
 
 /// Old and new value of one field.
@@ -70,6 +76,7 @@ pub struct PlacementChange {
     pub section: String,
     #[serde(rename = "type")]
     pub type_name: Option<String>,
+    #[serde(serialize_with = "hex_pair")]
     pub place: Pair<u64>,
     pub size: Pair<u64>,
     pub delta: i64,
@@ -107,6 +114,7 @@ pub struct MemberLines {
 #[derive(Debug, Clone, Serialize)]
 pub struct FunctionChange {
     pub name: String,
+    #[serde(serialize_with = "hex_pair")]
     pub address: Pair<u64>,
     pub size: Pair<u64>,
     pub delta: i64,
@@ -128,7 +136,9 @@ pub struct ShiftRun {
     pub first: String,
     pub last: String,
     pub count: usize,
+    #[serde(serialize_with = "hex_pair")]
     pub start: Pair<u64>,
+    #[serde(serialize_with = "hex_pair")]
     pub end: Pair<u64>,
     pub delta: i64,
     /// The delta is a whole number of lines: no line membership changes inside the run.

@@ -46,6 +46,7 @@ pub struct LaidStruct<'a, 'd> {
     pub explicit_alignment: Option<u64>,
     /// Address (or per-CPU offset) of the instance; `None` when laid at offset 0.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub base: Option<u64>,
     pub line_size: u64,
     /// Lines the struct spans when laid at `base` (pahole's "cachelines" at 0).

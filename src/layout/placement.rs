@@ -51,6 +51,7 @@ pub fn place(start: u64, size: u64, line_size: u64) -> Placement {
 pub struct LineTenants<'a, 'd> {
     pub line: u64,
     /// Start of the line in the space (address, or per-CPU offset).
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub start: u64,
     pub symbols: Vec<&'a Symbol<'d>>,
 }

@@ -212,6 +212,26 @@ fn read_unit<'d>(
             }
         }
     }
+    if !options.typedefs.is_empty() {
+        for die in dies.dies.iter().filter(|d| d.tag == dw::DW_TAG_typedef) {
+            if let Some(name) = dies.name(die)
+                && options.typedefs.iter().any(|t| t == name)
+                && let Some(t) = table.strip(die.ty())
+                && is_aggregate(t.tag)
+                && !t.declaration
+                && t.name.is_none()
+                && let Some(i) = dies.index_of(t.offset)
+            {
+                let key = (name, table.fingerprint(i));
+                if !acc.has(index, &key) && claim(claims, key, index) {
+                    let mut layout = table.layout(t, 0, 0);
+                    layout.name = name;
+                    layout.typedef = true;
+                    acc.add_struct(index, key, layout);
+                }
+            }
+        }
+    }
     if options.variables {
         for die in dies.dies.iter().filter(|d| d.top_level) {
             if let Some(raw) = variable(&table, &mut acc, claims, index, die) {

@@ -49,6 +49,9 @@ pub struct LoadOptions {
     pub structs: StructFilter,
     /// Read global variables (and the structs they are instances of).
     pub variables: bool,
+    /// Typedef names to follow to the anonymous struct/union they name (`atomic_t`),
+    /// as `pahole -C` does; their layouts carry the typedef's name.
+    pub typedefs: Vec<String>,
 }
 
 impl Default for LoadOptions {
@@ -57,6 +60,7 @@ impl Default for LoadOptions {
             line_size: None,
             dwarf: true,
             structs: StructFilter::All,
+            typedefs: Vec::new(),
             variables: true,
         }
     }

@@ -3,6 +3,7 @@
 //! and `layout`, `diff` and `report` read it.
 
 mod ctype;
+pub mod hex;
 mod symbols;
 mod types;
 
@@ -30,6 +31,7 @@ pub struct Image<'d> {
     pub has_debug_info: bool,
     /// Address that per-CPU offsets are counted from (`__per_cpu_start`), when the image
     /// has a `.data..percpu` section.
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub percpu_base: Option<u64>,
     pub sections: Vec<Section<'d>>,
     /// Functions and data objects, sorted by (space, address, name).

@@ -140,6 +140,9 @@ pub struct StructLayout<'d> {
     /// Laid out as `__attribute__((__packed__))` (inferred the way pahole infers it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub packed: bool,
+    /// An anonymous struct/union reached through a typedef; `name` is the typedef's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub typedef: bool,
 }
 
 impl<'d> StructLayout<'d> {
@@ -172,6 +175,7 @@ impl<'d> StructLayout<'d> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Variable<'d> {
     pub name: &'d str,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     #[serde(rename = "type")]
     pub type_name: String,

@@ -17,7 +17,11 @@ pub fn listing(laid: &LaidStruct<'_, '_>, annotate: bool) -> String {
         cacheline: 0,
         annotate,
     };
-    let _ = writeln!(p.out, "{} {} {{", l.kind.keyword(), l.name);
+    if l.typedef {
+        let _ = writeln!(p.out, "typedef {} {{", l.kind.keyword());
+    } else {
+        let _ = writeln!(p.out, "{} {} {{", l.kind.keyword(), l.name);
+    }
     match l.kind {
         AggregateKind::Union => p.union_body(l, 1),
         AggregateKind::Struct => p.struct_body(l, 1, false, Some(laid)),
@@ -25,6 +29,9 @@ pub fn listing(laid: &LaidStruct<'_, '_>, annotate: bool) -> String {
     p.out.push('}');
     if l.kind == AggregateKind::Struct {
         p.out.push_str(&closing_attributes(l));
+    }
+    if l.typedef {
+        let _ = write!(p.out, " {}", l.name);
     }
     p.out.push_str(";\n");
     p.out
