@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use common::{Listing, json, listing_of, pahole_listings, parse_listing, run, run_env, testdata};
 
 /// An address as JSON spells it (`"0xffffffff82a51260"`).
-fn hex(v: &serde_json::Value) -> u64 {
+fn json_hex(v: &serde_json::Value) -> u64 {
     let s = v.as_str().expect("addresses are hex strings");
     u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("hex address")
 }
@@ -199,7 +199,7 @@ fn assert_data_objects(file: &str) {
             .unwrap_or_else(|| panic!("{file}: no symbol {q}"));
         let p = &view["placement"];
         let got = (
-            hex(&view["symbol"]["place"]),
+            json_hex(&view["symbol"]["place"]),
             view["symbol"]["size"].as_u64().unwrap(),
             p["lines"].as_u64().unwrap(),
             p["offset_in_line"].as_u64().unwrap(),
@@ -422,7 +422,7 @@ fn text_line_lists_functions_with_source_lines() {
         .iter()
         .map(|s| {
             (
-                hex(&s["address"]),
+                json_hex(&s["address"]),
                 s["location"].as_str().unwrap().to_string(),
             )
         })
