@@ -108,3 +108,35 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         hot
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{InputFile, LoadOptions};
+
+    #[test]
+    fn hot_storage_not_pointers_to_it() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/types/types.elf");
+        let file = InputFile::open(path.as_ref()).expect("fixture");
+        let image = file.load(&LoadOptions::default()).expect("load");
+        let mut hot = HotTypes::new(&image);
+        let mut judge = |name: &str| {
+            let v = image
+                .variables
+                .iter()
+                .find(|v| v.name == name)
+                .expect("variable");
+            hot.hot_members(&v.ctype, v.layout)
+        };
+        // spinlock_t *lock_ptr: the pointer's own storage holds no lock.
+        assert_eq!(judge("lock_ptr"), 0);
+        // static struct { spinlock_t lock; int x; } anon_locked: one hot member.
+        assert_eq!(judge("anon_locked"), 1);
+        // atomic_t counters[4]: an array of hot things is hot.
+        assert_eq!(judge("counters"), 1);
+        // struct fnptrs holds an atomic_t (refs): one hot member.
+        assert_eq!(judge("fp_table"), 1);
+        // const char *greeting: no lock anywhere.
+        assert_eq!(judge("greeting"), 0);
+    }
+}
