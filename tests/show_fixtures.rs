@@ -105,7 +105,7 @@ fn user_struct_text_reads_like_pahole() {
     assert_eq!(code, 0);
     assert!(out.contains("line 64 B (target)"), "{out}");
     for line in [
-        "\trefcount_t                 __count;             /*     0     4 */",
+        "\trefcount_t                 __count;              /*     0     4 */",
         "\t/* XXX 4 bytes hole, try to pack */",
         "\t/* --- cacheline 1 boundary (64 bytes) --- */",
         "\t/* size: 136, cachelines: 3, members: 8 */",

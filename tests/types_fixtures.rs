@@ -72,6 +72,30 @@ fn show_struct_is_paholes_text_s390x_big_endian_dwarf4() {
 }
 
 #[test]
+fn show_struct_is_paholes_text_on_every_fixture() {
+    for (elf, extra) in [
+        ("old", None),
+        ("new", None),
+        ("old-dwarf4", None),
+        ("old-clang", None),
+        ("old-s390x", Some("64")),
+    ] {
+        let file = testdata(&format!("{elf}.elf"));
+        let mut args = vec!["show", file.as_str(), "--struct", "*"];
+        if let Some(ls) = extra {
+            args.extend(["--line-size", ls]);
+        }
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{elf}: {err}");
+        let listing = std::fs::read_to_string(testdata(&format!("pahole-text/{elf}.txt")))
+            .expect("committed listing");
+        let want = blocks(&listing);
+        assert_eq!(want.len(), 23, "{elf}");
+        assert_eq!(blocks(&out), want, "{elf}");
+    }
+}
+
+#[test]
 fn struct_atomic_t_follows_the_typedef_like_pahole_c() {
     let (code, out, err) = run(&["show", &testdata("types/types.elf"), "--struct", "atomic_t"]);
     assert_eq!(code, 0, "{err}");

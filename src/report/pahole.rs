@@ -3,12 +3,13 @@
 
 use std::fmt::Write;
 
-use crate::layout::{LaidMember, LaidStruct};
+use crate::layout::LaidStruct;
 use crate::model::{AggregateKind, Member, StructLayout};
 
 /// `show --struct`: the listing exactly as `pahole -F dwarf -C NAME` prints it (the
 /// struct laid at offset 0). With `annotate`, members that straddle a line boundary
-/// and the struct's own forced alignment are marked too.
+/// and the struct's own forced alignment are marked too. Laid at an instance's
+/// address (`show --symbol`), boundaries fall where that instance's lines break.
 pub fn listing(laid: &LaidStruct<'_, '_>, annotate: bool) -> String {
     let l = laid.layout;
     let mut p = Listing {
@@ -16,6 +17,8 @@ pub fn listing(laid: &LaidStruct<'_, '_>, annotate: bool) -> String {
         line: laid.line_size.max(1),
         cacheline: 0,
         annotate,
+        base: laid.base,
+        blank_pending: false,
     };
     if l.typedef {
         let _ = writeln!(p.out, "typedef {} {{", l.kind.keyword());
@@ -58,6 +61,10 @@ struct Listing {
     line: u64,
     cacheline: u64,
     annotate: bool,
+    /// Address (or per-CPU offset) the struct is laid at, if not offset 0.
+    base: Option<u64>,
+    /// A run of comments is open: an empty line goes before the next member.
+    blank_pending: bool,
 }
 
 /// Running sums of one struct level, for its summary lines.
@@ -75,18 +82,40 @@ struct Sums {
 }
 
 impl Listing {
+    /// A comment line; the first of a run is preceded by an empty line and the run
+    /// is closed by one before the next member, as pahole spaces them.
     fn comment(&mut self, depth: usize, text: &str) {
-        let _ = writeln!(self.out, "\n{}/* {text} */", "\t".repeat(depth));
+        if !self.blank_pending {
+            self.out.push('\n');
+            self.blank_pending = true;
+        }
+        let _ = writeln!(self.out, "{}/* {text} */", "\t".repeat(depth));
+    }
+
+    /// Line of a struct offset, counted from the line holding the struct's first byte.
+    fn line_of(&self, offset: u64) -> u64 {
+        let base = self.base.unwrap_or(0);
+        base.saturating_add(offset) / self.line - base / self.line
     }
 
     fn boundary(&mut self, offset: u64, depth: usize) {
-        let line = offset / self.line;
+        let line = self.line_of(offset);
         if line <= self.cacheline {
+            return;
+        }
+        let indent = "\t".repeat(depth);
+        if let Some(base) = self.base {
+            let at = (base / self.line + line) * self.line;
+            let _ = writeln!(
+                self.out,
+                "{indent}/* --- cacheline {line} boundary at {at:#x} (struct offset {}) --- */",
+                at - base
+            );
+            self.cacheline = line;
             return;
         }
         let pos = offset % self.line;
         let at = offset - pos;
-        let indent = "\t".repeat(depth);
         if pos == 0 {
             let _ = writeln!(
                 self.out,
@@ -222,10 +251,14 @@ impl Listing {
                 );
                 bits = 0;
             }
+            let before = match pos.ctype.pahole_before.strip_suffix(' ') {
+                Some(ty) => format!("{ty:<26} "),
+                None => pos.ctype.pahole_before.to_string(),
+            };
             let _ = writeln!(
                 self.out,
-                "{indent}{}{}:{bits};",
-                pos.ctype.pahole_before, pos.ctype.pahole_after
+                "{indent}{before}{}:{bits};",
+                pos.ctype.pahole_after
             );
         }
         if pos.offset < last.offset
@@ -241,6 +274,10 @@ impl Listing {
     }
 
     fn member(&mut self, m: &Member<'_>, depth: usize, in_union: bool, last: bool, single: bool) {
+        if self.blank_pending {
+            self.out.push('\n');
+            self.blank_pending = false;
+        }
         self.boundary(m.offset, depth);
         let indent = "\t".repeat(depth);
         let aligned = m
@@ -276,7 +313,7 @@ impl Listing {
             let _ = writeln!(
                 self.out,
                 "{}/* {:5} {:5} */",
-                pad(&decl, 56 + 8 * (depth - 1)),
+                pad(&decl, 57 + 8 * (depth - 1)),
                 m.offset,
                 m.size
             );
@@ -300,8 +337,8 @@ impl Listing {
             Some(b) => format!("/* {:5}:{:2} {:2} */", m.offset, b, m.size),
             None => format!("/* {:5} {:5} */", m.offset, m.size),
         };
-        let first_line = m.offset / self.line;
-        let last_line = (m.offset + m.size.max(1) - 1) / self.line;
+        let first_line = self.line_of(m.offset);
+        let last_line = self.line_of(m.offset.saturating_add(m.size.max(1) - 1));
         let straddle = if self.annotate
             && first_line != last_line
             && m.size <= self.line
@@ -314,7 +351,7 @@ impl Listing {
         let _ = writeln!(
             self.out,
             "{}{pos}{straddle}",
-            pad(&decl, 56 + 8 * (depth - 1))
+            pad(&decl, 57 + 8 * (depth - 1))
         );
     }
 
@@ -382,144 +419,9 @@ impl Listing {
         {
             let _ = writeln!(out, "\t/* forced alignment: {a} */");
         }
-        let last = l.size % self.line;
+        let last = laid.last_cacheline;
         if last != 0 {
             let _ = writeln!(out, "\t/* last cacheline: {last} bytes */");
-        }
-    }
-}
-
-/// Renders `laid` as pahole does; when laid at an instance address, boundary markers
-/// say where the instance's real lines break.
-pub fn render(laid: &LaidStruct<'_, '_>) -> String {
-    let mut out = String::new();
-    let name = if laid.name.is_empty() { "" } else { " " };
-    let _ = writeln!(out, "{}{name}{} {{", laid.kind.keyword(), laid.name);
-    members(&mut out, laid, &laid.members, laid.holes, 1);
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "\t/* size: {}, cachelines: {}, members: {} */",
-        laid.size, laid.cachelines, laid.member_count
-    );
-    if !laid.holes.is_empty() {
-        let _ = writeln!(
-            out,
-            "\t/* sum members: {}, holes: {}, sum holes: {} */",
-            laid.sum_members,
-            laid.holes.len(),
-            laid.holes.iter().map(|h| h.size).sum::<u64>()
-        );
-    }
-    if !laid.bit_holes.is_empty() {
-        let _ = writeln!(
-            out,
-            "\t/* sum bitfield members: {} bits, bit holes: {}, sum bit holes: {} bits */",
-            laid.sum_bitfield_bits,
-            laid.bit_holes.len(),
-            laid.bit_holes.iter().map(|h| h.bits).sum::<u64>()
-        );
-    }
-    if laid.padding > 0 {
-        let _ = writeln!(out, "\t/* padding: {} */", laid.padding);
-    }
-    if laid.bit_padding > 0 {
-        let _ = writeln!(out, "\t/* bit_padding: {} bits */", laid.bit_padding);
-    }
-    if let Some(a) = laid.explicit_alignment {
-        let _ = writeln!(out, "\t/* forced alignment: {a} */");
-    }
-    if laid.last_cacheline != 0 {
-        let _ = writeln!(out, "\t/* last cacheline: {} bytes */", laid.last_cacheline);
-    }
-    let _ = writeln!(out, "}};");
-    out
-}
-
-fn boundary(out: &mut String, laid: &LaidStruct<'_, '_>, line: u64, indent: &str) {
-    let ls = laid.line_size;
-    match laid.base {
-        None => {
-            let _ = writeln!(
-                out,
-                "{indent}/* --- cacheline {line} boundary ({} bytes) --- */",
-                line * ls
-            );
-        }
-        Some(base) => {
-            let at = (base / ls + line) * ls;
-            let _ = writeln!(
-                out,
-                "{indent}/* --- cacheline {line} boundary at {at:#x} (struct offset {}) --- */",
-                at - base
-            );
-        }
-    }
-}
-
-fn members(
-    out: &mut String,
-    laid: &LaidStruct<'_, '_>,
-    list: &[LaidMember<'_, '_>],
-    holes: &[crate::model::Hole],
-    depth: usize,
-) {
-    let indent = "\t".repeat(depth);
-    for m in list {
-        if let Some(line) = m.boundary_before {
-            boundary(out, laid, line, &indent);
-        }
-        if let Some(children) = &m.members {
-            let kw = m.kind.map(|k| k.keyword()).unwrap_or("struct");
-            let _ = writeln!(out, "{indent}{kw} {{");
-            members(out, laid, children, m.holes.unwrap_or(&[]), depth + 1);
-            let decl = format!("{indent}}};");
-            let _ = writeln!(
-                out,
-                "{}/* {:5} {:5} */",
-                pad(&decl, 56 + 8 * (depth - 1)),
-                m.offset,
-                m.size
-            );
-        } else {
-            let name = m.name.unwrap_or("");
-            let (ty, declarator) = split_declarator(m.type_name, name);
-            let mut decl = format!("{indent}{ty:<26} {declarator}");
-            if let Some(bits) = m.bit_size {
-                let _ = write!(decl, ":{bits}");
-            }
-            decl.push(';');
-            let pos = match m.bit_offset {
-                Some(b) => format!("/* {:5}:{:2} {:4} */", m.offset, b, m.size),
-                None => format!("/* {:5} {:5} */", m.offset, m.size),
-            };
-            // A member no larger than a line that still touches two: worth seeing.
-            let straddle = if m.first_line != m.last_line
-                && m.size <= laid.line_size
-                && m.bit_size.is_none()
-            {
-                format!(" /* straddles lines {}-{} */", m.first_line, m.last_line)
-            } else {
-                String::new()
-            };
-            let _ = writeln!(out, "{}{pos}{straddle}", pad(&decl, 56 + 8 * (depth - 1)));
-        }
-        let end_bit = m.offset * 8 + m.bit_offset.unwrap_or(0) + m.bit_size.unwrap_or(m.size * 8);
-        if depth == 1
-            && let Some(h) = laid
-                .bit_holes
-                .iter()
-                .find(|h| h.offset * 8 + h.bit_offset == end_bit)
-        {
-            let _ = writeln!(out, "\n{indent}/* XXX {} bits hole, try to pack */", h.bits);
-        }
-        let end = (end_bit).div_ceil(8);
-        if let Some(h) = holes.iter().find(|h| h.offset == end && !m.flexible) {
-            let _ = writeln!(
-                out,
-                "\n{indent}/* XXX {} bytes hole, try to pack */\n",
-                h.size
-            );
         }
     }
 }

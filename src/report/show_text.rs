@@ -148,7 +148,7 @@ fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
     }
     if let Some(l) = &v.laid {
         let _ = writeln!(out, "laid at {}:", place_str(s.space, s.place));
-        out.push_str(&pahole::render(l));
+        out.push_str(&pahole::listing(l, true));
     }
 }
 
