@@ -38,6 +38,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             StructFilter::Matching(structs.clone())
         },
         variables: summary_only || !args.symbols.is_empty(),
+        pahole_text: true,
         // Only names spelled out in full, as `pahole -C NAME` takes them.
         typedefs: args
             .structs
@@ -186,6 +187,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     };
     let load = LoadOptions {
         line_size: args.common.line_size,
+        pahole_text: false,
         ..LoadOptions::default()
     };
     let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();

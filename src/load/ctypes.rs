@@ -122,9 +122,13 @@ impl<'d> TypeTable<'_, 'd> {
             .filter(|d| matches!(kind_of(d.tag), TypeKind::Struct | TypeKind::Union))
             .and_then(|d| self.dies.name(d))
             .map(Box::from);
-        let decl = self.pahole_decl(Some(i), HOLE, false, 0);
+        let decl = if self.listing {
+            self.pahole_decl(Some(i), HOLE, false, 0)
+        } else {
+            String::new()
+        };
         let (before, after) = decl.split_once(HOLE).unwrap_or((decl.as_str(), ""));
-        let flex = (dims.first() == Some(&0)).then(|| {
+        let flex = (self.listing && dims.first() == Some(&0)).then(|| {
             let d = self.pahole_decl(Some(i), HOLE, true, 0);
             d.split_once(HOLE)
                 .map_or(String::new(), |(_, a)| a.to_string())

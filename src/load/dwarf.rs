@@ -198,6 +198,7 @@ fn read_unit<'d>(
         u64::from(unit.encoding().address_size),
         debug_little_endian,
         &files,
+        options.pahole_text,
     );
     let mut acc = Acc::default();
     for (i, die) in dies.dies.iter().enumerate() {

@@ -25,6 +25,9 @@ pub(crate) struct TypeTable<'u, 'd> {
     aligns: Vec<OnceCell<u64>>,
     name_hashes: Vec<OnceCell<u64>>,
     fingerprints: Vec<OnceCell<u64>>,
+    /// Build what only pahole's listing needs (its spellings, members' struct
+    /// padding, packed inference); a diff skips it.
+    pub(super) listing: bool,
     /// Per entry: its `CType`, pahole's natural alignment, a struct's tail padding.
     pub(super) ctypes: Vec<OnceCell<Arc<CType>>>,
     nat_aligns: Vec<OnceCell<u64>>,
@@ -43,16 +46,23 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         address_size: u64,
         little_endian: bool,
         files: &'u dyn Fn(u64) -> Option<String>,
+        listing: bool,
     ) -> Self {
         TypeTable {
             dies,
+            listing,
             sizes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             aligns: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             name_hashes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             fingerprints: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             ctypes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
-            nat_aligns: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
-            paddings: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            // Only the listing asks for these: no per-entry cells for a diff.
+            nat_aligns: (0..if listing { dies.dies.len() } else { 0 })
+                .map(|_| OnceCell::new())
+                .collect(),
+            paddings: (0..if listing { dies.dies.len() } else { 0 })
+                .map(|_| OnceCell::new())
+                .collect(),
             scratch: Cell::new(String::new()),
             address_size,
             little_endian,
@@ -167,16 +177,21 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     /// Follows typedefs and qualifiers to the type that has the storage.
-    pub fn strip(&self, mut offset: Option<usize>) -> Option<&Die<'d>> {
+    pub fn strip(&self, offset: Option<usize>) -> Option<&Die<'d>> {
+        self.strip_index(offset).map(|(_, d)| d)
+    }
+
+    /// `strip`, with the index of the entry found.
+    fn strip_index(&self, mut offset: Option<usize>) -> Option<(usize, &Die<'d>)> {
         for _ in 0..MAX_DEPTH {
-            let (_, die) = self.die(offset?)?;
+            let (i, die) = self.die(offset?)?;
             match die.tag {
                 dw::DW_TAG_typedef
                 | dw::DW_TAG_const_type
                 | dw::DW_TAG_volatile_type
                 | dw::DW_TAG_restrict_type
                 | dw::DW_TAG_atomic_type => offset = die.ty(),
-                _ => return Some(die),
+                _ => return Some((i, die)),
             }
         }
         None
@@ -322,9 +337,9 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             )
                 .hash(&mut h);
             if depth < MAX_DEPTH
-                && let Some(t) = self.strip(m.ty())
+                && let Some((ti, t)) = self.strip_index(m.ty())
                 && t.name.is_none()
-                && let Some(ti) = self.dies.index_of(t.offset)
+                && is_aggregate_tag(t.tag)
             {
                 self.fingerprint_at(ti, depth + 1).hash(&mut h);
             }
@@ -372,7 +387,9 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         };
         holes::fill(&mut layout, base);
         holes::attribute(&mut layout, base);
-        self.infer_packed(&mut layout, base);
+        if self.listing {
+            self.infer_packed(&mut layout, base);
+        }
         layout
     }
 
@@ -434,10 +451,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     fn natural_align_at(&self, ty: Option<usize>, depth: usize) -> u64 {
-        let Some(die) = self.strip(ty) else {
-            return 1;
-        };
-        let Some(i) = self.dies.index_of(die.offset) else {
+        let Some((i, die)) = self.strip_index(ty) else {
             return 1;
         };
         if let Some(&v) = self.nat_aligns[i].get() {
@@ -464,6 +478,22 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         .max(1);
         let _ = self.nat_aligns[i].set(v);
         v
+    }
+
+    fn listing_padding(&self, ty: Option<usize>, depth: usize) -> u64 {
+        if self.listing {
+            self.struct_padding(ty, depth)
+        } else {
+            0
+        }
+    }
+
+    fn listing_natural_align(&self, ty: Option<usize>) -> u64 {
+        if self.listing {
+            self.natural_align(ty)
+        } else {
+            0
+        }
     }
 
     /// Tail padding of the struct at index `ty` (0 for anything else), as pahole
@@ -524,8 +554,8 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 nested: None,
                 alignment: m.alignment(),
                 ctype,
-                type_padding: self.struct_padding(m.ty(), depth),
-                natural_alignment: self.natural_align(m.ty()),
+                type_padding: self.listing_padding(m.ty(), depth),
+                natural_alignment: self.listing_natural_align(m.ty()),
                 ..Member::default()
             };
         }
@@ -568,11 +598,18 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             nested,
             alignment: m.alignment(),
             ctype,
-            type_padding: self.struct_padding(m.ty(), depth),
-            natural_alignment: self.natural_align(m.ty()),
+            type_padding: self.listing_padding(m.ty(), depth),
+            natural_alignment: self.listing_natural_align(m.ty()),
             ..Member::default()
         }
     }
+}
+
+fn is_aggregate_tag(tag: gimli::DwTag) -> bool {
+    matches!(
+        tag,
+        dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
+    )
 }
 
 /// Natural alignment of a scalar of `size` bytes: the size rounded down to a power of

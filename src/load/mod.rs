@@ -52,6 +52,9 @@ pub struct LoadOptions {
     /// Typedef names to follow to the anonymous struct/union they name (`atomic_t`),
     /// as `pahole -C` does; their layouts carry the typedef's name.
     pub typedefs: Vec<String>,
+    /// Build what pahole's text needs (spellings, members' struct padding, packed
+    /// structs); `show --struct`/`--symbol` want it, a diff does not.
+    pub pahole_text: bool,
 }
 
 impl Default for LoadOptions {
@@ -61,6 +64,7 @@ impl Default for LoadOptions {
             dwarf: true,
             structs: StructFilter::All,
             typedefs: Vec::new(),
+            pahole_text: true,
             variables: true,
         }
     }

@@ -426,12 +426,17 @@ impl Listing {
     }
 }
 
-/// `char[16]` + `comm` -> (`char`, `comm[16]`); `void (*)(int)` + `fn` -> (`void`, `(*fn)(int)`).
+/// Splits a C type spelling around a member name: `char[16]` + `comm` -> (`char`,
+/// `comm[16]`); `void (*[4])(int)` + `fn` -> (`void`, `(*fn[4])(int)`).
 pub(crate) fn split_declarator(ty: &str, name: &str) -> (String, String) {
-    if let Some(i) = ty.find("(*)") {
+    if let Some(i) = ty.find("(*") {
+        // The name goes after the pointer's stars, before its dimensions or `)`.
+        let rest = &ty[i + 1..];
+        let stars = rest.len() - rest.trim_start_matches('*').len();
+        let at = i + 1 + stars;
         return (
             ty[..i].trim_end().to_string(),
-            format!("(*{name}){}", &ty[i + 3..]),
+            format!("{}{name}{}", &ty[i..at], &ty[at..]),
         );
     }
     if let Some(i) = ty.find('[') {
@@ -465,5 +470,13 @@ mod tests {
             ("void".into(), "(*fn)(int)".into())
         );
         assert_eq!(split_declarator("int", "x"), ("int".into(), "x".into()));
+        assert_eq!(
+            split_declarator("void (*[4])(int)", "fns"),
+            ("void".into(), "(*fns[4])(int)".into())
+        );
+        assert_eq!(
+            split_declarator("char *const", "p"),
+            ("char *const".into(), "p".into())
+        );
     }
 }
