@@ -133,7 +133,26 @@ impl<'d> TypeTable<'_, 'd> {
             d.split_once(HOLE)
                 .map_or(String::new(), |(_, a)| a.to_string())
         });
+        let anonymous_enum = self
+            .dies
+            .get(i)
+            .filter(|d| self.listing && d.tag == dw::DW_TAG_enumeration_type && d.name.is_none())
+            .map(|d| {
+                let list = self
+                    .dies
+                    .children(d)
+                    .filter(|e| e.tag == dw::DW_TAG_enumerator)
+                    .map(|e| {
+                        (
+                            Box::from(self.dies.name(e).unwrap_or("")),
+                            e.const_value().unwrap_or(0),
+                        )
+                    })
+                    .collect();
+                (list, d.byte_size.unwrap_or(4))
+            });
         CType {
+            anonymous_enum,
             kind,
             element,
             is_const: quals.c,

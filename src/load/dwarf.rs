@@ -191,7 +191,7 @@ fn read_unit<'d>(
     let (dwarf, options, claims) = (ctx.dwarf, ctx.options, ctx.claims);
     let debug_little_endian = ctx.little_endian;
     let unit = dwarf.unit(header)?;
-    let dies = dies::read_unit(dwarf, &unit, ctx.strings)?;
+    let dies = dies::read_unit(dwarf, &unit, ctx.strings, options.pahole_text)?;
     let files = |i: u64| file_name(dwarf, &unit, i);
     let table = TypeTable::new(
         &dies,

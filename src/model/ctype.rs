@@ -20,6 +20,9 @@ pub enum TypeKind {
     Function,
 }
 
+/// An enumerator's name and value.
+pub type Enumerator = (Box<str>, i64);
+
 /// One type, shared (`Arc`) by every member and variable of that type in a unit.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Default)]
 pub struct CType {
@@ -44,6 +47,10 @@ pub struct CType {
     pub pahole_before: Box<str>,
     #[serde(skip)]
     pub pahole_after: Box<str>,
+    /// An anonymous enum (the member's own type): its enumerators, which pahole
+    /// prints inline, and its size in bytes.
+    #[serde(skip)]
+    pub anonymous_enum: Option<(Vec<Enumerator>, u64)>,
     /// pahole's declaration for an array whose last dimension it prints as `[]`.
     #[serde(skip)]
     pub pahole_after_flexible: Option<Box<str>>,

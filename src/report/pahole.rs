@@ -27,7 +27,9 @@ pub fn listing(laid: &LaidStruct<'_, '_>, annotate: bool) -> String {
     }
     match l.kind {
         AggregateKind::Union => p.union_body(l, 1),
-        AggregateKind::Struct => p.struct_body(l, 1, false, Some(laid)),
+        AggregateKind::Struct => {
+            p.struct_body(l, 1, false, Some((laid.cachelines, laid.last_cacheline)))
+        }
     }
     p.out.push('}');
     if l.kind == AggregateKind::Struct {
@@ -145,7 +147,7 @@ impl Listing {
         l: &StructLayout<'_>,
         depth: usize,
         in_union: bool,
-        stats: Option<&LaidStruct<'_, '_>>,
+        stats: Option<(u64, u64)>,
     ) {
         let mut sums = Sums::default();
         if l.pre_bit_hole > 0 {
@@ -233,8 +235,8 @@ impl Listing {
             }
             last = Some(pos);
         }
-        if let Some(laid) = stats {
-            self.stats(l, laid, &sums);
+        if let Some((cachelines, last)) = stats {
+            self.stats(l, depth, cachelines, last, &sums);
         }
     }
 
@@ -293,7 +295,16 @@ impl Listing {
             let _ = writeln!(self.out, "{indent}{qualifier}{} {{", n.kind.keyword());
             match n.kind {
                 AggregateKind::Union => self.union_body(n, depth + 1),
-                AggregateKind::Struct => self.struct_body(n, depth + 1, in_union, None),
+                // A const anonymous struct keeps its summary in pahole's text.
+                AggregateKind::Struct => {
+                    let stats = (!qualifier.is_empty()).then(|| {
+                        (
+                            n.size.div_ceil(self.line),
+                            m.offset.saturating_add(n.size) % self.line,
+                        )
+                    });
+                    self.struct_body(n, depth + 1, in_union, stats)
+                }
             }
             let mut decl = format!("{indent}}}");
             if n.kind == AggregateKind::Struct {
@@ -328,7 +339,23 @@ impl Listing {
             Some(ty) => format!("{ty:<26} "),
             None => c.pahole_before.to_string(),
         };
-        let mut decl = format!("{indent}{before}{}{after}", m.name.unwrap_or(""));
+        let mut decl = match &c.anonymous_enum {
+            // pahole lists an anonymous enum's enumerators inline.
+            Some((values, size)) => {
+                let width = values.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+                let _ = writeln!(self.out, "{indent}enum {{");
+                for (name, v) in values {
+                    let _ = writeln!(self.out, "{indent}\t{name:<width$} = {v},");
+                }
+                let packed = if *size != 4 {
+                    " __attribute__((__packed__))"
+                } else {
+                    ""
+                };
+                format!("{indent}}}{packed} {}", m.name.unwrap_or(""))
+            }
+            None => format!("{indent}{before}{}{after}", m.name.unwrap_or("")),
+        };
         if let Some(bits) = m.bit_size {
             let _ = write!(decl, ":{bits}");
         }
@@ -355,18 +382,19 @@ impl Listing {
         );
     }
 
-    fn stats(&mut self, l: &StructLayout<'_>, laid: &LaidStruct<'_, '_>, s: &Sums) {
+    fn stats(&mut self, l: &StructLayout<'_>, depth: usize, cachelines: u64, last: u64, s: &Sums) {
+        let t = "\t".repeat(depth);
         let out = &mut self.out;
         let _ = writeln!(
             out,
-            "\n\t/* size: {}, cachelines: {}, members: {} */",
+            "\n{t}/* size: {}, cachelines: {}, members: {} */",
             l.size,
-            laid.cachelines,
+            cachelines,
             l.members.len()
         );
         if s.holes > 0 || s.bit_holes > 0 {
             if s.bytes > 0 {
-                let _ = write!(out, "\t/* sum members: {}", s.bytes);
+                let _ = write!(out, "{t}/* sum members: {}", s.bytes);
                 if s.holes > 0 {
                     let count = u64::from(l.pre_hole > 0)
                         + l.members.iter().filter(|m| m.hole > 0).count() as u64;
@@ -375,7 +403,7 @@ impl Listing {
                 let _ = writeln!(out, " */");
             }
             if s.bits > 0 {
-                let _ = write!(out, "\t/* sum bitfield members: {} bits", s.bits);
+                let _ = write!(out, "{t}/* sum bitfield members: {} bits", s.bits);
                 if s.bit_holes > 0 {
                     let count = u64::from(l.pre_bit_hole > 0)
                         + l.members.iter().filter(|m| m.bit_hole > 0).count() as u64;
@@ -391,20 +419,20 @@ impl Listing {
             }
         }
         if l.padding > 0 {
-            let _ = writeln!(out, "\t/* padding: {} */", l.padding);
+            let _ = writeln!(out, "{t}/* padding: {} */", l.padding);
         }
         if s.paddings > 0 {
             let _ = writeln!(
                 out,
-                "\t/* paddings: {}, sum paddings: {} */",
+                "{t}/* paddings: {}, sum paddings: {} */",
                 s.paddings, s.sum_paddings
             );
         }
         if l.bit_padding > 0 {
-            let _ = writeln!(out, "\t/* bit_padding: {} bits */", l.bit_padding);
+            let _ = writeln!(out, "{t}/* bit_padding: {} bits */", l.bit_padding);
         }
         if s.forced > 0 {
-            let _ = write!(out, "\t/* forced alignments: {}", s.forced);
+            let _ = write!(out, "{t}/* forced alignments: {}", s.forced);
             if s.forced_holes > 0 {
                 let _ = write!(
                     out,
@@ -417,11 +445,10 @@ impl Listing {
         if self.annotate
             && let Some(a) = l.explicit_alignment
         {
-            let _ = writeln!(out, "\t/* forced alignment: {a} */");
+            let _ = writeln!(out, "{t}/* forced alignment: {a} */");
         }
-        let last = laid.last_cacheline;
         if last != 0 {
-            let _ = writeln!(out, "\t/* last cacheline: {last} bytes */");
+            let _ = writeln!(out, "{t}/* last cacheline: {last} bytes */");
         }
     }
 }

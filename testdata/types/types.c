@@ -74,3 +74,12 @@ void touch(void)
 	anon_locked.x++;
 	lock_ptr = &anon_locked.lock;
 }
+
+/* Anonymous enums as member types: pahole lists their enumerators inline. */
+struct with_enum {
+	enum { E_NONE, E_SOME = 5, E_NEG = -1 } state;
+	unsigned char c;
+	enum { P_A = 1, P_B = 2 } __attribute__((packed)) small;
+	enum { B_X = 3 } bits:4;
+};
+struct with_enum we;
