@@ -235,8 +235,42 @@ impl Listing {
             }
             last = Some(pos);
         }
+        if let Some(last) = last {
+            self.force_padding(l, last, depth);
+        }
         if let Some((cachelines, last)) = stats {
             self.stats(l, depth, cachelines, last, &sums);
+        }
+    }
+
+    /// pahole spells out tail padding larger than a pointer as unnamed bitfields of
+    /// the last member's type, when that type's size is a power of two and the struct
+    /// has no alignment of its own (it assumes 64-bit pointers here).
+    fn force_padding(&mut self, l: &StructLayout<'_>, last: &Member<'_>, depth: usize) {
+        const POINTER: u64 = 8;
+        let size = last.size;
+        if l.padding == 0
+            || l.explicit_alignment.is_some()
+            || !size.is_power_of_two()
+            || l.padding <= POINTER
+        {
+            return;
+        }
+        let indent = "\t".repeat(depth);
+        let _ = writeln!(self.out, "\n{indent}/* Force padding: */");
+        let before = match last.ctype.pahole_before.strip_suffix(' ') {
+            Some(ty) => format!("{ty:<26} "),
+            None => last.ctype.pahole_before.to_string(),
+        };
+        let mut added = 0;
+        while added < l.padding {
+            let _ = writeln!(
+                self.out,
+                "{indent}{before}{}:{};",
+                last.ctype.pahole_after,
+                size * 8
+            );
+            added += size;
         }
     }
 
