@@ -200,6 +200,17 @@ fn options_before_the_files() {
 }
 
 #[test]
+fn all_before_the_files() {
+    let (old, new) = (testdata("old.elf"), testdata("new.elf"));
+    let (code, out, err) = run(&["--all", &old, &new]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out.lines().next(),
+        Some(format!("layout-diff  {old} (no build-id)  ->  {new} (no build-id)").as_str())
+    );
+}
+
+#[test]
 fn show_markdown_is_refused_with_one_line() {
     let (code, out, err) = run(&["show", &testdata("old.elf"), "--format", "markdown"]);
     assert_eq!(code, 2);
