@@ -50,7 +50,7 @@ fn show_struct_is_paholes_text_x86_64_dwarf5() {
     let (code, out, err) = run(&["show", &testdata("types/types.elf"), "--struct", "*"]);
     assert_eq!(code, 0, "{err}");
     let want = blocks(&pahole("pahole.txt"));
-    assert_eq!(want.len(), 6);
+    assert_eq!(want.len(), 7);
     assert_eq!(blocks(&out), want);
 }
 
@@ -67,7 +67,7 @@ fn show_struct_is_paholes_text_s390x_big_endian_dwarf4() {
     ]);
     assert_eq!(code, 0, "{err}");
     let want = blocks(&pahole("pahole-s390x.txt"));
-    assert_eq!(want.len(), 6);
+    assert_eq!(want.len(), 7);
     assert_eq!(blocks(&out), want);
 }
 

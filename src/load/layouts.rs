@@ -584,10 +584,24 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             }
             _ => None,
         };
+        // pahole also lists the struct a pointer member points at when that struct is
+        // anonymous (`struct { ... } * parts;`), with offsets inside it.
+        let pointee = match self.die(m.ty().unwrap_or(usize::MAX)).map(|(_, d)| d) {
+            Some(p) if self.listing && p.tag == dw::DW_TAG_pointer_type && depth < MAX_DEPTH => {
+                match p.ty().and_then(|o| self.die(o)).map(|(_, d)| d) {
+                    Some(t) if t.name.is_none() && is_aggregate_tag(t.tag) => {
+                        Some(Box::new(self.layout(t, 0, depth + 1)))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         let flexible =
             stripped.is_some_and(|t| t.tag == dw::DW_TAG_array_type) && type_size.unwrap_or(0) == 0;
         let ctype = self.ctype(m.ty());
         Member {
+            pointee,
             name: self.dies.name(m),
             type_name: ctype.c.to_string(),
             offset: base.saturating_add(location),

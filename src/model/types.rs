@@ -82,6 +82,10 @@ pub struct Member<'d> {
     /// When the member's type is a struct (not through a typedef): its tail padding.
     #[serde(skip)]
     pub type_padding: u64,
+    /// A pointer member to an anonymous struct/union: that struct, offsets from its
+    /// own start (pahole lists it; not part of this struct's storage).
+    #[serde(skip)]
+    pub pointee: Option<Box<StructLayout<'d>>>,
     /// pahole's natural alignment of the member's type (for packed inference).
     #[serde(skip)]
     pub natural_alignment: u64,

@@ -320,6 +320,26 @@ impl Listing {
             .alignment
             .map(|a| format!(" __attribute__((__aligned__({a})))"))
             .unwrap_or_default();
+        if let Some(n) = &m.pointee {
+            let _ = writeln!(self.out, "{indent}{} {{", n.kind.keyword());
+            match n.kind {
+                AggregateKind::Union => self.union_body(n, depth + 1),
+                AggregateKind::Struct => self.struct_body(n, depth + 1, in_union, None),
+            }
+            let mut decl = format!("{indent}}}");
+            if n.kind == AggregateKind::Struct {
+                decl.push_str(&closing_attributes(n));
+            }
+            let _ = write!(decl, " * {}{aligned};", m.name.unwrap_or(""));
+            let _ = writeln!(
+                self.out,
+                "{}/* {:5} {:5} */",
+                pad(&decl, 57 + 8 * (depth - 1)),
+                m.offset,
+                m.size
+            );
+            return;
+        }
         if let Some(n) = &m.nested {
             let qualifier = if m.ctype.is_const && m.ctype.dims.is_empty() {
                 "const "

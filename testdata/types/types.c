@@ -83,3 +83,13 @@ struct with_enum {
 	enum { B_X = 3 } bits:4;
 };
 struct with_enum we;
+
+/* A pointer to an anonymous struct: pahole lists the struct it points at. */
+struct with_ptr_anon {
+	struct {
+		int a;
+		long b;
+	} *parts;
+	int n;
+};
+struct with_ptr_anon wpa;
