@@ -137,6 +137,22 @@ fn member_types_are_spelled_in_c() {
 }
 
 #[test]
+fn pahole_facts_in_json() {
+    let f = testdata("types/types.elf");
+    let (_, v) = json(&["show", &f, "--struct", "aligned_member"]);
+    let s = &v["structs"][0];
+    assert_eq!(s["explicit_alignment"], 64);
+    assert_eq!(s["members"][0]["hole"], 63);
+    assert_eq!(s["members"][1]["alignment"], 64);
+    assert_eq!(s["packed"], serde_json::Value::Null);
+    let (_, v) = json(&["show", &f, "--struct", "packed_one"]);
+    assert_eq!(v["structs"][0]["packed"], true);
+    let (_, v) = json(&["show", &f, "--struct", "atomic_t"]);
+    assert_eq!(v["structs"][0]["typedef"], true);
+    assert_eq!(v["structs"][0]["name"], "atomic_t");
+}
+
+#[test]
 fn nested_anonymous_members_in_json() {
     let (_, v) = json(&[
         "show",

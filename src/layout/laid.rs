@@ -31,6 +31,14 @@ pub struct LaidMember<'a, 'd> {
     pub members: Option<Vec<LaidMember<'a, 'd>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holes: Option<&'a [Hole]>,
+    /// The member's own `DW_AT_alignment`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<u64>,
+    /// Bytes and bits unused right after it, as pahole attributes them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hole: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bit_hole: u64,
     #[serde(skip)]
     pub source: &'a Member<'d>,
 }
@@ -61,6 +69,14 @@ pub struct LaidStruct<'a, 'd> {
     pub bit_holes: &'a [BitHole],
     pub padding: u64,
     pub bit_padding: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pre_hole: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pre_bit_hole: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub packed: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub typedef: bool,
     #[serde(skip)]
     pub layout: &'a StructLayout<'d>,
 }
@@ -104,6 +120,10 @@ pub fn lay<'a, 'd>(
         bit_holes: &layout.bit_holes,
         padding: layout.padding,
         bit_padding: layout.bit_padding,
+        pre_hole: layout.pre_hole,
+        pre_bit_hole: layout.pre_bit_hole,
+        packed: layout.packed,
+        typedef: layout.typedef,
         layout,
     }
 }
@@ -141,10 +161,17 @@ fn lay_members<'a, 'd>(
                 kind: m.nested.as_ref().map(|n| n.kind),
                 members: nested,
                 holes: m.nested.as_ref().map(|n| n.holes.as_slice()),
+                alignment: m.alignment,
+                hole: m.hole,
+                bit_hole: m.bit_hole,
                 source: m,
             }
         })
         .collect()
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Bytes taken by the non-bitfield members of one level, as pahole sums them.
