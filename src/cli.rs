@@ -26,12 +26,40 @@ impl Cli {
     }
 }
 
-/// Inserts `diff` when the first argument is not a subcommand or a top-level flag.
+/// Inserts `diff` when the first positional argument is not a subcommand, so options
+/// may come before the files (`layout-diff --format json OLD NEW`).
 pub fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    let first = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
+    // Options that take a value as the next argument (unless written `--opt=value`).
+    const WITH_VALUE: &[&str] = &[
+        "--format",
+        "--line-size",
+        "--limit",
+        "--symbol",
+        "--struct",
+        "--hot",
+        "--line",
+        "--fail-on",
+        "--kaslr-offset",
+        "--rules",
+    ];
     let known = ["show", "diff", "check", "help"];
-    if args.len() > 1 && !known.contains(&first) && !first.starts_with('-') {
-        args.insert(1, "diff".into());
+    let mut i = 1;
+    while let Some(arg) = args.get(i).map(|a| a.to_string_lossy().into_owned()) {
+        if arg == "--" {
+            break;
+        }
+        if arg.starts_with('-') {
+            i += if WITH_VALUE.contains(&arg.as_str()) {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if !known.contains(&arg.as_str()) {
+            args.insert(1, "diff".into());
+        }
+        break;
     }
     args
 }
@@ -91,6 +119,10 @@ pub struct ShowArgs {
     /// `--line` is an offset into the per-CPU area.
     #[arg(long, requires = "line")]
     pub percpu: bool,
+    /// With --struct: also mark members that straddle a line and the struct's own
+    /// forced alignment (the plain listing is pahole's text, byte for byte).
+    #[arg(long)]
+    pub annotate: bool,
     #[command(flatten)]
     pub common: Common,
 }

@@ -22,6 +22,9 @@ pub struct Output {
 
 /// `layout-diff show`.
 pub fn show(args: &ShowArgs) -> Result<Output> {
+    if args.common.format == Format::Markdown {
+        anyhow::bail!("show has no Markdown output; use --format text or --format json");
+    }
     let file = InputFile::open(&args.file)?;
     let hot = args.hot.as_deref().map(read_hot).transpose()?;
     let mut symbol_args = args.symbols.clone();
@@ -47,6 +50,14 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             StructFilter::Matching(structs.clone())
         },
         variables: summary_only || !symbol_args.is_empty() || c2c.is_some(),
+        pahole_text: true,
+        // Only names spelled out in full, as `pahole -C NAME` takes them.
+        typedefs: args
+            .structs
+            .iter()
+            .filter(|p| !p.contains(['*', '?', '[', '{']))
+            .cloned()
+            .collect(),
     };
     let image = file.load(&options)?;
     if !args.structs.is_empty() && !image.has_debug_info {
@@ -71,7 +82,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             missing.push(format!("no struct matches {}", args.structs.join(", ")));
         }
         text += &section(json, "layout-diff-show", &header, "structs", &laid, || {
-            show_text::structs(&header, &laid)
+            show_text::structs(&header, &laid, args.annotate)
         })?;
     }
     if !symbol_args.is_empty() {
@@ -102,6 +113,19 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         let find = |a: u64| lines.as_ref().and_then(|l| l.find(a));
         let lookup: Option<&show::SourceLookup> = lines.is_some().then_some(&find);
         let view = show::line(&image, space, at, lookup);
+        if view.symbols.is_empty() {
+            let in_percpu = space == Space::Global
+                && image
+                    .sections
+                    .iter()
+                    .find(|s| s.name == ".data..percpu")
+                    .is_some_and(|s| at >= s.address && at < s.address.saturating_add(s.size));
+            missing.push(if in_percpu {
+                format!("nothing on the line at {at:#x}; it is in .data..percpu: per-CPU objects are found by offset, try --percpu")
+            } else {
+                format!("nothing on the line at {at:#x}")
+            });
+        }
         text += &section(json, "layout-diff-line", &header, "line", &view, || {
             show_text::line(&header, &view)
         })?;
@@ -239,6 +263,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     };
     let load = LoadOptions {
         line_size: args.common.line_size,
+        pahole_text: false,
         ..LoadOptions::default()
     };
     let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();
@@ -264,6 +289,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     if let Some(b) = &bar {
         b.set_message("comparing");
     }
+    let unmatched = unmatched_patterns(args, &symbols, &old, &new)?;
     let t1 = std::time::Instant::now();
     // A c2c report recorded on OLD: its hot lines, followed into NEW.
     let follow = match (&c2c, &args.hot) {
@@ -320,7 +346,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     Ok(Output {
         text,
         code: u8::from(report.failing > 0),
-        note: None,
+        note: (!unmatched.is_empty()).then(|| unmatched.join("\nlayout-diff: ")),
     })
 }
 
@@ -354,6 +380,7 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
             StructFilter::Matching(show::globs(&patterns).context("bad struct name in rules")?)
         },
         variables: false,
+        ..LoadOptions::default()
     };
     let new_file = InputFile::open(new_path)?;
     let old_file = old_path.map(|p| InputFile::open(p)).transpose()?;
@@ -387,4 +414,42 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
         code: if report.failed > 0 { 1 } else { 0 },
         note: None,
     })
+}
+
+/// One line for each `--struct` or `--symbol`/`--hot` pattern that names nothing in
+/// either build (a typo would otherwise pass silently).
+fn unmatched_patterns(
+    args: &DiffArgs,
+    symbols: &[String],
+    old: &crate::model::Image<'_>,
+    new: &crate::model::Image<'_>,
+) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for p in &args.structs {
+        let g = globset::Glob::new(p)?.compile_matcher();
+        let found = [old, new].iter().any(|img| {
+            img.structs
+                .iter()
+                .any(|s| !s.name.is_empty() && g.is_match(s.name))
+        });
+        if !found {
+            out.push(format!(
+                "--struct {p}: no struct of that name in either build"
+            ));
+        }
+    }
+    for p in symbols {
+        let g = globset::Glob::new(p)?.compile_matcher();
+        let found = [old, new].iter().any(|img| {
+            img.symbols
+                .iter()
+                .any(|s| g.is_match(s.name) || g.is_match(s.qualified_name()))
+        });
+        if !found {
+            out.push(format!(
+                "--symbol {p}: no symbol of that name in either build"
+            ));
+        }
+    }
+    Ok(out)
 }

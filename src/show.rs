@@ -38,6 +38,7 @@ impl Header {
 #[derive(Debug, Clone, Serialize)]
 pub struct SectionRow {
     pub name: String,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     pub size: u64,
     pub compressed: bool,
@@ -53,6 +54,7 @@ pub struct Summary {
     pub percpu_variables: usize,
     pub structs: usize,
     pub variables: usize,
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub percpu_base: Option<u64>,
     pub sections: Vec<SectionRow>,
 }
@@ -94,7 +96,7 @@ pub fn globs(patterns: &[String]) -> Result<GlobSet, globset::Error> {
 /// Struct layouts whose name matches, laid at offset 0 (pahole's view).
 pub fn structs<'a, 'd>(image: &'a Image<'d>, set: &'a GlobSet) -> Vec<LaidStruct<'a, 'd>> {
     image
-        .structs_named(|n| set.is_match(n))
+        .structs_named(|n| !n.is_empty() && set.is_match(n))
         .map(|(_, s)| lay(s, None, image.line_size))
         .collect()
 }
@@ -166,7 +168,9 @@ fn view<'a, 'd>(
 pub struct LineView<'a, 'd> {
     pub space: Space,
     pub line: u64,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub start: u64,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub end: u64,
     pub symbols: Vec<&'a Symbol<'d>>,
     /// For code on the line: the source line of the line's first byte of each function.
@@ -176,6 +180,7 @@ pub struct LineView<'a, 'd> {
 /// A code address and the source line it was compiled from.
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceAt {
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     pub function: String,
     pub location: String,

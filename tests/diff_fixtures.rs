@@ -60,8 +60,8 @@ fn exit_1_and_every_moved_object_with_its_new_place() {
             ours.insert(
                 c["name"].as_str().unwrap().to_string(),
                 (
-                    c["place"]["old"].as_u64().unwrap(),
-                    c["place"]["new"].as_u64().unwrap(),
+                    hex(c["place"]["old"].as_str().unwrap()),
+                    hex(c["place"]["new"].as_str().unwrap()),
                 ),
             );
         }

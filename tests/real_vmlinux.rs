@@ -37,7 +37,7 @@ fn root_user_placement_in_6_1_170() {
     let (code, v) = json(&["show", &old(), "--symbol", "root_user"]);
     assert_eq!(code, 0);
     let s = &v["symbols"][0];
-    assert_eq!(s["symbol"]["address"], 0xffff_ffff_82a5_1be0u64);
+    assert_eq!(s["symbol"]["address"], "0xffffffff82a51be0");
     assert_eq!(s["placement"]["offset_in_line"], 0x20);
     assert_eq!(s["placement"]["lines"], 3);
     let first_line: Vec<&str> = s["co_tenants"][0]["symbols"]

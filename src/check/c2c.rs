@@ -15,6 +15,7 @@ const PARETO: &str = "Shared Cache Line Distribution Pareto";
 pub struct HotLine {
     /// perf's index (rank) of the line.
     pub index: u64,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     /// Load HITM count (`-d peer`: load peer count), the ranking value.
     pub hitm: u64,
@@ -29,6 +30,7 @@ pub struct Access {
     pub offset: u64,
     /// The row's percentages in print order (HITM or peer shares, then stores).
     pub percents: Vec<f64>,
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub code_address: Option<u64>,
     /// Code symbol without `+0x..`; perf may have cut it (30 characters by default).
     pub symbol: Option<String>,

@@ -103,6 +103,7 @@ pub fn infer_kaslr(report: &C2cReport, image: &Image<'_>) -> Result<Kaslr, Strin
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HotObject {
     pub name: String,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     pub size: u64,
 }
@@ -126,8 +127,10 @@ pub struct HotAccess {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MappedLine {
     pub index: u64,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub runtime: u64,
     /// Link-time start of the line; `None` when it is outside the image (heap, modules).
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub address: Option<u64>,
     /// Where a line outside the image lies (x86_64 only; see `region`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -281,11 +284,15 @@ pub struct Followed {
     pub object: String,
     /// `None` for the object as a whole.
     pub member: Option<String>,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub old_address: u64,
     /// `None`: gone from the new build (or the member is).
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub new_address: Option<u64>,
     /// Start of the first and of the last line it covers in the new build.
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub new_first_line: Option<u64>,
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub new_last_line: Option<u64>,
     /// Lines it covers in the new build.
     pub new_line_count: u64,
@@ -300,6 +307,7 @@ pub struct Followed {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FollowedLine {
     pub index: u64,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub old_address: u64,
     pub hitm: u64,
     pub followed: Vec<Followed>,

@@ -114,8 +114,14 @@ impl Severity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tenant {
     pub name: String,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub place: u64,
     pub size: u64,
+}
+
+/// Addresses in JSON are hex strings (see `model::hex`).
+fn hex_pair<S: serde::Serializer>(p: &Pair<u64>, s: S) -> Result<S::Ok, S::Error> {
+    crate::model::hex::pair(p.old, p.new, s)
 }
 
 /// Old and new value of one field.
@@ -139,6 +145,7 @@ pub struct PlacementChange {
     pub section: String,
     #[serde(rename = "type")]
     pub type_name: Option<String>,
+    #[serde(serialize_with = "hex_pair")]
     pub place: Pair<u64>,
     pub size: Pair<u64>,
     pub delta: i64,
@@ -188,6 +195,7 @@ pub struct MemberLines {
 #[derive(Debug, Clone, Serialize)]
 pub struct FunctionChange {
     pub name: String,
+    #[serde(serialize_with = "hex_pair")]
     pub address: Pair<u64>,
     pub size: Pair<u64>,
     pub delta: i64,
@@ -214,11 +222,14 @@ pub struct ShiftRun {
     pub first: String,
     pub last: String,
     pub count: usize,
+    #[serde(serialize_with = "hex_pair")]
     pub start: Pair<u64>,
+    #[serde(serialize_with = "hex_pair")]
     pub end: Pair<u64>,
     pub delta: i64,
     /// Where the gap before the run starts in each build: the previous neighbour's place,
     /// or the section start when the run starts the section.
+    #[serde(serialize_with = "hex_pair")]
     pub base: Pair<u64>,
     /// The delta of `base` (the previous neighbour's or the section start's): the run's
     /// change of delta is `delta - previous_delta`, and `cause` accounts for it.
@@ -444,6 +455,8 @@ pub struct QuietRegion {
     pub what: &'static str,
     /// How it was recognised: a section name pattern, or the boundary symbols.
     pub from: String,
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub start: Option<u64>,
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub end: Option<u64>,
 }

@@ -1,9 +1,10 @@
-//! Decides whether a type is a write-hot candidate: it holds (directly or through
-//! nested structs) an atomic, a refcount, a lock or a per-CPU counter.
+//! Decides whether a type is a write-hot candidate: its own storage holds (directly,
+//! through nested structs, or as an array of them) an atomic, a refcount, a lock or a
+//! per-CPU counter. A pointer to such a thing is not hot storage.
 
 use std::collections::HashMap;
 
-use crate::model::{Image, StructId};
+use crate::model::{CType, Image, StructId, TypeKind};
 
 /// Type-name fragments that mark fields written by many CPUs.
 const HOT_MARKERS: &[&str] = &[
@@ -50,32 +51,35 @@ impl<'a, 'd> HotTypes<'a, 'd> {
 
     /// How many of the type's top-level members are write-hot (atomics, locks, or structs
     /// holding them); 1 for a scalar hot type, 0 when not hot.
-    pub fn hot_members(&mut self, type_name: &str, layout: Option<StructId>) -> usize {
-        if is_hot_name(type_name) {
+    pub fn hot_members(&mut self, ty: &CType, layout: Option<StructId>) -> usize {
+        if ty.storage_kind() == TypeKind::Pointer {
+            return 0;
+        }
+        if is_hot_name(&ty.c) {
             return 1;
         }
         let Some(id) = layout else { return 0 };
         let image = self.image;
-        let members: Vec<String> = image
+        let members: Vec<std::sync::Arc<CType>> = image
             .struct_by_id(id)
             .flat_members()
             .into_iter()
             .filter(|(_, m)| m.nested.is_none())
-            .map(|(_, m)| m.type_name.clone())
+            .map(|(_, m)| m.ctype.clone())
             .collect();
         members.iter().filter(|t| self.member_is_hot(t, 0)).count()
     }
 
-    fn member_is_hot(&mut self, type_name: &str, depth: usize) -> bool {
-        if is_hot_name(type_name) {
+    fn member_is_hot(&mut self, ty: &CType, depth: usize) -> bool {
+        // A pointer (or an array of pointers) to a hot thing is not hot storage.
+        if ty.storage_kind() == TypeKind::Pointer {
+            return false;
+        }
+        if is_hot_name(&ty.c) {
             return true;
         }
-        // Only embedded structs count: a pointer to a hot struct is not hot storage.
-        match type_name
-            .strip_prefix("struct ")
-            .filter(|t| !t.contains(['*', '[']))
-        {
-            Some(inner) => match self.by_name.get(inner) {
+        match ty.aggregate.as_deref() {
+            Some(name) => match self.by_name.get(name) {
                 Some(&id) => self.struct_is_hot(id, depth + 1),
                 None => false,
             },
@@ -94,13 +98,45 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         self.memo.insert(id, false);
         let image = self.image;
         let layout = image.struct_by_id(id);
-        let types: Vec<String> = layout
+        let types: Vec<std::sync::Arc<CType>> = layout
             .flat_members()
             .into_iter()
-            .map(|(_, m)| m.type_name.clone())
+            .map(|(_, m)| m.ctype.clone())
             .collect();
         let hot = types.iter().any(|t| self.member_is_hot(t, depth));
         self.memo.insert(id, hot);
         hot
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{InputFile, LoadOptions};
+
+    #[test]
+    fn hot_storage_not_pointers_to_it() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/types/types.elf");
+        let file = InputFile::open(path.as_ref()).expect("fixture");
+        let image = file.load(&LoadOptions::default()).expect("load");
+        let mut hot = HotTypes::new(&image);
+        let mut judge = |name: &str| {
+            let v = image
+                .variables
+                .iter()
+                .find(|v| v.name == name)
+                .expect("variable");
+            hot.hot_members(&v.ctype, v.layout)
+        };
+        // spinlock_t *lock_ptr: the pointer's own storage holds no lock.
+        assert_eq!(judge("lock_ptr"), 0);
+        // static struct { spinlock_t lock; int x; } anon_locked: one hot member.
+        assert_eq!(judge("anon_locked"), 1);
+        // atomic_t counters[4]: an array of hot things is hot.
+        assert_eq!(judge("counters"), 1);
+        // struct fnptrs holds an atomic_t (refs): one hot member.
+        assert_eq!(judge("fp_table"), 1);
+        // const char *greeting: no lock anywhere.
+        assert_eq!(judge("greeting"), 0);
     }
 }

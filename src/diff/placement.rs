@@ -9,7 +9,7 @@ use super::pairing::{Paired, base_name};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::{OldId, old_id};
 use crate::layout::{SpaceIndex, lay, place};
-use crate::model::{Image, Space, Symbol, SymbolKind};
+use crate::model::{CType, Image, Space, Symbol, SymbolKind};
 
 /// Both builds with their line indexes.
 pub struct Sides<'a, 'd> {
@@ -76,12 +76,13 @@ fn as_tenants(list: &[&Symbol<'_>]) -> Vec<Tenant> {
         .collect()
 }
 
-/// Data that can be written at run time: not in a read-only section, not `const`.
-fn writable(s: &Symbol<'_>, type_name: Option<&str>) -> bool {
+/// Data that can be written at run time: not in a read-only section, and the object
+/// itself not `const` (a `const char *` variable is writable, a `char *const` is not).
+fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
     !s.section.starts_with(".rodata")
         && !s.section.starts_with(".text")
         && !s.section.starts_with(".init.rodata")
-        && !type_name.is_some_and(|t| t.starts_with("const "))
+        && !ty.is_some_and(|t| t.is_const)
 }
 
 /// What identifies a neighbour in both builds: its unit path (or file) and its name
@@ -128,10 +129,11 @@ pub fn data_change(
     let var_new = sides.new.variable_for(n);
     let var_old = sides.old.variable_for(o);
     let type_name = var_new.or(var_old).map(|v| v.type_name.clone());
+    let ty = var_new.or(var_old).map(|v| &*v.ctype);
     let quiet = sides.quiet.of(n, type_name.as_deref());
-    let is_writable = writable(n, type_name.as_deref()) && quiet.is_none();
+    let is_writable = writable(n, ty) && quiet.is_none();
     let hot_members = match var_new {
-        Some(v) if is_writable => hot.hot_members(&v.type_name, v.layout),
+        Some(v) if is_writable => hot.hot_members(&v.ctype, v.layout),
         _ => 0,
     };
     let write_hot = hot_members > 0;
@@ -146,10 +148,9 @@ pub fn data_change(
             .iter()
             .filter(|t| {
                 let v = sides.new.variable_for(t);
-                let ty = v.map(|v| v.type_name.as_str());
-                writable(t, ty)
-                    && sides.quiet.of(t, ty).is_none()
-                    && v.is_some_and(|v| hot.hot_members(&v.type_name, v.layout) > 0)
+                writable(t, v.map(|v| &*v.ctype))
+                    && sides.quiet.of(t, v.map(|v| v.type_name.as_str())).is_none()
+                    && v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
             })
             .map(|t| t.qualified_name())
             .collect()

@@ -22,6 +22,10 @@ fn pair<'a, 'd>(
     let (go, gn) = (group(old), group(new));
     let mut out = Vec::new();
     for (name, olds) in &go {
+        // Anonymous structs (types of objects like `tk_core`) have no name to pair by.
+        if name.is_empty() {
+            continue;
+        }
         let Some(news) = gn.get(name) else { continue };
         if olds.len() == 1 && news.len() == 1 {
             out.push((olds[0], news[0]));

@@ -87,6 +87,80 @@ pub fn fill(layout: &mut StructLayout<'_>, base: u64) {
     layout.padding = (end / 8).saturating_sub(last_seen / 8);
 }
 
+/// Sets each member's `hole` and `bit_hole` (the gap after it) and the layout's
+/// `pre_hole`/`pre_bit_hole`, attributed member by member the way pahole 1.24 does
+/// (its counters are 16 and 8 bits wide; the listing must print what it prints).
+/// Unions have none.
+pub fn attribute(layout: &mut StructLayout<'_>, base: u64) {
+    layout.pre_hole = 0;
+    layout.pre_bit_hole = 0;
+    for m in &mut layout.members {
+        m.hole = 0;
+        m.bit_hole = 0;
+    }
+    if layout.kind == AggregateKind::Union {
+        return;
+    }
+    let base_bits = base.saturating_mul(8) as i64;
+    let mut cur_end = layout.size.saturating_mul(8) as i64;
+    let mut cur_size = 0i64;
+    let mut last_seen = 0i64;
+    let mut in_bitfield = false;
+    let mut last: Option<usize> = None;
+    for k in 0..layout.members.len() {
+        let m = &layout.members[k];
+        let off = m.offset.saturating_sub(base) as i64;
+        let bit_start = m.start_bit() as i64 - base_bits;
+        let bit_end = m.end_bit() as i64 - base_bits;
+        let mut bit_holes = 0i64;
+        let mut byte_holes = 0i64;
+        if in_bitfield {
+            let end = bit_start.min(cur_end);
+            bit_holes = end - last_seen;
+            last_seen = end;
+        }
+        if m.is_bitfield() {
+            let aligned = off * 8;
+            if last_seen < aligned && aligned <= bit_start {
+                byte_holes = off - last_seen / 8;
+                last_seen = aligned;
+            }
+            bit_holes += bit_start - last_seen;
+        } else {
+            byte_holes = bit_start / 8 - last_seen / 8;
+        }
+        last_seen = bit_end;
+        if m.is_bitfield() {
+            in_bitfield = true;
+            let unit = m.size as i64 * 8;
+            if bit_end > cur_end || unit > cur_size {
+                cur_size = unit;
+                cur_end = off * 8 + cur_size;
+                if bit_end > cur_end {
+                    cur_end += cur_size;
+                }
+            }
+        } else {
+            in_bitfield = false;
+            cur_size = 0;
+            cur_end = bit_end;
+        }
+        // pahole keeps these in u16 / u8 fields.
+        let (hole, bit_hole) = (byte_holes as u16 as u64, bit_holes as u8 as u64);
+        match last {
+            Some(l) => {
+                layout.members[l].hole = hole;
+                layout.members[l].bit_hole = bit_hole;
+            }
+            None => {
+                layout.pre_hole = hole;
+                layout.pre_bit_hole = bit_hole;
+            }
+        }
+        last = Some(k);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +176,7 @@ mod tests {
             bit_size: bits.map(|b| b.1),
             flexible: false,
             nested: None,
+            ..Member::default()
         }
     }
 
@@ -118,8 +193,10 @@ mod tests {
             bit_holes: vec![],
             padding: 0,
             bit_padding: 0,
+            ..StructLayout::default()
         };
         fill(&mut l, 0);
+        attribute(&mut l, 0);
         l
     }
 

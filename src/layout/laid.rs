@@ -31,6 +31,14 @@ pub struct LaidMember<'a, 'd> {
     pub members: Option<Vec<LaidMember<'a, 'd>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holes: Option<&'a [Hole]>,
+    /// The member's own `DW_AT_alignment`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<u64>,
+    /// Bytes and bits unused right after it, as pahole attributes them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hole: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bit_hole: u64,
     #[serde(skip)]
     pub source: &'a Member<'d>,
 }
@@ -46,6 +54,7 @@ pub struct LaidStruct<'a, 'd> {
     pub explicit_alignment: Option<u64>,
     /// Address (or per-CPU offset) of the instance; `None` when laid at offset 0.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub base: Option<u64>,
     pub line_size: u64,
     /// Lines the struct spans when laid at `base` (pahole's "cachelines" at 0).
@@ -63,6 +72,14 @@ pub struct LaidStruct<'a, 'd> {
     /// Cache-line groups (`__cacheline_group_begin__G` .. `_end__G`), from offset 0.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<super::Group>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pre_hole: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pre_bit_hole: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub packed: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub typedef: bool,
     #[serde(skip)]
     pub layout: &'a StructLayout<'d>,
 }
@@ -107,6 +124,10 @@ pub fn lay<'a, 'd>(
         padding: layout.padding,
         bit_padding: layout.bit_padding,
         groups: super::groups(layout, line_size),
+        pre_hole: layout.pre_hole,
+        pre_bit_hole: layout.pre_bit_hole,
+        packed: layout.packed,
+        typedef: layout.typedef,
         layout,
     }
 }
@@ -144,10 +165,17 @@ fn lay_members<'a, 'd>(
                 kind: m.nested.as_ref().map(|n| n.kind),
                 members: nested,
                 holes: m.nested.as_ref().map(|n| n.holes.as_slice()),
+                alignment: m.alignment,
+                hole: m.hole,
+                bit_hole: m.bit_hole,
                 source: m,
             }
         })
         .collect()
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Bytes taken by the non-bitfield members of one level, as pahole sums them.
@@ -180,6 +208,7 @@ mod tests {
             bit_size: None,
             flexible: false,
             nested: None,
+            ..Member::default()
         }
     }
 
@@ -196,6 +225,7 @@ mod tests {
             bit_holes: vec![],
             padding: 0,
             bit_padding: 0,
+            ..StructLayout::default()
         };
         crate::layout::holes::fill(&mut l, 0);
         l

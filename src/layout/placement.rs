@@ -8,7 +8,9 @@ use crate::model::{Space, Symbol, SymbolKind};
 /// Where `[start, start + size)` falls on lines of `line_size` bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Placement {
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub first_line: u64,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub last_line: u64,
     /// Number of lines touched.
     pub lines: u64,
@@ -51,6 +53,7 @@ pub fn place(start: u64, size: u64, line_size: u64) -> Placement {
 pub struct LineTenants<'a, 'd> {
     pub line: u64,
     /// Start of the line in the space (address, or per-CPU offset).
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub start: u64,
     pub symbols: Vec<&'a Symbol<'d>>,
 }

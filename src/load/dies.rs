@@ -86,6 +86,8 @@ pub(crate) struct Rare {
     pub bit_size: Option<u64>,
     /// Subranges: element count (`DW_AT_count`, or `DW_AT_upper_bound` + 1).
     pub count: Option<u64>,
+    /// Enumerators: `DW_AT_const_value`.
+    pub const_value: Option<i64>,
     /// Variables: the address from a `DW_OP_addr`/`DW_OP_addrx` location.
     pub address: Option<u64>,
 }
@@ -118,6 +120,9 @@ impl Die<'_> {
     }
     pub fn count(&self) -> Option<u64> {
         self.rare.as_ref()?.count
+    }
+    pub fn const_value(&self) -> Option<i64> {
+        self.rare.as_ref()?.const_value
     }
     pub fn address(&self) -> Option<u64> {
         self.rare.as_ref()?.address
@@ -183,7 +188,7 @@ impl<'d> UnitDies<'d> {
     }
 }
 
-fn is_recorded(tag: DwTag, parent: Option<DwTag>) -> bool {
+fn is_recorded(tag: DwTag, parent: Option<DwTag>, enumerators: bool) -> bool {
     match tag {
         dw::DW_TAG_base_type
         | dw::DW_TAG_unspecified_type
@@ -208,6 +213,8 @@ fn is_recorded(tag: DwTag, parent: Option<DwTag>) -> bool {
             Some(dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type)
         ),
         dw::DW_TAG_subrange_type => parent == Some(dw::DW_TAG_array_type),
+        // Only pahole's listing prints enumerators (of anonymous enum members).
+        dw::DW_TAG_enumerator => enumerators && parent == Some(dw::DW_TAG_enumeration_type),
         dw::DW_TAG_formal_parameter | dw::DW_TAG_unspecified_parameters => {
             parent == Some(dw::DW_TAG_subroutine_type)
         }
@@ -222,11 +229,13 @@ fn unit_ref(value: &AttributeValue<Reader<'_>>) -> u32 {
     }
 }
 
-/// Walks every entry of `unit`, recording the ones that describe types and variables.
+/// Walks every entry of `unit`, recording the ones that describe types and variables
+/// (and enumerators when `enumerators`).
 pub(crate) fn read_unit<'d>(
     dwarf: &Dwarf<'d>,
     unit: &Unit<'d>,
     strings: Strings<'d>,
+    enumerators: bool,
 ) -> gimli::Result<UnitDies<'d>> {
     let mut raw = unit.entries_raw(None)?;
     let mut dies: Vec<Die<'d>> = Vec::new();
@@ -246,7 +255,7 @@ pub(crate) fn read_unit<'d>(
         let parent = stack.last().copied();
         let tag = abbrev.tag();
         let parent_tag = parent.map(|(_, _, t)| t);
-        let recorded = is_recorded(tag, parent_tag)
+        let recorded = is_recorded(tag, parent_tag, enumerators)
             && (tag != dw::DW_TAG_variable || parent_tag == Some(dw::DW_TAG_compile_unit));
         let mut index = None;
         if recorded {
@@ -360,7 +369,8 @@ fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
         | dw::DW_AT_count
         | dw::DW_AT_upper_bound
         | dw::DW_AT_specification
-        | dw::DW_AT_location => true,
+        | dw::DW_AT_location
+        | dw::DW_AT_const_value => true,
         dw::DW_AT_decl_file => tag != dw::DW_TAG_member,
         _ => false,
     }
@@ -409,6 +419,12 @@ fn read_attr<'d>(
         dw::DW_AT_bit_offset => die.rare_mut().bit_offset = attr.udata_value(),
         dw::DW_AT_bit_size => die.rare_mut().bit_size = attr.udata_value(),
         dw::DW_AT_count => die.rare_mut().count = attr.udata_value(),
+        dw::DW_AT_const_value => {
+            die.rare_mut().const_value = match value {
+                AttributeValue::Sdata(v) => Some(v),
+                _ => attr.udata_value().map(|u| u as i64),
+            };
+        }
         dw::DW_AT_upper_bound => {
             // An upper bound of -1 (all ones) marks a flexible array: count 0.
             die.rare_mut().count = match value {

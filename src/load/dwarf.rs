@@ -259,13 +259,14 @@ fn read_unit<'d>(
             acc.ranges.push((r.begin, r.end, index));
         }
     }
-    let dies = dies::read_unit(dwarf, &unit, ctx.strings)?;
+    let dies = dies::read_unit(dwarf, &unit, ctx.strings, options.pahole_text)?;
     let files = |i: u64| file_name(dwarf, &unit, i);
     let table = TypeTable::new(
         &dies,
         u64::from(unit.encoding().address_size),
         debug_little_endian,
         &files,
+        options.pahole_text,
     );
     for (i, die) in dies.dies.iter().enumerate() {
         if is_aggregate(die.tag)
@@ -276,6 +277,26 @@ fn read_unit<'d>(
             let key = (name, table.fingerprint(i));
             if !acc.has(index, &key) && claim(claims, key, index) {
                 acc.add_struct(index, key, table.layout(die, 0, 0));
+            }
+        }
+    }
+    if !options.typedefs.is_empty() {
+        for die in dies.dies.iter().filter(|d| d.tag == dw::DW_TAG_typedef) {
+            if let Some(name) = dies.name(die)
+                && options.typedefs.iter().any(|t| t == name)
+                && let Some(t) = table.strip(die.ty())
+                && is_aggregate(t.tag)
+                && !t.declaration
+                && t.name.is_none()
+                && let Some(i) = dies.index_of(t.offset)
+            {
+                let key = (name, table.fingerprint(i));
+                if !acc.has(index, &key) && claim(claims, key, index) {
+                    let mut layout = table.layout(t, 0, 0);
+                    layout.name = name;
+                    layout.typedef = true;
+                    acc.add_struct(index, key, layout);
+                }
             }
         }
     }
@@ -317,7 +338,12 @@ fn variable<'d>(
     }
     let key = match target {
         Some(t) if is_aggregate(t.tag) && !t.declaration => {
-            match (table.dies.name(t), table.dies.index_of(t.offset)) {
+            // An anonymous struct type (`static struct { ... } tk_core`) gets a
+            // layout too, under the empty name, so the object can be judged.
+            match (
+                table.dies.name(t).or(Some("")),
+                table.dies.index_of(t.offset),
+            ) {
                 (Some(name), Some(i)) => {
                     let key = (name, table.fingerprint(i));
                     if !acc.has(unit, &key) && claim(claims, key, unit) {
@@ -335,7 +361,8 @@ fn variable<'d>(
         var: Variable {
             name,
             address,
-            type_name: table.name_of(ty).to_string(),
+            type_name: table.ctype(ty).c.to_string(),
+            ctype: table.ctype(ty),
             size: table.size_of(ty),
             layout: None,
             is_array,

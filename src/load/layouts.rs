@@ -11,7 +11,7 @@ use rustc_hash::FxHasher;
 
 use super::dies::{Die, UnitDies};
 use crate::layout::holes;
-use crate::model::{AggregateKind, Member, StructLayout};
+use crate::model::{AggregateKind, CType, Member, StructLayout};
 
 /// Deepest type chain followed before giving up (guards against malformed cycles).
 const MAX_DEPTH: usize = 48;
@@ -19,13 +19,19 @@ const MAX_DEPTH: usize = 48;
 /// Lazily computed facts about the types of one unit.
 pub(crate) struct TypeTable<'u, 'd> {
     pub dies: &'u UnitDies<'d>,
-    names: Vec<OnceCell<Arc<str>>>,
     /// Memoized per entry: size, natural alignment, hash of the type name, and (for
     /// structs) the layout fingerprint.
     sizes: Vec<OnceCell<Option<u64>>>,
     aligns: Vec<OnceCell<u64>>,
     name_hashes: Vec<OnceCell<u64>>,
     fingerprints: Vec<OnceCell<u64>>,
+    /// Build what only pahole's listing needs (its spellings, members' struct
+    /// padding, packed inference); a diff skips it.
+    pub(super) listing: bool,
+    /// Per entry: its `CType`, pahole's natural alignment, a struct's tail padding.
+    pub(super) ctypes: Vec<OnceCell<Arc<CType>>>,
+    nat_aligns: Vec<OnceCell<u64>>,
+    paddings: Vec<OnceCell<u64>>,
     /// Reused buffer for names that are only hashed.
     scratch: Cell<String>,
     address_size: u64,
@@ -40,14 +46,23 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         address_size: u64,
         little_endian: bool,
         files: &'u dyn Fn(u64) -> Option<String>,
+        listing: bool,
     ) -> Self {
         TypeTable {
             dies,
-            names: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            listing,
             sizes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             aligns: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             name_hashes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             fingerprints: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            ctypes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            // Only the listing asks for these: no per-entry cells for a diff.
+            nat_aligns: (0..if listing { dies.dies.len() } else { 0 })
+                .map(|_| OnceCell::new())
+                .collect(),
+            paddings: (0..if listing { dies.dies.len() } else { 0 })
+                .map(|_| OnceCell::new())
+                .collect(),
             scratch: Cell::new(String::new()),
             address_size,
             little_endian,
@@ -65,41 +80,19 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         Some((i, self.dies.dies.get(i)?))
     }
 
-    /// The type name of the entry at index `offset`, pahole style (`struct list_head *`).
-    pub fn name_of(&self, offset: Option<usize>) -> Arc<str> {
-        match offset.and_then(|o| self.die(o)) {
-            Some((i, _)) => self.name_at(i, 0),
-            None => Arc::from("void"),
-        }
-    }
-
-    fn name_at(&self, index: usize, depth: usize) -> Arc<str> {
-        if let Some(n) = self.names[index].get() {
-            return n.clone();
-        }
-        let mut s = String::new();
-        let _ = self.write_name(index, depth, &mut s);
-        let name: Arc<str> = Arc::from(s);
-        let _ = self.names[index].set(name.clone());
-        name
-    }
-
     /// Writes the name of the type `die` points at (`void` when none).
     fn write_target(&self, die: &Die<'d>, depth: usize, out: &mut dyn fmt::Write) -> fmt::Result {
         if depth > MAX_DEPTH {
             return out.write_str("?");
         }
         match die.ty().and_then(|o| self.die(o)) {
-            Some((i, _)) => match self.names[i].get() {
-                Some(n) => out.write_str(n),
-                None => self.write_name(i, depth + 1, out),
-            },
+            Some((i, _)) => self.write_name(i, depth + 1, out),
             None => out.write_str("void"),
         }
     }
 
-    /// Writes a type name as pahole spells it. Streams into `out`, so hashing a name
-    /// needs no allocation.
+    /// Writes a type name (only hashed, for fingerprints; `CType` spells names for
+    /// output). Streams into `out`, so hashing a name needs no allocation.
     fn write_name(&self, index: usize, depth: usize, out: &mut dyn fmt::Write) -> fmt::Result {
         let die = &self.dies.dies[index];
         let die_name = self.dies.name(die);
@@ -184,16 +177,21 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     /// Follows typedefs and qualifiers to the type that has the storage.
-    pub fn strip(&self, mut offset: Option<usize>) -> Option<&Die<'d>> {
+    pub fn strip(&self, offset: Option<usize>) -> Option<&Die<'d>> {
+        self.strip_index(offset).map(|(_, d)| d)
+    }
+
+    /// `strip`, with the index of the entry found.
+    fn strip_index(&self, mut offset: Option<usize>) -> Option<(usize, &Die<'d>)> {
         for _ in 0..MAX_DEPTH {
-            let (_, die) = self.die(offset?)?;
+            let (i, die) = self.die(offset?)?;
             match die.tag {
                 dw::DW_TAG_typedef
                 | dw::DW_TAG_const_type
                 | dw::DW_TAG_volatile_type
                 | dw::DW_TAG_restrict_type
                 | dw::DW_TAG_atomic_type => offset = die.ty(),
-                _ => return Some(die),
+                _ => return Some((i, die)),
             }
         }
         None
@@ -338,11 +336,10 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 self.align_of(m.ty()),
             )
                 .hash(&mut h);
-            if m.name.is_none()
-                && depth < MAX_DEPTH
-                && let Some(t) = self.strip(m.ty())
+            if depth < MAX_DEPTH
+                && let Some((ti, t)) = self.strip_index(m.ty())
                 && t.name.is_none()
-                && let Some(ti) = self.dies.index_of(t.offset)
+                && is_aggregate_tag(t.tag)
             {
                 self.fingerprint_at(ti, depth + 1).hash(&mut h);
             }
@@ -386,9 +383,140 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             bit_holes: Vec::new(),
             padding: 0,
             bit_padding: 0,
+            ..StructLayout::default()
         };
         holes::fill(&mut layout, base);
+        holes::attribute(&mut layout, base);
+        if self.listing {
+            self.infer_packed(&mut layout, base);
+        }
         layout
+    }
+
+    /// Whether pahole would print the layout `__attribute__((__packed__))`: no holes or
+    /// padding, and a member off its natural alignment or a size that is not a multiple
+    /// of the largest one. Nested anonymous structs are also packed when their union's
+    /// size, or their offset in a struct with holes, breaks their natural alignment.
+    fn infer_packed(&self, layout: &mut StructLayout<'d>, base: u64) {
+        let has_gaps = layout.padding != 0
+            || layout.pre_hole != 0
+            || layout.members.iter().any(|m| m.hole != 0);
+        let size = layout.size;
+        let union = layout.kind == AggregateKind::Union;
+        for m in &mut layout.members {
+            let nat = m.natural_alignment.max(1);
+            if let Some(n) = m.nested.as_deref_mut()
+                && n.kind == AggregateKind::Struct
+                && ((union && !size.is_multiple_of(nat))
+                    || (!union && has_gaps && !(m.offset - base).is_multiple_of(nat)))
+            {
+                n.packed = true;
+            }
+        }
+        if union || has_gaps || layout.packed {
+            return;
+        }
+        let mut max = 1;
+        for m in &layout.members {
+            let nat = m.natural_alignment.max(1);
+            if nat == 1 {
+                continue;
+            }
+            max = max.max(nat);
+            if !(m.offset - base).is_multiple_of(nat) {
+                layout.packed = true;
+                return;
+            }
+        }
+        layout.packed =
+            (max != 1 && layout.explicit_alignment == Some(1)) || !layout.size.is_multiple_of(max);
+    }
+
+    /// The entry at `ty` with const/volatile qualifiers (not typedefs) followed.
+    fn unqualified(&self, mut ty: Option<usize>) -> Option<&Die<'d>> {
+        for _ in 0..MAX_DEPTH {
+            let (_, d) = self.die(ty?)?;
+            if !matches!(d.tag, dw::DW_TAG_const_type | dw::DW_TAG_volatile_type) {
+                return Some(d);
+            }
+            ty = d.ty();
+        }
+        None
+    }
+
+    /// pahole's natural alignment of a type: pointers the address size, scalars their
+    /// size, aggregates their largest member's, arrays their element's; at least 1.
+    pub fn natural_align(&self, ty: Option<usize>) -> u64 {
+        self.natural_align_at(ty, 0)
+    }
+
+    fn natural_align_at(&self, ty: Option<usize>, depth: usize) -> u64 {
+        let Some((i, die)) = self.strip_index(ty) else {
+            return 1;
+        };
+        if let Some(&v) = self.nat_aligns[i].get() {
+            return v;
+        }
+        if depth > MAX_DEPTH {
+            return 1;
+        }
+        let v = match die.tag {
+            dw::DW_TAG_pointer_type
+            | dw::DW_TAG_reference_type
+            | dw::DW_TAG_rvalue_reference_type => self.address_size,
+            dw::DW_TAG_base_type | dw::DW_TAG_enumeration_type => die.byte_size.unwrap_or(1),
+            dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => self
+                .dies
+                .children(die)
+                .filter(|m| m.tag == dw::DW_TAG_member)
+                .map(|m| self.natural_align_at(m.ty(), depth + 1))
+                .max()
+                .unwrap_or(1),
+            dw::DW_TAG_array_type => self.natural_align_at(die.ty(), depth + 1),
+            _ => 1,
+        }
+        .max(1);
+        let _ = self.nat_aligns[i].set(v);
+        v
+    }
+
+    fn listing_padding(&self, ty: Option<usize>, depth: usize) -> u64 {
+        if self.listing {
+            self.struct_padding(ty, depth)
+        } else {
+            0
+        }
+    }
+
+    fn listing_natural_align(&self, ty: Option<usize>) -> u64 {
+        if self.listing {
+            self.natural_align(ty)
+        } else {
+            0
+        }
+    }
+
+    /// Tail padding of the struct at index `ty` (0 for anything else), as pahole
+    /// reports it after a member of that type.
+    fn struct_padding(&self, ty: Option<usize>, depth: usize) -> u64 {
+        let Some((i, die)) = ty.and_then(|o| self.die(o)) else {
+            return 0;
+        };
+        if !matches!(die.tag, dw::DW_TAG_structure_type | dw::DW_TAG_class_type)
+            || depth > MAX_DEPTH
+        {
+            return 0;
+        }
+        if let Some(&v) = self.paddings[i].get() {
+            return v;
+        }
+        let v = if die.declaration {
+            0
+        } else {
+            self.layout(die, 0, depth + 1).padding
+        };
+        let _ = self.paddings[i].set(v);
+        v
     }
 
     fn member(&self, m: &Die<'d>, base: u64, depth: usize) -> Member<'d> {
@@ -414,21 +542,34 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 (None, None) => location.saturating_mul(8),
             };
             let offset = abs_bit / storage.saturating_mul(8) * storage;
+            let ctype = self.ctype(m.ty());
             return Member {
                 name: self.dies.name(m),
-                type_name: self.name_of(m.ty()).to_string(),
+                type_name: ctype.c.to_string(),
                 offset: base.saturating_add(offset),
                 size: storage,
                 bit_offset: Some(abs_bit - offset * 8),
                 bit_size: Some(bits),
                 flexible: false,
                 nested: None,
+                alignment: m.alignment(),
+                ctype,
+                type_padding: self.listing_padding(m.ty(), depth),
+                natural_alignment: self.listing_natural_align(m.ty()),
+                ..Member::default()
             };
         }
-        let nested = match stripped {
+        // pahole expands a member whose own type (not a typedef of it) is an
+        // anonymous struct or union, named or not.
+        // An array of an anonymous struct is expanded too (its element 0).
+        // So is a const one (pahole prints `const struct {`).
+        let mut direct = self.unqualified(m.ty());
+        if let Some(a) = direct.filter(|d| d.tag == dw::DW_TAG_array_type) {
+            direct = self.unqualified(a.ty());
+        }
+        let nested = match direct {
             Some(t)
-                if m.name.is_none()
-                    && t.name.is_none()
+                if t.name.is_none()
                     && matches!(
                         t.tag,
                         dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
@@ -443,19 +584,46 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             }
             _ => None,
         };
+        // pahole also lists the struct a pointer member points at when that struct is
+        // anonymous (`struct { ... } * parts;`), with offsets inside it.
+        let pointee = match self.die(m.ty().unwrap_or(usize::MAX)).map(|(_, d)| d) {
+            Some(p) if self.listing && p.tag == dw::DW_TAG_pointer_type && depth < MAX_DEPTH => {
+                match p.ty().and_then(|o| self.die(o)).map(|(_, d)| d) {
+                    Some(t) if t.name.is_none() && is_aggregate_tag(t.tag) => {
+                        Some(Box::new(self.layout(t, 0, depth + 1)))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         let flexible =
             stripped.is_some_and(|t| t.tag == dw::DW_TAG_array_type) && type_size.unwrap_or(0) == 0;
+        let ctype = self.ctype(m.ty());
         Member {
+            pointee,
             name: self.dies.name(m),
-            type_name: self.name_of(m.ty()).to_string(),
+            type_name: ctype.c.to_string(),
             offset: base.saturating_add(location),
             size: type_size.unwrap_or(0),
             bit_offset: None,
             bit_size: None,
             flexible,
             nested,
+            alignment: m.alignment(),
+            ctype,
+            type_padding: self.listing_padding(m.ty(), depth),
+            natural_alignment: self.listing_natural_align(m.ty()),
+            ..Member::default()
         }
     }
+}
+
+fn is_aggregate_tag(tag: gimli::DwTag) -> bool {
+    matches!(
+        tag,
+        dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
+    )
 }
 
 /// Natural alignment of a scalar of `size` bytes: the size rounded down to a power of

@@ -1,6 +1,7 @@
 //! Loading: map a vmlinux once, read its sections and symbols with `object`, its types
 //! and global variables with `gimli` (units in parallel), and build an `Image`.
 
+mod ctypes;
 mod dies;
 mod dwarf;
 mod elf;
@@ -49,6 +50,12 @@ pub struct LoadOptions {
     pub structs: StructFilter,
     /// Read global variables (and the structs they are instances of).
     pub variables: bool,
+    /// Typedef names to follow to the anonymous struct/union they name (`atomic_t`),
+    /// as `pahole -C` does; their layouts carry the typedef's name.
+    pub typedefs: Vec<String>,
+    /// Build what pahole's text needs (spellings, members' struct padding, packed
+    /// structs); `show --struct`/`--symbol` want it, a diff does not.
+    pub pahole_text: bool,
 }
 
 impl Default for LoadOptions {
@@ -57,6 +64,8 @@ impl Default for LoadOptions {
             line_size: None,
             dwarf: true,
             structs: StructFilter::All,
+            typedefs: Vec::new(),
+            pahole_text: true,
             variables: true,
         }
     }

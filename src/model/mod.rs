@@ -2,9 +2,12 @@
 //! layouts, global variables). No parsing and no printing lives here; `load` fills it
 //! and `layout`, `diff` and `report` read it.
 
+mod ctype;
+pub mod hex;
 mod symbols;
 mod types;
 
+pub use ctype::{CType, TypeKind};
 pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};
 pub use types::{AggregateKind, BitHole, Hole, Member, StructId, StructLayout, Variable};
 
@@ -36,6 +39,7 @@ pub struct Image<'d> {
     pub has_debug_info: bool,
     /// Address that per-CPU offsets are counted from (`__per_cpu_start`), when the image
     /// has a `.data..percpu` section.
+    #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub percpu_base: Option<u64>,
     /// Linker boundary symbols found (`__init_begin`, `__start_ro_after_init`, ...):
     /// where merged sub-sections start and end in the final image.

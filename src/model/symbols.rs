@@ -6,6 +6,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 pub struct Section<'d> {
     pub name: &'d str,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     pub size: u64,
     pub alignment: u64,
@@ -55,11 +56,13 @@ pub struct Symbol<'d> {
     pub binding: Binding,
     pub section: &'d str,
     /// `st_value` as linked.
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     pub size: u64,
     pub space: Space,
     /// The position that decides cache lines: the address, or the per-CPU offset
     /// (`st_value - __per_cpu_start`) for per-CPU symbols.
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub place: u64,
 }
 

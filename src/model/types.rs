@@ -1,7 +1,11 @@
 //! DWARF-side model: struct/union layouts with members, holes and padding as pahole
 //! reports them, and global variables with their types.
 
+use std::sync::Arc;
+
 use serde::Serialize;
+
+use super::CType;
 
 /// Index of a struct in `Image::structs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -64,6 +68,31 @@ pub struct Member<'d> {
     /// Members of an anonymous struct/union, laid inline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nested: Option<Box<StructLayout<'d>>>,
+    /// `DW_AT_alignment` on the member (`__aligned__(N)` in the source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alignment: Option<u64>,
+    /// The type as data (kind, qualifiers, dimensions) and its spellings.
+    #[serde(skip)]
+    pub ctype: Arc<CType>,
+    /// Bytes and bits unused after this member, attributed as pahole does.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hole: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bit_hole: u64,
+    /// When the member's type is a struct (not through a typedef): its tail padding.
+    #[serde(skip)]
+    pub type_padding: u64,
+    /// A pointer member to an anonymous struct/union: that struct, offsets from its
+    /// own start (pahole lists it; not part of this struct's storage).
+    #[serde(skip)]
+    pub pointee: Option<Box<StructLayout<'d>>>,
+    /// pahole's natural alignment of the member's type (for packed inference).
+    #[serde(skip)]
+    pub natural_alignment: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Member<'_> {
@@ -107,6 +136,17 @@ pub struct StructLayout<'d> {
     pub padding: u64,
     /// Unused bits at the end of the last bitfield storage unit.
     pub bit_padding: u64,
+    /// Unused bytes and bits before the first member.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pre_hole: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pre_bit_hole: u64,
+    /// Laid out as `__attribute__((__packed__))` (inferred the way pahole infers it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub packed: bool,
+    /// An anonymous struct/union reached through a typedef; `name` is the typedef's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub typedef: bool,
 }
 
 impl<'d> StructLayout<'d> {
@@ -139,9 +179,13 @@ impl<'d> StructLayout<'d> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Variable<'d> {
     pub name: &'d str,
+    #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The type as data: kind, qualifiers, dimensions.
+    #[serde(skip)]
+    pub ctype: Arc<CType>,
     /// Byte size of the type.
     pub size: Option<u64>,
     /// The struct/union its type resolves to through typedefs, qualifiers and arrays.

@@ -63,14 +63,14 @@ pub fn summary(h: &Header, s: &Summary) -> String {
     out
 }
 
-pub fn structs(h: &Header, laid: &[LaidStruct<'_, '_>]) -> String {
+pub fn structs(h: &Header, laid: &[LaidStruct<'_, '_>], annotate: bool) -> String {
     let mut out = header(h);
     for l in laid {
         out.push('\n');
         if let Some(f) = l.decl_file {
             let _ = writeln!(out, "/* {f} */");
         }
-        out.push_str(&pahole::render(l));
+        out.push_str(&pahole::listing(l, annotate));
         groups(&mut out, l);
     }
     out
@@ -169,7 +169,7 @@ fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
     }
     if let Some(l) = &v.laid {
         let _ = writeln!(out, "laid at {}:", place_str(s.space, s.place));
-        out.push_str(&pahole::render(l));
+        out.push_str(&pahole::listing(l, true));
     }
 }
 

@@ -53,6 +53,8 @@ pub enum Measured {
     },
     /// `value mod modulo = remainder`.
     Modulo {
+        /// The address (or per-CPU offset): a hex string in JSON.
+        #[serde(serialize_with = "crate::model::hex::addr")]
         value: u64,
         modulo: u64,
         remainder: u64,

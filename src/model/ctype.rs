@@ -1,0 +1,72 @@
+//! The type of a member or variable as data, not as a string to parse back: what kind
+//! of thing it is once typedefs are followed, its qualifiers, array dimensions and
+//! pointer-ness, plus its two spellings (C, and pahole's member declarator), both
+//! built once per type by the loader.
+
+use serde::Serialize;
+
+/// What a type is once typedefs and qualifiers are followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TypeKind {
+    #[default]
+    Void,
+    Base,
+    Struct,
+    Union,
+    Enum,
+    Pointer,
+    Array,
+    Function,
+}
+
+/// An enumerator's name and value.
+pub type Enumerator = (Box<str>, i64);
+
+/// One type, shared (`Arc`) by every member and variable of that type in a unit.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Default)]
+pub struct CType {
+    /// The kind after typedefs and qualifiers (`Array` for an array, whatever its element).
+    pub kind: TypeKind,
+    /// For arrays: the kind of the element after typedefs and qualifiers.
+    pub element: TypeKind,
+    /// The object itself is const (`char *const`, `const int[4]`), not what it points to.
+    pub is_const: bool,
+    pub is_volatile: bool,
+    /// Array dimensions, outermost first (0 for a flexible array).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dims: Vec<u64>,
+    /// Name of the struct/union that the type (or its array element) is, if named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregate: Option<Box<str>>,
+    /// C spelling without a declarator name: `const char *`, `char *const`,
+    /// `void (*[4])(int)`.
+    pub c: Box<str>,
+    /// pahole's member declaration is `{before} NAME{after}`.
+    #[serde(skip)]
+    pub pahole_before: Box<str>,
+    #[serde(skip)]
+    pub pahole_after: Box<str>,
+    /// An anonymous enum (the member's own type): its enumerators, which pahole
+    /// prints inline, and its size in bytes.
+    #[serde(skip)]
+    pub anonymous_enum: Option<(Vec<Enumerator>, u64)>,
+    /// pahole's declaration for an array whose last dimension it prints as `[]`.
+    #[serde(skip)]
+    pub pahole_after_flexible: Option<Box<str>>,
+}
+
+impl CType {
+    pub fn is_pointer(&self) -> bool {
+        self.kind == TypeKind::Pointer
+    }
+
+    /// Kind of the storage: the element kind for arrays, else the kind.
+    pub fn storage_kind(&self) -> TypeKind {
+        if self.kind == TypeKind::Array {
+            self.element
+        } else {
+            self.kind
+        }
+    }
+}
