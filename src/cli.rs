@@ -176,3 +176,39 @@ fn parse_line_size(s: &str) -> Result<u64, String> {
         Err("must be a power of two between 8 and 4096".into())
     }
 }
+
+#[cfg(test)]
+mod default_command_tests {
+    use super::with_default_command;
+
+    fn args(v: &[&str]) -> Vec<String> {
+        let os = v.iter().map(|s| std::ffi::OsString::from(*s)).collect();
+        with_default_command(os)
+            .into_iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn diff_is_inserted_before_options_that_come_first() {
+        assert_eq!(
+            args(&["ld", "--format", "json", "a", "b"]),
+            ["ld", "diff", "--format", "json", "a", "b"]
+        );
+        assert_eq!(
+            args(&["ld", "--all", "--format=json", "a", "b"]),
+            ["ld", "diff", "--all", "--format=json", "a", "b"]
+        );
+        assert_eq!(args(&["ld", "a", "b"]), ["ld", "diff", "a", "b"]);
+    }
+
+    #[test]
+    fn subcommands_and_bare_flags_are_left_alone() {
+        assert_eq!(
+            args(&["ld", "--format", "json", "show", "f"]),
+            ["ld", "--format", "json", "show", "f"]
+        );
+        assert_eq!(args(&["ld", "show", "f"]), ["ld", "show", "f"]);
+        assert_eq!(args(&["ld", "--version"]), ["ld", "--version"]);
+    }
+}

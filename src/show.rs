@@ -67,7 +67,8 @@ pub fn summary(image: &Image<'_>) -> Summary {
         functions: image.count(SymbolKind::Function, Space::Global),
         data_objects: image.count(SymbolKind::Object, Space::Global),
         percpu_variables: image.count(SymbolKind::Object, Space::Percpu),
-        structs: image.structs.len(),
+        // Named ones: anonymous struct types of objects (`tk_core`) are laid out too.
+        structs: image.structs.iter().filter(|s| !s.name.is_empty()).count(),
         variables: image.variables.len(),
         percpu_base: image.percpu_base,
         sections: image
