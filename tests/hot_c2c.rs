@@ -24,7 +24,9 @@ fn ranked(v: &Value) -> Vec<(u64, Option<u64>, u64)> {
         .map(|l| {
             (
                 l["index"].as_u64().unwrap(),
-                l["address"].as_u64(),
+                l["address"]
+                    .as_str()
+                    .map(|_| common::json_hex(&l["address"])),
                 l["hitm"].as_u64().unwrap(),
             )
         })
@@ -85,7 +87,10 @@ fn assert_base_mapping(v: &Value) {
         accesses(&v["lines"][3]),
         [(0x18, "uidhash_lock".into(), None)]
     );
-    assert_eq!(v["lines"][1]["runtime"].as_u64(), Some(0xffff8c4a01234500));
+    assert_eq!(
+        common::json_hex(&v["lines"][1]["runtime"]),
+        0xffff8c4a01234500
+    );
     assert_eq!(v["lines"][1]["region"], "heap");
     assert_eq!(v["lines"][4]["region"], "modules");
     assert!(v["lines"][0].get("region").is_none());
@@ -197,10 +202,16 @@ fn diff_follows_hot_lines_into_new() {
         .find(|f| f["member"] == "__count")
         .unwrap();
     assert_eq!(count["object"], "root_user");
-    assert_eq!(count["old_address"].as_u64(), Some(0xffffffff82a510e0));
-    assert_eq!(count["new_address"].as_u64(), Some(0xffffffff82a51140));
-    assert_eq!(count["new_first_line"].as_u64(), Some(0xffffffff82a51140));
-    assert_eq!(count["new_last_line"].as_u64(), Some(0xffffffff82a51140));
+    assert_eq!(common::json_hex(&count["old_address"]), 0xffffffff82a510e0);
+    assert_eq!(common::json_hex(&count["new_address"]), 0xffffffff82a51140);
+    assert_eq!(
+        common::json_hex(&count["new_first_line"]),
+        0xffffffff82a51140
+    );
+    assert_eq!(
+        common::json_hex(&count["new_last_line"]),
+        0xffffffff82a51140
+    );
     assert_eq!(count["new_line_count"].as_u64(), Some(1));
     assert_eq!(count["new_neighbours"], serde_json::json!([]));
     assert_eq!(count["new_members"][0], "sigpending");
@@ -210,7 +221,7 @@ fn diff_follows_hot_lines_into_new() {
         .iter()
         .find(|f| f["object"] == "uidhash_lock")
         .unwrap();
-    assert_eq!(uid["new_address"].as_u64(), Some(0xffffffff82a51180));
+    assert_eq!(common::json_hex(&uid["new_address"]), 0xffffffff82a51180);
     // Markdown carries the same section in a fenced block.
     let (_, md, _) = run(&[
         "diff",

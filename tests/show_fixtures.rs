@@ -5,13 +5,9 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{Listing, json, listing_of, pahole_listings, parse_listing, run, run_env, testdata};
-
-/// An address as JSON spells it (`"0xffffffff82a51260"`).
-fn json_hex(v: &serde_json::Value) -> u64 {
-    let s = v.as_str().expect("addresses are hex strings");
-    u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("hex address")
-}
+use common::{
+    Listing, json, json_hex, listing_of, pahole_listings, parse_listing, run, run_env, testdata,
+};
 
 fn sorted(mut l: Listing) -> Listing {
     l.holes.sort();

@@ -109,8 +109,8 @@ fn locals_of_two_dup_c_files_pair_by_path() {
     // 0x...18 (two STT_FILE "dup.c"); new: only b/dup.c's, at 0x...8c.
     let (_, v) = diff(&[]);
     let b = data(&v, "dup.c:dup_counter");
-    assert_eq!(b["place"]["old"], 0xffffffff82a00018u64);
-    assert_eq!(b["place"]["new"], 0xffffffff82a0008cu64);
+    assert_eq!(common::json_hex(&b["place"]["old"]), 0xffffffff82a00018);
+    assert_eq!(common::json_hex(&b["place"]["new"]), 0xffffffff82a0008c);
     assert_eq!(v["summary"]["data"]["removed"], 1);
     assert_eq!(v["summary"]["functions"]["removed"], 1);
     let a_run = run_starting_at(&v, "a_marker");
@@ -130,7 +130,10 @@ fn locals_of_two_dup_c_files_pair_by_path() {
     let syms = s["symbols"].as_array().unwrap();
     assert_eq!(syms.len(), 1);
     assert_eq!(syms[0]["qualified_name"], "a/dup.c:dup_counter");
-    assert_eq!(syms[0]["symbol"]["address"], 0xffffffff82a00010u64);
+    assert_eq!(
+        common::json_hex(&syms[0]["symbol"]["address"]),
+        0xffffffff82a00010
+    );
     assert_eq!(syms[0]["symbol"]["unit"], "a/dup.c");
     let (code, v) = diff(&["--symbol", "b/dup.c:dup_counter"]);
     assert_eq!(code, 0);

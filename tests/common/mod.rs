@@ -159,3 +159,10 @@ pub fn listing_of(s: &Value) -> Listing {
     }
     l
 }
+
+/// An address as JSON spells it (`"0xffffffff82a51260"`).
+#[allow(dead_code)]
+pub fn json_hex(v: &Value) -> u64 {
+    let s = v.as_str().expect("addresses are hex strings");
+    u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("hex address")
+}
