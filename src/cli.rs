@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::report::Format;
+use clap::ValueEnum;
+use layout_diff::report::Format;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -92,8 +93,8 @@ pub struct Common {
     #[arg(long, value_name = "BYTES", value_parser = parse_line_size, global = true)]
     pub line_size: Option<u64>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FormatArg::Text, global = true)]
+    pub format: FormatArg,
 }
 
 #[derive(Debug, Args)]
@@ -210,5 +211,25 @@ mod default_command_tests {
         );
         assert_eq!(args(&["ld", "show", "f"]), ["ld", "show", "f"]);
         assert_eq!(args(&["ld", "--version"]), ["ld", "--version"]);
+    }
+}
+
+/// `--format`: the library's `report::Format`, spelled for the command line here so the
+/// library needs no clap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Json,
+    Markdown,
+}
+
+impl Common {
+    /// The output format the library renders.
+    pub fn format(&self) -> Format {
+        match self.format {
+            FormatArg::Text => Format::Text,
+            FormatArg::Json => Format::Json,
+            FormatArg::Markdown => Format::Markdown,
+        }
     }
 }

@@ -14,7 +14,5 @@ pub use error::{Error, Result};
 pub use load::{InputFile, LoadOptions, StructFilter};
 pub use model::Image;
 pub mod check;
-pub mod cli;
 pub mod diff;
-pub mod run;
 pub mod show;

@@ -4,8 +4,10 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use layout_diff::cli::{Cli, Command};
-use layout_diff::run;
+mod cli;
+mod run;
+
+use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse_args();

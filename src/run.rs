@@ -4,13 +4,13 @@
 use anyhow::{Context, Result};
 
 use crate::cli::{CheckArgs, DiffArgs, ShowArgs};
-use crate::diff::DiffOptions;
-use crate::load::{InputFile, LoadOptions, StructFilter};
-use crate::model::Space;
-use crate::report::{
+use layout_diff::diff::DiffOptions;
+use layout_diff::load::{InputFile, LoadOptions, StructFilter};
+use layout_diff::model::Space;
+use layout_diff::report::{
     Format, check_markdown, check_text, diff_markdown, diff_text, hot_text, json, show_text,
 };
-use crate::show::{self, Header};
+use layout_diff::show::{self, Header};
 
 /// What the binary prints and the exit code it ends with.
 pub struct Output {
@@ -22,7 +22,7 @@ pub struct Output {
 
 /// `layout-diff show`.
 pub fn show(args: &ShowArgs) -> Result<Output> {
-    if args.common.format == Format::Markdown {
+    if args.common.format() == Format::Markdown {
         anyhow::bail!("show has no Markdown output; use --format text or --format json");
     }
     let file = InputFile::open(&args.file)?;
@@ -61,13 +61,13 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     };
     let image = file.load(&options)?;
     if !args.structs.is_empty() && !image.has_debug_info {
-        return Err(crate::Error::NoDebugInfo {
+        return Err(layout_diff::Error::NoDebugInfo {
             path: args.file.clone(),
         }
         .into());
     }
     let header = Header::of(&image);
-    let json = args.common.format == Format::Json;
+    let json = args.common.format() == Format::Json;
     let mut text = String::new();
     let mut missing = Vec::new();
     if summary_only {
@@ -132,7 +132,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     }
     if let (Some(report), Some(path)) = (&c2c, &args.hot) {
         let kaslr = kaslr_for(report, &image, args.kaslr_offset, path)?;
-        let map = crate::check::hotmap::map(report, &image, kaslr);
+        let map = layout_diff::check::hotmap::map(report, &image, kaslr);
         text += &section(json, "layout-diff-hot", &header, "hot", &map, || {
             hot_text::show(&header, &map)
         })?;
@@ -168,7 +168,7 @@ fn section<T: serde::Serialize>(
 enum Hot {
     /// Names or globs (a `sym+0xOFF` line names `sym`).
     Names(Vec<String>),
-    C2c(crate::check::c2c::C2cReport),
+    C2c(layout_diff::check::c2c::C2cReport),
 }
 
 /// Reads `--hot FILE`: a perf c2c report (recognised by its section titles), else one
@@ -176,8 +176,8 @@ enum Hot {
 fn read_hot(path: &std::path::Path) -> Result<Hot> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read hot list", path.display()))?;
-    if crate::check::c2c::is_c2c(&text) {
-        let r = crate::check::c2c::parse(&text).map_err(|e| {
+    if layout_diff::check::c2c::is_c2c(&text) {
+        let r = layout_diff::check::c2c::parse(&text).map_err(|e| {
             anyhow::anyhow!("{}: not a usable perf c2c report: {e}", path.display())
         })?;
         return Ok(Hot::C2c(r));
@@ -204,14 +204,14 @@ fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
 
 /// The KASLR offset for a c2c report: `--kaslr-offset`, else inferred from `image`.
 fn kaslr_for(
-    report: &crate::check::c2c::C2cReport,
-    image: &crate::Image<'_>,
+    report: &layout_diff::check::c2c::C2cReport,
+    image: &layout_diff::Image<'_>,
     given: Option<u64>,
     path: &std::path::Path,
-) -> Result<crate::check::hotmap::Kaslr> {
+) -> Result<layout_diff::check::hotmap::Kaslr> {
     match given {
-        Some(offset) => Ok(crate::check::hotmap::Kaslr::Given { offset }),
-        None => crate::check::hotmap::infer_kaslr(report, image)
+        Some(offset) => Ok(layout_diff::check::hotmap::Kaslr::Given { offset }),
+        None => layout_diff::check::hotmap::infer_kaslr(report, image)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
     }
 }
@@ -238,7 +238,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
         .fail_on
         .iter()
         .map(|c| {
-            crate::diff::Category::parse(c.trim()).with_context(|| {
+            layout_diff::diff::Category::parse(c.trim()).with_context(|| {
                 format!(
                     "--fail-on: unknown category {c:?} (percpu, aligned, write-hot, straddle, struct, text)"
                 )
@@ -274,7 +274,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let (old, new) = (old?, new?);
     for (img, path) in [(&old, &args.old), (&new, &args.new)] {
         if !img.has_debug_info {
-            return Err(crate::Error::NoDebugInfo { path: path.clone() }.into());
+            return Err(layout_diff::Error::NoDebugInfo { path: path.clone() }.into());
         }
     }
     if old.line_size != new.line_size {
@@ -295,12 +295,12 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let follow = match (&c2c, &args.hot) {
         (Some(r), Some(path)) => {
             let kaslr = kaslr_for(r, &old, args.kaslr_offset, path)?;
-            let map = crate::check::hotmap::map(r, &old, kaslr);
-            Some(crate::check::hotmap::follow(&map, &new))
+            let map = layout_diff::check::hotmap::map(r, &old, kaslr);
+            Some(layout_diff::check::hotmap::follow(&map, &new))
         }
         _ => None,
     };
-    let report = crate::diff::diff(&old, &new, &options);
+    let report = layout_diff::diff::diff(&old, &new, &options);
     let t2 = std::time::Instant::now();
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -308,16 +308,16 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let view = diff_text::View {
         limit: if args.all { None } else { Some(args.limit) },
     };
-    let mut text = match args.common.format {
+    let mut text = match args.common.format() {
         Format::Text => diff_text::render(&report, view),
         Format::Markdown => diff_markdown::render(&report, view),
         Format::Json => {
             #[derive(serde::Serialize)]
             struct WithHot<'a> {
                 #[serde(flatten)]
-                report: &'a crate::diff::Report,
+                report: &'a layout_diff::diff::Report,
                 #[serde(skip_serializing_if = "Option::is_none")]
-                hot: Option<&'a crate::check::hotmap::HotFollow>,
+                hot: Option<&'a layout_diff::check::hotmap::HotFollow>,
             }
             let doc = WithHot {
                 report: &report,
@@ -329,7 +329,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
         }
     };
     if let Some(f) = &follow {
-        match args.common.format {
+        match args.common.format() {
             Format::Text => text += &hot_text::follow(f),
             Format::Markdown => text += &format!("\n```\n{}```\n", hot_text::follow(f)),
             Format::Json => {}
@@ -353,7 +353,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
 /// `layout-diff check --rules FILE IMAGE` or `... OLD NEW`: loads only the structs the
 /// rules name (and symbols, which the ELF gives), evaluates, renders.
 pub fn check(args: &CheckArgs) -> Result<Output> {
-    let rules = crate::check::rules::load(&args.rules)?;
+    let rules = layout_diff::check::rules::load(&args.rules)?;
     let (old_path, new_path) = match args.files.as_slice() {
         [image] => (None, image),
         [old, new] => (Some(old), new),
@@ -393,14 +393,14 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
     let (new, old) = (new?, old?);
     for img in std::iter::once(&new).chain(old.as_ref()) {
         if options.dwarf && !img.has_debug_info {
-            return Err(crate::Error::NoDebugInfo {
+            return Err(layout_diff::Error::NoDebugInfo {
                 path: img.path.clone(),
             }
             .into());
         }
     }
-    let report = crate::check::eval::check(&rules, &new, old.as_ref());
-    let text = match args.common.format {
+    let report = layout_diff::check::eval::check(&rules, &new, old.as_ref());
+    let text = match args.common.format() {
         Format::Text => check_text::render(&report),
         Format::Markdown => check_markdown::render(&report),
         Format::Json => {
@@ -421,8 +421,8 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
 fn unmatched_patterns(
     args: &DiffArgs,
     symbols: &[String],
-    old: &crate::model::Image<'_>,
-    new: &crate::model::Image<'_>,
+    old: &layout_diff::model::Image<'_>,
+    new: &layout_diff::model::Image<'_>,
 ) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for p in &args.structs {

@@ -11,7 +11,7 @@ pub mod pahole;
 pub mod show_text;
 
 /// Output format chosen with `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Json,
