@@ -13,6 +13,7 @@ usage: check-causes.py OLD NEW [--layout-diff PATH] [--json FILE] [-v]
 """
 import argparse
 import json
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -53,6 +54,15 @@ def base_name(name):
     return ".".join(p for p in name.split(".") if not p.isdigit())
 
 
+HEX = re.compile(r"^0x[0-9a-f]+$")
+
+
+def unhex(obj):
+    """The diff JSON spells addresses as hex strings; read them back as integers."""
+    return {k: int(v, 16) if isinstance(v, str) and HEX.match(v) else v
+            for k, v in obj.items()}
+
+
 def address(run_space, place, percpu_start):
     if run_space == "percpu":
         return place + (percpu_start or 0)
@@ -69,13 +79,13 @@ def main():
     args = ap.parse_args()
     if args.json:
         with open(args.json) as f:
-            report = json.load(f)
+            report = json.load(f, object_hook=unhex)
     else:
         out = subprocess.run([args.layout_diff, args.old, args.new, "--format", "json"],
                              capture_output=True, text=True)
         if out.returncode not in (0, 1):
             sys.exit(f"layout-diff failed: {out.stderr.strip()}")
-        report = json.loads(out.stdout)
+        report = json.loads(out.stdout, object_hook=unhex)
     sides = [nm(args.old), nm(args.new)]
 
     at_address = [defaultdict(set), defaultdict(set)]
