@@ -8,7 +8,7 @@ use layout_diff::diff::DiffOptions;
 use layout_diff::load::{InputFile, LoadOptions, StructFilter};
 use layout_diff::model::Space;
 use layout_diff::report::{
-    Format, check_markdown, check_text, diff_markdown, diff_text, hot_text, json, show_text,
+    Format, check_markdown, check_text, diff_markdown, diff_text, hot_text, json, plan, show_text,
 };
 use layout_diff::show::{self, Header};
 
@@ -305,12 +305,13 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let view = diff_text::View {
+    let view = plan::View {
         limit: if args.all { None } else { Some(args.limit) },
     };
+    let planned = plan::plan(&report, view);
     let mut text = match args.common.format() {
-        Format::Text => diff_text::render(&report, view),
-        Format::Markdown => diff_markdown::render(&report, view),
+        Format::Text => diff_text::render(&planned),
+        Format::Markdown => diff_markdown::render(&planned),
         Format::Json => {
             #[derive(serde::Serialize)]
             struct WithHot<'a> {

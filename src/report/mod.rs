@@ -3,11 +3,13 @@
 
 pub mod check_markdown;
 pub mod check_text;
+pub mod diff_lines;
 pub mod diff_markdown;
 pub mod diff_text;
 pub mod hot_text;
 pub mod json;
 pub mod pahole;
+pub mod plan;
 pub mod show_text;
 
 /// Output format chosen with `--format`.
