@@ -1,0 +1,31 @@
+// layout-diff HTML report: details of the block under the pointer or keyboard focus,
+// all items opened for printing, and a record of any script error in the page itself.
+(function () {
+  var errors = document.getElementById('js-errors');
+  function record(message) { errors.textContent += 'script error: ' + message + '\n'; }
+  (window.layoutDiffErrors || []).forEach(record);
+  window.addEventListener('error', function (e) { record(e.message); });
+  var panel = document.getElementById('inspector');
+  function show(e) {
+    var c = e.target.closest ? e.target.closest('.cell') : null;
+    if (c && c.dataset.detail) { panel.textContent = c.dataset.detail; }
+  }
+  document.addEventListener('mouseover', show);
+  document.addEventListener('focusin', show);
+  document.addEventListener('mouseout', function (e) {
+    if (e.target.closest && e.target.closest('.cell') && !document.activeElement.closest('.cell')) { panel.textContent = ''; }
+  });
+  window.addEventListener('beforeprint', function () {
+    document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+  });
+  var all = document.getElementById('open-all');
+  if (all) {
+    all.addEventListener('click', function () {
+      var open = all.dataset.open !== '1';
+      document.querySelectorAll('details.item').forEach(function (d) { d.open = open; });
+      all.dataset.open = open ? '1' : '0';
+      all.textContent = open ? 'collapse all' : 'expand all';
+    });
+  }
+  document.body.dataset.ready = String(document.querySelectorAll('.cell').length);
+})();
