@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::map::{Band, Block, Map, Mark};
+use super::map::{Band, Block, Map, Mark, add_bitfield};
 use super::{close, esc, legend, open, pre};
 use crate::diff::{MemberChange, MemberChangeKind, PlacementChange, StructChange, Tenant};
 use crate::report::diff_lines::{
@@ -209,17 +209,24 @@ fn struct_maps(s: &StructChange, line_size: u64) -> (Map, Map) {
         let size = if old { s.size.old } else { s.size.new };
         let mut blocks: Vec<Block> = Vec::new();
         for m in list {
-            if let Some(b) = member_block(m, old) {
-                match blocks
-                    .iter_mut()
-                    .find(|x| !x.bits.is_empty() && x.start == b.start && x.size == b.size)
-                {
-                    Some(unit) if !b.bits.is_empty() => {
-                        unit.name = format!("{}, {}", unit.name, b.name);
-                        unit.bits.extend(b.bits);
+            let Some(b) = member_block(m, old) else {
+                continue;
+            };
+            let pick = |p: &crate::diff::Pair<Option<u64>>| if old { p.old } else { p.new };
+            match (pick(&m.bit_offset), pick(&m.bit_size)) {
+                (Some(bit), Some(bits)) => {
+                    let i = add_bitfield(
+                        &mut blocks,
+                        (b.start, b.size),
+                        (&m.name, bit, bits),
+                        &format!("{} bitfield storage unit", b.what),
+                    );
+                    // A changed bitfield marks its block.
+                    if b.mark != Mark::None {
+                        blocks[i].mark = b.mark;
                     }
-                    _ => blocks.push(b),
                 }
+                _ => blocks.push(b),
             }
         }
         let padding = if old { s.padding.old } else { s.padding.new };
@@ -296,10 +303,6 @@ fn member_block(m: &MemberChange, old: bool) -> Option<Block> {
             m.line.old.map_or("-".into(), |l| l.to_string()),
             m.line.new.map_or("-".into(), |l| l.to_string())
         );
-    }
-    if let (Some(bit), Some(bits)) = (pick(&m.bit_offset), pick(&m.bit_size)) {
-        b.bits.push((m.name.clone(), bit, bits));
-        b.name = format!("{}:{bits}", m.name);
     }
     Some(b)
 }

@@ -64,6 +64,46 @@ impl Block {
     }
 }
 
+/// Adds a bitfield of `bits` bits at bit `bit` of the storage unit `[start, start +
+/// size)`: into the bitfield block its unit overlaps (units of neighbouring bitfields
+/// may overlap, as in `restart_flags:20` at 48 and `brk_randomized:3` at 50 of the
+/// fixture's task_struct), else as a new block. Bits are kept from the block's start.
+pub fn add_bitfield(
+    blocks: &mut Vec<Block>,
+    (start, size): (u64, u64),
+    (name, bit, bits): (&str, u64, u64),
+    what: &str,
+) -> usize {
+    let end = start + size.max(1);
+    let found = blocks
+        .iter()
+        .position(|b| !b.bits.is_empty() && b.start < end && start < b.start + b.size.max(1));
+    let i = match found {
+        Some(i) => {
+            let b = &mut blocks[i];
+            if start < b.start {
+                let shift = (b.start - start) * 8;
+                for x in &mut b.bits {
+                    x.1 += shift;
+                }
+                b.size += b.start - start;
+                b.start = start;
+            }
+            b.size = b.size.max(end - b.start);
+            b.name = format!("{}, {name}:{bits}", b.name);
+            i
+        }
+        None => {
+            blocks.push(Block::new(start, size, format!("{name}:{bits}"), what));
+            blocks.len() - 1
+        }
+    };
+    let b = &mut blocks[i];
+    b.bits
+        .push((name.to_string(), (start - b.start) * 8 + bit, bits));
+    i
+}
+
 /// A labelled band under the rows: a cache-line group, or a member that moved.
 #[derive(Debug, Clone)]
 pub struct Band {

@@ -27,5 +27,5 @@
       all.textContent = open ? 'collapse all' : 'expand all';
     });
   }
-  document.body.dataset.ready = String(document.querySelectorAll('.cell').length);
+  document.body.dataset.ready = String(document.querySelectorAll('.lane .cell').length);
 })();

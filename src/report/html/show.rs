@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::map::{Band, Block, Kind, Map};
+use super::map::{Band, Block, Kind, Map, add_bitfield};
 use super::{close, esc, legend, open};
 use crate::layout::{LaidMember, LaidStruct};
 use crate::model::AggregateKind;
@@ -188,27 +188,12 @@ fn members(list: &[LaidMember<'_, '_>], base: u64, out: &mut Vec<Block>) {
             }
             _ => match (m.bit_offset, m.bit_size) {
                 (Some(bit), Some(bits)) => {
-                    let start = base + m.offset;
-                    let unit = out
-                        .iter_mut()
-                        .rev()
-                        .find(|b| !b.bits.is_empty() && b.start == start && b.size == m.size);
-                    match unit {
-                        Some(u) => {
-                            u.name.push_str(&format!(", {name}:{bits}"));
-                            u.bits.push((name.to_string(), bit, bits));
-                        }
-                        None => {
-                            let mut b = Block::new(
-                                start,
-                                m.size,
-                                format!("{name}:{bits}"),
-                                format!("{} bitfield storage unit", m.type_name),
-                            );
-                            b.bits.push((name.to_string(), bit, bits));
-                            out.push(b);
-                        }
-                    }
+                    add_bitfield(
+                        out,
+                        (base + m.offset, m.size),
+                        (name, bit, bits),
+                        &format!("{} bitfield storage unit", m.type_name),
+                    );
                 }
                 _ => out.push(Block::new(base + m.offset, m.size, name, m.type_name)),
             },
