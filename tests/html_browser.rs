@@ -101,13 +101,15 @@ fn page(name: &str, args: &[&str], code: i32) -> PathBuf {
     path
 }
 
-/// Rendered without a console message or a script error, and the page's script ran to
-/// its end (it counts the blocks into `data-ready`).
+/// Rendered without a console message or a script error, every block drawn at its
+/// offset (the page's script checks and records mismatches in `#js-errors`), and the
+/// script ran to its end (it counts the blocks into `data-ready`).
 fn assert_clean(dom: &str, console: &[String], source: &str) {
     assert!(console.is_empty(), "console: {console:#?}");
     assert!(
         dom.contains("<pre id=\"js-errors\"></pre>"),
-        "script errors recorded in the page"
+        "errors recorded in the page: {}",
+        between(dom, "<pre id=\"js-errors\">", "</pre>")
     );
     let cells = source.matches("<div class=\"cell").count();
     assert!(

@@ -1,5 +1,6 @@
 // layout-diff HTML report: details of the block under the pointer or keyboard focus,
-// all items opened for printing, and a record of any script error in the page itself.
+// all items opened for printing, a record of any script error in the page itself, and
+// a check that each block is drawn at its offset.
 (function () {
   var errors = document.getElementById('js-errors');
   function record(message) { errors.textContent += 'script error: ' + message + '\n'; }
@@ -27,5 +28,15 @@
       all.textContent = open ? 'collapse all' : 'expand all';
     });
   }
+  // Self-check of the drawing: every block sits where its byte offset says.
+  document.querySelectorAll('.lane').forEach(function (lane) {
+    var w = lane.clientWidth;
+    lane.querySelectorAll(':scope > .cell').forEach(function (c) {
+      var want = parseFloat(c.style.left) * w / 100;
+      if (Math.abs(c.offsetLeft - want) > 2) {
+        record('layout: ' + c.dataset.name + ' drawn at ' + c.offsetLeft + ' px, not at ' + Math.round(want) + ' px');
+      }
+    });
+  });
   document.body.dataset.ready = String(document.querySelectorAll('.lane .cell').length);
 })();
