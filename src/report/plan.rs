@@ -408,3 +408,67 @@ pub fn boundaries(s: &StructChange) -> Vec<(usize, u64)> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::{DiffOptions, diff};
+    use crate::load::{InputFile, LoadOptions};
+    use crate::report::diff_lines::item_lines;
+
+    /// The budget counts what the text prints: every item's height is the number of
+    /// lines the text renderer draws for it, in the default view, with --all, and with
+    /// everything pinned (which shows structs side by side).
+    #[test]
+    fn heights_are_the_lines_the_text_draws() {
+        let open = |n: &str| InputFile::open(std::path::Path::new(n)).expect("fixture");
+        let (old, new) = (open("testdata/old.elf"), open("testdata/new.elf"));
+        let load = LoadOptions::default();
+        let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
+        let everything = crate::show::globs(&["*".to_string()]).unwrap();
+        let pinned = DiffOptions {
+            pinned_symbols: Some(everything.clone()),
+            pinned_structs: Some(everything),
+            fail_on: None,
+        };
+        let mut checked = 0;
+        for options in [DiffOptions::default(), pinned] {
+            let report = diff(&old, &new, &options);
+            for limit in [Some(54), Some(5), None] {
+                let p = plan(&report, View { limit });
+                for item in p.sections.iter().flat_map(|s| &s.items) {
+                    assert_eq!(item.height(), item_lines(item).len(), "{}", item.name());
+                    checked += 1;
+                }
+            }
+        }
+        // 3 views of the plain diff and 3 of the pinned one; not a vacuous loop.
+        assert!(checked >= 6, "{checked}");
+    }
+
+    /// A budget of 5 lines keeps only what fits: the fixture's per-CPU section gets
+    /// 5 * 30% = 1 line, so one run, and every later item over budget is cut.
+    #[test]
+    fn a_small_budget_cuts_items_and_counts_them() {
+        let open = |n: &str| InputFile::open(std::path::Path::new(n)).expect("fixture");
+        let (old, new) = (open("testdata/old.elf"), open("testdata/new.elf"));
+        let load = LoadOptions::default();
+        let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
+        let report = diff(&old, &new, &DiffOptions::default());
+        let all = plan(&report, View { limit: None });
+        let small = plan(&report, View { limit: Some(5) });
+        let count = |p: &Plan<'_>| p.sections.iter().map(|s| s.items.len()).sum::<usize>();
+        assert_eq!(all.cut, 0);
+        assert_eq!(
+            count(&small) + small.cut,
+            count(&plan(
+                &report,
+                View {
+                    limit: Some(10_000)
+                }
+            ))
+        );
+        assert_eq!(small.sections[0].kind, SectionKind::Percpu);
+        assert_eq!(small.sections[0].items.len(), 1);
+    }
+}

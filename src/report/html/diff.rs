@@ -35,7 +35,7 @@ pub fn render(p: &Plan<'_>, extra: Option<(&str, &str)>) -> String {
         let items: usize = p.sections.iter().map(|s| s.items.len()).sum();
         let _ = write!(
             out,
-            "<p class=\"banner\" id=\"all-note\">--all: every change is drawn ({items} items, {} functions); this page is larger than the default report, which keeps to the flagged changes.</p>",
+            "<p class=\"banner\" id=\"all-note\">--all: every change is listed ({items} items, {} functions), with maps for the flagged ones; this page is larger than the default report, which keeps to the flagged changes.</p>",
             p.text.functions.len()
         );
     }
@@ -103,10 +103,19 @@ fn summary_table(p: &Plan<'_>) -> String {
 /// One item: its text as the summary line, its maps inside.
 fn item_html(item: &Item<'_>, line_size: u64, open: bool) -> String {
     let lines = item_lines(item);
+    // With --all, maps for flagged and asked-for items only: tens of thousands of
+    // unflagged moves would make the page hundreds of megabytes.
     let maps = match item {
         Item::Run(_) => None,
-        Item::Placement { change, .. } => Some(placement_maps(change, line_size)),
-        Item::Struct { change, .. } => Some(struct_maps(change, line_size)),
+        Item::Placement { change, detail } if change.flagged || !detail.all || detail.pinned => {
+            Some(placement_maps(change, line_size))
+        }
+        Item::Struct { change, detail, .. }
+            if change.severity.category().is_some() || !detail.all || detail.pinned =>
+        {
+            Some(struct_maps(change, line_size))
+        }
+        _ => None,
     };
     let Some(maps) = maps else {
         return format!(

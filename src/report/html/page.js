@@ -28,8 +28,13 @@
       all.textContent = open ? 'collapse all' : 'expand all';
     });
   }
-  // Self-check of the drawing: every block sits where its byte offset says.
-  document.querySelectorAll('.lane').forEach(function (lane) {
+  // Self-check of the drawing: every block sits where its byte offset says. Lanes in
+  // closed items are checked when opened (measuring them closed forces a layout each).
+  function check(root) {
+    root.querySelectorAll('.lane').forEach(checkLane);
+  }
+  function checkLane(lane) {
+    if (lane.closest('details:not([open])')) { return; }
     var w = lane.clientWidth;
     lane.querySelectorAll(':scope > .cell').forEach(function (c) {
       var want = parseFloat(c.style.left) * w / 100;
@@ -37,6 +42,10 @@
         record('layout: ' + c.dataset.name + ' drawn at ' + c.offsetLeft + ' px, not at ' + Math.round(want) + ' px');
       }
     });
+  }
+  check(document);
+  document.querySelectorAll('details.item').forEach(function (d) {
+    d.addEventListener('toggle', function () { if (d.open) { check(d); } });
   });
   document.body.dataset.ready = String(document.querySelectorAll('.lane .cell').length);
 })();
