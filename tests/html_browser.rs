@@ -397,3 +397,53 @@ fn html_fetches_nothing() {
         }
     }
 }
+
+/// The real Debian 6.1 cloud pair (ignored by default, as tests/real_vmlinux.rs:
+/// `LAYOUT_DIFF_OLD`/`LAYOUT_DIFF_NEW`, else bench/cache from bench/fetch-vmlinux.sh).
+/// nm: 6.1.170 types__ptrace ffffffff82a51bc0 (32 B), root_user ffffffff82a51be0
+/// (136 B); 6.1.176 root_user ffffffff82a51bc0, init_user_ns ffffffff82a51c60.
+#[test]
+#[ignore = "needs the real vmlinux pair (bench/fetch-vmlinux.sh)"]
+fn real_pair_html_is_small_self_contained_and_shows_root_user() {
+    let real = |var: &str, pkg: &str| {
+        std::env::var(var)
+            .unwrap_or_else(|_| format!("{}/bench/cache/{pkg}/vmlinux", env!("CARGO_MANIFEST_DIR")))
+    };
+    let old = real("LAYOUT_DIFF_OLD", "linux-image-6.1.0-47-cloud-amd64-dbg");
+    let new = real("LAYOUT_DIFF_NEW", "linux-image-6.1.0-50-cloud-amd64-dbg");
+    let file = page("real.html", &[&old, &new, "--format", "html"], 1);
+    let source = std::fs::read_to_string(&file).unwrap();
+    assert!(source.len() < 3_000_000, "{} bytes", source.len());
+    for needle in ["src=", "href=", "url(", "http://", "https://"] {
+        assert!(!source.contains(needle), "{needle}");
+    }
+    let check = |html: &str| {
+        let item = between(
+            html,
+            "<details class=\"item\" data-name=\"root_user\"",
+            "</details>",
+        );
+        let before = rows(between(item, "<div class=\"old\">", "<div class=\"new\">"));
+        let after = rows(between(item, "<div class=\"new\">", "</details>"));
+        assert_eq!(
+            before[0],
+            (
+                "ffffffff82a51bc0".to_string(),
+                names(&["ptrace.c:types__ptrace", "root_user"])
+            )
+        );
+        assert_eq!(
+            after[2],
+            (
+                "ffffffff82a51c40".to_string(),
+                names(&["init_user_ns", "root_user"])
+            )
+        );
+    };
+    check(&source);
+    if let Some(browser) = chromium("real_pair_html") {
+        let (dom, console) = render(&browser, &file);
+        assert_clean(&dom, &console, &source);
+        check(&dom);
+    }
+}
