@@ -212,19 +212,48 @@ impl Map {
                 );
             }
             let _ = write!(out, "</div><div class=\"bands\">");
+            let mut pins = 0;
             for band in &self.bands {
                 let (s, e) = (band.start.max(lo), (band.start + band.size.max(1)).min(hi));
-                if s < e {
-                    let _ = write!(
-                        out,
-                        "<span class=\"band{}\" style=\"left:{}%;width:{}%\" title=\"{}\">{}</span>",
-                        if band.size < 8 { " pin" } else { "" },
-                        pct(s - lo, ls),
-                        pct(e - s, ls),
-                        esc(&band.label),
-                        esc(&band.label)
-                    );
+                if s >= e {
+                    continue;
                 }
+                // A point label: on one of two levels in turn, and on the left of its
+                // tick in the right part of the line, so that labels stay in the lane.
+                let (class, place) = if band.size >= 8 {
+                    (
+                        "band",
+                        format!("left:{}%;width:{}%", pct(s - lo, ls), pct(e - s, ls)),
+                    )
+                } else {
+                    pins += 1;
+                    let level = if pins % 2 == 0 { " lo" } else { "" };
+                    if 2 * (s - lo) > ls {
+                        (
+                            if level.is_empty() {
+                                "band pin end"
+                            } else {
+                                "band pin end lo"
+                            },
+                            format!("right:{}%", pct(hi - s, ls)),
+                        )
+                    } else {
+                        (
+                            if level.is_empty() {
+                                "band pin"
+                            } else {
+                                "band pin lo"
+                            },
+                            format!("left:{}%", pct(s - lo, ls)),
+                        )
+                    }
+                };
+                let _ = write!(
+                    out,
+                    "<span class=\"{class}\" style=\"{place}\" title=\"{}\">{}</span>",
+                    esc(&band.label),
+                    esc(&band.label)
+                );
             }
             out.push_str("</div></div>");
         }
