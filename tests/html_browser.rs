@@ -447,3 +447,15 @@ fn real_pair_html_is_small_self_contained_and_shows_root_user() {
         check(&dom);
     }
 }
+
+/// `show` draws only structs and symbols in HTML; the rest is refused with one line.
+#[test]
+fn show_html_without_struct_or_symbol_is_refused() {
+    let (code, out, err) = run(&["show", &testdata("old.elf"), "--format", "html"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert_eq!(
+        err,
+        "layout-diff: show --format html draws --struct and --symbol; use --format text or json for the summary, --line and a perf c2c --hot\n"
+    );
+}

@@ -48,4 +48,6 @@
     d.addEventListener('toggle', function () { if (d.open) { check(d); } });
   });
   document.body.dataset.ready = String(document.querySelectorAll('.lane .cell').length);
+  // Milliseconds from navigation to here (parse, style, layout, this script).
+  document.body.dataset.ms = String(Math.round(performance.now()));
 })();
