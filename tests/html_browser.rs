@@ -459,3 +459,34 @@ fn show_html_without_struct_or_symbol_is_refused() {
         "layout-diff: show --format html draws --struct and --symbol; use --format text or json for the summary, --line and a perf c2c --hot\n"
     );
 }
+
+/// The page is the same with one thread or two (sorted before drawing).
+#[test]
+fn html_does_not_depend_on_thread_count() {
+    let (old, new) = (testdata("old.elf"), testdata("new.elf"));
+    let args = [old.as_str(), new.as_str(), "--format", "html", "--all"];
+    let one = common::run_env(&args, &[("RAYON_NUM_THREADS", "1")]);
+    let two = common::run_env(&args, &[("RAYON_NUM_THREADS", "2")]);
+    assert_eq!(one.0, 1, "{}", one.2);
+    assert!(one.1 == two.1, "pages differ between 1 and 2 threads");
+}
+
+/// Per-CPU rows are labelled by offset as the text prints them (nm old.elf: mces_seen
+/// at .data..percpu + 0x10e0, 120 B, on the lines at 0x10c0, 0x1100 and 0x1140).
+#[test]
+fn percpu_rows_are_labelled_by_offset() {
+    let (code, out, err) = run(&[
+        "show",
+        &testdata("old.elf"),
+        "--symbol",
+        "mces_seen",
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<String> = rows(&out).into_iter().take(3).map(|r| r.0).collect();
+    assert_eq!(
+        lines,
+        names(&["percpu+0x10c0", "percpu+0x1100", "percpu+0x1140"])
+    );
+}

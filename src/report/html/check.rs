@@ -6,6 +6,7 @@ use std::fmt::Write;
 use super::map::{Block, Map};
 use super::{close, esc, open, pre};
 use crate::check::eval::{CheckReport, Outcome, Positions};
+use crate::model::Space;
 use crate::report::check_text::{closing, details, rule_line, title};
 
 pub fn render(r: &CheckReport) -> String {
@@ -55,6 +56,11 @@ fn offender_map(o: &Outcome) -> Option<Map> {
         last_line: last / o.line_size,
         origin: 0,
         offsets: o.positions == Positions::StructOffset,
+        space: if o.positions == Positions::PercpuOffset {
+            Space::Percpu
+        } else {
+            Space::Global
+        },
         blocks,
         bands: Vec::new(),
     })

@@ -202,6 +202,7 @@ fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
             last_line: at.last_line,
             origin: 0,
             offsets: false,
+            space: c.space,
             blocks,
             bands,
         }
@@ -282,6 +283,7 @@ fn struct_maps(s: &StructChange, line_size: u64) -> (Map, Map) {
             last_line: size.max(1).div_ceil(line_size) - 1,
             origin: 0,
             offsets: true,
+            space: crate::model::Space::Global,
             blocks,
             bands,
         }

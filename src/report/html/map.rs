@@ -6,6 +6,8 @@
 use std::fmt::Write;
 
 use super::esc;
+use crate::model::Space;
+use crate::report::place_str;
 
 /// What a block is, which decides how it is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +126,8 @@ pub struct Map {
     pub origin: u64,
     /// Row labels: `address` (hex) or `offset` (decimal bytes from the struct start).
     pub offsets: bool,
+    /// Addresses, or per-CPU offsets (`percpu+0x10c0`, as the text prints them).
+    pub space: Space,
     pub blocks: Vec<Block>,
     pub bands: Vec<Band>,
 }
@@ -171,7 +175,7 @@ impl Map {
         if self.offsets {
             format!("{}", at.wrapping_sub(self.origin))
         } else {
-            format!("{at:x}")
+            place_str(self.space, at)
         }
     }
 

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::map::{Band, Block, Kind, Map, add_bitfield};
 use super::{close, esc, legend, open};
 use crate::layout::{LaidMember, LaidStruct};
-use crate::model::AggregateKind;
+use crate::model::{AggregateKind, Space};
 use crate::report::show_text::{struct_text, symbol_text};
 use crate::show::{Header, SymbolView};
 
@@ -40,6 +40,7 @@ pub fn render(
             s.cachelines,
             struct_map(
                 s,
+                Space::Global,
                 format!("{} {} laid at offset 0", s.kind.keyword(), s.name)
             )
             .html(),
@@ -59,6 +60,7 @@ pub fn render(
             out.push_str(
                 &struct_map(
                     l,
+                    v.symbol.space,
                     format!(
                         "its type, {} {}, laid at its address",
                         l.kind.keyword(),
@@ -114,13 +116,14 @@ fn symbol_map(v: &SymbolView<'_, '_>, line_size: u64) -> Map {
         last_line: v.placement.last_line,
         origin: 0,
         offsets: false,
+        space: s.space,
         blocks,
         bands: Vec::new(),
     }
 }
 
 /// A struct's members on its lines; at its base address when it has one.
-fn struct_map(s: &LaidStruct<'_, '_>, caption: String) -> Map {
+fn struct_map(s: &LaidStruct<'_, '_>, space: Space, caption: String) -> Map {
     let base = s.base.unwrap_or(0);
     let mut blocks = Vec::new();
     members(&s.members, base, &mut blocks);
@@ -155,6 +158,7 @@ fn struct_map(s: &LaidStruct<'_, '_>, caption: String) -> Map {
         last_line: (base + s.size.max(1) - 1) / s.line_size,
         origin: base,
         offsets: s.base.is_none(),
+        space,
         blocks,
         bands,
     }
