@@ -54,7 +54,7 @@ fn close(mut out: String) -> String {
 
 /// The key to the map's marks, which are drawn and spelled (never colour alone).
 fn legend() -> &'static str {
-    "<p class=\"legend noprint\">\
+    "<p class=\"legend\">\
      <span><span class=\"cell item focus\">name</span> the object shown</span>\
      <span><span class=\"cell item hot\">W name</span> write-hot (hatched, W)</span>\
      <span><span class=\"cell item added\">+name</span> added</span>\
