@@ -490,3 +490,48 @@ fn percpu_rows_are_labelled_by_offset() {
         names(&["percpu+0x10c0", "percpu+0x1100", "percpu+0x1140"])
     );
 }
+
+/// Cache-line groups are bands under the rows (testdata/check/FACTS.md, pahole -C
+/// netdev_like base.elf: tx_read from 0 to its end marker at 20, rx from 20 to 40; 4 B
+/// hole at 20, 20 B padding); the zero-size markers are not blocks.
+#[test]
+fn groups_are_bands_and_markers_are_not_blocks() {
+    let Some(browser) = chromium("groups_html") else {
+        return;
+    };
+    let file = page(
+        "groups.html",
+        &[
+            "show",
+            &testdata("check/base.elf"),
+            "--struct",
+            "netdev_like",
+            "--format",
+            "html",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert_clean(&dom, &console, &source);
+    assert!(dom.contains("<h2>struct netdev_like (64 B, 1 line)</h2>"));
+    assert_eq!(
+        rows(&dom),
+        vec![(
+            "0".to_string(),
+            names(&[
+                "tx_queue",
+                "tx_bytes",
+                "tx_flags",
+                "rx_packets",
+                "rx_bytes",
+                "ifindex",
+                "hole 4",
+                "padding 20"
+            ])
+        )]
+    );
+    // 20 of 64 bytes from 0, and 20 from 20 (31.25 % each).
+    assert!(dom.contains("style=\"left:0.0000%;width:31.2500%\" title=\"group tx_read (20 B)\""));
+    assert!(dom.contains("style=\"left:31.2500%;width:31.2500%\" title=\"group rx (20 B)\""));
+}

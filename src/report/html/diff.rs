@@ -222,6 +222,10 @@ fn struct_maps(s: &StructChange, line_size: u64) -> (Map, Map) {
             let Some(b) = member_block(m, old) else {
                 continue;
             };
+            // Zero-size members (group markers, flexible arrays) take no bytes.
+            if b.size == 0 && m.bit_size.new.or(m.bit_size.old).is_none() {
+                continue;
+            }
             let pick = |p: &crate::diff::Pair<Option<u64>>| if old { p.old } else { p.new };
             match (pick(&m.bit_offset), pick(&m.bit_size)) {
                 (Some(bit), Some(bits)) => {

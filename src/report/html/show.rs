@@ -32,12 +32,13 @@ pub fn render(
     for s in structs {
         let _ = writeln!(
             out,
-            "<section class=\"sec struct\" data-name=\"{}\"><h2>{} {} ({} B, {} lines)</h2>{}<details class=\"item\"><summary class=\"item\">pahole text</summary><pre>{}</pre></details></section>",
+            "<section class=\"sec struct\" data-name=\"{}\"><h2>{} {} ({} B, {} line{})</h2>{}<details class=\"item\"><summary class=\"item\">pahole text</summary><pre>{}</pre></details></section>",
             esc(s.name),
             s.kind.keyword(),
             esc(s.name),
             s.size,
             s.cachelines,
+            if s.cachelines == 1 { "" } else { "s" },
             struct_map(
                 s,
                 Space::Global,
@@ -168,6 +169,11 @@ fn struct_map(s: &LaidStruct<'_, '_>, space: Space, caption: String) -> Map {
 /// bitfields sharing a storage unit as one block with their bits marked.
 fn members(list: &[LaidMember<'_, '_>], base: u64, out: &mut Vec<Block>) {
     for m in list {
+        // Zero-size members (cache-line group markers, flexible arrays) take no bytes:
+        // groups are drawn as bands, the rest is in the pahole text.
+        if m.size == 0 && m.bit_size.is_none() {
+            continue;
+        }
         let name = m.name.unwrap_or("");
         match (&m.members, m.kind) {
             (Some(inner), Some(AggregateKind::Struct)) if m.name.is_none() => {
