@@ -535,3 +535,40 @@ fn groups_are_bands_and_markers_are_not_blocks() {
     assert!(dom.contains("style=\"left:0.0000%;width:31.2500%\" title=\"group tx_read (20 B)\""));
     assert!(dom.contains("style=\"left:31.2500%;width:31.2500%\" title=\"group rx (20 B)\""));
 }
+
+/// Focusing a block (as Tab does) shows its name, type, offset and size in the details
+/// panel: the symbol page with one line appended that focuses the first block.
+#[test]
+fn focusing_a_block_shows_its_details() {
+    let Some(browser) = chromium("focus_html") else {
+        return;
+    };
+    let file = page(
+        "focus.html",
+        &[
+            "show",
+            &testdata("old.elf"),
+            "--symbol",
+            "root_user",
+            "--format",
+            "html",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let focused = source.replace(
+        "</body>",
+        "<script>document.querySelector('.lane .cell').focus()</script></body>",
+    );
+    std::fs::write(&file, focused).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert!(console.is_empty(), "{console:#?}");
+    // nm old.elf: types__ptrace ffffffff82a51240, 32 B.
+    assert!(
+        dom.contains(
+            "<div id=\"inspector\" role=\"status\" aria-live=\"polite\">types__ptrace | co-tenant | at ffffffff82a51240 | 32 B</div>"
+        ),
+        "{}",
+        between(&dom, "<div id=\"inspector\"", "</div>")
+    );
+}
