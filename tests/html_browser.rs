@@ -572,3 +572,13 @@ fn focusing_a_block_shows_its_details() {
         between(&dom, "<div id=\"inspector\"", "</div>")
     );
 }
+
+/// A build against itself: exit 0 and a page that says so.
+#[test]
+fn identical_builds_give_a_no_changes_page() {
+    let old = testdata("old.elf");
+    let (code, out, err) = run(&[&old, &old, "--format", "html"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("<p id=\"no-changes\">no changes</p>"));
+    assert!(out.ends_with("</body></html>\n"));
+}
