@@ -221,6 +221,7 @@ pub enum FormatArg {
     Text,
     Json,
     Markdown,
+    Html,
 }
 
 impl Common {
@@ -230,6 +231,7 @@ impl Common {
             FormatArg::Text => Format::Text,
             FormatArg::Json => Format::Json,
             FormatArg::Markdown => Format::Markdown,
+            FormatArg::Html => Format::Html,
         }
     }
 }

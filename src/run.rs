@@ -8,7 +8,8 @@ use layout_diff::diff::DiffOptions;
 use layout_diff::load::{InputFile, LoadOptions, StructFilter};
 use layout_diff::model::Space;
 use layout_diff::report::{
-    Format, check_markdown, check_text, diff_markdown, diff_text, hot_text, json, show_text,
+    Format, check_markdown, check_text, diff_markdown, diff_text, hot_text, html, json, plan,
+    show_text,
 };
 use layout_diff::show::{self, Header};
 
@@ -39,6 +40,12 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     let symbols = show::globs(&symbol_args).context("bad --symbol pattern")?;
     let summary_only =
         args.structs.is_empty() && symbol_args.is_empty() && args.line.is_none() && c2c.is_none();
+    let html = args.common.format() == Format::Html;
+    if html && (summary_only || args.line.is_some() || c2c.is_some()) {
+        anyhow::bail!(
+            "show --format html draws --struct and --symbol; use --format text or json for the summary, --line and a perf c2c --hot"
+        );
+    }
     let options = LoadOptions {
         line_size: args.common.line_size,
         dwarf: summary_only || !args.structs.is_empty() || !symbol_args.is_empty() || c2c.is_some(),
@@ -67,6 +74,16 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         .into());
     }
     let header = Header::of(&image);
+    if html {
+        return Ok(show_html(
+            args,
+            &image,
+            &header,
+            &structs,
+            &symbols,
+            &symbol_args,
+        ));
+    }
     let json = args.common.format() == Format::Json;
     let mut text = String::new();
     let mut missing = Vec::new();
@@ -142,6 +159,39 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         code: if missing.is_empty() { 0 } else { 1 },
         note: (!missing.is_empty()).then(|| missing.join("; ")),
     })
+}
+
+/// `show --struct`/`--symbol --format html`: one page with every match.
+fn show_html(
+    args: &ShowArgs,
+    image: &layout_diff::Image<'_>,
+    header: &Header,
+    structs: &globset::GlobSet,
+    symbols: &globset::GlobSet,
+    symbol_args: &[String],
+) -> Output {
+    let mut missing = Vec::new();
+    let laid = if args.structs.is_empty() {
+        Vec::new()
+    } else {
+        show::structs(image, structs)
+    };
+    if !args.structs.is_empty() && laid.is_empty() {
+        missing.push(format!("no struct matches {}", args.structs.join(", ")));
+    }
+    let views = if symbol_args.is_empty() {
+        Vec::new()
+    } else {
+        show::symbols(image, symbols)
+    };
+    if !symbol_args.is_empty() && views.is_empty() {
+        missing.push(format!("no symbol matches {}", symbol_args.join(", ")));
+    }
+    Output {
+        text: html::show(header, &laid, &views),
+        code: u8::from(!missing.is_empty()),
+        note: (!missing.is_empty()).then(|| missing.join("; ")),
+    }
 }
 
 /// One part of `show`'s output: a JSON document `{format, version, header..., key:
@@ -305,12 +355,20 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let view = diff_text::View {
+    let view = plan::View {
         limit: if args.all { None } else { Some(args.limit) },
     };
+    let planned = plan::plan(&report, view);
     let mut text = match args.common.format() {
-        Format::Text => diff_text::render(&report, view),
-        Format::Markdown => diff_markdown::render(&report, view),
+        Format::Text => diff_text::render(&planned),
+        Format::Markdown => diff_markdown::render(&planned),
+        Format::Html => {
+            let hot = follow.as_ref().map(hot_text::follow);
+            html::diff(
+                &planned,
+                hot.as_deref().map(|t| ("hot lines from perf c2c", t)),
+            )
+        }
         Format::Json => {
             #[derive(serde::Serialize)]
             struct WithHot<'a> {
@@ -332,7 +390,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
         match args.common.format() {
             Format::Text => text += &hot_text::follow(f),
             Format::Markdown => text += &format!("\n```\n{}```\n", hot_text::follow(f)),
-            Format::Json => {}
+            Format::Json | Format::Html => {}
         }
     }
     if timing {
@@ -403,6 +461,7 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
     let text = match args.common.format() {
         Format::Text => check_text::render(&report),
         Format::Markdown => check_markdown::render(&report),
+        Format::Html => html::check(&report),
         Format::Json => {
             let mut s = json::document("layout-diff-check", &report)?;
             s.push('\n');

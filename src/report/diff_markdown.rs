@@ -1,14 +1,13 @@
 //! Markdown report of a diff, sized for a code-review comment: a summary table, then
-//! the same ranked sections as the text report in a fenced block.
+//! the planned sections (see `plan`) in fenced blocks, spelled as in the text report.
 
 use std::fmt::Write;
 
-use super::diff_text::{
-    View, closing, improvements_line, legend, nothing_changed, quiet_line, sections, summary_rows,
-};
-use crate::diff::Report;
+use super::diff_lines::{closing, improvements_line, item_lines, legend, quiet_line, text_lines};
+use super::plan::Plan;
 
-pub fn render(r: &Report, view: View) -> String {
+pub fn render(p: &Plan<'_>) -> String {
+    let r = p.report;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -19,7 +18,7 @@ pub fn render(r: &Report, view: View) -> String {
         r.new.line_size_from,
         2 * r.line_size
     );
-    if nothing_changed(r) && r.pinned_symbols.is_empty() && r.pinned_structs.is_empty() {
+    if p.empty {
         let _ = writeln!(out, "no changes");
         return out;
     }
@@ -28,7 +27,7 @@ pub fn render(r: &Report, view: View) -> String {
         "| | changed | flagged | moved in line | shift runs | whole-line runs | added | removed |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
-    for (name, c) in summary_rows(r) {
+    for (name, c) in p.summary {
         let _ = writeln!(
             out,
             "| {name} | {} | {} | {} | {} | {} | {} | {} |",
@@ -46,14 +45,18 @@ pub fn render(r: &Report, view: View) -> String {
         let _ = writeln!(out, "{l}\n");
     }
     let _ = writeln!(out, "{}", quiet_line(r));
-    let (sections, cut) = sections(r, view);
-    for (title, lines) in sections {
+    let blocks = p
+        .sections
+        .iter()
+        .map(|s| (s.title, s.items.iter().flat_map(item_lines).collect()))
+        .chain(std::iter::once(("text", text_lines(&p.text, r.line_size))));
+    for (title, lines) in blocks {
         let _ = writeln!(out, "\n**{title}**\n\n```");
         for l in lines {
             let _ = writeln!(out, "{l}");
         }
         let _ = writeln!(out, "```");
     }
-    let _ = writeln!(out, "\n{}", closing(r, cut));
+    let _ = writeln!(out, "\n{}", closing(r, p.cut));
     out
 }

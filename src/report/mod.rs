@@ -1,13 +1,16 @@
-//! Renderers: turn query and diff results into text, JSON or Markdown. They compute
+//! Renderers: turn query and diff results into text, JSON, Markdown or HTML. They compute
 //! nothing; every number they print was computed by `show`, `layout` or `diff`.
 
 pub mod check_markdown;
 pub mod check_text;
+pub mod diff_lines;
 pub mod diff_markdown;
 pub mod diff_text;
 pub mod hot_text;
+pub mod html;
 pub mod json;
 pub mod pahole;
+pub mod plan;
 pub mod show_text;
 
 /// Output format chosen with `--format`.
@@ -16,6 +19,7 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    Html,
 }
 
 /// `ffffffff82a51be0` for addresses, `0x233e0` for per-CPU offsets.

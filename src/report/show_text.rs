@@ -67,12 +67,19 @@ pub fn structs(h: &Header, laid: &[LaidStruct<'_, '_>], annotate: bool) -> Strin
     let mut out = header(h);
     for l in laid {
         out.push('\n');
-        if let Some(f) = l.decl_file {
-            let _ = writeln!(out, "/* {f} */");
-        }
-        out.push_str(&pahole::listing(l, annotate));
-        groups(&mut out, l);
+        out.push_str(&struct_text(l, annotate));
     }
+    out
+}
+
+/// One struct: its file, pahole's listing, then its cache-line groups.
+pub fn struct_text(l: &LaidStruct<'_, '_>, annotate: bool) -> String {
+    let mut out = String::new();
+    if let Some(f) = l.decl_file {
+        let _ = writeln!(out, "/* {f} */");
+    }
+    out.push_str(&pahole::listing(l, annotate));
+    groups(&mut out, l);
     out
 }
 
@@ -100,8 +107,15 @@ pub fn symbols(h: &Header, views: &[SymbolView<'_, '_>]) -> String {
     let mut out = header(h);
     for v in views {
         out.push('\n');
-        symbol(&mut out, v, h.line_size);
+        out.push_str(&symbol_text(v, h.line_size));
     }
+    out
+}
+
+/// One symbol: placement table, co-tenants, its type laid at its address.
+pub fn symbol_text(v: &SymbolView<'_, '_>, line_size: u64) -> String {
+    let mut out = String::new();
+    symbol(&mut out, v, line_size);
     out
 }
 

@@ -1,0 +1,537 @@
+//! The words of a diff report: how each planned item, run, cause and closing line is
+//! spelled as plain-text lines. Shared by the text and Markdown renderers (the HTML
+//! renderer reuses the one-line spellings in its details); nothing here selects or ranks.
+
+use std::fmt::Write;
+
+use super::place_str;
+use super::plan::{Detail, FunctionItem, Item, TextSection};
+use crate::diff::{
+    Cause, FunctionChange, MemberChange, MemberChangeKind, PlacementChange, Report, Severity,
+    ShiftRun, StructChange,
+};
+
+pub(crate) fn signed(d: i64) -> String {
+    if d < 0 {
+        format!("-{:#x}", d.unsigned_abs())
+    } else {
+        format!("+{d:#x}")
+    }
+}
+
+pub fn cause(c: &Cause) -> String {
+    let after = |p: &Option<String>| match p {
+        Some(p) => format!("after {p}"),
+        None => "from the section start".to_string(),
+    };
+    let pad = |padding: i64, alignment: u64| {
+        if padding == 0 {
+            String::new()
+        } else {
+            format!(" {padding:+} B padding (align {alignment})")
+        }
+    };
+    match c {
+        Cause::Changes {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            padding,
+            alignment,
+        } => format!(
+            "{} = {bytes:+} B{} {}",
+            items_str(items, *omitted_items),
+            pad(*padding, *alignment),
+            after(previous)
+        ),
+        Cause::Padding {
+            previous,
+            padding,
+            alignment,
+            ..
+        } => format!(
+            "alignment padding alone ({padding:+} B, align {alignment}) {}",
+            after(previous)
+        ),
+        Cause::Reordered {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            padding,
+            alignment,
+        } => format!(
+            "reordered: {} = {bytes:+} B{} {}",
+            items_str(items, *omitted_items),
+            pad(*padding, *alignment),
+            after(previous)
+        ),
+        Cause::Unexplained {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            residual,
+        } => {
+            let found = if items.is_empty() {
+                "nothing changed".to_string()
+            } else {
+                format!("{} = {bytes:+} B", items_str(items, *omitted_items))
+            };
+            format!(
+                "unexplained: {found} {}, {residual:+} B unaccounted",
+                after(previous)
+            )
+        }
+    }
+}
+
+fn items_str(items: &[crate::diff::CauseItem], omitted: usize) -> String {
+    let one = |i: &crate::diff::CauseItem| match i.change {
+        crate::diff::ItemKind::Resized => {
+            format!("{} {} -> {} B", i.symbol, i.size.old, i.size.new)
+        }
+        crate::diff::ItemKind::Added => format!("+{} ({} B)", i.symbol, i.size.new),
+        crate::diff::ItemKind::Removed => format!("-{} ({} B)", i.symbol, i.size.old),
+        crate::diff::ItemKind::Realigned => format!("{} now aligned", i.symbol),
+        crate::diff::ItemKind::Prefix => format!("{} {} -> {} B", i.symbol, i.size.old, i.size.new),
+        crate::diff::ItemKind::MovedIn => format!("{} moved in ({} B)", i.symbol, i.size.new),
+        crate::diff::ItemKind::MovedOut => format!("{} moved out ({} B)", i.symbol, i.size.old),
+    };
+    let list: Vec<String> = items.iter().map(one).collect();
+    if omitted > 0 {
+        format!("{} (+{omitted} smaller)", names(&list))
+    } else {
+        names(&list)
+    }
+}
+
+/// Up to four names, then how many more.
+pub(crate) fn names(list: &[String]) -> String {
+    match list.len() {
+        0 => String::new(),
+        1..=4 => list.join(", "),
+        n => format!("{}, ... (+{} more)", list[..3].join(", "), n - 3),
+    }
+}
+
+pub(crate) fn run_line(r: &ShiftRun) -> String {
+    let what = if r.functions { "functions" } else { "objects" };
+    let whole = if r.whole_lines {
+        " (whole lines: no line change)"
+    } else {
+        ""
+    };
+    let span = if r.count == 1 {
+        r.first.clone()
+    } else {
+        format!("{}..{}", r.first, r.last)
+    };
+    let what = if r.count == 1 {
+        what.trim_end_matches('s')
+    } else {
+        what
+    };
+    format!(
+        "run {} .. {}  {} {what} {span}  {}{whole}  cause: {}",
+        place_str(r.space, r.start.old),
+        place_str(r.space, r.end.old),
+        r.count,
+        signed(r.delta),
+        cause(&r.cause)
+    )
+}
+
+pub(crate) fn tenant_names(t: &[crate::diff::Tenant]) -> String {
+    if t.is_empty() {
+        return "(none)".into();
+    }
+    names(&t.iter().map(|x| x.name.clone()).collect::<Vec<_>>())
+}
+
+fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
+    let (pinned, all) = (detail.pinned, detail.all);
+    let ty = match &c.type_name {
+        Some(t) => format!("{t}, {} B", c.size.new),
+        None => format!("{} B", c.size.new),
+    };
+    let hot = match (c.write_hot_type, c.gained_hot_neighbours.is_empty()) {
+        _ if c.severity == Severity::Improvement => "  [improvement: fewer neighbours]".to_string(),
+        (true, false) => format!(
+            "  [write-hot, new write-hot neighbour {}]",
+            names(&c.gained_hot_neighbours)
+        ),
+        (true, true) => "  [write-hot]".to_string(),
+        _ => String::new(),
+    };
+    let size = if c.size.changed() {
+        format!(", size {} -> {}", c.size.old, c.size.new)
+    } else {
+        String::new()
+    };
+    let mut lines = vec![
+        format!(
+            "  {} ({ty})  {} -> {} ({}){hot}",
+            c.name,
+            place_str(c.space, c.place.old),
+            place_str(c.space, c.place.new),
+            signed(c.delta)
+        ),
+        format!(
+            "      offset in line {:#04x} -> {:#04x}, in pair {:#04x} -> {:#04x}, lines {} -> {}{size}",
+            c.old.offset_in_line,
+            c.new.offset_in_line,
+            c.old.offset_in_pair,
+            c.new.offset_in_pair,
+            c.old.lines,
+            c.new.lines
+        ),
+    ];
+    if c.co_tenants_changed || pinned {
+        lines.push(format!(
+            "      shares lines with: {}  ->  {}",
+            tenant_names(&c.co_tenants.old),
+            tenant_names(&c.co_tenants.new)
+        ));
+    }
+    if all || pinned {
+        for m in &c.member_lines {
+            lines.push(format!(
+                "      member {} now on line {} (was {})",
+                m.name,
+                opt(m.line.new),
+                opt(m.line.old)
+            ));
+        }
+    } else if !c.member_lines.is_empty() {
+        let moves: Vec<String> = c
+            .member_lines
+            .iter()
+            .map(|m| match m.line.old {
+                Some(old) => format!("{} {old}->{}", m.name, opt(m.line.new)),
+                None => format!("{} (new) {}", m.name, opt(m.line.new)),
+            })
+            .collect();
+        lines.push(format!("      members changing line: {}", names(&moves)));
+    }
+    lines
+}
+
+pub(crate) fn opt(v: Option<u64>) -> String {
+    v.map_or("-".into(), |x| x.to_string())
+}
+
+/// `5240`, or `2344:1` for a bitfield (byte offset and bit), or `-` when absent.
+pub(crate) fn position(offset: Option<u64>, bit: Option<u64>) -> String {
+    match (offset, bit) {
+        (Some(o), Some(b)) => format!("{o}:{b}"),
+        (Some(o), None) => o.to_string(),
+        _ => "-".into(),
+    }
+}
+
+/// `:3` for a 3-bit bitfield, else empty.
+fn bit_width(m: &MemberChange) -> String {
+    m.bit_size
+        .new
+        .or(m.bit_size.old)
+        .map(|b| format!(":{b}"))
+        .unwrap_or_default()
+}
+
+/// The member's type in the new build, else the old.
+fn member_type(m: &MemberChange) -> &str {
+    m.type_name
+        .new
+        .as_deref()
+        .or(m.type_name.old.as_deref())
+        .unwrap_or("")
+}
+
+pub(crate) fn member_line(m: &MemberChange) -> String {
+    let width = bit_width(m);
+    let ty = member_type(m);
+    match m.kinds.first() {
+        Some(MemberChangeKind::Added) => format!(
+            "      + {}{width}  {ty} at {} size {} (line {})",
+            m.name,
+            position(m.offset.new, m.bit_offset.new),
+            opt(m.size.new),
+            opt(m.line.new)
+        ),
+        Some(MemberChangeKind::Removed) => format!(
+            "      - {}{width}  {ty} was at {} size {}",
+            m.name,
+            position(m.offset.old, m.bit_offset.old),
+            opt(m.size.old)
+        ),
+        _ => {
+            let mut s = format!(
+                "      ~ {}  {} -> {}",
+                m.name,
+                position(m.offset.old, m.bit_offset.old),
+                position(m.offset.new, m.bit_offset.new)
+            );
+            if m.size.changed() {
+                let _ = write!(s, ", size {} -> {}", opt(m.size.old), opt(m.size.new));
+            }
+            if m.type_name.changed() {
+                let _ = write!(
+                    s,
+                    ", type {} -> {}",
+                    m.type_name.old.as_deref().unwrap_or("-"),
+                    m.type_name.new.as_deref().unwrap_or("-")
+                );
+            }
+            if m.line.changed() {
+                let _ = write!(s, " (line {} -> {})", opt(m.line.old), opt(m.line.new));
+            }
+            s
+        }
+    }
+}
+
+/// One member change in a few words: `+kstack_offset@5240`, `~rethooks 5248->5256 (line 81->82)`.
+pub(crate) fn member_short(m: &MemberChange) -> String {
+    let width = bit_width(m);
+    match m.kinds.first() {
+        Some(MemberChangeKind::Added) => {
+            format!(
+                "+{}{width}@{}",
+                m.name,
+                position(m.offset.new, m.bit_offset.new)
+            )
+        }
+        Some(MemberChangeKind::Removed) => {
+            format!(
+                "-{}{width}@{}",
+                m.name,
+                position(m.offset.old, m.bit_offset.old)
+            )
+        }
+        _ => {
+            let mut s = format!("~{}", m.name);
+            if m.offset.changed() || m.bit_offset.changed() {
+                s.push_str(&format!(
+                    " {}->{}",
+                    position(m.offset.old, m.bit_offset.old),
+                    position(m.offset.new, m.bit_offset.new)
+                ));
+            }
+            if m.line.changed() {
+                s.push_str(&format!(" (line {}->{})", opt(m.line.old), opt(m.line.new)));
+            }
+            if m.size.changed() {
+                s.push_str(&format!(" size {}->{}", opt(m.size.old), opt(m.size.new)));
+            }
+            if m.type_name.changed() {
+                s.push_str(&format!(
+                    " type {}->{}",
+                    m.type_name.old.as_deref().unwrap_or("-"),
+                    m.type_name.new.as_deref().unwrap_or("-")
+                ));
+            }
+            s
+        }
+    }
+}
+
+/// A struct asked for with `--struct`, as pahole lays it out, with the old and the new
+/// offset of every member side by side and line boundaries of the new layout.
+fn side_by_side(s: &StructChange) -> Vec<String> {
+    let mut out = vec![format!(
+        "    {} {} {{{:>44}",
+        s.kind, s.name, "/*    old ->    new  size */"
+    )];
+    let boundaries = super::plan::boundaries(s);
+    for (i, m) in s.layout.iter().enumerate() {
+        if let Some((_, l)) = boundaries.iter().find(|(at, _)| *at == i) {
+            out.push(format!("\t/* --- cacheline {l} boundary --- */"));
+        }
+        let width = bit_width(m);
+        let (ty, declarator) = super::pahole::split_declarator(member_type(m), &m.name);
+        let decl = format!("\t{ty:<26} {declarator}{width};");
+        let mark = match m.kinds.first() {
+            Some(MemberChangeKind::Added) => "  + added",
+            Some(MemberChangeKind::Removed) => "  - removed",
+            Some(_) => "  ~ changed",
+            None => "",
+        };
+        out.push(format!(
+            "{decl:<50} /* {:>7} -> {:>7} {:>5} */{mark}",
+            position(m.offset.old, m.bit_offset.old),
+            position(m.offset.new, m.bit_offset.new),
+            opt(m.size.new.or(m.size.old))
+        ));
+    }
+    out.push("    };".into());
+    out
+}
+
+fn struct_lines(s: &StructChange, ms: &[&MemberChange], detail: Detail) -> Vec<String> {
+    let (pinned, all) = (detail.pinned, detail.all);
+    let inst = if s.instances.is_empty() {
+        String::new()
+    } else {
+        format!("; instances: {}", names(&s.instances))
+    };
+    let align = if s.alignment.changed() {
+        format!(", align {} -> {}", s.alignment.old, s.alignment.new)
+    } else {
+        String::new()
+    };
+    let mut lines = vec![format!(
+        "  {} {} ({} -> {} B, {} -> {} lines{align}, holes {} -> {} B, padding {} -> {}{inst})",
+        s.kind,
+        s.name,
+        s.size.old,
+        s.size.new,
+        s.cachelines.old,
+        s.cachelines.new,
+        s.sum_holes.old,
+        s.sum_holes.new,
+        s.padding.old,
+        s.padding.new
+    )];
+    if !s.layout.is_empty() {
+        lines.extend(side_by_side(s));
+    } else if all || pinned {
+        lines.extend(ms.iter().map(|m| member_line(m)));
+    } else {
+        let short: Vec<String> = ms.iter().map(|m| member_short(m)).collect();
+        if !short.is_empty() {
+            lines.push(format!("      {}", names(&short)));
+        }
+    }
+    lines.extend(s.groups.iter().map(group_line));
+    lines
+}
+
+/// One changed cache-line group: `group rx: 20+20 B, 1 line -> 20+76 B, 2 lines, +rx_dropped`.
+pub(crate) fn group_line(g: &crate::diff::groups::GroupChange) -> String {
+    let side = |o: Option<u64>, s: Option<u64>, l: Option<u64>, a: Option<bool>| match (o, s, l) {
+        (Some(o), Some(s), Some(l)) => format!(
+            "{o}+{s} B, {l} line{}{}",
+            if l == 1 { "" } else { "s" },
+            if a == Some(true) {
+                " (starts a line)"
+            } else {
+                ""
+            }
+        ),
+        _ => "(none)".to_string(),
+    };
+    let mut t = format!(
+        "      group {}: {} -> {}",
+        g.name,
+        side(g.offset.old, g.size.old, g.lines.old, g.line_aligned.old),
+        side(g.offset.new, g.size.new, g.lines.new, g.line_aligned.new)
+    );
+    for m in &g.added_members {
+        t += &format!(", +{m}");
+    }
+    for m in &g.removed_members {
+        t += &format!(", -{m}");
+    }
+    t
+}
+pub(crate) fn function_line(c: &FunctionChange, line_size: u64) -> String {
+    format!(
+        "  {}  {:016x} -> {:016x}  mod {line_size} {:#04x} -> {:#04x}, lines {} -> {}",
+        c.name, c.address.old, c.address.new, c.phase.old, c.phase.new, c.lines.old, c.lines.new
+    )
+}
+pub(crate) fn build(b: &Option<String>) -> String {
+    b.as_deref().map_or("no build-id".to_string(), |b| {
+        format!("build-id {}", &b[..b.len().min(12)])
+    })
+}
+
+/// The closing line: what the exit code means here.
+pub(crate) fn closing(r: &Report, cut: usize) -> String {
+    let more = if cut > 0 {
+        format!("; {cut} more items cut, --all prints them")
+    } else {
+        String::new()
+    };
+    let cats: Vec<&str> = r.fail_on.iter().map(|c| c.name()).collect();
+    let code = u8::from(r.failing > 0);
+    format!(
+        "exit {code}: {} flagged changes, {} in --fail-on categories ({}){more} (--format json for all data)",
+        r.flagged,
+        r.failing,
+        cats.join(",")
+    )
+}
+
+/// How many objects only lost neighbours, when any did.
+pub(crate) fn improvements_line(r: &Report) -> Option<String> {
+    let (d, p) = (r.summary.data.improvements, r.summary.percpu.improvements);
+    (d + p > 0).then(|| {
+        format!(
+            "improvements (only lost neighbours, not flagged; --all lists them): {d} data objects, {p} per-CPU"
+        )
+    })
+}
+
+/// Which storage the report never judges write-hot or straddling.
+pub(crate) fn quiet_line(r: &Report) -> String {
+    let list: Vec<String> = r
+        .quiet_regions
+        .iter()
+        .map(|q| format!("{} {}", q.what, q.from))
+        .collect();
+    format!("not judged write-hot or straddling: {}", list.join("; "))
+}
+
+/// What each column of the summary counts.
+pub(crate) fn legend() -> &'static str {
+    "changed: place, size or line neighbours changed; moved in line: offset in line (functions: start mod line) changed;\n\
+     shift runs: runs of equal shift that change line membership; whole-line runs: shifts by whole lines"
+}
+
+/// The lines of one planned item.
+pub(crate) fn item_lines(item: &Item<'_>) -> Vec<String> {
+    match item {
+        Item::Run(r) => vec![format!("  {}", run_line(r))],
+        Item::Placement { change, detail } => placement_lines(change, *detail),
+        Item::Struct {
+            change,
+            members,
+            detail,
+        } => struct_lines(change, members, *detail),
+    }
+}
+
+/// The lines of the closing `text` section.
+pub(crate) fn text_lines(t: &TextSection<'_>, line_size: u64) -> Vec<String> {
+    let f = t.counts;
+    let flagged = if f.flagged > 0 {
+        format!(
+            "{} flagged (asked for by name or --fail-on text)",
+            f.flagged
+        )
+    } else {
+        "information, not flagged (--fail-on text flags them)".to_string()
+    };
+    let mut out = vec![format!(
+        "  {} functions changed their start mod {}: {flagged}; {} runs change line membership, {} shift by whole lines; largest:",
+        f.line_offset_changed, line_size, f.runs, f.whole_line_runs
+    )];
+    for run in &t.runs {
+        out.push(format!("  {}", run_line(run)));
+    }
+    for FunctionItem { change, run } in &t.functions {
+        out.push(function_line(change, line_size));
+        if let Some(run) = run {
+            out.push(format!(
+                "      in a run of {} moved {}: {}",
+                run.count,
+                signed(run.delta),
+                cause(&run.cause)
+            ));
+        }
+    }
+    out
+}

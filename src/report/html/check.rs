@@ -1,0 +1,67 @@
+//! HTML of `layout-diff check`: every rule with PASS or FAIL and the value measured, and
+//! under each failure the members or objects at fault drawn on their lines.
+
+use std::fmt::Write;
+
+use super::map::{Block, Map};
+use super::{close, esc, open, pre};
+use crate::check::eval::{CheckReport, Outcome, Positions};
+use crate::model::Space;
+use crate::report::check_text::{closing, details, rule_line, title};
+
+pub fn render(r: &CheckReport) -> String {
+    let mut out = open(&title(r));
+    let _ = writeln!(
+        out,
+        "<header><h1>{}</h1><p class=\"meta\">line {} B ({})</p></header>\n<table class=\"rules\"><tr><th>outcome</th><th>rule</th></tr>",
+        esc(&title(r)),
+        r.image.line_size,
+        r.image.line_size_from
+    );
+    for o in &r.outcomes {
+        let _ = writeln!(
+            out,
+            "<tr class=\"outcome\" data-pass=\"{}\"><td class=\"{}\">{}</td><td><details class=\"item\"{}><summary class=\"item\">{}</summary>{}{}</details></td></tr>",
+            o.pass,
+            if o.pass { "pass" } else { "fail" },
+            if o.pass { "PASS" } else { "FAIL" },
+            if o.pass { "" } else { " open" },
+            esc(&rule_line(o)),
+            pre(&details(o)),
+            offender_map(o).map(|m| m.html()).unwrap_or_default()
+        );
+    }
+    let _ = write!(
+        out,
+        "</table>\n<p class=\"closing\">{}</p>",
+        esc(&closing(r))
+    );
+    close(out)
+}
+
+/// The offenders on the lines where they are (`None` when no offender has a line).
+fn offender_map(o: &Outcome) -> Option<Map> {
+    let first = o.offenders.iter().flat_map(|f| f.lines.iter()).min()?;
+    let last = o.offenders.iter().flat_map(|f| f.lines.iter()).max()?;
+    let blocks = o
+        .offenders
+        .iter()
+        .filter(|f| !f.lines.is_empty())
+        .map(|f| Block::new(f.offset, f.size, f.name.clone(), "at fault"))
+        .collect();
+    Some(Map {
+        caption: format!("at fault: {}", o.target.as_deref().unwrap_or(&o.pattern)),
+        line_size: o.line_size,
+        first_line: first / o.line_size,
+        last_line: last / o.line_size,
+        origin: 0,
+        offsets: o.positions == Positions::StructOffset,
+        space: if o.positions == Positions::PercpuOffset {
+            Space::Percpu
+        } else {
+            Space::Global
+        },
+        blocks,
+        bands: Vec::new(),
+    })
+}

@@ -1,0 +1,321 @@
+//! Draws a cacheline map: a span of address space as rows of one line each (pairs of
+//! lines bracketed for the adjacent-line prefetcher), with objects, members, holes and
+//! padding as blocks whose width is their size in bytes. Callers hand it positioned
+//! blocks taken from the report; this file only turns them into HTML geometry.
+
+use std::fmt::Write;
+
+use super::esc;
+use crate::model::Space;
+use crate::report::place_str;
+
+/// What a block is, which decides how it is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An object or member.
+    Item,
+    /// Unused bytes between members.
+    Hole,
+    /// Unused bytes at the end of a struct.
+    Padding,
+}
+
+/// How a block changed, spelled in its label as well as drawn (not colour alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    None,
+    Added,
+    Removed,
+    Changed,
+}
+
+/// One block: `[start, start + size)` in the map's space.
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub start: u64,
+    pub size: u64,
+    pub name: String,
+    /// Type, or what the block is (`hole`, `padding`).
+    pub what: String,
+    pub kind: Kind,
+    pub mark: Mark,
+    /// The object the map is about.
+    pub focus: bool,
+    /// A write-hot object or member.
+    pub hot: bool,
+    /// Bitfields inside this block (a storage unit): (name, first bit, bits).
+    pub bits: Vec<(String, u64, u64)>,
+    /// Extra words for the details panel (e.g. `line 1 -> 0`).
+    pub note: String,
+}
+
+impl Block {
+    pub fn new(start: u64, size: u64, name: impl Into<String>, what: impl Into<String>) -> Block {
+        Block {
+            start,
+            size,
+            name: name.into(),
+            what: what.into(),
+            kind: Kind::Item,
+            mark: Mark::None,
+            focus: false,
+            hot: false,
+            bits: Vec::new(),
+            note: String::new(),
+        }
+    }
+}
+
+/// Adds a bitfield of `bits` bits at bit `bit` of the storage unit `[start, start +
+/// size)`: into the bitfield block its unit overlaps (units of neighbouring bitfields
+/// may overlap, as in `restart_flags:20` at 48 and `brk_randomized:3` at 50 of the
+/// fixture's task_struct), else as a new block. Bits are kept from the block's start.
+pub fn add_bitfield(
+    blocks: &mut Vec<Block>,
+    (start, size): (u64, u64),
+    (name, bit, bits): (&str, u64, u64),
+    what: &str,
+) -> usize {
+    let end = start + size.max(1);
+    let found = blocks
+        .iter()
+        .position(|b| !b.bits.is_empty() && b.start < end && start < b.start + b.size.max(1));
+    let i = match found {
+        Some(i) => {
+            let b = &mut blocks[i];
+            if start < b.start {
+                let shift = (b.start - start) * 8;
+                for x in &mut b.bits {
+                    x.1 += shift;
+                }
+                b.size += b.start - start;
+                b.start = start;
+            }
+            b.size = b.size.max(end - b.start);
+            b.name = format!("{}, {name}:{bits}", b.name);
+            i
+        }
+        None => {
+            blocks.push(Block::new(start, size, format!("{name}:{bits}"), what));
+            blocks.len() - 1
+        }
+    };
+    let b = &mut blocks[i];
+    b.bits
+        .push((name.to_string(), (start - b.start) * 8 + bit, bits));
+    i
+}
+
+/// A labelled band under the rows: a cache-line group, or a member that moved.
+#[derive(Debug, Clone)]
+pub struct Band {
+    pub start: u64,
+    pub size: u64,
+    pub label: String,
+}
+
+/// A span of lines to draw: rows from `first_line` to `last_line` (line numbers in
+/// the space, i.e. start / line size), and the blocks and bands on them.
+#[derive(Debug, Clone)]
+pub struct Map {
+    pub caption: String,
+    pub line_size: u64,
+    pub first_line: u64,
+    pub last_line: u64,
+    /// Added to the addresses printed (row labels and details), e.g. a struct's base.
+    pub origin: u64,
+    /// Row labels: `address` (hex) or `offset` (decimal bytes from the struct start).
+    pub offsets: bool,
+    /// Addresses, or per-CPU offsets (`percpu+0x10c0`, as the text prints them).
+    pub space: Space,
+    pub blocks: Vec<Block>,
+    pub bands: Vec<Band>,
+}
+
+/// Most rows drawn for one map; a longer span is cut with a note.
+const MAX_ROWS: u64 = 160;
+
+fn pct(part: u64, whole: u64) -> String {
+    format!("{:.4}", part as f64 * 100.0 / whole as f64)
+}
+
+fn mark_word(m: Mark) -> &'static str {
+    match m {
+        Mark::None => "",
+        Mark::Added => "+",
+        Mark::Removed => "-",
+        Mark::Changed => "~",
+    }
+}
+
+fn classes(b: &Block) -> String {
+    let mut c = String::from("cell");
+    c.push_str(match b.kind {
+        Kind::Item => " item",
+        Kind::Hole => " hole",
+        Kind::Padding => " pad",
+    });
+    c.push_str(match b.mark {
+        Mark::None => "",
+        Mark::Added => " added",
+        Mark::Removed => " removed",
+        Mark::Changed => " changed",
+    });
+    if b.focus {
+        c.push_str(" focus");
+    }
+    if b.hot {
+        c.push_str(" hot");
+    }
+    c
+}
+
+impl Map {
+    fn place(&self, at: u64) -> String {
+        if self.offsets {
+            format!("{}", at.wrapping_sub(self.origin))
+        } else {
+            place_str(self.space, at)
+        }
+    }
+
+    /// The map as HTML.
+    pub fn html(&self) -> String {
+        let ls = self.line_size;
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<figure class=\"map\"><figcaption>{}</figcaption>",
+            esc(&self.caption)
+        );
+        let last = self
+            .last_line
+            .min(self.first_line.saturating_add(MAX_ROWS - 1));
+        for line in self.first_line..=last {
+            let (lo, hi) = (line * ls, line * ls + ls);
+            let pair = if line % 2 == 0 { "pair-a" } else { "pair-b" };
+            let _ = write!(
+                out,
+                "<div class=\"row {pair}\" data-line=\"{}\"><span class=\"lbl\" title=\"128-byte pair {}\">{}</span><div class=\"lane\">",
+                self.place(lo),
+                line / 2,
+                self.place(lo)
+            );
+            for b in &self.blocks {
+                let (s, e) = (b.start.max(lo), (b.start + b.size.max(1)).min(hi));
+                if s >= e {
+                    continue;
+                }
+                self.cell(
+                    &mut out,
+                    b,
+                    s - lo,
+                    e - s,
+                    b.start < lo,
+                    b.start + b.size > hi,
+                );
+            }
+            let _ = write!(out, "</div><div class=\"bands\">");
+            let mut pins = 0;
+            for band in &self.bands {
+                let (s, e) = (band.start.max(lo), (band.start + band.size.max(1)).min(hi));
+                if s >= e {
+                    continue;
+                }
+                // A point label: on one of two levels in turn, and on the left of its
+                // tick in the right part of the line, so that labels stay in the lane.
+                let (class, place) = if band.size >= 8 {
+                    (
+                        "band",
+                        format!("left:{}%;width:{}%", pct(s - lo, ls), pct(e - s, ls)),
+                    )
+                } else {
+                    pins += 1;
+                    let level = if pins % 2 == 0 { " lo" } else { "" };
+                    if 2 * (s - lo) > ls {
+                        (
+                            if level.is_empty() {
+                                "band pin end"
+                            } else {
+                                "band pin end lo"
+                            },
+                            format!("right:{}%", pct(hi - s, ls)),
+                        )
+                    } else {
+                        (
+                            if level.is_empty() {
+                                "band pin"
+                            } else {
+                                "band pin lo"
+                            },
+                            format!("left:{}%", pct(s - lo, ls)),
+                        )
+                    }
+                };
+                let _ = write!(
+                    out,
+                    "<span class=\"{class}\" style=\"{place}\" title=\"{}\">{}</span>",
+                    esc(&band.label),
+                    esc(&band.label)
+                );
+            }
+            out.push_str("</div></div>");
+        }
+        if last < self.last_line {
+            let _ = write!(
+                out,
+                "<p class=\"more\">{} more lines not drawn</p>",
+                self.last_line - last
+            );
+        }
+        out.push_str("</figure>");
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn cell(&self, out: &mut String, b: &Block, left: u64, width: u64, cont: bool, goes_on: bool) {
+        let label = format!(
+            "{}{}{}{}",
+            if b.hot { "W " } else { "" },
+            mark_word(b.mark),
+            b.name,
+            if goes_on { " \u{2192}" } else { "" }
+        );
+        let detail = format!(
+            "{} | {} | at {} | {} B{}{}",
+            b.name,
+            b.what,
+            self.place(b.start),
+            b.size,
+            if b.hot { " | write-hot" } else { "" },
+            if b.note.is_empty() {
+                String::new()
+            } else {
+                format!(" | {}", b.note)
+            }
+        );
+        let _ = write!(
+            out,
+            "<div class=\"{}{}\" style=\"left:{}%;width:{}%\" tabindex=\"0\" data-name=\"{}\" data-detail=\"{}\" title=\"{}\">",
+            classes(b),
+            if cont { " cont" } else { "" },
+            pct(left, self.line_size),
+            pct(width, self.line_size),
+            esc(&b.name),
+            esc(&detail),
+            esc(&detail)
+        );
+        for (name, bit, bits) in b.bits.iter().filter(|_| b.size > 0) {
+            let unit = b.size * 8;
+            let _ = write!(
+                out,
+                "<span class=\"bit\" style=\"left:{}%;width:{}%\" data-name=\"{}\" title=\"{}:{bits} at bit {bit}\"></span>",
+                pct(*bit, unit),
+                pct(*bits, unit),
+                esc(name),
+                esc(name)
+            );
+        }
+        let _ = write!(out, "<span class=\"txt\">{}</span></div>", esc(&label));
+    }
+}
