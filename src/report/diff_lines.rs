@@ -19,8 +19,13 @@ pub(crate) fn signed(d: i64) -> String {
     }
 }
 
-pub fn cause(c: &Cause) -> String {
+/// A run's cause. The bytes it names explain the run's shift relative to the symbol
+/// before it, so when that symbol moved too (`previous_delta`), its shift is said.
+pub fn cause(c: &Cause, previous_delta: i64) -> String {
     let after = |p: &Option<String>| match p {
+        Some(p) if previous_delta != 0 => {
+            format!("after {p} (itself {})", signed(previous_delta))
+        }
         Some(p) => format!("after {p}"),
         None => "from the section start".to_string(),
     };
@@ -139,7 +144,7 @@ pub(crate) fn run_line(r: &ShiftRun) -> String {
         place_str(r.space, r.end.old),
         r.count,
         signed(r.delta),
-        cause(&r.cause)
+        cause(&r.cause, r.previous_delta)
     )
 }
 
@@ -529,7 +534,7 @@ pub(crate) fn text_lines(t: &TextSection<'_>, line_size: u64) -> Vec<String> {
                 "      in a run of {} moved {}: {}",
                 run.count,
                 signed(run.delta),
-                cause(&run.cause)
+                cause(&run.cause, run.previous_delta)
             ));
         }
     }
