@@ -58,6 +58,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             .filter(|p| !p.contains(['*', '?', '[', '{']))
             .cloned()
             .collect(),
+        all_typedefs: false,
     };
     let image = file.load(&options)?;
     if !args.structs.is_empty() && !image.has_debug_info {
@@ -137,9 +138,16 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             hot_text::show(&header, &map)
         })?;
     }
+    let code = if missing.is_empty() { 0 } else { 1 };
+    if args.line.is_some() && !args.percpu && file.is_snapshot() {
+        missing.push(format!(
+            "{}: a snapshot keeps no source lines; give the vmlinux for them",
+            args.file.display()
+        ));
+    }
     Ok(Output {
         text,
-        code: if missing.is_empty() { 0 } else { 1 },
+        code,
         note: (!missing.is_empty()).then(|| missing.join("; ")),
     })
 }
@@ -195,7 +203,7 @@ fn read_hot(path: &std::path::Path) -> Result<Hot> {
 }
 
 /// The names of a `--hot` list (none for a c2c report, which is mapped instead).
-fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
+pub(crate) fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
     Ok(match read_hot(path)? {
         Hot::Names(names) => names,
         Hot::C2c(_) => Vec::new(),

@@ -7,6 +7,9 @@ mod dwarf;
 mod elf;
 mod layouts;
 mod units;
+mod walk;
+
+pub use walk::Walked;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -53,6 +56,9 @@ pub struct LoadOptions {
     /// Typedef names to follow to the anonymous struct/union they name (`atomic_t`),
     /// as `pahole -C` does; their layouts carry the typedef's name.
     pub typedefs: Vec<String>,
+    /// Every typedef that names an anonymous struct/union, as `typedefs` would (what a
+    /// snapshot keeps, so `show --struct atomic_t` works on it).
+    pub all_typedefs: bool,
     /// Build what pahole's text needs (spellings, members' struct padding, packed
     /// structs); `show --struct`/`--symbol` want it, a diff does not.
     pub pahole_text: bool,
@@ -65,6 +71,7 @@ impl Default for LoadOptions {
             dwarf: true,
             structs: StructFilter::All,
             typedefs: Vec::new(),
+            all_typedefs: false,
             pahole_text: true,
             variables: true,
         }
@@ -79,6 +86,9 @@ pub struct InputFile {
     /// `elf::DWARF_SECTIONS`), alive as long as the file; `OnceLock` keeps the file
     /// `Sync` so two builds load concurrently.
     owned: [OnceLock<Vec<u8>>; elf::DWARF_SECTIONS.len()],
+    /// For a snapshot (`layout-diff snapshot`): its decompressed payload, which the
+    /// `Image` borrows names from.
+    snapshot: Option<Vec<u8>>,
 }
 
 impl InputFile {
@@ -104,10 +114,14 @@ impl InputFile {
         // truncation of the file by another process could fault; as with every
         // mmap-based reader (ripgrep, addr2line), that is accepted for speed.
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        let snapshot = crate::snapshot::is_snapshot(&map)
+            .then(|| crate::snapshot::payload(path, &map))
+            .transpose()?;
         Ok(InputFile {
             path: path.to_path_buf(),
             map,
             owned: Default::default(),
+            snapshot,
         })
     }
 
@@ -115,9 +129,18 @@ impl InputFile {
         &self.path
     }
 
+    /// True when the file is a snapshot rather than an ELF file.
+    pub fn is_snapshot(&self) -> bool {
+        self.snapshot.is_some()
+    }
+
     /// Source lines of code addresses, from the line programs (read lazily by addr2line,
     /// one unit at a time). `None` when the file has no DWARF.
+    /// A snapshot holds no line tables: `None` too.
     pub fn source_lines(&self) -> Result<Option<SourceLines<'_>>> {
+        if self.snapshot.is_some() {
+            return Ok(None);
+        }
         let elf = elf::read(&self.path, &self.map, &self.owned)?;
         let Some(debug) = elf.debug else {
             return Ok(None);
@@ -146,6 +169,9 @@ impl InputFile {
 
     /// Reads the image as `options` asks.
     pub fn load(&self, options: &LoadOptions) -> Result<Image<'_>> {
+        if let Some(payload) = &self.snapshot {
+            return crate::snapshot::image(&self.path, payload, options);
+        }
         let elf = elf::read(&self.path, &self.map, &self.owned)?;
         let line_size = options
             .line_size

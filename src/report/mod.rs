@@ -5,6 +5,7 @@ pub mod check_markdown;
 pub mod check_text;
 pub mod diff_markdown;
 pub mod diff_text;
+pub mod history_text;
 pub mod hot_text;
 pub mod json;
 pub mod pahole;
