@@ -204,6 +204,9 @@ fn every_truncation_and_bit_flip_is_refused() {
     }
 }
 
+/// address, place, offset in line, offset in pair, size, changed, co-tenants.
+type Row<'a> = (&'a str, &'a str, u64, u64, u64, bool, Vec<&'a str>);
+
 #[test]
 fn history_over_three_builds_lists_root_user_in_each() {
     let old = testdata("old.elf");
@@ -224,7 +227,7 @@ fn history_over_three_builds_lists_root_user_in_each() {
     assert_eq!(v["format"], "layout-diff-history");
     let rows = v["symbols"][0]["rows"].as_array().unwrap();
     assert_eq!(v["symbols"][0]["name"], "root_user");
-    let facts: Vec<(&str, &str, u64, u64, u64, bool, Vec<&str>)> = rows
+    let facts: Vec<Row> = rows
         .iter()
         .map(|r| {
             (
