@@ -101,6 +101,10 @@ pub struct SnapshotArgs {
     /// Where to write the snapshot.
     #[arg(short, long, value_name = "FILE", required = true)]
     pub output: PathBuf,
+    /// Also keep the source line of each function start and each 64-byte boundary
+    /// inside functions, for `show --line` (a larger file).
+    #[arg(long)]
+    pub with_lines: bool,
 }
 
 #[derive(Debug, Args)]

@@ -100,6 +100,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             || show_text::symbols(&header, &views),
         )?;
     }
+    let mut snapshot_lines = false;
     if let Some(at) = args.line {
         let space = if args.percpu {
             Space::Percpu
@@ -113,6 +114,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         };
         let find = |a: u64| lines.as_ref().and_then(|l| l.find(a));
         let lookup: Option<&show::SourceLookup> = lines.is_some().then_some(&find);
+        snapshot_lines = lines.is_some();
         let view = show::line(&image, space, at, lookup);
         if view.symbols.is_empty() {
             let in_percpu = space == Space::Global
@@ -139,7 +141,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         })?;
     }
     let code = if missing.is_empty() { 0 } else { 1 };
-    if args.line.is_some() && !args.percpu && file.is_snapshot() {
+    if args.line.is_some() && !args.percpu && file.is_snapshot() && !snapshot_lines {
         missing.push(format!(
             "{}: a snapshot keeps no source lines; give the vmlinux for them",
             args.file.display()

@@ -17,7 +17,7 @@ pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
         anyhow::bail!("{}: is already a snapshot", args.file.display());
     }
     let t0 = std::time::Instant::now();
-    let written = layout_diff::snapshot::write(&file, &args.output)?;
+    let written = layout_diff::snapshot::write(&file, &args.output, args.with_lines)?;
     Ok(Output {
         text: String::new(),
         code: 0,

@@ -315,3 +315,29 @@ fn history_text_marks_changed_builds_and_reads_snapshots() {
         ]
     );
 }
+
+/// `snapshot --with-lines` keeps what `show --line` prints: every line of old.elf's
+/// `.text` (ffffffff81000000 .. _etext ffffffff8100028b, `nm`) shows the same source
+/// lines from the snapshot as from the ELF file.
+#[test]
+fn with_lines_snapshots_show_the_source_lines() {
+    let dir = scratch("with-lines");
+    let old = testdata("old.elf");
+    let s = dir.join("old-lines.snap").display().to_string();
+    let (code, _, err) = run(&["snapshot", &old, "--with-lines", "-o", &s]);
+    assert_eq!(code, 0, "{err}");
+    let mut with_sources = 0;
+    for line in 0..11u64 {
+        let at = format!("{:#x}", 0xffff_ffff_8100_0000u64 + line * 64);
+        for format in ["text", "json"] {
+            let expected = run(&["show", &old, "--line", &at, "--format", format]);
+            let (code, out, err) = run(&["show", &s, "--line", &at, "--format", format]);
+            assert_eq!((code, out.replace(&s, &old), err), expected, "{at}");
+            if format == "json" && expected.1.contains("\"location\"") {
+                with_sources += 1;
+            }
+        }
+    }
+    // Every one of the 11 lines holds code with a source line (other.c, kernel.c).
+    assert_eq!(with_sources, 11);
+}

@@ -136,10 +136,11 @@ impl InputFile {
 
     /// Source lines of code addresses, from the line programs (read lazily by addr2line,
     /// one unit at a time). `None` when the file has no DWARF.
-    /// A snapshot holds no line tables: `None` too.
+    /// A snapshot has them only when written with `--with-lines` (else `None`).
     pub fn source_lines(&self) -> Result<Option<SourceLines<'_>>> {
-        if self.snapshot.is_some() {
-            return Ok(None);
+        if let Some(payload) = &self.snapshot {
+            return Ok(crate::snapshot::lines(&self.path, payload)?
+                .map(|table| SourceLines(Lines::Table(table))));
         }
         let elf = elf::read(&self.path, &self.map, &self.owned)?;
         let Some(debug) = elf.debug else {
@@ -164,7 +165,7 @@ impl InputFile {
             offset: 0,
             message: e.to_string(),
         })?;
-        Ok(Some(SourceLines { context }))
+        Ok(Some(SourceLines(Lines::Dwarf(Box::new(context)))))
     }
 
     /// Reads the image as `options` asks.
@@ -208,14 +209,27 @@ impl InputFile {
 }
 
 /// Maps code addresses to `file:line`.
-pub struct SourceLines<'d> {
-    context: addr2line::Context<gimli::EndianSlice<'d, gimli::RunTimeEndian>>,
+pub struct SourceLines<'d>(Lines<'d>);
+
+enum Lines<'d> {
+    /// The line programs of a vmlinux.
+    Dwarf(Box<addr2line::Context<gimli::EndianSlice<'d, gimli::RunTimeEndian>>>),
+    /// A snapshot's table: exact addresses (function starts and 64-byte boundaries).
+    Table(Vec<(u64, String)>),
 }
 
 impl SourceLines<'_> {
     /// `file:line` of the code at `address`, when the line tables know it.
     pub fn find(&self, address: u64) -> Option<String> {
-        let loc = self.context.find_location(address).ok()??;
-        Some(format!("{}:{}", loc.file?, loc.line?))
+        match &self.0 {
+            Lines::Dwarf(context) => {
+                let loc = context.find_location(address).ok()??;
+                Some(format!("{}:{}", loc.file?, loc.line?))
+            }
+            Lines::Table(table) => {
+                let i = table.binary_search_by_key(&address, |(a, _)| *a).ok()?;
+                Some(table[i].1.clone())
+            }
+        }
     }
 }

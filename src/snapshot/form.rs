@@ -33,6 +33,9 @@ pub(super) struct Form<'d> {
     pub structs: Vec<StructForm<'d>>,
     pub variables: Vec<VariableForm<'d>>,
     pub units: u64,
+    /// With `snapshot --with-lines`: `file:line` of each function's first byte and of
+    /// each 64-byte boundary inside it, sorted by address.
+    pub lines: Option<Vec<(u64, &'d str)>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -155,7 +158,11 @@ impl<'a> Interner<'a> {
 
 /// The form of `image`; `elf_files` are the symbols' `file` before DWARF assigned
 /// units (same order as `image.symbols`).
-pub(super) fn from_image<'a>(image: &'a Image<'a>, elf_files: &[Option<&'a str>]) -> Form<'a> {
+pub(super) fn from_image<'a>(
+    image: &'a Image<'a>,
+    elf_files: &[Option<&'a str>],
+    lines: Option<Vec<(u64, &'a str)>>,
+) -> Form<'a> {
     let mut types = Interner::default();
     let structs = image
         .structs
@@ -221,6 +228,7 @@ pub(super) fn from_image<'a>(image: &'a Image<'a>, elf_files: &[Option<&'a str>]
         structs,
         variables,
         units: image.units as u64,
+        lines,
     }
 }
 

@@ -42,8 +42,14 @@ pub struct Written {
     pub file: u64,
 }
 
-/// Reads `input` (a vmlinux) in full and writes its snapshot to `out`.
-pub fn write(input: &InputFile, out: &Path) -> Result<Written> {
+/// Granule of the source lines a snapshot keeps: `show --line` asks for the line of
+/// each function's first byte on a cache line, so every 64-byte boundary is kept
+/// (enough for any line size of 64 bytes or more).
+pub const LINE_GRANULE: u64 = 64;
+
+/// Reads `input` (a vmlinux) in full and writes its snapshot to `out`; with
+/// `with_lines`, the source lines `show --line` prints are kept too.
+pub fn write(input: &InputFile, out: &Path, with_lines: bool) -> Result<Written> {
     let full = LoadOptions {
         all_typedefs: true,
         ..LoadOptions::default()
@@ -59,7 +65,15 @@ pub fn write(input: &InputFile, out: &Path) -> Result<Written> {
     } else {
         Vec::new()
     };
-    let bytes = encode(&image, &elf_files).map_err(|m| bad(out, m))?;
+    let lines = if with_lines {
+        source_lines(input, &image)?
+    } else {
+        None
+    };
+    let line_refs = lines
+        .as_ref()
+        .map(|l| l.iter().map(|(a, s)| (*a, s.as_str())).collect());
+    let bytes = encode(&image, &elf_files, line_refs).map_err(|m| bad(out, m))?;
     std::fs::write(out, &bytes).map_err(|err| Error::Io {
         path: out.to_path_buf(),
         err,
@@ -71,8 +85,12 @@ pub fn write(input: &InputFile, out: &Path) -> Result<Written> {
 }
 
 /// The snapshot file bytes for `image`.
-fn encode(image: &Image<'_>, elf_files: &[Option<&str>]) -> std::result::Result<Vec<u8>, String> {
-    let form = form::from_image(image, elf_files);
+fn encode<'a>(
+    image: &'a Image<'a>,
+    elf_files: &[Option<&'a str>],
+    lines: Option<Vec<(u64, &'a str)>>,
+) -> std::result::Result<Vec<u8>, String> {
+    let form = form::from_image(image, elf_files, lines);
     let payload = postcard::to_stdvec(&form).map_err(|e| e.to_string())?;
     let body = zstd::bulk::compress(&payload, ZSTD_LEVEL).map_err(|e| e.to_string())?;
     let mut out = Vec::with_capacity(HEADER + body.len());
@@ -83,6 +101,42 @@ fn encode(image: &Image<'_>, elf_files: &[Option<&str>]) -> std::result::Result<
     out.extend_from_slice(&crc32fast::hash(&rest).to_le_bytes());
     out.extend_from_slice(&rest);
     Ok(out)
+}
+
+/// `file:line` at the start of every function and every `LINE_GRANULE` boundary inside
+/// it (ordinary address space only; per-CPU offsets are not code).
+fn source_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u64, String)>>> {
+    use crate::model::{Space, SymbolKind};
+    let Some(lines) = input.source_lines()? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for s in image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Function && s.space == Space::Global)
+    {
+        let end = s.place.saturating_add(s.size);
+        let mut at = s.place;
+        while at < end.max(s.place + 1) {
+            if let Some(loc) = lines.find(at) {
+                out.push((at, loc));
+            }
+            at = (at / LINE_GRANULE + 1).saturating_mul(LINE_GRANULE);
+        }
+    }
+    out.sort();
+    out.dedup_by_key(|(a, _)| *a);
+    Ok(Some(out))
+}
+
+/// The source lines kept in a decompressed payload (`None` when written without them).
+pub fn lines(path: &Path, payload: &[u8]) -> Result<Option<Vec<(u64, String)>>> {
+    let form: form::Form<'_> =
+        postcard::from_bytes(payload).map_err(|e| bad(path, format!("cannot decode: {e}")))?;
+    Ok(form
+        .lines
+        .map(|l| l.into_iter().map(|(a, s)| (a, s.to_string())).collect()))
 }
 
 /// Checks the header and checksum of a snapshot file's bytes and decompresses its
