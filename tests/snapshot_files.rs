@@ -20,11 +20,21 @@ fn scratch(test: &str) -> PathBuf {
     dir
 }
 
-/// Writes the snapshot of fixture `elf` into `dir`; returns its path.
+/// Writes the snapshot of fixture `elf` (a name in testdata/, or a path) into `dir`;
+/// returns its path.
 fn snap(dir: &std::path::Path, elf: &str) -> String {
-    let out = dir.join(elf.replace(".elf", ".snap"));
-    let out = out.display().to_string();
-    let (code, stdout, err) = run(&["snapshot", &testdata(elf), "-o", &out]);
+    let path = if elf.contains('/') {
+        elf.to_string()
+    } else {
+        testdata(elf)
+    };
+    let name = PathBuf::from(&path)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .replace(".elf", ".snap");
+    let out = dir.join(name).display().to_string();
+    let (code, stdout, err) = run(&["snapshot", &path, "-o", &out]);
     assert_eq!((code, stdout.as_str()), (0, ""), "{err}");
     out
 }
@@ -38,12 +48,7 @@ fn same_output(dir: &std::path::Path, args: &[&str]) {
     let mut back = Vec::new();
     for a in args {
         if a.ends_with(".elf") {
-            let name = PathBuf::from(a)
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let s = snap(dir, &name);
+            let s = snap(dir, a);
             back.push((s.clone(), a.to_string()));
             swapped.push(s);
         } else {
@@ -119,8 +124,31 @@ fn show_and_check_from_a_snapshot_equal_the_elf_output() {
     ] {
         same_output(&dir, &args);
     }
-    let rules = testdata("check/README.md");
-    same_output(&dir, &["check", "--rules", &rules, &old]);
+    // Rules on one build and growth rules on a pair (testdata/check, FACTS.md there);
+    // their exit codes (1: some rule fails, 0: all pass) show they were evaluated.
+    let (base, patched) = (testdata("check/base.elf"), testdata("check/patched.elf"));
+    for (rules, code) in [
+        ("functions", 1),
+        ("groups", 1),
+        ("mce", 1),
+        ("missing", 1),
+        ("percpu", 1),
+        ("root_user", 0),
+        ("separate", 1),
+    ] {
+        let rules = testdata(&format!("check/rules/{rules}.toml"));
+        for format in ["text", "json"] {
+            let args = [
+                "check", "--rules", &rules, &base, &patched, "--format", format,
+            ];
+            assert_eq!(run(&args).0, code, "{rules}");
+            same_output(&dir, &args);
+            same_output(
+                &dir,
+                &["check", "--rules", &rules, &patched, "--format", format],
+            );
+        }
+    }
 }
 
 #[test]
