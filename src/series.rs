@@ -90,6 +90,9 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
             s.push('\n');
             s
         }
+        // Formats added elsewhere (HTML) have no history rendering.
+        #[allow(unreachable_patterns)]
+        other => anyhow::bail!("history has no {other:?} output; use text, json or markdown"),
     };
     Ok(Output {
         text,
