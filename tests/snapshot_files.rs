@@ -386,3 +386,45 @@ fn bench_walk_counts_every_die() {
     );
     assert!(lines[2].starts_with("walk "), "{out}");
 }
+
+/// Past the checksum: a bit flip in every byte of the decompressed payload (as if a
+/// bad writer had produced it with a valid checksum) either fails to decode with an
+/// error or gives an image that `show` and the diff handle; never a panic.
+#[test]
+fn payload_bit_flips_never_panic() {
+    use layout_diff::diff::{DiffOptions, diff};
+    let dir = scratch("payload-flips");
+    let s = snap(&dir, "old.elf");
+    let path = std::path::Path::new(&s);
+    let bytes = std::fs::read(&s).unwrap();
+    let payload = layout_diff::snapshot::payload(path, &bytes).unwrap();
+    let options = LoadOptions {
+        pahole_text: false,
+        ..LoadOptions::default()
+    };
+    let good = layout_diff::snapshot::image(path, &payload, &options).unwrap();
+    let (mut refused, mut decoded) = (0, 0);
+    for i in 0..payload.len() {
+        let mut p = payload.clone();
+        p[i] ^= 1 << (i % 8);
+        match layout_diff::snapshot::image(path, &p, &options) {
+            Err(e) => {
+                assert!(
+                    e.to_string().starts_with(&format!("{s}: bad snapshot: ")),
+                    "{e}"
+                );
+                refused += 1;
+            }
+            Ok(image) => {
+                let _ = layout_diff::show::summary(&image);
+                let _ = diff(&good, &image, &DiffOptions::default());
+                decoded += 1;
+            }
+        }
+    }
+    // Both paths were taken: some flips are refused, others decode to other values.
+    assert!(
+        refused > 0 && decoded > 0,
+        "{refused} refused, {decoded} decoded"
+    );
+}

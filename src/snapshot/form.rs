@@ -304,6 +304,9 @@ pub(super) fn to_image<'d>(
     dwarf: bool,
     listing: bool,
 ) -> Result<Image<'d>, Bad> {
+    if !(form.line_size.is_power_of_two() && (8..=4096).contains(&form.line_size)) {
+        return Err("line size is not a power of two between 8 and 4096");
+    }
     let ctypes: Vec<Arc<CType>> = form.ctypes.into_iter().map(ctype).collect();
     let ty = |i: u32| {
         ctypes
