@@ -403,6 +403,7 @@ fn payload_bit_flips_never_panic() {
         ..LoadOptions::default()
     };
     let good = layout_diff::snapshot::image(path, &payload, &options).unwrap();
+    let all = layout_diff::show::globs(&["*".to_string()]).unwrap();
     let (mut refused, mut decoded) = (0, 0);
     for i in 0..payload.len() {
         let mut p = payload.clone();
@@ -418,6 +419,16 @@ fn payload_bit_flips_never_panic() {
             Ok(image) => {
                 let _ = layout_diff::show::summary(&image);
                 let _ = diff(&good, &image, &DiffOptions::default());
+                // The renderings are slower: every ninth byte (its bit cycles 0..7).
+                if i % 9 == 0 {
+                    let header = layout_diff::show::Header::of(&image);
+                    let laid = layout_diff::show::structs(&image, &all);
+                    let _ = layout_diff::report::show_text::structs(&header, &laid, true);
+                    let views = layout_diff::show::symbols(&image, &all);
+                    let _ = layout_diff::report::show_text::symbols(&header, &views);
+                    let one = std::slice::from_ref(&image);
+                    let _ = layout_diff::history::history(one, Some(&all), Some(&all));
+                }
                 decoded += 1;
             }
         }
