@@ -213,6 +213,12 @@ measure ld_show_one "layout-diff show OLD --struct user_struct" "${plain[@]}" "$
 measure ld_show_all "layout-diff show OLD --struct '*' --format json" "${plain[@]}" "$ld" show "$old" --struct '*' --format json
 measure ld_json_t1 "RAYON_NUM_THREADS=1 layout-diff OLD NEW --format json" env RAYON_NUM_THREADS=1 "$ld" "$old" "$new" --format json
 measure ld_json_t2 "RAYON_NUM_THREADS=2 layout-diff OLD NEW --format json" env RAYON_NUM_THREADS=2 "$ld" "$old" "$new" --format json
+measure ld_walk "layout-diff bench-walk OLD NEW (bare parallel DIE walk: the floor)" "${plain[@]}" "$ld" bench-walk "$old" "$new"
+snap_old="$cache/old.snap"; snap_new="$cache/new.snap"
+measure ld_snapshot "layout-diff snapshot OLD -o old.snap" "${plain[@]}" "$ld" snapshot "$old" -o "$snap_old"
+"$ld" snapshot "$new" -o "$snap_new" 2>/dev/null || die "layout-diff snapshot NEW failed"
+snapshots="OLD $(stat -c %s "$snap_old") bytes, NEW $(stat -c %s "$snap_new") bytes"
+measure ld_snap_diff "layout-diff old.snap new.snap" "${plain[@]}" "$ld" "$snap_old" "$snap_new"
 measure pahole_one "pahole -F dwarf -C user_struct OLD" pahole -F dwarf -C user_struct "$old"
 measure pahole_old "pahole -F dwarf OLD" pahole -F dwarf "$old"
 measure pahole_new "pahole -F dwarf NEW" pahole -F dwarf "$new"
@@ -235,6 +241,19 @@ else
 fi
 log "byte-identical: $identical"
 
+# Snapshots: their diff must be the vmlinux diff, paths aside.
+log "checking that the diff of the snapshots equals the diff of the vmlinux files"
+snap_identical=yes
+for fmt in text json; do
+  a="$logs/diff-elf.$fmt"; b="$logs/diff-snap.$fmt"
+  "$ld" "$old" "$new" --all --format "$fmt" > "$a" 2>/dev/null || true
+  "$ld" "$snap_old" "$snap_new" --all --format "$fmt" 2>/dev/null \
+    | sed "s#$snap_old#$old#g; s#$snap_new#$new#g" > "$b" || true
+  if cmp -s "$a" "$b"; then rm -f "$a" "$b"; else snap_identical="no ($fmt differs: see $a and $b)"; fi
+done
+[ "$snap_identical" = yes ] && snap_identical="yes (text and JSON, --all)"
+log "snapshot diff identical: $snap_identical"
+
 # ------------------------------------------------------------------ report
 
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
@@ -252,6 +271,8 @@ python3 "$here/summarize.py" "$raw" \
   --meta "layout_audit=$la_version" \
   --meta "pahole=pahole $pahole_version" \
   --meta "identical=$identical" \
+  --meta "snapshots=$snapshots" \
+  --meta "snap_identical=$snap_identical" \
   > "$report.tmp"
 mv -f "$report.tmp" "$report"
 cat "$report"

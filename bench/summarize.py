@@ -27,6 +27,8 @@ RATIOS = [
     ("(pahole OLD + pahole NEW) / layout-diff diff", ["pahole_old", "pahole_new"], "ld_diff"),
     ("layout-audit diff / layout-diff diff", ["la_diff"], "ld_diff"),
     ("layout-diff diff --format json, 1 thread / 2 threads", ["ld_json_t1"], "ld_json_t2"),
+    ("layout-diff diff / bare parallel DIE walk of both files (the floor)", ["ld_diff"], "ld_walk"),
+    ("layout-diff diff of the vmlinux pair / diff of their snapshots", ["ld_diff"], "ld_snap_diff"),
 ]
 
 
@@ -170,6 +172,10 @@ def main() -> int:
     lines += ratios(commands)
     if "identical" in meta:
         lines.append(f"- 1-thread and 2-thread JSON reports byte-identical: **{meta['identical']}**")
+    if "snapshots" in meta:
+        lines.append(f"- snapshot sizes: **{meta['snapshots']}**")
+    if "snap_identical" in meta:
+        lines.append(f"- diff of the snapshots == diff of the vmlinux files (text and JSON, paths replaced): **{meta['snap_identical']}**")
     lines.append("")
     lines.append("Notes (as observed with the versions above):")
     lines.append("")

@@ -42,8 +42,18 @@ pub fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::
         "--fail-on",
         "--kaslr-offset",
         "--rules",
+        "--output",
+        "-o",
     ];
-    let known = ["show", "diff", "check", "help"];
+    let known = [
+        "show",
+        "diff",
+        "check",
+        "snapshot",
+        "history",
+        "bench-walk",
+        "help",
+    ];
     let mut i = 1;
     while let Some(arg) = args.get(i).map(|a| a.to_string_lossy().into_owned()) {
         if arg == "--" {
@@ -73,6 +83,53 @@ pub enum Command {
     Diff(DiffArgs),
     /// Evaluate a rules file on a build (IMAGE), or on NEW with growth against OLD.
     Check(CheckArgs),
+    /// Write one build's layout facts to a small snapshot file, which every command
+    /// accepts wherever it accepts a vmlinux.
+    Snapshot(SnapshotArgs),
+    /// One table per symbol or struct, one row per build (vmlinux files or snapshots,
+    /// in series order), marking the builds where it changed lines.
+    History(HistoryArgs),
+    /// Walk every DIE of each file in parallel and decode nothing (the cold-path floor).
+    #[command(hide = true)]
+    BenchWalk(BenchWalkArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// The vmlinux to snapshot.
+    pub file: PathBuf,
+    /// Where to write the snapshot.
+    #[arg(short, long, value_name = "FILE", required = true)]
+    pub output: PathBuf,
+    /// Also keep the source line of each function start and each 64-byte boundary
+    /// inside functions, for `show --line` (a larger file).
+    #[arg(long)]
+    pub with_lines: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The builds, oldest first (vmlinux files or snapshots).
+    #[arg(required = true, num_args = 1.., value_name = "BUILD")]
+    pub files: Vec<PathBuf>,
+    /// Symbol names or globs.
+    #[arg(long = "symbol", value_name = "NAME|GLOB")]
+    pub symbols: Vec<String>,
+    /// Struct or union names or globs.
+    #[arg(long = "struct", value_name = "NAME|GLOB")]
+    pub structs: Vec<String>,
+    /// File with one symbol name, glob or `sym+0xOFF` per line.
+    #[arg(long, value_name = "FILE")]
+    pub hot: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchWalkArgs {
+    /// ELF files to walk.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

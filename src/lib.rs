@@ -5,10 +5,12 @@
 //! `diff` (two images into a report), `report` (renderers that compute nothing).
 
 pub mod error;
+pub mod history;
 pub mod layout;
 pub mod load;
 pub mod model;
 pub mod report;
+pub mod snapshot;
 
 pub use error::{Error, Result};
 pub use load::{InputFile, LoadOptions, StructFilter};

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 mod cli;
 mod run;
+mod series;
 
 use cli::{Cli, Command};
 
@@ -15,6 +16,9 @@ fn main() -> ExitCode {
         Command::Show(args) => run::show(&args),
         Command::Diff(args) => run::diff(&args),
         Command::Check(args) => run::check(&args),
+        Command::Snapshot(args) => series::snapshot(&args),
+        Command::History(args) => series::history(&args),
+        Command::BenchWalk(args) => series::bench_walk(&args),
     };
     match outcome {
         Ok(out) => {

@@ -65,6 +65,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             .filter(|p| !p.contains(['*', '?', '[', '{']))
             .cloned()
             .collect(),
+        all_typedefs: false,
     };
     let image = file.load(&options)?;
     if !args.structs.is_empty() && !image.has_debug_info {
@@ -116,6 +117,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             || show_text::symbols(&header, &views),
         )?;
     }
+    let mut snapshot_lines = false;
     if let Some(at) = args.line {
         let space = if args.percpu {
             Space::Percpu
@@ -129,6 +131,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         };
         let find = |a: u64| lines.as_ref().and_then(|l| l.find(a));
         let lookup: Option<&show::SourceLookup> = lines.is_some().then_some(&find);
+        snapshot_lines = lines.is_some();
         let view = show::line(&image, space, at, lookup);
         if view.symbols.is_empty() {
             let in_percpu = space == Space::Global
@@ -154,9 +157,16 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             hot_text::show(&header, &map)
         })?;
     }
+    let code = if missing.is_empty() { 0 } else { 1 };
+    if args.line.is_some() && !args.percpu && file.is_snapshot() && !snapshot_lines {
+        missing.push(format!(
+            "{}: a snapshot keeps no source lines; give the vmlinux for them",
+            args.file.display()
+        ));
+    }
     Ok(Output {
         text,
-        code: if missing.is_empty() { 0 } else { 1 },
+        code,
         note: (!missing.is_empty()).then(|| missing.join("; ")),
     })
 }
@@ -245,7 +255,7 @@ fn read_hot(path: &std::path::Path) -> Result<Hot> {
 }
 
 /// The names of a `--hot` list (none for a c2c report, which is mapped instead).
-fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
+pub(crate) fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
     Ok(match read_hot(path)? {
         Hot::Names(names) => names,
         Hot::C2c(_) => Vec::new(),
@@ -401,9 +411,17 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
             t2.elapsed().as_secs_f64()
         );
     }
+    let code = u8::from(report.failing > 0);
+    // The process ends right after printing: freeing millions of small allocations
+    // (members, names) one by one would only cost time, so the loaded builds and the
+    // report are left to the exit.
+    std::mem::forget(report);
+    std::mem::forget(follow);
+    std::mem::forget((old, new));
+    std::mem::forget((old_file, new_file));
     Ok(Output {
         text,
-        code: u8::from(report.failing > 0),
+        code,
         note: (!unmatched.is_empty()).then(|| unmatched.join("\nlayout-diff: ")),
     })
 }

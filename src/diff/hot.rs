@@ -32,19 +32,37 @@ fn is_hot_name(type_name: &str) -> bool {
 /// Memoized answers for one image.
 pub struct HotTypes<'a, 'd> {
     image: &'a Image<'d>,
-    by_name: HashMap<&'d str, StructId>,
+    by_name: std::borrow::Cow<'a, StructNames<'d>>,
     memo: HashMap<StructId, bool>,
 }
 
+/// The first struct of each name in an image, built once and shared by every worker.
+pub type StructNames<'d> = HashMap<&'d str, StructId>;
+
+/// The first struct of each name in `image`.
+pub fn struct_names<'d>(image: &Image<'d>) -> StructNames<'d> {
+    let mut by_name = HashMap::new();
+    for (i, s) in image.structs.iter().enumerate() {
+        by_name.entry(s.name).or_insert(StructId(i));
+    }
+    by_name
+}
+
 impl<'a, 'd> HotTypes<'a, 'd> {
+    #[cfg(test)]
     pub fn new(image: &'a Image<'d>) -> Self {
-        let mut by_name = HashMap::new();
-        for (i, s) in image.structs.iter().enumerate() {
-            by_name.entry(s.name).or_insert(StructId(i));
-        }
         HotTypes {
             image,
-            by_name,
+            by_name: std::borrow::Cow::Owned(struct_names(image)),
+            memo: HashMap::new(),
+        }
+    }
+
+    /// As `new`, with the name index built once by `struct_names(image)`.
+    pub fn sharing(image: &'a Image<'d>, names: &'a StructNames<'d>) -> Self {
+        HotTypes {
+            image,
+            by_name: std::borrow::Cow::Borrowed(names),
             memo: HashMap::new(),
         }
     }

@@ -89,12 +89,13 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
         Data(Box<PlacementChange>),
         Function(FunctionChange),
     }
+    let names = hot::struct_names(new);
     let judge = || {
         pairing
             .pairs
             .par_iter()
             .map_init(
-                || hot::HotTypes::new(new),
+                || hot::HotTypes::sharing(new, &names),
                 |hot, p| {
                     if p.old.kind == SymbolKind::Function {
                         let pinned = pinned_sym(p.new);

@@ -280,10 +280,10 @@ fn read_unit<'d>(
             }
         }
     }
-    if !options.typedefs.is_empty() {
+    if !options.typedefs.is_empty() || options.all_typedefs {
         for die in dies.dies.iter().filter(|d| d.tag == dw::DW_TAG_typedef) {
             if let Some(name) = dies.name(die)
-                && options.typedefs.iter().any(|t| t == name)
+                && (options.all_typedefs || options.typedefs.iter().any(|t| t == name))
                 && let Some(t) = table.strip(die.ty())
                 && is_aggregate(t.tag)
                 && !t.declaration

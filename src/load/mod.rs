@@ -7,6 +7,9 @@ mod dwarf;
 mod elf;
 mod layouts;
 mod units;
+mod walk;
+
+pub use walk::Walked;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -53,6 +56,9 @@ pub struct LoadOptions {
     /// Typedef names to follow to the anonymous struct/union they name (`atomic_t`),
     /// as `pahole -C` does; their layouts carry the typedef's name.
     pub typedefs: Vec<String>,
+    /// Every typedef that names an anonymous struct/union, as `typedefs` would (what a
+    /// snapshot keeps, so `show --struct atomic_t` works on it).
+    pub all_typedefs: bool,
     /// Build what pahole's text needs (spellings, members' struct padding, packed
     /// structs); `show --struct`/`--symbol` want it, a diff does not.
     pub pahole_text: bool,
@@ -65,6 +71,7 @@ impl Default for LoadOptions {
             dwarf: true,
             structs: StructFilter::All,
             typedefs: Vec::new(),
+            all_typedefs: false,
             pahole_text: true,
             variables: true,
         }
@@ -79,6 +86,9 @@ pub struct InputFile {
     /// `elf::DWARF_SECTIONS`), alive as long as the file; `OnceLock` keeps the file
     /// `Sync` so two builds load concurrently.
     owned: [OnceLock<Vec<u8>>; elf::DWARF_SECTIONS.len()],
+    /// For a snapshot (`layout-diff snapshot`): its decompressed payload, which the
+    /// `Image` borrows names from.
+    snapshot: Option<Vec<u8>>,
 }
 
 impl InputFile {
@@ -104,10 +114,14 @@ impl InputFile {
         // truncation of the file by another process could fault; as with every
         // mmap-based reader (ripgrep, addr2line), that is accepted for speed.
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        let snapshot = crate::snapshot::is_snapshot(&map)
+            .then(|| crate::snapshot::payload(path, &map))
+            .transpose()?;
         Ok(InputFile {
             path: path.to_path_buf(),
             map,
             owned: Default::default(),
+            snapshot,
         })
     }
 
@@ -115,9 +129,19 @@ impl InputFile {
         &self.path
     }
 
+    /// True when the file is a snapshot rather than an ELF file.
+    pub fn is_snapshot(&self) -> bool {
+        self.snapshot.is_some()
+    }
+
     /// Source lines of code addresses, from the line programs (read lazily by addr2line,
     /// one unit at a time). `None` when the file has no DWARF.
+    /// A snapshot has them only when written with `--with-lines` (else `None`).
     pub fn source_lines(&self) -> Result<Option<SourceLines<'_>>> {
+        if let Some(payload) = &self.snapshot {
+            return Ok(crate::snapshot::lines(&self.path, payload)?
+                .map(|table| SourceLines(Lines::Table(table))));
+        }
         let elf = elf::read(&self.path, &self.map, &self.owned)?;
         let Some(debug) = elf.debug else {
             return Ok(None);
@@ -141,11 +165,14 @@ impl InputFile {
             offset: 0,
             message: e.to_string(),
         })?;
-        Ok(Some(SourceLines { context }))
+        Ok(Some(SourceLines(Lines::Dwarf(Box::new(context)))))
     }
 
     /// Reads the image as `options` asks.
     pub fn load(&self, options: &LoadOptions) -> Result<Image<'_>> {
+        if let Some(payload) = &self.snapshot {
+            return crate::snapshot::image(&self.path, payload, options);
+        }
         let elf = elf::read(&self.path, &self.map, &self.owned)?;
         let line_size = options
             .line_size
@@ -182,14 +209,27 @@ impl InputFile {
 }
 
 /// Maps code addresses to `file:line`.
-pub struct SourceLines<'d> {
-    context: addr2line::Context<gimli::EndianSlice<'d, gimli::RunTimeEndian>>,
+pub struct SourceLines<'d>(Lines<'d>);
+
+enum Lines<'d> {
+    /// The line programs of a vmlinux.
+    Dwarf(Box<addr2line::Context<gimli::EndianSlice<'d, gimli::RunTimeEndian>>>),
+    /// A snapshot's table: exact addresses (function starts and 64-byte boundaries).
+    Table(Vec<(u64, String)>),
 }
 
 impl SourceLines<'_> {
     /// `file:line` of the code at `address`, when the line tables know it.
     pub fn find(&self, address: u64) -> Option<String> {
-        let loc = self.context.find_location(address).ok()??;
-        Some(format!("{}:{}", loc.file?, loc.line?))
+        match &self.0 {
+            Lines::Dwarf(context) => {
+                let loc = context.find_location(address).ok()??;
+                Some(format!("{}:{}", loc.file?, loc.line?))
+            }
+            Lines::Table(table) => {
+                let i = table.binary_search_by_key(&address, |(a, _)| *a).ok()?;
+                Some(table[i].1.clone())
+            }
+        }
     }
 }

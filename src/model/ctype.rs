@@ -3,10 +3,10 @@
 //! pointer-ness, plus its two spellings (C, and pahole's member declarator), both
 //! built once per type by the loader.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a type is once typedefs and qualifiers are followed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum TypeKind {
     #[default]

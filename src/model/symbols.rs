@@ -1,7 +1,7 @@
 //! ELF-side model: sections and the symbols that matter for layout (functions and data
 //! objects), with their per-CPU offset where they live in `.data..percpu`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Section<'d> {
@@ -13,7 +13,7 @@ pub struct Section<'d> {
     pub compressed: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SymbolKind {
     Function,
@@ -21,7 +21,7 @@ pub enum SymbolKind {
     Tls,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Binding {
     Global,
@@ -31,7 +31,7 @@ pub enum Binding {
 
 /// Which address space a symbol is placed in: ordinary addresses, or offsets into the
 /// per-CPU area (each CPU's copy is page aligned, so only the offset decides lines).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Space {
     Global,

@@ -3,15 +3,17 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::CType;
 
 /// Index of a struct in `Image::structs`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct StructId(pub usize);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum AggregateKind {
     #[default]
@@ -29,7 +31,7 @@ impl AggregateKind {
 }
 
 /// A run of unused bytes between two members.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Hole {
     /// Byte offset where the hole starts (the end of the member before it).
     pub offset: u64,
@@ -37,7 +39,7 @@ pub struct Hole {
 }
 
 /// Unused bits inside a bitfield storage unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct BitHole {
     /// Byte offset of the member before the hole.
     pub offset: u64,

@@ -1,0 +1,71 @@
+//! The cold-path floor: map the file, find its DWARF, and walk every DIE of every unit
+//! in parallel, skipping each entry's attributes (sizes only) and decoding none. A full load
+//! cannot be faster than this; `bench-walk` times it beside the real diff.
+
+use gimli::{EndianSlice, RunTimeEndian};
+use rayon::prelude::*;
+
+use super::{InputFile, elf};
+use crate::error::{Error, Result};
+
+/// Units and DIEs walked in one file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Walked {
+    pub units: usize,
+    pub dies: u64,
+}
+
+impl InputFile {
+    /// Walks every DIE (see the module note). A snapshot has none: 0 of each.
+    pub fn walk_dies(&self) -> Result<Walked> {
+        if self.snapshot.is_some() {
+            return Ok(Walked::default());
+        }
+        let elf = elf::read(&self.path, &self.map, &self.owned)?;
+        let Some(debug) = elf.debug else {
+            return Ok(Walked::default());
+        };
+        let endian = if debug.little_endian {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        let dwarf = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
+            let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
+            Ok(EndianSlice::new(data, endian))
+        })
+        .map_err(|_| Error::Input {
+            path: self.path.clone(),
+            message: "cannot load DWARF sections".into(),
+        })?;
+        let err = |e: gimli::Error| Error::Dwarf {
+            path: self.path.clone(),
+            section: ".debug_info",
+            offset: 0,
+            message: e.to_string(),
+        };
+        let mut headers = Vec::new();
+        let mut iter = dwarf.units();
+        while let Some(h) = iter.next().map_err(err)? {
+            headers.push(h);
+        }
+        let units = headers.len();
+        let dies = headers
+            .into_par_iter()
+            .map(|h| -> gimli::Result<u64> {
+                let unit = dwarf.unit(h)?;
+                let mut raw = unit.entries_raw(None)?;
+                let mut n = 0u64;
+                while !raw.is_empty() {
+                    if let Some(abbrev) = raw.read_abbreviation()? {
+                        raw.skip_attributes(abbrev.attributes())?;
+                        n += 1;
+                    }
+                }
+                Ok(n)
+            })
+            .try_reduce(|| 0, |a, b| Ok(a + b))
+            .map_err(err)?;
+        Ok(Walked { units, dies })
+    }
+}

@@ -1,0 +1,128 @@
+//! Glue for the commands about series of builds: `snapshot` (one build to a small
+//! file), `history` (one row per build) and the hidden `bench-walk` (the DIE-walk
+//! floor). Loading and computing live in the library; this only wires and renders.
+
+use anyhow::{Context, Result};
+
+use crate::cli::{BenchWalkArgs, HistoryArgs, SnapshotArgs};
+use crate::run::Output;
+use layout_diff::load::{InputFile, LoadOptions};
+use layout_diff::report::{Format, history_text, json};
+use layout_diff::show;
+
+/// `layout-diff snapshot VMLINUX -o FILE`.
+pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
+    let file = InputFile::open(&args.file)?;
+    if file.is_snapshot() {
+        anyhow::bail!("{}: is already a snapshot", args.file.display());
+    }
+    let t0 = std::time::Instant::now();
+    let written = layout_diff::snapshot::write(&file, &args.output, args.with_lines)?;
+    Ok(Output {
+        text: String::new(),
+        code: 0,
+        note: Some(format!(
+            "wrote {} ({} bytes; {} before compression) in {:.2} s",
+            args.output.display(),
+            written.file,
+            written.payload,
+            t0.elapsed().as_secs_f64()
+        )),
+    })
+}
+
+/// `layout-diff history BUILD...`.
+pub fn history(args: &HistoryArgs) -> Result<Output> {
+    let mut symbols = args.symbols.clone();
+    if let Some(hot) = &args.hot {
+        symbols.extend(crate::run::hot_names(hot)?);
+    }
+    if symbols.is_empty() && args.structs.is_empty() {
+        anyhow::bail!("history needs --symbol, --struct or --hot");
+    }
+    let sym_set = (!symbols.is_empty())
+        .then(|| show::globs(&symbols))
+        .transpose()
+        .context("bad --symbol or --hot pattern")?;
+    let struct_set = (!args.structs.is_empty())
+        .then(|| show::globs(&args.structs))
+        .transpose()
+        .context("bad --struct pattern")?;
+    let options = LoadOptions {
+        line_size: args.common.line_size,
+        pahole_text: false,
+        variables: false,
+        structs: match &struct_set {
+            Some(set) => layout_diff::StructFilter::Matching(set.clone()),
+            None => layout_diff::StructFilter::None,
+        },
+        dwarf: true,
+        ..LoadOptions::default()
+    };
+    let files = args
+        .files
+        .iter()
+        .map(|p| InputFile::open(p))
+        .collect::<layout_diff::Result<Vec<_>>>()?;
+    use rayon::prelude::*;
+    let images = files
+        .par_iter()
+        .map(|f| f.load(&options))
+        .collect::<layout_diff::Result<Vec<_>>>()?;
+    if let Some(first) = images.first()
+        && let Some(other) = images.iter().find(|i| i.line_size != first.line_size)
+    {
+        anyhow::bail!(
+            "{} and {} have different line sizes ({} and {}); give --line-size",
+            first.path.display(),
+            other.path.display(),
+            first.line_size,
+            other.line_size
+        );
+    }
+    let h = layout_diff::history::history(&images, sym_set.as_ref(), struct_set.as_ref());
+    let found = !h.symbols.is_empty() || !h.structs.is_empty();
+    let text = match args.common.format() {
+        Format::Text => history_text::render(&h),
+        Format::Markdown => history_text::markdown(&h),
+        Format::Json => {
+            let mut s = json::document("layout-diff-history", &h)?;
+            s.push('\n');
+            s
+        }
+        // Formats added elsewhere (HTML) have no history rendering.
+        #[allow(unreachable_patterns)]
+        other => anyhow::bail!("history has no {other:?} output; use text, json or markdown"),
+    };
+    Ok(Output {
+        text,
+        code: u8::from(!found),
+        note: (!found).then(|| "no symbol or struct matches in any build".to_string()),
+    })
+}
+
+/// `layout-diff bench-walk FILE...`: the files walked concurrently, as a diff loads them.
+pub fn bench_walk(args: &BenchWalkArgs) -> Result<Output> {
+    let t0 = std::time::Instant::now();
+    let files = args
+        .files
+        .iter()
+        .map(|p| InputFile::open(p))
+        .collect::<layout_diff::Result<Vec<_>>>()?;
+    use rayon::prelude::*;
+    let walked = files
+        .par_iter()
+        .map(|f| f.walk_dies())
+        .collect::<layout_diff::Result<Vec<_>>>()?;
+    let secs = t0.elapsed().as_secs_f64();
+    let mut text = String::new();
+    for (f, w) in args.files.iter().zip(&walked) {
+        text += &format!("{}: {} units, {} DIEs\n", f.display(), w.units, w.dies);
+    }
+    text += &format!("walk {secs:.3} s\n");
+    Ok(Output {
+        text,
+        code: 0,
+        note: None,
+    })
+}

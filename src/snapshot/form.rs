@@ -1,0 +1,479 @@
+//! The serialised form of an `Image`: mirrors of the model types with every field the
+//! commands read (the model's own serde derives are for JSON output and skip some),
+//! names borrowed from the decompressed buffer, and each distinct `CType` stored once.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{
+    AggregateKind, Binding, BitHole, CType, Hole, Image, Member, Section, Space, StructId,
+    StructLayout, Symbol, SymbolKind, TypeKind, Variable,
+};
+
+/// Everything one build contributes to `show`, a diff and `check`.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Form<'d> {
+    #[serde(borrow)]
+    pub arch: &'d str,
+    pub big_endian: bool,
+    pub file_kind: &'d str,
+    pub build_id: Option<&'d str>,
+    /// The target's line size (an override is applied when the snapshot is read).
+    pub line_size: u64,
+    pub has_debug_info: bool,
+    pub percpu_base: Option<u64>,
+    pub boundaries: Vec<(&'d str, u64)>,
+    pub function_prefix: u64,
+    pub sections: Vec<SectionForm<'d>>,
+    pub symbols: Vec<SymbolForm<'d>>,
+    pub ctypes: Vec<CTypeForm<'d>>,
+    pub structs: Vec<StructForm<'d>>,
+    pub variables: Vec<VariableForm<'d>>,
+    pub units: u64,
+    /// With `snapshot --with-lines`: `file:line` of each function's first byte and of
+    /// each 64-byte boundary inside it, sorted by address.
+    pub lines: Option<Vec<(u64, &'d str)>>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct SectionForm<'d> {
+    pub name: &'d str,
+    pub address: u64,
+    pub size: u64,
+    pub alignment: u64,
+    pub compressed: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct SymbolForm<'d> {
+    pub name: &'d str,
+    pub file: Option<&'d str>,
+    pub unit: Option<&'d str>,
+    /// `file` as the ELF alone gives it (before compile units are assigned): what a
+    /// load without DWARF shows.
+    pub elf_file: Option<&'d str>,
+    pub group: u32,
+    pub kind: SymbolKind,
+    pub binding: Binding,
+    pub section: &'d str,
+    pub address: u64,
+    pub size: u64,
+    pub space: Space,
+    pub place: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct CTypeForm<'d> {
+    pub kind: TypeKind,
+    pub element: TypeKind,
+    pub is_const: bool,
+    pub is_volatile: bool,
+    pub dims: Vec<u64>,
+    pub aggregate: Option<&'d str>,
+    pub c: &'d str,
+    pub pahole_before: &'d str,
+    pub pahole_after: &'d str,
+    pub anonymous_enum: Option<(Vec<(&'d str, i64)>, u64)>,
+    pub pahole_after_flexible: Option<&'d str>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct MemberForm<'d> {
+    pub name: Option<&'d str>,
+    pub type_name: &'d str,
+    pub offset: u64,
+    pub size: u64,
+    pub bit_offset: Option<u64>,
+    pub bit_size: Option<u64>,
+    pub flexible: bool,
+    pub nested: Option<Box<StructForm<'d>>>,
+    pub alignment: Option<u64>,
+    /// Index into `Form::ctypes`.
+    pub ctype: u32,
+    pub hole: u64,
+    pub bit_hole: u64,
+    pub type_padding: u64,
+    pub pointee: Option<Box<StructForm<'d>>>,
+    pub natural_alignment: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct StructForm<'d> {
+    pub name: &'d str,
+    pub kind: AggregateKind,
+    pub decl_file: Option<&'d str>,
+    pub size: u64,
+    pub alignment: u64,
+    pub explicit_alignment: Option<u64>,
+    #[serde(borrow)]
+    pub members: Vec<MemberForm<'d>>,
+    pub holes: Vec<Hole>,
+    pub bit_holes: Vec<BitHole>,
+    pub padding: u64,
+    pub bit_padding: u64,
+    pub pre_hole: u64,
+    pub pre_bit_hole: u64,
+    pub packed: bool,
+    pub typedef: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct VariableForm<'d> {
+    pub name: &'d str,
+    pub address: u64,
+    pub type_name: &'d str,
+    pub ctype: u32,
+    pub size: Option<u64>,
+    pub layout: Option<StructId>,
+    pub is_array: bool,
+    pub alignment: Option<u64>,
+    pub decl_file: Option<&'d str>,
+}
+
+/// Gives each distinct `CType` (by `Arc` identity, then by value) one index.
+#[derive(Default)]
+struct Interner<'a> {
+    by_ptr: HashMap<*const CType, u32>,
+    by_value: HashMap<&'a CType, u32>,
+    list: Vec<&'a CType>,
+}
+
+impl<'a> Interner<'a> {
+    fn index(&mut self, t: &'a Arc<CType>) -> u32 {
+        let ptr = Arc::as_ptr(t);
+        if let Some(&i) = self.by_ptr.get(&ptr) {
+            return i;
+        }
+        let i = *self.by_value.entry(t).or_insert_with(|| {
+            self.list.push(t);
+            (self.list.len() - 1) as u32
+        });
+        self.by_ptr.insert(ptr, i);
+        i
+    }
+}
+
+/// The form of `image`; `elf_files` are the symbols' `file` before DWARF assigned
+/// units (same order as `image.symbols`).
+pub(super) fn from_image<'a>(
+    image: &'a Image<'a>,
+    elf_files: &[Option<&'a str>],
+    lines: Option<Vec<(u64, &'a str)>>,
+) -> Form<'a> {
+    let mut types = Interner::default();
+    let structs = image
+        .structs
+        .iter()
+        .map(|s| struct_form(s, &mut types))
+        .collect();
+    let variables = image
+        .variables
+        .iter()
+        .map(|v| VariableForm {
+            name: v.name,
+            address: v.address,
+            type_name: &v.type_name,
+            ctype: types.index(&v.ctype),
+            size: v.size,
+            layout: v.layout,
+            is_array: v.is_array,
+            alignment: v.alignment,
+            decl_file: v.decl_file.as_deref(),
+        })
+        .collect();
+    Form {
+        arch: &image.arch,
+        big_endian: image.big_endian,
+        file_kind: image.file_kind,
+        build_id: image.build_id.as_deref(),
+        line_size: image.line_size,
+        has_debug_info: image.has_debug_info,
+        percpu_base: image.percpu_base,
+        boundaries: image.boundaries.iter().map(|&(n, a)| (n, a)).collect(),
+        function_prefix: image.function_prefix,
+        sections: image
+            .sections
+            .iter()
+            .map(|s| SectionForm {
+                name: s.name,
+                address: s.address,
+                size: s.size,
+                alignment: s.alignment,
+                compressed: s.compressed,
+            })
+            .collect(),
+        symbols: image
+            .symbols
+            .iter()
+            .zip(elf_files.iter().copied().chain(std::iter::repeat(None)))
+            .map(|(s, elf_file)| SymbolForm {
+                name: s.name,
+                file: s.file,
+                unit: s.unit,
+                elf_file,
+                group: s.group,
+                kind: s.kind,
+                binding: s.binding,
+                section: s.section,
+                address: s.address,
+                size: s.size,
+                space: s.space,
+                place: s.place,
+            })
+            .collect(),
+        ctypes: types.list.iter().map(|t| ctype_form(t)).collect(),
+        structs,
+        variables,
+        units: image.units as u64,
+        lines,
+    }
+}
+
+fn ctype_form(t: &CType) -> CTypeForm<'_> {
+    CTypeForm {
+        kind: t.kind,
+        element: t.element,
+        is_const: t.is_const,
+        is_volatile: t.is_volatile,
+        dims: t.dims.clone(),
+        aggregate: t.aggregate.as_deref(),
+        c: &t.c,
+        pahole_before: &t.pahole_before,
+        pahole_after: &t.pahole_after,
+        anonymous_enum: t
+            .anonymous_enum
+            .as_ref()
+            .map(|(e, size)| (e.iter().map(|(n, v)| (&**n, *v)).collect(), *size)),
+        pahole_after_flexible: t.pahole_after_flexible.as_deref(),
+    }
+}
+
+fn struct_form<'a>(s: &'a StructLayout<'a>, types: &mut Interner<'a>) -> StructForm<'a> {
+    StructForm {
+        name: s.name,
+        kind: s.kind,
+        decl_file: s.decl_file.as_deref(),
+        size: s.size,
+        alignment: s.alignment,
+        explicit_alignment: s.explicit_alignment,
+        members: s
+            .members
+            .iter()
+            .map(|m| MemberForm {
+                name: m.name,
+                type_name: &m.type_name,
+                offset: m.offset,
+                size: m.size,
+                bit_offset: m.bit_offset,
+                bit_size: m.bit_size,
+                flexible: m.flexible,
+                nested: m.nested.as_ref().map(|n| Box::new(struct_form(n, types))),
+                alignment: m.alignment,
+                ctype: types.index(&m.ctype),
+                hole: m.hole,
+                bit_hole: m.bit_hole,
+                type_padding: m.type_padding,
+                pointee: m.pointee.as_ref().map(|p| Box::new(struct_form(p, types))),
+                natural_alignment: m.natural_alignment,
+            })
+            .collect(),
+        holes: s.holes.clone(),
+        bit_holes: s.bit_holes.clone(),
+        padding: s.padding,
+        bit_padding: s.bit_padding,
+        pre_hole: s.pre_hole,
+        pre_bit_hole: s.pre_bit_hole,
+        packed: s.packed,
+        typedef: s.typedef,
+    }
+}
+
+/// Why a decoded form cannot be an `Image` (an index out of range).
+pub(super) type Bad = &'static str;
+
+/// The `Image` a form describes. `listing` keeps what only pahole's listing reads;
+/// without it those fields are cleared as a diff load leaves them. `dwarf` false
+/// drops structs, variables and units, as a load without DWARF has none.
+pub(super) fn to_image<'d>(
+    form: Form<'d>,
+    path: &Path,
+    line_size: Option<u64>,
+    dwarf: bool,
+    listing: bool,
+) -> Result<Image<'d>, Bad> {
+    if !(form.line_size.is_power_of_two() && (8..=4096).contains(&form.line_size)) {
+        return Err("line size is not a power of two between 8 and 4096");
+    }
+    let ctypes: Vec<Arc<CType>> = form.ctypes.into_iter().map(ctype).collect();
+    let ty = |i: u32| {
+        ctypes
+            .get(i as usize)
+            .cloned()
+            .ok_or("type index out of range")
+    };
+    let count = form.structs.len();
+    let (structs, variables, units) = if dwarf && form.has_debug_info {
+        let structs = form
+            .structs
+            .into_iter()
+            .map(|s| layout(s, &ty, listing))
+            .collect::<Result<Vec<_>, Bad>>()?;
+        let variables = form
+            .variables
+            .into_iter()
+            .map(|v| {
+                if v.layout.is_some_and(|StructId(i)| i >= count) {
+                    return Err("struct index out of range");
+                }
+                Ok(Variable {
+                    name: v.name,
+                    address: v.address,
+                    type_name: v.type_name.to_string(),
+                    ctype: ty(v.ctype)?,
+                    size: v.size,
+                    layout: v.layout,
+                    is_array: v.is_array,
+                    alignment: v.alignment,
+                    decl_file: v.decl_file.map(str::to_string),
+                })
+            })
+            .collect::<Result<Vec<_>, Bad>>()?;
+        (structs, variables, form.units as usize)
+    } else {
+        (Vec::new(), Vec::new(), 0)
+    };
+    let with_units = dwarf && form.has_debug_info;
+    Ok(Image {
+        path: path.to_path_buf(),
+        arch: form.arch.to_string(),
+        big_endian: form.big_endian,
+        file_kind: match form.file_kind {
+            "exec" => "exec",
+            "rel" => "rel",
+            "dyn" => "dyn",
+            _ => "other",
+        },
+        build_id: form.build_id.map(str::to_string),
+        line_size: line_size.unwrap_or(form.line_size),
+        line_size_overridden: line_size.is_some(),
+        has_debug_info: form.has_debug_info,
+        percpu_base: form.percpu_base,
+        boundaries: form
+            .boundaries
+            .into_iter()
+            .map(|(n, a)| {
+                crate::model::BOUNDARY_SYMBOLS
+                    .iter()
+                    .find(|b| **b == n)
+                    .map(|b| (*b, a))
+                    .ok_or("unknown boundary symbol")
+            })
+            .collect::<Result<Vec<_>, Bad>>()?,
+        function_prefix: form.function_prefix,
+        sections: form
+            .sections
+            .into_iter()
+            .map(|s| Section {
+                name: s.name,
+                address: s.address,
+                size: s.size,
+                alignment: s.alignment,
+                compressed: s.compressed,
+            })
+            .collect(),
+        symbols: form
+            .symbols
+            .into_iter()
+            .map(|s| Symbol {
+                name: s.name,
+                file: if with_units { s.file } else { s.elf_file },
+                unit: if with_units { s.unit } else { None },
+                group: s.group,
+                kind: s.kind,
+                binding: s.binding,
+                section: s.section,
+                address: s.address,
+                size: s.size,
+                space: s.space,
+                place: s.place,
+            })
+            .collect(),
+        structs,
+        variables,
+        units,
+    })
+}
+
+fn ctype(t: CTypeForm<'_>) -> Arc<CType> {
+    Arc::new(CType {
+        kind: t.kind,
+        element: t.element,
+        is_const: t.is_const,
+        is_volatile: t.is_volatile,
+        dims: t.dims,
+        aggregate: t.aggregate.map(Into::into),
+        c: t.c.into(),
+        pahole_before: t.pahole_before.into(),
+        pahole_after: t.pahole_after.into(),
+        anonymous_enum: t
+            .anonymous_enum
+            .map(|(e, size)| (e.into_iter().map(|(n, v)| (n.into(), v)).collect(), size)),
+        pahole_after_flexible: t.pahole_after_flexible.map(Into::into),
+    })
+}
+
+fn layout<'d>(
+    s: StructForm<'d>,
+    ty: &impl Fn(u32) -> Result<Arc<CType>, Bad>,
+    listing: bool,
+) -> Result<StructLayout<'d>, Bad> {
+    let members = s
+        .members
+        .into_iter()
+        .map(|m| {
+            Ok(Member {
+                name: m.name,
+                type_name: m.type_name.to_string(),
+                offset: m.offset,
+                size: m.size,
+                bit_offset: m.bit_offset,
+                bit_size: m.bit_size,
+                flexible: m.flexible,
+                nested: m
+                    .nested
+                    .map(|n| layout(*n, ty, listing).map(Box::new))
+                    .transpose()?,
+                alignment: m.alignment,
+                ctype: ty(m.ctype)?,
+                hole: m.hole,
+                bit_hole: m.bit_hole,
+                type_padding: if listing { m.type_padding } else { 0 },
+                pointee: match m.pointee {
+                    Some(p) if listing => Some(Box::new(layout(*p, ty, listing)?)),
+                    _ => None,
+                },
+                natural_alignment: if listing { m.natural_alignment } else { 0 },
+            })
+        })
+        .collect::<Result<Vec<_>, Bad>>()?;
+    Ok(StructLayout {
+        name: s.name,
+        kind: s.kind,
+        decl_file: s.decl_file.map(str::to_string),
+        size: s.size,
+        alignment: s.alignment,
+        explicit_alignment: s.explicit_alignment,
+        members,
+        holes: s.holes,
+        bit_holes: s.bit_holes,
+        padding: s.padding,
+        bit_padding: s.bit_padding,
+        pre_hole: s.pre_hole,
+        pre_bit_hole: s.pre_bit_hole,
+        packed: s.packed && listing,
+        typedef: s.typedef,
+    })
+}
