@@ -25,7 +25,10 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if args.common.format() == Format::Markdown {
         anyhow::bail!("show has no Markdown output; use --format text or --format json");
     }
-    let file = InputFile::open(&args.file)?;
+    let mut file = InputFile::open(&args.file)?;
+    if let Some(list) = &args.symbol_list {
+        file = file.with_symbols(list)?;
+    }
     let hot = args.hot.as_deref().map(read_hot).transpose()?;
     let mut symbol_args = args.symbols.clone();
     if let Some(Hot::Names(names)) = &hot {

@@ -1,11 +1,13 @@
 //! Loading: map a vmlinux once, read its sections and symbols with `object`, its types
 //! and global variables with `gimli` (units in parallel), and build an `Image`.
 
+mod btf;
 mod ctypes;
 mod dies;
 mod dwarf;
 mod elf;
 mod layouts;
+mod symlist;
 mod units;
 
 use std::fs::File;
@@ -79,6 +81,9 @@ pub struct InputFile {
     /// `elf::DWARF_SECTIONS`), alive as long as the file; `OnceLock` keeps the file
     /// `Sync` so two builds load concurrently.
     owned: [OnceLock<Vec<u8>>; elf::DWARF_SECTIONS.len()],
+    /// A symbol list (`System.map`, `/proc/kallsyms`) that gives the addresses: of a
+    /// raw BTF blob, or instead of an ELF's own symbol table.
+    symbol_list: Option<(PathBuf, String)>,
 }
 
 impl InputFile {
@@ -108,7 +113,22 @@ impl InputFile {
             path: path.to_path_buf(),
             map,
             owned: Default::default(),
+            symbol_list: None,
         })
+    }
+
+    /// Takes addresses from a symbol list (`System.map` or `/proc/kallsyms` format).
+    pub fn with_symbols(mut self, list: &Path) -> Result<InputFile> {
+        let text = std::fs::read(list).map_err(|err| Error::Io {
+            path: list.to_path_buf(),
+            err,
+        })?;
+        let text = String::from_utf8(text).map_err(|_| Error::Input {
+            path: list.to_path_buf(),
+            message: "not text (expected a System.map or kallsyms list)".into(),
+        })?;
+        self.symbol_list = Some((list.to_path_buf(), text));
+        Ok(self)
     }
 
     pub fn path(&self) -> &Path {
@@ -146,7 +166,13 @@ impl InputFile {
 
     /// Reads the image as `options` asks.
     pub fn load(&self, options: &LoadOptions) -> Result<Image<'_>> {
-        let elf = elf::read(&self.path, &self.map, &self.owned)?;
+        if !self.map.starts_with(b"\x7fELF") && btf::is_btf(&self.map) {
+            return self.load_raw_btf(options);
+        }
+        let mut elf = elf::read(&self.path, &self.map, &self.owned)?;
+        if let Some((list, text)) = &self.symbol_list {
+            elf.symbols = symlist::parse(list, text)?;
+        }
         let line_size = options
             .line_size
             .unwrap_or_else(|| elf::default_line_size(&elf.arch));
@@ -158,7 +184,12 @@ impl InputFile {
             build_id: elf.build_id,
             line_size,
             line_size_overridden: options.line_size.is_some(),
-            has_debug_info: elf.debug.is_some(),
+            has_debug_info: elf.debug.is_some() || elf.btf.is_some(),
+            types_from: match (&elf.debug, &elf.btf) {
+                (Some(_), _) => crate::model::TypesFrom::Dwarf,
+                (None, Some(_)) => crate::model::TypesFrom::Btf,
+                (None, None) => crate::model::TypesFrom::None,
+            },
             percpu_base: elf.percpu_base,
             boundaries: elf.boundaries,
             function_prefix: elf.function_prefix,
@@ -176,8 +207,74 @@ impl InputFile {
             image.structs = types.structs;
             image.variables = types.variables;
             image.units = types.units;
+        } else if options.dwarf
+            && let Some(data) = elf.btf
+        {
+            let types = btf::read(&self.path, data, elf.percpu_address, options)?;
+            image.structs = types.structs;
+            image.variables = types.variables;
+            if self.symbol_list.is_some() {
+                size_percpu_from_btf(&mut image);
+            }
         }
         Ok(image)
+    }
+}
+
+impl InputFile {
+    /// A raw BTF blob (`objcopy -O binary --only-section=.BTF`, `/sys/kernel/btf/vmlinux`):
+    /// layouts from the blob, addresses from the symbol list (none without one).
+    fn load_raw_btf(&self, options: &LoadOptions) -> Result<Image<'_>> {
+        let symbols = match &self.symbol_list {
+            Some((list, text)) => symlist::parse(list, text)?,
+            None => Vec::new(),
+        };
+        let percpu_base = symbols
+            .iter()
+            .any(|s| s.space == crate::model::Space::Percpu)
+            .then_some(0);
+        let mut image = Image {
+            path: self.path.clone(),
+            arch: "x86_64".into(),
+            big_endian: self.map.starts_with(&[0xeb, 0x9f]),
+            file_kind: "btf",
+            build_id: None,
+            line_size: options.line_size.unwrap_or(64),
+            line_size_overridden: options.line_size.is_some(),
+            has_debug_info: true,
+            types_from: crate::model::TypesFrom::Btf,
+            percpu_base,
+            boundaries: Vec::new(),
+            function_prefix: 0,
+            sections: Vec::new(),
+            symbols,
+            structs: Vec::new(),
+            variables: Vec::new(),
+            units: 0,
+        };
+        if options.dwarf {
+            let types = btf::read(&self.path, &self.map, Some(0), options)?;
+            image.structs = types.structs;
+            image.variables = types.variables;
+        }
+        size_percpu_from_btf(&mut image);
+        Ok(image)
+    }
+}
+
+/// A symbol list has no sizes: a per-CPU symbol that BTF describes takes its type's.
+fn size_percpu_from_btf(image: &mut Image<'_>) {
+    let sizes: std::collections::HashMap<&str, u64> = image
+        .variables
+        .iter()
+        .filter_map(|v| Some((v.name, v.size?)))
+        .collect();
+    for s in &mut image.symbols {
+        if s.space == crate::model::Space::Percpu
+            && let Some(&size) = sizes.get(s.name)
+        {
+            s.size = size;
+        }
     }
 }
 
