@@ -449,17 +449,33 @@ fn infer_alignment(dies: &mut UnitDies<'_>, types: usize, little_endian: bool) {
     }
 }
 
-/// The smallest power of two above `natural` that rounds `end` up to `target`.
+/// The alignment pahole infers when `natural` does not round `end` up to `target`:
+/// among the powers of two above `natural` that do, the cache line (64) when it is
+/// one, else the largest below it, else the smallest above it (page-aligned data).
 fn explaining(end: u64, natural: u64, target: u64) -> Option<u64> {
-    let mut a = natural.max(1).checked_next_power_of_two()?;
-    if end.next_multiple_of(a) == target {
+    const LINE: u64 = 64;
+    let natural = natural.max(1).checked_next_power_of_two()?;
+    if end.next_multiple_of(natural) == target || target == 0 {
         return None;
     }
-    while a < (1 << 20) {
-        a *= 2;
-        if end.next_multiple_of(a) == target {
+    let low = 1u64 << target.trailing_zeros().min(20);
+    let fits = |a: u64| a > natural && a <= low && end.next_multiple_of(a) == target;
+    if fits(LINE) {
+        return Some(LINE);
+    }
+    let mut a = LINE / 2;
+    while a > natural {
+        if fits(a) {
             return Some(a);
         }
+        a /= 2;
+    }
+    let mut a = LINE * 2;
+    while a <= low {
+        if fits(a) {
+            return Some(a);
+        }
+        a *= 2;
     }
     None
 }
@@ -478,6 +494,7 @@ fn member_alignments(table: &TypeTable<'_, '_>, d: &Die<'_>, found: &mut Vec<(us
         let offset = m.member_location.unwrap_or(0);
         let size = table.size_of(m.ty()).unwrap_or(0);
         if m.alignment().is_none()
+            && size != 0
             && offset > end
             && let Some(a) = explaining(end, table.align_of(m.ty()), offset)
         {
@@ -507,16 +524,17 @@ fn tail_alignment(table: &TypeTable<'_, '_>, d: &Die<'_>) -> Option<u64> {
         };
         end = end.max(e);
     }
-    if end == 0 || end >= size {
-        return None;
-    }
     let natural = table
         .dies
         .children(d)
-        .map(|m| m.alignment().unwrap_or(1).max(table.align_of(m.ty())))
+        .map(|m| table.align_of(m.ty()))
         .max()
         .unwrap_or(1);
-    explaining(end, natural, size)
+    // Members' own (inferred) alignments do not count: pahole judges the tail
+    // against the members' types.
+    (end != 0 && end < size)
+        .then(|| explaining(end, natural, size))
+        .flatten()
 }
 
 /// Reads structs (those `options` asks for) and the DATASEC's per-CPU variables.
