@@ -274,7 +274,8 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let bar = progress("loading both builds");
     let (old_file, new_file) = (InputFile::open(&args.old)?, InputFile::open(&args.new)?);
     let (old, new) = rayon::join(|| old_file.load(&load), || new_file.load(&load));
-    let (old, new) = (old?, new?);
+    let (mut old, mut new) = (old?, new?);
+    layout_diff::load::align_local_names(&mut old, &mut new);
     for (img, path) in [(&old, &args.old), (&new, &args.new)] {
         if !img.has_debug_info {
             return Err(layout_diff::Error::NoDebugInfo { path: path.clone() }.into());

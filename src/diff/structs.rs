@@ -100,7 +100,7 @@ fn member_change(
             if a.size != b.size || a.bit_size != b.bit_size {
                 kinds.push(MemberChangeKind::Resized);
             }
-            if a.type_name != b.type_name {
+            if a.type_name != b.type_name && !same_flexible(a, b) {
                 kinds.push(MemberChangeKind::Retyped);
             }
         }
@@ -178,7 +178,13 @@ fn member_changes(
 /// Names defined in only one of the builds: (added, removed).
 pub fn added_removed(old: &Image<'_>, new: &Image<'_>) -> (usize, usize) {
     fn names<'d>(i: &Image<'d>) -> std::collections::BTreeSet<&'d str> {
-        i.structs.iter().map(|s| s.name).collect()
+        // Named ones: an anonymous object type (`static struct { } rs`) has no name
+        // to be added or removed under (and BTF does not describe it at all).
+        i.structs
+            .iter()
+            .map(|s| s.name)
+            .filter(|n| !n.is_empty())
+            .collect()
     }
     let (o, n) = (names(old), names(new));
     (n.difference(&o).count(), o.difference(&n).count())
@@ -268,4 +274,18 @@ pub fn changes(
         });
     }
     out
+}
+
+/// `T[0]` and `T[]` take no room alike, and BTF cannot tell them apart (both are 0
+/// elements): a DWARF build against its BTF copy must not call that a retyping.
+fn same_flexible(a: &crate::model::Member<'_>, b: &crate::model::Member<'_>) -> bool {
+    let strip = |t: &str| {
+        t.strip_suffix("[0]")
+            .or(t.strip_suffix("[]"))
+            .map(str::to_owned)
+    };
+    a.flexible
+        && b.flexible
+        && strip(&a.type_name).is_some()
+        && strip(&a.type_name) == strip(&b.type_name)
 }

@@ -211,6 +211,8 @@ impl InputFile {
             && let Some(data) = elf.btf
         {
             let types = btf::read(&self.path, data, elf.percpu_address, options)?;
+            // No units: locals are named by their `STT_FILE`, as without DWARF.
+            units::assign(&mut image.symbols, &dwarf::UnitSources::default());
             image.structs = types.structs;
             image.variables = types.variables;
             if self.symbol_list.is_some() {
@@ -260,6 +262,28 @@ impl InputFile {
         size_percpu_from_btf(&mut image);
         Ok(image)
     }
+}
+
+/// When one build's locals carry file names (`STT_FILE`) and the other's do not (an
+/// `objcopy --strip-debug` copy, a symbol list), locals of both are named by their bare
+/// name, so that the same static is paired across the two instead of being reported
+/// removed and added. Returns true when it did so.
+pub fn align_local_names(a: &mut Image<'_>, b: &mut Image<'_>) -> bool {
+    let named = |i: &Image<'_>| {
+        i.symbols
+            .iter()
+            .any(|s| s.binding == crate::model::Binding::Local && s.file.is_some())
+    };
+    if named(a) == named(b) {
+        return false;
+    }
+    for s in a.symbols.iter_mut() {
+        (s.file, s.unit) = (None, None);
+    }
+    for s in b.symbols.iter_mut() {
+        (s.file, s.unit) = (None, None);
+    }
+    true
 }
 
 /// A symbol list has no sizes: a per-CPU symbol that BTF describes takes its type's.
