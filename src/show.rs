@@ -22,6 +22,10 @@ pub struct Header {
     pub note: Option<&'static str>,
 }
 
+/// The note for a relocatable object (a kernel module `.ko`).
+pub const REL_NOTE: &str = "relocatable object (a module?): placement is per section and \
+relative to the section's start; final addresses are known only at load time";
+
 /// The note for an image whose types came from BTF.
 pub const BTF_NOTE: &str = "types from BTF: structs and per-CPU variables are described; \
 other globals are placed from the symbol table, their types and members unknown";
@@ -38,7 +42,13 @@ impl Header {
             } else {
                 "target"
             },
-            note: (image.types_from == crate::model::TypesFrom::Btf).then_some(BTF_NOTE),
+            note: if image.types_from == crate::model::TypesFrom::Btf {
+                Some(BTF_NOTE)
+            } else if image.file_kind == "rel" {
+                Some(REL_NOTE)
+            } else {
+                None
+            },
         }
     }
 }

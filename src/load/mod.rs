@@ -117,6 +117,34 @@ impl InputFile {
         })
     }
 
+    /// An input held in memory (fuzzing, tests): `name` stands for its path in errors.
+    pub fn from_bytes(name: &Path, bytes: &[u8]) -> Result<InputFile> {
+        if bytes.is_empty() {
+            return Err(Error::Empty {
+                path: name.to_path_buf(),
+            });
+        }
+        let io = |err| Error::Io {
+            path: name.to_path_buf(),
+            err,
+        };
+        let mut anon = memmap2::MmapMut::map_anon(bytes.len()).map_err(io)?;
+        anon.copy_from_slice(bytes);
+        Ok(InputFile {
+            path: name.to_path_buf(),
+            map: anon.make_read_only().map_err(io)?,
+            owned: Default::default(),
+            symbol_list: None,
+        })
+    }
+
+    /// `with_symbols` with the list's text given (fuzzing, tests).
+    pub fn with_symbol_text(mut self, list: &Path, text: String) -> Result<InputFile> {
+        symlist::parse(list, &text)?;
+        self.symbol_list = Some((list.to_path_buf(), text));
+        Ok(self)
+    }
+
     /// Takes addresses from a symbol list (`System.map` or `/proc/kallsyms` format).
     pub fn with_symbols(mut self, list: &Path) -> Result<InputFile> {
         let text = std::fs::read(list).map_err(|err| Error::Io {
@@ -166,6 +194,20 @@ impl InputFile {
 
     /// Reads the image as `options` asks.
     pub fn load(&self, options: &LoadOptions) -> Result<Image<'_>> {
+        if let Some(how) = compressed(&self.map) {
+            return Err(Error::Input {
+                path: self.path.clone(),
+                message: format!(
+                    "{how}-compressed (a distro's .ko.{}?); decompress it first: {}",
+                    if how == "xz" { "xz" } else { "zst" },
+                    if how == "xz" {
+                        "xz -dk FILE"
+                    } else {
+                        "zstd -d FILE"
+                    }
+                ),
+            });
+        }
         if !self.map.starts_with(b"\x7fELF") && btf::is_btf(&self.map) {
             return self.load_raw_btf(options);
         }
@@ -264,6 +306,18 @@ impl InputFile {
     }
 }
 
+/// `xz` or `zstd` when the file is compressed with it (modules are installed as
+/// `.ko.xz` / `.ko.zst`).
+fn compressed(data: &[u8]) -> Option<&'static str> {
+    if data.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Some("xz")
+    } else if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some("zstd")
+    } else {
+        None
+    }
+}
+
 /// When one build's locals carry file names (`STT_FILE`) and the other's do not (an
 /// `objcopy --strip-debug` copy, a symbol list), locals of both are named by their bare
 /// name, so that the same static is paired across the two instead of being reported
@@ -283,6 +337,12 @@ pub fn align_local_names(a: &mut Image<'_>, b: &mut Image<'_>) -> bool {
     for s in b.symbols.iter_mut() {
         (s.file, s.unit) = (None, None);
     }
+    // Without file names, two locals of one name at one place are one symbol (as the
+    // ELF reader keeps them on the side that had no names), so both sides agree.
+    a.symbols
+        .dedup_by(|x, y| x.space == y.space && x.place == y.place && x.name == y.name);
+    b.symbols
+        .dedup_by(|x, y| x.space == y.space && x.place == y.place && x.name == y.name);
     true
 }
 
