@@ -203,10 +203,61 @@ fn corrupt_btf_is_one_line_and_exit_2() {
     for (name, bytes, msg) in cases {
         let p = dir.join(name);
         std::fs::write(&p, bytes).expect("write");
-        let (code, out, err) = run(&["show", p.to_str().unwrap_or_default(), "--struct", "*"]);
+        let (code, out, err) = common::run_timed(
+            &["show", p.to_str().unwrap_or_default(), "--struct", "*"],
+            60,
+        );
         assert_eq!(code, 2, "{name}: {out}");
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
         assert!(err.contains(msg), "{name}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn corrupted_btf_never_panics_or_hangs() {
+    // Deterministic corruptions of the BTF copy of old.elf and of its raw blob:
+    // truncations and byte flips; show and diff end with 0, 1 or 2 within a minute.
+    let dir = std::env::temp_dir().join(format!("ld-btf-fz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (old, map) = (testdata("old.elf"), testdata("btf/old.map"));
+    for (src, name) in [("btf/old-btf.elf", "fz.elf"), ("btf/old.btf", "fz.btf")] {
+        let data = std::fs::read(testdata(src)).expect("fixture");
+        let path = dir.join(name);
+        let p = path.to_str().unwrap_or_default().to_string();
+        for i in 0..16 {
+            let mut b = data.clone();
+            if i % 2 == 0 {
+                b.truncate(24 + (next() as usize) % (data.len() - 24));
+            } else {
+                for _ in 0..8 {
+                    let j = 24 + (next() as usize) % (b.len() - 24);
+                    b[j] = next() as u8;
+                }
+            }
+            std::fs::write(&path, &b).expect("write");
+            for args in [
+                vec!["show", &p, "--struct", "*"],
+                vec!["show", &p, "--symbols", &map, "--symbol", "*"],
+                vec![&old, &p],
+            ] {
+                let (code, _, err) = common::run_timed(&args, 60);
+                assert!(
+                    matches!(code, 0..=2),
+                    "{src} case {i} {args:?}: exit {code}: {err}"
+                );
+                if code == 2 {
+                    assert_eq!(err.lines().count(), 1, "{src} case {i}: {err}");
+                }
+            }
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

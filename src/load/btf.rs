@@ -67,8 +67,10 @@ impl<'d> Blob<'d> {
                 .ok_or_else(|| bad(path, "header is truncated".into()))
         };
         debug_assert_eq!(r.u16(0), Some(MAGIC));
-        if data.get(2) != Some(&1) {
-            return Err(bad(path, format!("version {} (only 1 is known)", data[2])));
+        match data.get(2) {
+            Some(1) => {}
+            Some(v) => return Err(bad(path, format!("version {v} (only 1 is known)"))),
+            None => return Err(bad(path, "header is truncated".into())),
         }
         let hdr_len = word(4)? as usize;
         let (type_off, type_len) = (word(8)? as usize, word(12)? as usize);
