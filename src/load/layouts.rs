@@ -18,7 +18,7 @@ const MAX_DEPTH: usize = 48;
 
 /// Function-type parameters spelled per table at most (a whole vmlinux's BTF, one
 /// table, needs under a million).
-const SPELL_BUDGET: u64 = 4_000_000;
+const SPELL_BUDGET: u64 = 1_000_000;
 /// Members of one struct, nested anonymous ones included (the kernel's largest has a
 /// few hundred).
 const MEMBER_BUDGET: u64 = 20_000;
@@ -178,6 +178,12 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 out.write_str(", ")?;
             }
             first = false;
+            let left = self.spell_budget.get();
+            if left == 0 {
+                out.write_str("?")?;
+                break;
+            }
+            self.spell_budget.set(left - 1);
             if p.tag == dw::DW_TAG_unspecified_parameters {
                 out.write_str("...")?;
             } else {
