@@ -4,6 +4,7 @@
 Usage:
     compare-pahole-text.py VMLINUX [--pahole-out FILE] [--ours-out FILE]
                            [--layout-diff BIN] [--examples N]
+                           [--pahole-flags "-F btf"]
 
 Either listing can be read from a saved file (--pahole-out / --ours-out); when the
 file does not exist yet, the command is run and its output saved there.
@@ -99,8 +100,10 @@ def main():
     ap.add_argument("--ours-out")
     ap.add_argument("--layout-diff", default="target/release/layout-diff")
     ap.add_argument("--examples", type=int, default=1)
+    ap.add_argument("--pahole-flags", default="-F dwarf",
+                    help="flags for pahole (e.g. '-F btf' for a BTF-only vmlinux)")
     a = ap.parse_args()
-    pahole = read_or_run(a.pahole_out, ["pahole", "-F", "dwarf", "--show_private_classes", a.vmlinux])
+    pahole = read_or_run(a.pahole_out, ["pahole", *a.pahole_flags.split(), "--show_private_classes", a.vmlinux])
     ours = read_or_run(a.ours_out, [a.layout_diff, "show", a.vmlinux, "--struct", "*"])
 
     theirs = list(blocks(pahole))

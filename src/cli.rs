@@ -181,6 +181,10 @@ pub struct ShowArgs {
     /// forced alignment (the plain listing is pahole's text, byte for byte).
     #[arg(long)]
     pub annotate: bool,
+    /// Addresses from a symbol list (`System.map`, `/proc/kallsyms`): needed for a raw
+    /// BTF file (`vmlinux.btf`); beside an ELF, replaces its symbol table.
+    #[arg(long = "symbols", value_name = "SYSTEM.MAP")]
+    pub symbol_list: Option<PathBuf>,
     #[command(flatten)]
     pub common: Common,
 }

@@ -26,7 +26,10 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if args.common.format() == Format::Markdown {
         anyhow::bail!("show has no Markdown output; use --format text or --format json");
     }
-    let file = InputFile::open(&args.file)?;
+    let mut file = InputFile::open(&args.file)?;
+    if let Some(list) = &args.symbol_list {
+        file = file.with_symbols(list)?;
+    }
     let hot = args.hot.as_deref().map(read_hot).transpose()?;
     let mut symbol_args = args.symbols.clone();
     if let Some(Hot::Names(names)) = &hot {
@@ -331,7 +334,8 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let bar = progress("loading both builds");
     let (old_file, new_file) = (InputFile::open(&args.old)?, InputFile::open(&args.new)?);
     let (old, new) = rayon::join(|| old_file.load(&load), || new_file.load(&load));
-    let (old, new) = (old?, new?);
+    let (mut old, mut new) = (old?, new?);
+    layout_diff::load::align_local_names(&mut old, &mut new);
     for (img, path) in [(&old, &args.old), (&new, &args.new)] {
         if !img.has_debug_info {
             return Err(layout_diff::Error::NoDebugInfo { path: path.clone() }.into());

@@ -17,7 +17,18 @@ pub struct Header {
     pub line_size: u64,
     /// `target` or `--line-size`.
     pub line_size_from: &'static str,
+    /// What the image cannot tell (types from BTF: other globals' types), said once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
 }
+
+/// The note for a relocatable object (a kernel module `.ko`).
+pub const REL_NOTE: &str = "relocatable object (a module?): placement is per section and \
+relative to the section's start; final addresses are known only at load time";
+
+/// The note for an image whose types came from BTF.
+pub const BTF_NOTE: &str = "types from BTF: structs and per-CPU variables are described; \
+other globals are placed from the symbol table, their types and members unknown";
 
 impl Header {
     pub fn of(image: &Image<'_>) -> Header {
@@ -30,6 +41,13 @@ impl Header {
                 "--line-size"
             } else {
                 "target"
+            },
+            note: if image.types_from == crate::model::TypesFrom::Btf {
+                Some(BTF_NOTE)
+            } else if image.file_kind == "rel" {
+                Some(REL_NOTE)
+            } else {
+                None
             },
         }
     }
@@ -48,6 +66,9 @@ pub struct SectionRow {
 pub struct Summary {
     pub file_kind: &'static str,
     pub has_debug_info: bool,
+    /// `btf` or `none`; absent for DWARF (the usual case, and the older JSON).
+    #[serde(skip_serializing_if = "crate::model::TypesFrom::is_dwarf")]
+    pub types_from: crate::model::TypesFrom,
     pub units: usize,
     pub functions: usize,
     pub data_objects: usize,
@@ -63,6 +84,7 @@ pub fn summary(image: &Image<'_>) -> Summary {
     Summary {
         file_kind: image.file_kind,
         has_debug_info: image.has_debug_info,
+        types_from: image.types_from,
         units: image.units,
         functions: image.count(SymbolKind::Function, Space::Global),
         data_objects: image.count(SymbolKind::Object, Space::Global),

@@ -459,11 +459,13 @@ fn corrupted_inputs_never_panic_or_hang() {
             }
         }
         std::fs::write(&path, &b).unwrap();
+        let new = testdata("new.elf");
         for args in [
             vec!["show", &p, "--struct", "*"],
             vec!["show", &p, "--symbol", "*"],
+            vec![&p, &new],
         ] {
-            let (code, _, err) = run(&args);
+            let (code, _, err) = common::run_timed(&args, 60);
             assert!(
                 matches!(code, 0..=2),
                 "case {i} {args:?}: exit {code}: {err}"

@@ -11,6 +11,7 @@ use crate::model::{Image, Member, StructId, StructLayout, SymbolKind};
 fn pair<'a, 'd>(
     old: &'a Image<'d>,
     new: &'a Image<'d>,
+    mixed: bool,
 ) -> Vec<(&'a StructLayout<'d>, &'a StructLayout<'d>)> {
     let group = |img: &'a Image<'d>| {
         let mut m: BTreeMap<&'d str, Vec<&'a StructLayout<'d>>> = BTreeMap::new();
@@ -34,7 +35,11 @@ fn pair<'a, 'd>(
         // Several layouts: an identical one on both sides is no change; pair the rest
         // by declaring file.
         for o in olds {
-            if news.contains(o) {
+            if news.iter().any(|n| same(o, n, mixed)) {
+                continue;
+            }
+            // BTF names no declaring file: left-over layouts cannot be paired.
+            if mixed {
                 continue;
             }
             if let Some(n) = news
@@ -100,7 +105,7 @@ fn member_change(
             if a.size != b.size || a.bit_size != b.bit_size {
                 kinds.push(MemberChangeKind::Resized);
             }
-            if a.type_name != b.type_name {
+            if type_key(&a.type_name) != type_key(&b.type_name) {
                 kinds.push(MemberChangeKind::Retyped);
             }
         }
@@ -153,24 +158,40 @@ fn member_changes(
     all: bool,
 ) -> Vec<MemberChange> {
     let (lo, ln) = (leaves(o), leaves(n));
-    let by_name = |l: &[&'_ Member<'_>]| -> HashMap<String, usize> {
+    // A name can occur more than once (in two anonymous structs of a union): the
+    // k-th occurrence pairs with the k-th.
+    let keys = |l: &[&'_ Member<'_>]| -> Vec<Option<(String, usize)>> {
+        let mut seen: HashMap<&str, usize> = HashMap::new();
         l.iter()
-            .enumerate()
-            .filter_map(|(i, m)| Some((m.name?.to_string(), i)))
+            .map(|m| {
+                let name = m.name?;
+                let k = seen.entry(name).or_default();
+                *k += 1;
+                Some((name.to_string(), *k))
+            })
             .collect()
     };
-    let (io, in_) = (by_name(&lo), by_name(&ln));
+    let (ko, kn) = (keys(&lo), keys(&ln));
+    let index = |k: &[Option<(String, usize)>]| -> HashMap<(String, usize), usize> {
+        k.iter()
+            .enumerate()
+            .filter_map(|(i, k)| Some((k.clone()?, i)))
+            .collect()
+    };
+    let (io, in_) = (index(&ko), index(&kn));
     let mut out: Vec<MemberChange> = ln
         .iter()
-        .filter_map(|m| {
-            let before = m.name.and_then(|x| io.get(x)).map(|&i| lo[i]);
+        .zip(&kn)
+        .filter_map(|(m, k)| {
+            let before = k.as_ref().and_then(|k| io.get(k)).map(|&i| lo[i]);
             member_change(before, Some(m), line_size, all)
         })
         .collect();
     out.extend(
         lo.iter()
-            .filter(|m| m.name.is_some_and(|x| !in_.contains_key(x)))
-            .filter_map(|m| member_change(Some(m), None, line_size, all)),
+            .zip(&ko)
+            .filter(|(_, k)| k.as_ref().is_some_and(|k| !in_.contains_key(k)))
+            .filter_map(|(m, _)| member_change(Some(m), None, line_size, all)),
     );
     out
 }
@@ -178,7 +199,13 @@ fn member_changes(
 /// Names defined in only one of the builds: (added, removed).
 pub fn added_removed(old: &Image<'_>, new: &Image<'_>) -> (usize, usize) {
     fn names<'d>(i: &Image<'d>) -> std::collections::BTreeSet<&'d str> {
-        i.structs.iter().map(|s| s.name).collect()
+        // Named ones: an anonymous object type (`static struct { } rs`) has no name
+        // to be added or removed under (and BTF does not describe it at all).
+        i.structs
+            .iter()
+            .map(|s| s.name)
+            .filter(|n| !n.is_empty())
+            .collect()
     }
     let (o, n) = (names(old), names(new));
     (n.difference(&o).count(), o.difference(&n).count())
@@ -193,9 +220,13 @@ pub fn changes(
 ) -> Vec<StructChange> {
     let (inst_old, inst_new) = (instances(old), instances(new));
     let mut out = Vec::new();
-    for (o, n) in pair(old, new) {
+    // One build's types from DWARF, the other's from BTF: facts BTF lacks (declaring
+    // files, alignment, which it infers, array dimensions it may flatten, `[0]`) are
+    // not compared.
+    let mixed = old.types_from != new.types_from;
+    for (o, n) in pair(old, new, mixed) {
         let full = pinned(n.name);
-        if o == n && !full {
+        if same(o, n, mixed) && !full {
             continue;
         }
         let members = member_changes(o, n, line_size, false);
@@ -207,7 +238,7 @@ pub fn changes(
         let (lo, ln) = (lay(o, None, line_size), lay(n, None, line_size));
         let groups = super::groups::changes(o, n, line_size);
         let same_shape = o.size == n.size
-            && o.alignment == n.alignment
+            && (mixed || o.alignment == n.alignment)
             && o.holes == n.holes
             && o.padding == n.padding;
         if members.is_empty() && same_shape && !full {
@@ -268,4 +299,46 @@ pub fn changes(
         });
     }
     out
+}
+
+/// A type's spelling for comparison: `T[0]` and `T[]` take no room alike (and BTF
+/// cannot tell them apart), and `T[2][3]` is laid out as `T[6]` (BTF as pahole
+/// writes it may flatten dimensions).
+fn type_key(t: &str) -> String {
+    let t = t.replace("[0]", "[]");
+    let Some(open) = t.find('[') else {
+        return t;
+    };
+    let (base, dims) = t.split_at(open);
+    let mut n: Option<u64> = Some(1);
+    for d in dims.split('[').skip(1) {
+        match d.strip_suffix(']').map(str::parse::<u64>) {
+            Some(Ok(k)) => n = n.and_then(|n| n.checked_mul(k)),
+            _ => return t,
+        }
+    }
+    match n {
+        Some(n) => format!("{base}[{n}]"),
+        None => t,
+    }
+}
+
+/// Equal layouts; for a DWARF/BTF pair, equal in what both describe.
+fn same(o: &StructLayout<'_>, n: &StructLayout<'_>, mixed: bool) -> bool {
+    if !mixed {
+        return o == n;
+    }
+    o.size == n.size && o.kind == n.kind && {
+        let (a, b) = (o.flat_members(), n.flat_members());
+        a.len() == b.len()
+            && a.iter().zip(&b).all(|((da, ma), (db, mb))| {
+                da == db
+                    && ma.name == mb.name
+                    && ma.offset == mb.offset
+                    && ma.size == mb.size
+                    && ma.bit_offset == mb.bit_offset
+                    && ma.bit_size == mb.bit_size
+                    && type_key(&ma.type_name) == type_key(&mb.type_name)
+            })
+    }
 }

@@ -91,6 +91,7 @@ pub fn fill(layout: &mut StructLayout<'_>, base: u64) {
 /// `pre_hole`/`pre_bit_hole`, attributed member by member the way pahole 1.24 does
 /// (its counters are 16 and 8 bits wide; the listing must print what it prints).
 /// Unions have none.
+// Wrapping arithmetic, as pahole's C ints: a corrupt input cannot overflow-panic.
 pub fn attribute(layout: &mut StructLayout<'_>, base: u64) {
     layout.pre_hole = 0;
     layout.pre_bit_hole = 0;
@@ -110,34 +111,34 @@ pub fn attribute(layout: &mut StructLayout<'_>, base: u64) {
     for k in 0..layout.members.len() {
         let m = &layout.members[k];
         let off = m.offset.saturating_sub(base) as i64;
-        let bit_start = m.start_bit() as i64 - base_bits;
-        let bit_end = m.end_bit() as i64 - base_bits;
+        let bit_start = (m.start_bit() as i64).wrapping_sub(base_bits);
+        let bit_end = (m.end_bit() as i64).wrapping_sub(base_bits);
         let mut bit_holes = 0i64;
         let mut byte_holes = 0i64;
         if in_bitfield {
             let end = bit_start.min(cur_end);
-            bit_holes = end - last_seen;
+            bit_holes = end.wrapping_sub(last_seen);
             last_seen = end;
         }
         if m.is_bitfield() {
-            let aligned = off * 8;
+            let aligned = off.wrapping_mul(8);
             if last_seen < aligned && aligned <= bit_start {
-                byte_holes = off - last_seen / 8;
+                byte_holes = off.wrapping_sub(last_seen / 8);
                 last_seen = aligned;
             }
-            bit_holes += bit_start - last_seen;
+            bit_holes = bit_holes.wrapping_add(bit_start.wrapping_sub(last_seen));
         } else {
-            byte_holes = bit_start / 8 - last_seen / 8;
+            byte_holes = (bit_start / 8).wrapping_sub(last_seen / 8);
         }
         last_seen = bit_end;
         if m.is_bitfield() {
             in_bitfield = true;
-            let unit = m.size as i64 * 8;
+            let unit = (m.size as i64).wrapping_mul(8);
             if bit_end > cur_end || unit > cur_size {
                 cur_size = unit;
-                cur_end = off * 8 + cur_size;
+                cur_end = off.wrapping_mul(8).wrapping_add(cur_size);
                 if bit_end > cur_end {
-                    cur_end += cur_size;
+                    cur_end = cur_end.wrapping_add(cur_size);
                 }
             }
         } else {

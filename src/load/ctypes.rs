@@ -35,6 +35,22 @@ impl Quals {
     }
 }
 
+/// Longest spelling kept: a kernel type's is under 200 bytes; a malformed table can
+/// spell one type in gigabytes (every member copies it).
+const MAX_SPELLING: usize = 4096;
+
+fn capped(mut s: String) -> String {
+    if s.len() > MAX_SPELLING {
+        let mut end = MAX_SPELLING;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push_str("...");
+    }
+    s
+}
+
 fn kind_of(tag: gimli::DwTag) -> TypeKind {
     match tag {
         dw::DW_TAG_structure_type | dw::DW_TAG_class_type => TypeKind::Struct,
@@ -159,11 +175,9 @@ impl<'d> TypeTable<'_, 'd> {
             is_volatile: quals.v,
             dims,
             aggregate,
-            c: self
-                .c_decl(Some(i), String::new(), Quals::default(), 0)
-                .into(),
-            pahole_before: before.into(),
-            pahole_after: after.into(),
+            c: capped(self.c_decl(Some(i), String::new(), Quals::default(), 0)).into(),
+            pahole_before: capped(before.to_string()).into(),
+            pahole_after: capped(after.to_string()).into(),
             pahole_after_flexible: flex.map(Box::from),
         }
     }
@@ -343,6 +357,9 @@ impl<'d> TypeTable<'_, 'd> {
 
     /// pahole's `ftype__fprintf` with a name: `RET (*name)(params)`.
     fn pahole_ftype(&self, f: &Die<'d>, name: &str, pointer: bool, depth: usize) -> String {
+        if depth > MAX_DEPTH {
+            return "?".into();
+        }
         let ret = self.pahole_name(f.ty(), depth + 1);
         let star = if pointer { "*" } else { "" };
         let mut out = format!("{ret} ({star}{name})(");
@@ -357,6 +374,12 @@ impl<'d> TypeTable<'_, 'd> {
                 out.push_str(", ");
             }
             first = false;
+            let left = self.spell_budget.get();
+            if left == 0 {
+                out.push('?');
+                break;
+            }
+            self.spell_budget.set(left - 1);
             let t = self.get_die(p.ty());
             match t {
                 Some(t) if t.tag == dw::DW_TAG_pointer_type => match self.get_die(t.ty()) {

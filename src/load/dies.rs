@@ -127,8 +127,17 @@ impl Die<'_> {
     pub fn address(&self) -> Option<u64> {
         self.rare.as_ref()?.address
     }
-    fn rare_mut(&mut self) -> &mut Rare {
+    pub(crate) fn rare_mut(&mut self) -> &mut Rare {
         self.rare.get_or_insert_with(Box::default)
+    }
+    /// Sets `DW_AT_type` to an entry index (`NONE` for none); for tables built from
+    /// another format (BTF).
+    pub(crate) fn set_ty(&mut self, index: u32) {
+        self.ty = index;
+    }
+    /// `DW_AT_type` as stored (`NONE` when absent).
+    pub(crate) fn raw_ty(&self) -> u32 {
+        self.ty
     }
 }
 

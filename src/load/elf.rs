@@ -38,6 +38,10 @@ pub(crate) struct ElfInfo<'d> {
     pub sections: Vec<Section<'d>>,
     pub symbols: Vec<Symbol<'d>>,
     pub debug: Option<DebugSections<'d>>,
+    /// The `.BTF` section's bytes, when present (read when there is no DWARF).
+    pub btf: Option<&'d [u8]>,
+    /// Address of `.data..percpu` (BTF's per-CPU DATASEC offsets count from it).
+    pub percpu_address: Option<u64>,
 }
 
 /// The DWARF sections read. For layouts, line programs are read only for their
@@ -161,7 +165,13 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         .filter_map(|&n| file.symbol_by_name(n).map(|s| (n, s.address())))
         .collect();
     let debug = read_debug(path, &file, owned)?;
+    let btf = file
+        .section_by_name(".BTF")
+        .and_then(|s| s.data().ok())
+        .filter(|d| !d.is_empty());
     Ok(ElfInfo {
+        btf,
+        percpu_address,
         function_prefix,
         boundaries,
         arch,

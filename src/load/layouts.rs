@@ -16,6 +16,13 @@ use crate::model::{AggregateKind, CType, Member, StructLayout};
 /// Deepest type chain followed before giving up (guards against malformed cycles).
 const MAX_DEPTH: usize = 48;
 
+/// Function-type parameters spelled per table at most (a whole vmlinux's BTF, one
+/// table, needs under a million).
+const SPELL_BUDGET: u64 = 1_000_000;
+/// Members of one struct, nested anonymous ones included (the kernel's largest has a
+/// few hundred).
+const MEMBER_BUDGET: u64 = 20_000;
+
 /// Lazily computed facts about the types of one unit.
 pub(crate) struct TypeTable<'u, 'd> {
     pub dies: &'u UnitDies<'d>,
@@ -34,6 +41,11 @@ pub(crate) struct TypeTable<'u, 'd> {
     paddings: Vec<OnceCell<u64>>,
     /// Reused buffer for names that are only hashed.
     scratch: Cell<String>,
+    /// Function-type parameters left to spell: a malformed table (BTF is a flat graph
+    /// anyone can write) can make spelling exponential; past this, `?`.
+    pub(super) spell_budget: Cell<u64>,
+    /// Members left to lay out in the struct being built (nested ones included).
+    member_budget: Cell<u64>,
     address_size: u64,
     little_endian: bool,
     /// File names by `DW_AT_decl_file` index.
@@ -64,6 +76,8 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 .map(|_| OnceCell::new())
                 .collect(),
             scratch: Cell::new(String::new()),
+            spell_budget: Cell::new(SPELL_BUDGET),
+            member_budget: Cell::new(MEMBER_BUDGET),
             address_size,
             little_endian,
             files,
@@ -164,6 +178,12 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 out.write_str(", ")?;
             }
             first = false;
+            let left = self.spell_budget.get();
+            if left == 0 {
+                out.write_str("?")?;
+                break;
+            }
+            self.spell_budget.set(left - 1);
             if p.tag == dw::DW_TAG_unspecified_parameters {
                 out.write_str("...")?;
             } else {
@@ -351,6 +371,9 @@ impl<'u, 'd> TypeTable<'u, 'd> {
 
     /// The layout of the struct/union entry at `index`, members offset by `base` bytes.
     pub fn layout(&self, die: &Die<'d>, base: u64, depth: usize) -> StructLayout<'d> {
+        if depth == 0 {
+            self.member_budget.set(MEMBER_BUDGET);
+        }
         let kind = match die.tag {
             dw::DW_TAG_union_type => AggregateKind::Union,
             _ => AggregateKind::Struct,
@@ -361,6 +384,13 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             if m.tag != dw::DW_TAG_member {
                 continue;
             }
+            // Bounded work: anonymous members nested into each other (a malformed
+            // table) multiply; past the budget the rest of the members are left out.
+            let left = self.member_budget.get();
+            if left == 0 {
+                break;
+            }
+            self.member_budget.set(left - 1);
             members.push(self.member(m, base, depth));
         }
         let explicit_alignment = die.alignment();

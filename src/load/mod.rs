@@ -1,11 +1,13 @@
 //! Loading: map a vmlinux once, read its sections and symbols with `object`, its types
 //! and global variables with `gimli` (units in parallel), and build an `Image`.
 
+mod btf;
 mod ctypes;
 mod dies;
 mod dwarf;
 mod elf;
 mod layouts;
+mod symlist;
 mod units;
 mod walk;
 
@@ -89,6 +91,9 @@ pub struct InputFile {
     /// For a snapshot (`layout-diff snapshot`): its decompressed payload, which the
     /// `Image` borrows names from.
     snapshot: Option<Vec<u8>>,
+    /// A symbol list (`System.map`, `/proc/kallsyms`) that gives the addresses: of a
+    /// raw BTF blob, or instead of an ELF's own symbol table.
+    symbol_list: Option<(PathBuf, String)>,
 }
 
 impl InputFile {
@@ -122,7 +127,51 @@ impl InputFile {
             map,
             owned: Default::default(),
             snapshot,
+            symbol_list: None,
         })
+    }
+
+    /// An input held in memory (fuzzing, tests): `name` stands for its path in errors.
+    pub fn from_bytes(name: &Path, bytes: &[u8]) -> Result<InputFile> {
+        if bytes.is_empty() {
+            return Err(Error::Empty {
+                path: name.to_path_buf(),
+            });
+        }
+        let io = |err| Error::Io {
+            path: name.to_path_buf(),
+            err,
+        };
+        let mut anon = memmap2::MmapMut::map_anon(bytes.len()).map_err(io)?;
+        anon.copy_from_slice(bytes);
+        Ok(InputFile {
+            path: name.to_path_buf(),
+            map: anon.make_read_only().map_err(io)?,
+            owned: Default::default(),
+            snapshot: None,
+            symbol_list: None,
+        })
+    }
+
+    /// `with_symbols` with the list's text given (fuzzing, tests).
+    pub fn with_symbol_text(mut self, list: &Path, text: String) -> Result<InputFile> {
+        symlist::parse(list, &text)?;
+        self.symbol_list = Some((list.to_path_buf(), text));
+        Ok(self)
+    }
+
+    /// Takes addresses from a symbol list (`System.map` or `/proc/kallsyms` format).
+    pub fn with_symbols(mut self, list: &Path) -> Result<InputFile> {
+        let text = std::fs::read(list).map_err(|err| Error::Io {
+            path: list.to_path_buf(),
+            err,
+        })?;
+        let text = String::from_utf8(text).map_err(|_| Error::Input {
+            path: list.to_path_buf(),
+            message: "not text (expected a System.map or kallsyms list)".into(),
+        })?;
+        self.symbol_list = Some((list.to_path_buf(), text));
+        Ok(self)
     }
 
     pub fn path(&self) -> &Path {
@@ -173,7 +222,27 @@ impl InputFile {
         if let Some(payload) = &self.snapshot {
             return crate::snapshot::image(&self.path, payload, options);
         }
-        let elf = elf::read(&self.path, &self.map, &self.owned)?;
+        if let Some(how) = compressed(&self.map) {
+            return Err(Error::Input {
+                path: self.path.clone(),
+                message: format!(
+                    "{how}-compressed (a distro's .ko.{}?); decompress it first: {}",
+                    if how == "xz" { "xz" } else { "zst" },
+                    if how == "xz" {
+                        "xz -dk FILE"
+                    } else {
+                        "zstd -d FILE"
+                    }
+                ),
+            });
+        }
+        if !self.map.starts_with(b"\x7fELF") && btf::is_btf(&self.map) {
+            return self.load_raw_btf(options);
+        }
+        let mut elf = elf::read(&self.path, &self.map, &self.owned)?;
+        if let Some((list, text)) = &self.symbol_list {
+            elf.symbols = symlist::parse(list, text)?;
+        }
         let line_size = options
             .line_size
             .unwrap_or_else(|| elf::default_line_size(&elf.arch));
@@ -185,7 +254,12 @@ impl InputFile {
             build_id: elf.build_id,
             line_size,
             line_size_overridden: options.line_size.is_some(),
-            has_debug_info: elf.debug.is_some(),
+            has_debug_info: elf.debug.is_some() || elf.btf.is_some(),
+            types_from: match (&elf.debug, &elf.btf) {
+                (Some(_), _) => crate::model::TypesFrom::Dwarf,
+                (None, Some(_)) => crate::model::TypesFrom::Btf,
+                (None, None) => crate::model::TypesFrom::None,
+            },
             percpu_base: elf.percpu_base,
             boundaries: elf.boundaries,
             function_prefix: elf.function_prefix,
@@ -203,8 +277,116 @@ impl InputFile {
             image.structs = types.structs;
             image.variables = types.variables;
             image.units = types.units;
+        } else if options.dwarf
+            && let Some(data) = elf.btf
+        {
+            let types = btf::read(&self.path, data, elf.percpu_address, options)?;
+            // No units: locals are named by their `STT_FILE`, as without DWARF.
+            units::assign(&mut image.symbols, &dwarf::UnitSources::default());
+            image.structs = types.structs;
+            image.variables = types.variables;
+            if self.symbol_list.is_some() {
+                size_percpu_from_btf(&mut image);
+            }
         }
         Ok(image)
+    }
+}
+
+impl InputFile {
+    /// A raw BTF blob (`objcopy -O binary --only-section=.BTF`, `/sys/kernel/btf/vmlinux`):
+    /// layouts from the blob, addresses from the symbol list (none without one).
+    fn load_raw_btf(&self, options: &LoadOptions) -> Result<Image<'_>> {
+        let symbols = match &self.symbol_list {
+            Some((list, text)) => symlist::parse(list, text)?,
+            None => Vec::new(),
+        };
+        let percpu_base = symbols
+            .iter()
+            .any(|s| s.space == crate::model::Space::Percpu)
+            .then_some(0);
+        let mut image = Image {
+            path: self.path.clone(),
+            arch: "x86_64".into(),
+            big_endian: self.map.starts_with(&[0xeb, 0x9f]),
+            file_kind: "btf",
+            build_id: None,
+            line_size: options.line_size.unwrap_or(64),
+            line_size_overridden: options.line_size.is_some(),
+            has_debug_info: true,
+            types_from: crate::model::TypesFrom::Btf,
+            percpu_base,
+            boundaries: Vec::new(),
+            function_prefix: 0,
+            sections: Vec::new(),
+            symbols,
+            structs: Vec::new(),
+            variables: Vec::new(),
+            units: 0,
+        };
+        if options.dwarf {
+            let types = btf::read(&self.path, &self.map, Some(0), options)?;
+            image.structs = types.structs;
+            image.variables = types.variables;
+        }
+        size_percpu_from_btf(&mut image);
+        Ok(image)
+    }
+}
+
+/// `xz` or `zstd` when the file is compressed with it (modules are installed as
+/// `.ko.xz` / `.ko.zst`).
+fn compressed(data: &[u8]) -> Option<&'static str> {
+    if data.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Some("xz")
+    } else if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some("zstd")
+    } else {
+        None
+    }
+}
+
+/// When one build's locals carry file names (`STT_FILE`) and the other's do not (an
+/// `objcopy --strip-debug` copy, a symbol list), locals of both are named by their bare
+/// name, so that the same static is paired across the two instead of being reported
+/// removed and added. Returns true when it did so.
+pub fn align_local_names(a: &mut Image<'_>, b: &mut Image<'_>) -> bool {
+    let named = |i: &Image<'_>| {
+        i.symbols
+            .iter()
+            .any(|s| s.binding == crate::model::Binding::Local && s.file.is_some())
+    };
+    if named(a) == named(b) {
+        return false;
+    }
+    for s in a.symbols.iter_mut() {
+        (s.file, s.unit) = (None, None);
+    }
+    for s in b.symbols.iter_mut() {
+        (s.file, s.unit) = (None, None);
+    }
+    // Without file names, two locals of one name at one place are one symbol (as the
+    // ELF reader keeps them on the side that had no names), so both sides agree.
+    a.symbols
+        .dedup_by(|x, y| x.space == y.space && x.place == y.place && x.name == y.name);
+    b.symbols
+        .dedup_by(|x, y| x.space == y.space && x.place == y.place && x.name == y.name);
+    true
+}
+
+/// A symbol list has no sizes: a per-CPU symbol that BTF describes takes its type's.
+fn size_percpu_from_btf(image: &mut Image<'_>) {
+    let sizes: std::collections::HashMap<&str, u64> = image
+        .variables
+        .iter()
+        .filter_map(|v| Some((v.name, v.size?)))
+        .collect();
+    for s in &mut image.symbols {
+        if s.space == crate::model::Space::Percpu
+            && let Some(&size) = sizes.get(s.name)
+        {
+            s.size = size;
+        }
     }
 }
 

@@ -22,6 +22,23 @@ pub const BOUNDARY_SYMBOLS: &[&str] = &[
     "__end_ro_after_init",
 ];
 
+/// The source of an image's types: DWARF describes every global's type; BTF (a
+/// kernel stripped of DWARF) describes structs and the per-CPU variables only, so
+/// other globals are placed from the symbol table with their types unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TypesFrom {
+    Dwarf,
+    Btf,
+    None,
+}
+
+impl TypesFrom {
+    pub fn is_dwarf(&self) -> bool {
+        *self == TypesFrom::Dwarf
+    }
+}
+
 /// One loaded vmlinux (or object file).
 #[derive(Debug, Serialize)]
 pub struct Image<'d> {
@@ -37,6 +54,8 @@ pub struct Image<'d> {
     /// True when the line size came from `--line-size`, not the target.
     pub line_size_overridden: bool,
     pub has_debug_info: bool,
+    /// Where struct layouts and variables' types came from.
+    pub types_from: TypesFrom,
     /// Address that per-CPU offsets are counted from (`__per_cpu_start`), when the image
     /// has a `.data..percpu` section.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]

@@ -263,7 +263,16 @@ impl Listing {
             None => last.ctype.pahole_before.to_string(),
         };
         let mut added = 0;
+        // A corrupt input can claim gigabytes of padding: pahole would print a line per
+        // unit; after 4096 lines the rest is counted instead.
+        let mut lines = 0;
         while added < l.padding {
+            lines += 1;
+            if lines > 4096 {
+                let rest = (l.padding - added).div_ceil(size);
+                let _ = writeln!(self.out, "{indent}/* ... {rest} more like it */");
+                break;
+            }
             let _ = writeln!(
                 self.out,
                 "{indent}{before}{}:{};",

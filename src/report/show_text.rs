@@ -17,7 +17,7 @@ fn table() -> Table {
 }
 
 pub fn header(h: &Header) -> String {
-    format!(
+    let mut out = format!(
         "{}  ({}, build-id {})  line {} B ({}), pair {} B\n",
         h.file,
         h.arch,
@@ -25,7 +25,11 @@ pub fn header(h: &Header) -> String {
         h.line_size,
         h.line_size_from,
         2 * h.line_size
-    )
+    );
+    if let Some(note) = h.note {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
 }
 
 pub fn summary(h: &Header, s: &Summary) -> String {
@@ -34,7 +38,9 @@ pub fn summary(h: &Header, s: &Summary) -> String {
     t.add_row(row!["file kind", s.file_kind]);
     t.add_row(row![
         "debug info",
-        if s.has_debug_info {
+        if s.types_from == crate::model::TypesFrom::Btf {
+            "BTF (no DWARF)".into()
+        } else if s.has_debug_info {
             format!("yes, {} units", s.units)
         } else {
             "no".into()
@@ -44,7 +50,12 @@ pub fn summary(h: &Header, s: &Summary) -> String {
     t.add_row(row!["data objects", r->s.data_objects]);
     t.add_row(row!["per-CPU variables", r->s.percpu_variables]);
     t.add_row(row!["structs/unions", r->s.structs]);
-    t.add_row(row!["DWARF variables", r->s.variables]);
+    let vars = if s.types_from == crate::model::TypesFrom::Btf {
+        "BTF variables"
+    } else {
+        "DWARF variables"
+    };
+    t.add_row(row![vars, r->s.variables]);
     if let Some(b) = s.percpu_base {
         t.add_row(row!["per-CPU base", format!("{b:#x} (__per_cpu_start)")]);
     }

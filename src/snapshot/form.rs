@@ -24,6 +24,8 @@ pub(super) struct Form<'d> {
     /// The target's line size (an override is applied when the snapshot is read).
     pub line_size: u64,
     pub has_debug_info: bool,
+    /// Where the layouts came from (DWARF, BTF, or nowhere).
+    pub types_from: crate::model::TypesFrom,
     pub percpu_base: Option<u64>,
     pub boundaries: Vec<(&'d str, u64)>,
     pub function_prefix: u64,
@@ -191,6 +193,7 @@ pub(super) fn from_image<'a>(
         build_id: image.build_id.as_deref(),
         line_size: image.line_size,
         has_debug_info: image.has_debug_info,
+        types_from: image.types_from,
         percpu_base: image.percpu_base,
         boundaries: image.boundaries.iter().map(|&(n, a)| (n, a)).collect(),
         function_prefix: image.function_prefix,
@@ -360,6 +363,7 @@ pub(super) fn to_image<'d>(
         line_size: line_size.unwrap_or(form.line_size),
         line_size_overridden: line_size.is_some(),
         has_debug_info: form.has_debug_info,
+        types_from: form.types_from,
         percpu_base: form.percpu_base,
         boundaries: form
             .boundaries

@@ -34,6 +34,21 @@ pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     )
 }
 
+/// Runs the binary, failing the test (not blocking the suite) when it takes longer
+/// than `secs` seconds: for corrupt inputs, where a hang is the defect.
+pub fn run_timed(args: &[&str], secs: u64) -> (i32, String, String) {
+    let mut cmd = Command::cargo_bin("layout-diff").expect("binary built");
+    cmd.args(args).timeout(std::time::Duration::from_secs(secs));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?}: did not end within {secs} s: {e}"));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Runs the binary with `--format json` appended and parses stdout.
 pub fn json(args: &[&str]) -> (i32, Value) {
     let mut all: Vec<&str> = args.to_vec();

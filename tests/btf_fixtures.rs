@@ -1,0 +1,263 @@
+//! BTF input on testdata/btf/ (see build.sh there): the DWARF fixtures with BTF encoded
+//! by pahole and DWARF stripped, and the raw `.BTF` blob with a System.map. Expected
+//! struct text is what pahole 1.24's own BTF reader printed (pahole-*.txt); addresses
+//! are nm's (old.map, testdata/EXPECTED.md).
+
+mod common;
+
+use common::{json, run, testdata};
+
+/// Top-level struct/union blocks, whitespace runs collapsed, empty lines dropped,
+/// sorted (pahole prints in BTF order, layout-diff by name).
+fn blocks(text: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut cur: Option<Vec<String>> = None;
+    for raw in text.lines() {
+        let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        match &mut cur {
+            None if raw.ends_with(" {")
+                && (raw.starts_with("struct ") || raw.starts_with("union ")) =>
+            {
+                cur = Some(vec![line])
+            }
+            None => {}
+            Some(b) => {
+                if !line.is_empty() {
+                    b.push(line);
+                }
+                if raw.starts_with('}') {
+                    out.push(cur.take().unwrap_or_default());
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn pahole(name: &str) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(testdata(&format!("btf/{name}"))).expect("listing");
+    blocks(&text)
+}
+
+#[test]
+fn btf_structs_are_pahole_btf_text() {
+    for (elf, listing, count) in [
+        ("btf/old-btf.elf", "pahole-old.txt", 23),
+        ("btf/types-btf.elf", "pahole-types.txt", 7),
+    ] {
+        let (code, out, err) = run(&["show", &testdata(elf), "--struct", "*"]);
+        assert_eq!(code, 0, "{err}");
+        let expected = pahole(listing);
+        assert_eq!(expected.len(), count);
+        assert_eq!(blocks(&out), expected, "{elf}");
+    }
+}
+
+#[test]
+fn btf_alignment_bitfields_and_enums_as_pahole_infers_them() {
+    let (_, out, _) = run(&[
+        "show",
+        &testdata("btf/types-btf.elf"),
+        "--struct",
+        "aligned_member",
+    ]);
+    let collapse = |t: &str| -> String {
+        t.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") + "\n")
+            .collect()
+    };
+    let out = collapse(&out);
+    // BTF has no alignment: the 63-byte hole before `l` makes it aligned(64), and the
+    // struct's 31 bytes of tail padding make the struct aligned(64) (pahole -F btf).
+    assert!(
+        out.contains("long int l __attribute__((__aligned__(64))); /* 64 8 */"),
+        "{out}"
+    );
+    assert!(out.contains("} __attribute__((__aligned__(64)));"), "{out}");
+    let (_, out, _) = run(&[
+        "show",
+        &testdata("btf/types-btf.elf"),
+        "--struct",
+        "with_enum",
+    ]);
+    let out = collapse(&out);
+    assert!(out.contains("E_NEG = 4294967295,"), "{out}");
+}
+
+#[test]
+fn per_cpu_variable_from_the_datasec() {
+    let (code, v) = json(&["show", &testdata("btf/old-btf.elf"), "--symbol", "injectm"]);
+    assert_eq!(code, 0);
+    let s = &v["symbols"][0];
+    assert_eq!(s["symbol"]["place"], "0x1160");
+    assert_eq!(s["symbol"]["size"], 120);
+    assert_eq!(s["variable"]["type"], "struct mce");
+    assert_eq!(s["variable"]["size"], 120);
+    assert_eq!(v["note"], layout_diff::show::BTF_NOTE);
+    let (_, out, _) = run(&["show", &testdata("btf/old-btf.elf"), "--symbol", "injectm"]);
+    assert!(
+        out.contains("injectm (object, global, .data..percpu, struct mce, 120 bytes)"),
+        "{out}"
+    );
+    assert!(out.contains(" per-CPU offset  0x1160 "), "{out}");
+    assert!(
+        out.contains("laid at percpu+0x1160:\nstruct mce {"),
+        "{out}"
+    );
+}
+
+#[test]
+fn other_globals_are_placed_without_types() {
+    let (code, out, _) = run(&[
+        "show",
+        &testdata("btf/old-btf.elf"),
+        "--symbol",
+        "root_user",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out.matches("note: types from BTF").count(), 1, "{out}");
+    assert!(
+        out.contains("root_user (object, global, .data, 136 bytes)"),
+        "{out}"
+    );
+    assert!(out.contains(" address         ffffffff82a51260 "), "{out}");
+}
+
+#[test]
+fn raw_btf_with_system_map_gives_the_same() {
+    let blob = testdata("btf/old.btf");
+    let map = testdata("btf/old.map");
+    let (code, raw, err) = run(&["show", &blob, "--symbols", &map, "--symbol", "injectm"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, elf, _) = run(&["show", &testdata("btf/old-btf.elf"), "--symbol", "injectm"]);
+    let body = |t: &str| {
+        t.split_once('\n')
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(body(&raw), body(&elf));
+    // Without a symbol list the structs are there, the addresses are not.
+    let (code, out, _) = run(&["show", &blob, "--struct", "*"]);
+    assert_eq!(code, 0);
+    assert_eq!(blocks(&out), pahole("pahole-old.txt"));
+}
+
+#[test]
+fn a_symbol_list_beside_an_elf_replaces_its_table() {
+    let (code, v) = json(&[
+        "show",
+        &testdata("btf/old-btf.elf"),
+        "--symbols",
+        &testdata("btf/old.map"),
+        "--symbol",
+        "root_user",
+    ]);
+    assert_eq!(code, 0);
+    // old.map has no sizes: root_user (ffffffff82a51260) runs to the next symbol in
+    // the list, init_user_ns at ffffffff82a51300: 160 bytes, an upper bound of the
+    // ELF's 136.
+    assert_eq!(v["symbols"][0]["symbol"]["address"], "0xffffffff82a51260");
+    assert_eq!(v["symbols"][0]["symbol"]["size"], 160);
+}
+
+#[test]
+fn dwarf_build_against_its_btf_copy_has_no_change() {
+    let (code, v) = json(&[&testdata("old.elf"), &testdata("btf/old-btf.elf")]);
+    assert_eq!(code, 0);
+    for k in ["structs", "data", "percpu", "functions"] {
+        let s = &v["summary"][k];
+        for f in ["changed", "added", "removed"] {
+            assert_eq!(s[f], 0, "{k}.{f}: {s}");
+        }
+    }
+    // And the real change of the pair is still seen from a BTF copy of OLD.
+    let (code, v) = json(&[&testdata("btf/old-btf.elf"), &testdata("new.elf")]);
+    assert_eq!(code, 1);
+    let mce = v["structs"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["name"] == "mce"))
+        .expect("struct mce changed");
+    assert_eq!(mce["size"]["old"], 120);
+    assert_eq!(mce["size"]["new"], 128);
+}
+
+#[test]
+fn corrupt_btf_is_one_line_and_exit_2() {
+    let dir = std::env::temp_dir().join(format!("ld-btf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let good = std::fs::read(testdata("btf/old.btf")).expect("blob");
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("short.btf", good[..10].to_vec(), "BTF: header is truncated"),
+        (
+            "cut.btf",
+            good[..good.len() / 2].to_vec(),
+            "BTF: type section lies past the end",
+        ),
+        (
+            "v2.btf",
+            [&good[..2], &[2u8], &good[3..]].concat(),
+            "BTF: version 2 (only 1 is known)",
+        ),
+    ];
+    for (name, bytes, msg) in cases {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).expect("write");
+        let (code, out, err) = common::run_timed(
+            &["show", p.to_str().unwrap_or_default(), "--struct", "*"],
+            60,
+        );
+        assert_eq!(code, 2, "{name}: {out}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(msg), "{name}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn corrupted_btf_never_panics_or_hangs() {
+    // Deterministic corruptions of the BTF copy of old.elf and of its raw blob:
+    // truncations and byte flips; show and diff end with 0, 1 or 2 within a minute.
+    let dir = std::env::temp_dir().join(format!("ld-btf-fz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (old, map) = (testdata("old.elf"), testdata("btf/old.map"));
+    for (src, name) in [("btf/old-btf.elf", "fz.elf"), ("btf/old.btf", "fz.btf")] {
+        let data = std::fs::read(testdata(src)).expect("fixture");
+        let path = dir.join(name);
+        let p = path.to_str().unwrap_or_default().to_string();
+        for i in 0..16 {
+            let mut b = data.clone();
+            if i % 2 == 0 {
+                b.truncate(24 + (next() as usize) % (data.len() - 24));
+            } else {
+                for _ in 0..8 {
+                    let j = 24 + (next() as usize) % (b.len() - 24);
+                    b[j] = next() as u8;
+                }
+            }
+            std::fs::write(&path, &b).expect("write");
+            for args in [
+                vec!["show", &p, "--struct", "*"],
+                vec!["show", &p, "--symbols", &map, "--symbol", "*"],
+                vec![&old, &p],
+            ] {
+                let (code, _, err) = common::run_timed(&args, 60);
+                assert!(
+                    matches!(code, 0..=2),
+                    "{src} case {i} {args:?}: exit {code}: {err}"
+                );
+                if code == 2 {
+                    assert_eq!(err.lines().count(), 1, "{src} case {i}: {err}");
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
