@@ -1,6 +1,7 @@
 //! Placement changes of paired symbols: data objects (globals and per-CPU variables)
 //! with their lines, pair offsets and co-tenants, and functions with their phase.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::changes::{FunctionChange, MemberLines, Pair, PlacementChange, Severity, Tenant};
@@ -87,13 +88,15 @@ fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
 
 /// What identifies a neighbour in both builds: its unit path (or file) and its name
 /// with clone numbers removed, so renumbered or re-suffixed neighbours are not a change.
-fn identity(s: &Symbol<'_>) -> String {
-    format!("{}:{}", s.origin().unwrap_or(""), base_name(s.name))
+/// Kept as borrowed parts (no allocation unless a clone number is removed): this runs
+/// for every co-tenant of every paired object.
+fn identity<'d>(s: &Symbol<'d>) -> (&'d str, Cow<'d, str>) {
+    (s.origin().unwrap_or(""), base_name(s.name))
 }
 
-fn tenant_names(t: &[&Symbol<'_>]) -> Vec<String> {
-    let mut v: Vec<String> = t.iter().map(|s| identity(s)).collect();
-    v.sort();
+fn tenant_names<'d>(t: &[&Symbol<'d>]) -> Vec<(&'d str, Cow<'d, str>)> {
+    let mut v: Vec<_> = t.iter().map(|s| identity(s)).collect();
+    v.sort_unstable();
     v
 }
 
@@ -119,13 +122,13 @@ pub fn data_change(
     let new = place(n.place, n.size, ls);
     let old_syms = tenants(&sides.old_index[slot(o.space)], o, ls);
     let new_syms = tenants(&sides.new_index[slot(n.space)], n, ls);
-    let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
     let old_names = tenant_names(&old_syms);
     let co_changed = old_names != tenant_names(&new_syms);
     let moved = o.place != n.place || o.size != n.size;
     if !moved && !co_changed && !pinned {
         return None;
     }
+    let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
     let var_new = sides.new.variable_for(n);
     let var_old = sides.old.variable_for(o);
     let type_name = var_new.or(var_old).map(|v| v.type_name.clone());
@@ -139,7 +142,7 @@ pub fn data_change(
     let write_hot = hot_members > 0;
     let new_tenants: Vec<&&Symbol<'_>> = new_syms
         .iter()
-        .filter(|t| !old_names.contains(&identity(t)))
+        .filter(|t| old_names.binary_search(&identity(t)).is_err())
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
     // New neighbours that are themselves writable and write-hot: a false-sharing pair.
@@ -286,7 +289,8 @@ fn member_lines(sides: &Sides<'_, '_>, o: &Symbol<'_>, n: &Symbol<'_>) -> Vec<Me
         return Vec::new();
     };
     let (so, sn) = (sides.old.struct_by_id(lo), sides.new.struct_by_id(ln));
-    if so == sn && o.place % sides.line_size == n.place % sides.line_size {
+    // The phase test first: it is cheap, and comparing two layouts walks every member.
+    if o.place % sides.line_size == n.place % sides.line_size && so == sn {
         return Vec::new();
     }
     let lo = lay(so, Some(o.place), sides.line_size);
