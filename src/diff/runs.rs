@@ -481,22 +481,9 @@ fn counted<'d>(base: Option<&Symbol<'d>>, list: &[&Symbol<'d>]) -> Counted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Binding;
 
     fn sym(name: &'static str, place: u64, size: u64) -> Symbol<'static> {
-        Symbol {
-            name,
-            file: None,
-            unit: None,
-            group: 0,
-            kind: SymbolKind::Object,
-            binding: Binding::Global,
-            section: ".data",
-            address: place,
-            size,
-            space: Space::Global,
-            place,
-        }
+        Symbol::test_object(name, place, size)
     }
 
     #[test]

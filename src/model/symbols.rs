@@ -101,3 +101,23 @@ impl<'d> Symbol<'d> {
         }
     }
 }
+
+#[cfg(test)]
+impl Symbol<'static> {
+    /// A global `.data` object at `place` (tests of placement and causes).
+    pub(crate) fn test_object(name: &'static str, place: u64, size: u64) -> Symbol<'static> {
+        Symbol {
+            name,
+            file: None,
+            unit: None,
+            group: 0,
+            kind: SymbolKind::Object,
+            binding: Binding::Global,
+            section: ".data",
+            address: place,
+            size,
+            space: Space::Global,
+            place,
+        }
+    }
+}

@@ -44,8 +44,21 @@ pub fn cause(c: &Cause, previous_delta: i64) -> String {
             bytes,
             padding,
             alignment,
+        }
+        | Cause::Reordered {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            padding,
+            alignment,
         } => format!(
-            "{} = {bytes:+} B{} {}",
+            "{}{} = {bytes:+} B{} {}",
+            if matches!(c, Cause::Reordered { .. }) {
+                "reordered: "
+            } else {
+                ""
+            },
             items_str(items, *omitted_items),
             pad(*padding, *alignment),
             after(previous)
@@ -57,19 +70,6 @@ pub fn cause(c: &Cause, previous_delta: i64) -> String {
             ..
         } => format!(
             "alignment padding alone ({padding:+} B, align {alignment}) {}",
-            after(previous)
-        ),
-        Cause::Reordered {
-            previous,
-            items,
-            omitted_items,
-            bytes,
-            padding,
-            alignment,
-        } => format!(
-            "reordered: {} = {bytes:+} B{} {}",
-            items_str(items, *omitted_items),
-            pad(*padding, *alignment),
             after(previous)
         ),
         Cause::Unexplained {
