@@ -2,7 +2,6 @@
 //! type sizes and alignments, and struct/union layouts with members laid inline.
 
 use std::cell::{Cell, OnceCell};
-use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -16,6 +15,10 @@ use crate::model::{AggregateKind, CType, Member, StructLayout};
 /// Deepest type chain followed before giving up (guards against malformed cycles).
 const MAX_DEPTH: usize = 48;
 
+/// `sizes` sentinels: not computed yet, and computed as "no size".
+const SIZE_UNKNOWN: u64 = u64::MAX;
+const SIZE_NONE: u64 = u64::MAX - 1;
+
 /// Function-type parameters spelled per table at most (a whole vmlinux's BTF, one
 /// table, needs under a million).
 const SPELL_BUDGET: u64 = 1_000_000;
@@ -28,10 +31,12 @@ pub(crate) struct TypeTable<'u, 'd> {
     pub dies: &'u UnitDies<'d>,
     /// Memoized per entry: size, natural alignment, hash of the type name, and (for
     /// structs) the layout fingerprint.
-    sizes: Vec<OnceCell<Option<u64>>>,
-    aligns: Vec<OnceCell<u64>>,
-    name_hashes: Vec<OnceCell<u64>>,
-    fingerprints: Vec<OnceCell<u64>>,
+    /// (`Cell`s with sentinels rather than `OnceCell`s: a table has an entry per DIE,
+    /// millions per vmlinux, and these are allocated and cleared for every unit.)
+    sizes: Vec<Cell<u64>>,
+    aligns: Vec<Cell<u64>>,
+    name_hashes: Vec<Cell<u64>>,
+    fingerprints: Vec<Cell<u64>>,
     /// Build what only pahole's listing needs (its spellings, members' struct
     /// padding, packed inference); a diff skips it.
     pub(super) listing: bool,
@@ -39,8 +44,6 @@ pub(crate) struct TypeTable<'u, 'd> {
     pub(super) ctypes: Vec<OnceCell<Arc<CType>>>,
     nat_aligns: Vec<OnceCell<u64>>,
     paddings: Vec<OnceCell<u64>>,
-    /// Reused buffer for names that are only hashed.
-    scratch: Cell<String>,
     /// Function-type parameters left to spell: a malformed table (BTF is a flat graph
     /// anyone can write) can make spelling exponential; past this, `?`.
     pub(super) spell_budget: Cell<u64>,
@@ -63,10 +66,10 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         TypeTable {
             dies,
             listing,
-            sizes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
-            aligns: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
-            name_hashes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
-            fingerprints: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
+            sizes: vec![Cell::new(SIZE_UNKNOWN); dies.dies.len()],
+            aligns: vec![Cell::new(0); dies.dies.len()],
+            name_hashes: vec![Cell::new(0); dies.dies.len()],
+            fingerprints: vec![Cell::new(0); dies.dies.len()],
             ctypes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             // Only the listing asks for these: no per-entry cells for a diff.
             nat_aligns: (0..if listing { dies.dies.len() } else { 0 })
@@ -75,7 +78,6 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             paddings: (0..if listing { dies.dies.len() } else { 0 })
                 .map(|_| OnceCell::new())
                 .collect(),
-            scratch: Cell::new(String::new()),
             spell_budget: Cell::new(SPELL_BUDGET),
             member_budget: Cell::new(MEMBER_BUDGET),
             address_size,
@@ -94,106 +96,86 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         Some((i, self.dies.dies.get(i)?))
     }
 
-    /// Writes the name of the type `die` points at (`void` when none).
-    fn write_target(&self, die: &Die<'d>, depth: usize, out: &mut dyn fmt::Write) -> fmt::Result {
-        if depth > MAX_DEPTH {
-            return out.write_str("?");
+    /// A hash standing for the C spelling of the type at `index` (what `CType` would
+    /// print): built from the tokens the spelling is made of, memoized per entry, so no
+    /// text is formatted and a type shared by many members is hashed once.
+    fn spell_hash(&self, index: usize, depth: usize) -> u64 {
+        let cached = self.name_hashes[index].get();
+        if cached != 0 {
+            return cached;
         }
-        match die.ty().and_then(|o| self.die(o)) {
-            Some((i, _)) => self.write_name(i, depth + 1, out),
-            None => out.write_str("void"),
-        }
-    }
-
-    /// Writes a type name (only hashed, for fingerprints; `CType` spells names for
-    /// output). Streams into `out`, so hashing a name needs no allocation.
-    fn write_name(&self, index: usize, depth: usize, out: &mut dyn fmt::Write) -> fmt::Result {
         let die = &self.dies.dies[index];
-        let die_name = self.dies.name(die);
-        let name = die_name.unwrap_or("");
-        let tagged = |keyword: &str, out: &mut dyn fmt::Write| match die_name {
-            Some(n) => write!(out, "{keyword} {n}"),
-            None => write!(out, "{keyword} {{...}}"),
+        let mut h = FxHasher::default();
+        let named = |h: &mut FxHasher, keyword: u8| {
+            h.write_u8(keyword);
+            match self.dies.strings.bytes(die.name) {
+                Some(n) => h.write(n),
+                None => h.write_u8(0xff),
+            }
         };
         match die.tag {
-            dw::DW_TAG_structure_type | dw::DW_TAG_class_type => tagged("struct", out),
-            dw::DW_TAG_union_type => tagged("union", out),
-            dw::DW_TAG_enumeration_type => tagged("enum", out),
+            dw::DW_TAG_structure_type | dw::DW_TAG_class_type => named(&mut h, 1),
+            dw::DW_TAG_union_type => named(&mut h, 2),
+            dw::DW_TAG_enumeration_type => named(&mut h, 3),
             dw::DW_TAG_pointer_type
             | dw::DW_TAG_reference_type
-            | dw::DW_TAG_rvalue_reference_type => match die.ty().and_then(|o| self.die(o)) {
-                Some((_, t)) if t.tag == dw::DW_TAG_subroutine_type => {
-                    self.write_function(t, "(*)", depth, out)
-                }
-                _ => {
-                    self.write_target(die, depth, out)?;
-                    out.write_str(" *")
-                }
-            },
+            | dw::DW_TAG_rvalue_reference_type => {
+                h.write_u8(4);
+                h.write_u64(self.target_hash(die, depth));
+            }
             dw::DW_TAG_const_type => {
-                out.write_str("const ")?;
-                self.write_target(die, depth, out)
+                h.write_u8(5);
+                h.write_u64(self.target_hash(die, depth));
             }
             dw::DW_TAG_volatile_type => {
-                out.write_str("volatile ")?;
-                self.write_target(die, depth, out)
+                h.write_u8(6);
+                h.write_u64(self.target_hash(die, depth));
             }
             dw::DW_TAG_restrict_type => {
-                self.write_target(die, depth, out)?;
-                out.write_str(" restrict")
+                h.write_u8(7);
+                h.write_u64(self.target_hash(die, depth));
             }
             dw::DW_TAG_atomic_type => {
-                out.write_str("_Atomic ")?;
-                self.write_target(die, depth, out)
+                h.write_u8(8);
+                h.write_u64(self.target_hash(die, depth));
             }
             dw::DW_TAG_array_type => {
-                self.write_target(die, depth, out)?;
+                h.write_u8(9);
+                h.write_u64(self.target_hash(die, depth));
                 for sub in self.dies.children(die) {
-                    match sub.count() {
-                        Some(n) => write!(out, "[{n}]")?,
-                        None => out.write_str("[]")?,
+                    h.write_u64(sub.count().map_or(u64::MAX, |n| n));
+                }
+            }
+            dw::DW_TAG_subroutine_type => {
+                h.write_u8(10);
+                h.write_u64(self.target_hash(die, depth));
+                for p in self.dies.children(die) {
+                    if p.tag == dw::DW_TAG_unspecified_parameters {
+                        h.write_u8(11);
+                    } else {
+                        h.write_u64(self.target_hash(p, depth));
                     }
                 }
-                Ok(())
             }
-            dw::DW_TAG_subroutine_type => self.write_function(die, "", depth, out),
-            dw::DW_TAG_unspecified_type if name.is_empty() => out.write_str("void"),
-            _ if name.is_empty() => out.write_str("?"),
-            _ => out.write_str(name),
+            dw::DW_TAG_unspecified_type if die.name.is_none() => h.write_u8(0),
+            _ if die.name.is_none() => h.write_u8(12),
+            _ => named(&mut h, 13),
         }
+        // 0 marks "not computed".
+        let v = h.finish().max(1);
+        self.name_hashes[index].set(v);
+        v
     }
 
-    fn write_function(
-        &self,
-        die: &Die<'d>,
-        declarator: &str,
-        depth: usize,
-        out: &mut dyn fmt::Write,
-    ) -> fmt::Result {
-        self.write_target(die, depth, out)?;
-        write!(out, " {declarator}(")?;
-        let mut first = true;
-        for p in self.dies.children(die) {
-            if !first {
-                out.write_str(", ")?;
-            }
-            first = false;
-            let left = self.spell_budget.get();
-            if left == 0 {
-                out.write_str("?")?;
-                break;
-            }
-            self.spell_budget.set(left - 1);
-            if p.tag == dw::DW_TAG_unspecified_parameters {
-                out.write_str("...")?;
-            } else {
-                self.write_target(p, depth, out)?;
-            }
+    /// `spell_hash` of the type `die` points at; `void` (0) when none.
+    fn target_hash(&self, die: &Die<'d>, depth: usize) -> u64 {
+        if depth > MAX_DEPTH {
+            return 2;
         }
-        if first {
-            out.write_str("void")?;
+        match die.ty().filter(|&i| i < self.dies.dies.len()) {
+            Some(i) => self.spell_hash(i, depth + 1),
+            None => 0,
         }
-        out.write_str(")")
     }
 
     /// Follows typedefs and qualifiers to the type that has the storage.
@@ -227,11 +209,19 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             return None;
         }
         let (i, die) = self.die(offset?)?;
-        if let Some(&v) = self.sizes[i].get() {
-            return v;
+        match self.sizes[i].get() {
+            SIZE_UNKNOWN => {}
+            SIZE_NONE => return None,
+            v => return Some(v),
         }
         let v = self.compute_size(die, depth);
-        let _ = self.sizes[i].set(v);
+        match v {
+            None => self.sizes[i].set(SIZE_NONE),
+            // A size colliding with a sentinel (only a malformed table saturates) is
+            // recomputed each time instead.
+            Some(s) if s < SIZE_NONE => self.sizes[i].set(s),
+            Some(_) => {}
+        }
         v
     }
 
@@ -272,11 +262,12 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         if depth > MAX_DEPTH {
             return 1;
         }
-        if let Some(&v) = self.aligns[i].get() {
-            return v;
+        let cached = self.aligns[i].get();
+        if cached != 0 {
+            return cached;
         }
         let v = self.compute_align(die, depth);
-        let _ = self.aligns[i].set(v);
+        self.aligns[i].set(v);
         v
     }
 
@@ -306,19 +297,10 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     fn name_hash(&self, offset: Option<usize>) -> u64 {
-        let Some((i, _)) = offset.and_then(|o| self.die(o)) else {
-            return 0;
-        };
-        *self.name_hashes[i].get_or_init(|| {
-            // Hash the whole name at once: a hasher fed in pieces depends on the pieces.
-            let mut buf = self.scratch.take();
-            buf.clear();
-            let _ = self.write_name(i, 0, &mut buf);
-            let mut h = FxHasher::default();
-            h.write(buf.as_bytes());
-            self.scratch.set(buf);
-            h.finish()
-        })
+        match offset.filter(|&i| i < self.dies.dies.len()) {
+            Some(i) => self.spell_hash(i, 0),
+            None => 0,
+        }
     }
 
     /// A hash of everything `layout` would put in the struct at `index` (except its
@@ -329,8 +311,9 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     fn fingerprint_at(&self, index: usize, depth: usize) -> u64 {
-        if let Some(&v) = self.fingerprints[index].get() {
-            return v;
+        let cached = self.fingerprints[index].get();
+        if cached != 0 {
+            return cached;
         }
         let die = &self.dies.dies[index];
         let mut h = FxHasher::default();
@@ -364,8 +347,8 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 self.fingerprint_at(ti, depth + 1).hash(&mut h);
             }
         }
-        let v = h.finish();
-        let _ = self.fingerprints[index].set(v);
+        let v = h.finish().max(1);
+        self.fingerprints[index].set(v);
         v
     }
 
