@@ -67,6 +67,11 @@ impl<'d> Strings<'d> {
             Name::LineStr(o) => (self.debug_line_str, o),
         };
         let rest = data.get(at..)?;
+        // Most names are short: a plain scan of the first bytes beats memchr's setup.
+        let head = &rest[..rest.len().min(24)];
+        if let Some(n) = head.iter().position(|&b| b == 0) {
+            return Some(&rest[..n]);
+        }
         Some(&rest[..memchr::memchr(0, rest)?])
     }
 

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use gimli::{EndianSlice, RunTimeEndian, constants as dw};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::LoadOptions;
 use super::dies::{self, Dwarf, Strings, Unit};
@@ -65,7 +66,7 @@ impl<'d> UnitSources<'d> {
 
 /// The lowest unit that has built each layout so far, shared by all workers: a layout
 /// is built again only by a unit earlier than every unit that built it before.
-type Claims<'d> = Mutex<HashMap<Key<'d>, usize>>;
+type Claims<'d> = Mutex<FxHashMap<Key<'d>, usize>>;
 
 /// True when `unit` should build `key`: no unit at or before it has.
 fn claim<'d>(claims: &Claims<'d>, key: Key<'d>, unit: usize) -> bool {
@@ -88,7 +89,7 @@ struct RawVariable<'d> {
 /// What a run of units produced: distinct layouts with the lowest unit they came from.
 #[derive(Default)]
 struct Acc<'d> {
-    structs: HashMap<Key<'d>, (usize, StructLayout<'d>)>,
+    structs: FxHashMap<Key<'d>, (usize, StructLayout<'d>)>,
     variables: Vec<(usize, RawVariable<'d>)>,
     /// (unit index, unit name) of each unit read.
     names: Vec<(usize, Option<&'d str>)>,
@@ -155,7 +156,7 @@ pub(crate) fn read<'d>(
         }
     }
     let units = headers.len();
-    let claims: Claims<'d> = Mutex::new(HashMap::new());
+    let claims: Claims<'d> = Mutex::new(FxHashMap::default());
     let section = |name: &str| debug.sections.get(name).copied().unwrap_or(&[]);
     let ctx = Context {
         dwarf: &dwarf,
@@ -181,11 +182,18 @@ pub(crate) fn read<'d>(
 
 /// Orders the merged layouts and gives variables their struct ids.
 fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
-    let mut entries: Vec<(Key<'d>, StructLayout<'d>)> =
-        acc.structs.into_iter().map(|(k, (_, l))| (k, l)).collect();
-    entries.sort_by(|(ka, a), (kb, b)| {
-        (a.name, &a.decl_file, a.size, ka.1).cmp(&(b.name, &b.decl_file, b.size, kb.1))
+    // Layouts of one name, file and size in the order of the first unit that has
+    // them (not by fingerprint, which is only a hash).
+    let mut entries: Vec<(Key<'d>, usize, StructLayout<'d>)> = acc
+        .structs
+        .into_iter()
+        .map(|(k, (u, l))| (k, u, l))
+        .collect();
+    entries.sort_by(|(ka, ua, a), (kb, ub, b)| {
+        (a.name, &a.decl_file, a.size, ua, ka.1).cmp(&(b.name, &b.decl_file, b.size, ub, kb.1))
     });
+    let entries: Vec<(Key<'d>, StructLayout<'d>)> =
+        entries.into_iter().map(|(k, _, l)| (k, l)).collect();
     let ids: HashMap<Key<'d>, StructId> = entries
         .iter()
         .enumerate()

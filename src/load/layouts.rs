@@ -2,7 +2,7 @@
 //! type sizes and alignments, and struct/union layouts with members laid inline.
 
 use std::cell::{Cell, OnceCell};
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 use std::sync::Arc;
 
 use gimli::constants as dw;
@@ -317,34 +317,49 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         }
         let die = &self.dies.dies[index];
         let mut h = FxHasher::default();
-        let bytes = |n| self.dies.strings.bytes(n);
-        (die.tag.0, bytes(die.name), die.byte_size, die.alignment()).hash(&mut h);
+        // Absent values hash as all ones (only a malformed table has that value too).
+        let opt = |v: Option<u64>| v.unwrap_or(u64::MAX);
+        let name = |h: &mut FxHasher, n| match self.dies.strings.bytes(n) {
+            Some(b) => {
+                h.write_usize(b.len());
+                h.write(b);
+            }
+            None => h.write_usize(usize::MAX),
+        };
+        h.write_u16(die.tag.0);
+        name(&mut h, die.name);
+        h.write_u64(opt(die.byte_size));
+        h.write_u64(opt(die.alignment()));
         for m in self.dies.children(die) {
             if m.tag != dw::DW_TAG_member {
                 continue;
             }
-            (
-                bytes(m.name),
-                m.member_location,
-                m.data_bit_offset(),
-                m.bit_offset(),
-                m.bit_size(),
-                m.byte_size,
-                m.alignment(),
-            )
-                .hash(&mut h);
-            (
-                self.name_hash(m.ty()),
-                self.size_of(m.ty()),
-                self.align_of(m.ty()),
-            )
-                .hash(&mut h);
+            name(&mut h, m.name);
+            h.write_u64(opt(m.member_location));
+            h.write_u64(opt(m.byte_size));
+            match m.rare.as_deref() {
+                Some(r)
+                    if r.data_bit_offset.is_some()
+                        || r.bit_offset.is_some()
+                        || r.bit_size.is_some()
+                        || r.alignment.is_some() =>
+                {
+                    h.write_u64(opt(r.data_bit_offset));
+                    h.write_u64(opt(r.bit_offset));
+                    h.write_u64(opt(r.bit_size));
+                    h.write_u64(opt(r.alignment));
+                }
+                _ => h.write_u8(0),
+            }
+            h.write_u64(self.name_hash(m.ty()));
+            h.write_u64(opt(self.size_of(m.ty())));
+            h.write_u64(self.align_of(m.ty()));
             if depth < MAX_DEPTH
                 && let Some((ti, t)) = self.strip_index(m.ty())
                 && t.name.is_none()
                 && is_aggregate_tag(t.tag)
             {
-                self.fingerprint_at(ti, depth + 1).hash(&mut h);
+                h.write_u64(self.fingerprint_at(ti, depth + 1));
             }
         }
         let v = h.finish().max(1);
