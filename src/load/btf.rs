@@ -223,11 +223,7 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
         }
     };
     let name = |off: u32| {
-        if off == 0 {
-            Name::None
-        } else {
-            Name::Str(off as usize)
-        }
+        if off == 0 { Name::None } else { Name::Str(off) }
     };
     let mut dies: Vec<Die<'d>> = Vec::with_capacity(n * 2);
     dies.push(Die::default());
@@ -235,7 +231,7 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
         let mut d = new_die(dw::DW_TAG_null, name(rec.name_off));
         d.tag = match rec.kind {
             INT | FLOAT => {
-                d.byte_size = Some(u64::from(rec.size_type));
+                d.set_byte_size(Some(u64::from(rec.size_type)));
                 dw::DW_TAG_base_type
             }
             PTR => dw::DW_TAG_pointer_type,
@@ -243,7 +239,7 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
             STRUCT => dw::DW_TAG_structure_type,
             UNION => dw::DW_TAG_union_type,
             ENUM | ENUM64 => {
-                d.byte_size = Some(u64::from(rec.size_type));
+                d.set_byte_size(Some(u64::from(rec.size_type)));
                 dw::DW_TAG_enumeration_type
             }
             FWD => {
@@ -263,7 +259,7 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
             _ => dw::DW_TAG_null,
         };
         if matches!(rec.kind, STRUCT | UNION) {
-            d.byte_size = Some(u64::from(rec.size_type));
+            d.set_byte_size(Some(u64::from(rec.size_type)));
         }
         if matches!(
             rec.kind,
@@ -305,7 +301,7 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
                         m.rare_mut().data_bit_offset = Some(bit_offset);
                         m.rare_mut().bit_size = Some(bit_size);
                     } else {
-                        m.member_location = Some(bit_offset / 8);
+                        m.set_member_location(Some(bit_offset / 8));
                     }
                     children.push(m);
                 }
@@ -362,7 +358,7 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
     dies
 }
 
-fn new_die(tag: gimli::DwTag, name: Name<'_>) -> Die<'_> {
+fn new_die<'d>(tag: gimli::DwTag, name: Name) -> Die<'d> {
     let mut d = Die::default();
     d.tag = tag;
     d.name = name;
@@ -493,7 +489,7 @@ fn member_alignments(table: &TypeTable<'_, '_>, d: &Die<'_>, found: &mut Vec<(us
             end = end.max(start.saturating_add(bits).div_ceil(8));
             continue;
         }
-        let offset = m.member_location.unwrap_or(0);
+        let offset = m.member_location().unwrap_or(0);
         let size = table.size_of(m.ty()).unwrap_or(0);
         if m.alignment().is_none()
             && size != 0
@@ -507,7 +503,7 @@ fn member_alignments(table: &TypeTable<'_, '_>, d: &Die<'_>, found: &mut Vec<(us
 }
 
 fn tail_alignment(table: &TypeTable<'_, '_>, d: &Die<'_>) -> Option<u64> {
-    let size = d.byte_size?;
+    let size = d.byte_size()?;
     let mut end = 0u64;
     for m in table.dies.children(d) {
         if m.tag != dw::DW_TAG_member {
@@ -520,7 +516,7 @@ fn tail_alignment(table: &TypeTable<'_, '_>, d: &Die<'_>) -> Option<u64> {
                 .saturating_add(bits)
                 .div_ceil(8),
             None => m
-                .member_location
+                .member_location()
                 .unwrap_or(0)
                 .saturating_add(table.size_of(m.ty()).unwrap_or(0)),
         };
@@ -550,6 +546,7 @@ pub(crate) fn read<'d>(
     let blob = Blob::parse(path, data)?;
     let recs = records(path, &blob)?;
     let strings = Strings {
+        debug_info: &[],
         debug_str: blob.strings,
         debug_line_str: &[],
     };
@@ -599,9 +596,7 @@ pub(crate) fn read<'d>(
             little_endian: blob.little_endian,
         };
         for rec in recs.iter().filter(|r| r.kind == DATASEC) {
-            if dies.strings.text(Name::Str(rec.name_off as usize))
-                != Some(super::elf::PERCPU_SECTION)
-            {
+            if dies.strings.text(Name::Str(rec.name_off)) != Some(super::elf::PERCPU_SECTION) {
                 continue;
             }
             for j in 0..rec.vlen {
@@ -614,7 +609,7 @@ pub(crate) fn read<'d>(
                 else {
                     continue;
                 };
-                let Some(name) = dies.strings.text(Name::Str(var.name_off as usize)) else {
+                let Some(name) = dies.strings.text(Name::Str(var.name_off)) else {
                     continue;
                 };
                 let ty = (var.size_type != 0 && (var.size_type as usize) <= recs.len())

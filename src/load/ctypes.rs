@@ -165,7 +165,7 @@ impl<'d> TypeTable<'_, 'd> {
                         )
                     })
                     .collect();
-                (list, d.byte_size.unwrap_or(4))
+                (list, d.byte_size().unwrap_or(4))
             });
         CType {
             anonymous_enum,

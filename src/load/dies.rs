@@ -2,6 +2,8 @@
 //! describe types and global variables. Attributes of every other entry are skipped
 //! without decoding.
 
+use std::marker::PhantomData;
+
 use gimli::{AttributeValue, DwTag, EndianSlice, RunTimeEndian, constants as dw};
 
 pub(crate) type Reader<'d> = EndianSlice<'d, RunTimeEndian>;
@@ -14,9 +16,11 @@ pub(crate) type Unit<'d> = gimli::Unit<Reader<'d>>;
 pub(crate) struct Die<'d> {
     /// `DW_AT_name`, resolved only when asked (`UnitDies::name`): most entries are
     /// members whose names are never printed.
-    pub name: Name<'d>,
-    pub byte_size: Option<u64>,
-    pub member_location: Option<u64>,
+    pub name: Name,
+    /// `DW_AT_byte_size` and `DW_AT_data_member_location`, `ABSENT` when missing
+    /// (read them with `byte_size()` / `member_location()`).
+    byte_size: u64,
+    member_location: u64,
     pub rare: Option<Box<Rare>>,
     pub offset: u32,
     /// `DW_AT_type`: a unit offset while reading, then the index of the entry in
@@ -33,18 +37,21 @@ pub(crate) struct Die<'d> {
     pub declaration: bool,
     /// A variable that is a direct child of the compile unit.
     pub top_level: bool,
+    /// Names live in the sections the table was read from.
+    data: PhantomData<&'d [u8]>,
 }
 
-/// Where a name is: inline in `.debug_info`, or at an offset in a string section.
+/// Where a name is: inline in `.debug_info`, or in a string section, by offset (eight
+/// bytes, not a slice: there is a `Die` per member, millions of them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Name<'d> {
+pub(crate) enum Name {
     None,
-    Inline(&'d [u8]),
-    Str(usize),
-    LineStr(usize),
+    Inline(u32),
+    Str(u32),
+    LineStr(u32),
 }
 
-impl Name<'_> {
+impl Name {
     pub fn is_none(&self) -> bool {
         matches!(self, Name::None)
     }
@@ -53,20 +60,22 @@ impl Name<'_> {
 /// The string sections names point into.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Strings<'d> {
+    /// Inline (`DW_FORM_string`) names point into this one.
+    pub debug_info: &'d [u8],
     pub debug_str: &'d [u8],
     pub debug_line_str: &'d [u8],
 }
 
 impl<'d> Strings<'d> {
     /// The bytes of a name, without its terminating NUL.
-    pub fn bytes(&self, name: Name<'d>) -> Option<&'d [u8]> {
+    pub fn bytes(&self, name: Name) -> Option<&'d [u8]> {
         let (data, at) = match name {
             Name::None => return None,
-            Name::Inline(b) => return Some(b),
+            Name::Inline(o) => (self.debug_info, o),
             Name::Str(o) => (self.debug_str, o),
             Name::LineStr(o) => (self.debug_line_str, o),
         };
-        let rest = data.get(at..)?;
+        let rest = data.get(at as usize..)?;
         // Most names are short: a plain scan of the first bytes beats memchr's setup.
         let head = &rest[..rest.len().min(24)];
         if let Some(n) = head.iter().position(|&b| b == 0) {
@@ -76,7 +85,7 @@ impl<'d> Strings<'d> {
     }
 
     /// The name as text; `None` when absent or not UTF-8.
-    pub fn text(&self, name: Name<'d>) -> Option<&'d str> {
+    pub fn text(&self, name: Name) -> Option<&'d str> {
         std::str::from_utf8(self.bytes(name)?).ok()
     }
 }
@@ -101,7 +110,27 @@ fn some(v: u32) -> Option<usize> {
     (v != NONE).then_some(v as usize)
 }
 
+/// `Die::byte_size` / `member_location` when absent (a malformed table's all-ones value
+/// reads as absent too).
+const ABSENT: u64 = u64::MAX;
+
+fn present(v: u64) -> Option<u64> {
+    (v != ABSENT).then_some(v)
+}
+
 impl Die<'_> {
+    pub fn byte_size(&self) -> Option<u64> {
+        present(self.byte_size)
+    }
+    pub fn member_location(&self) -> Option<u64> {
+        present(self.member_location)
+    }
+    pub(crate) fn set_byte_size(&mut self, v: Option<u64>) {
+        self.byte_size = v.unwrap_or(ABSENT);
+    }
+    pub(crate) fn set_member_location(&mut self, v: Option<u64>) {
+        self.member_location = v.unwrap_or(ABSENT);
+    }
     pub fn ty(&self) -> Option<usize> {
         some(self.ty)
     }
@@ -150,8 +179,8 @@ impl Default for Die<'_> {
     fn default() -> Self {
         Die {
             name: Name::None,
-            byte_size: None,
-            member_location: None,
+            byte_size: ABSENT,
+            member_location: ABSENT,
             rare: None,
             offset: 0,
             ty: NONE,
@@ -162,6 +191,7 @@ impl Default for Die<'_> {
             tag: dw::DW_TAG_null,
             declaration: false,
             top_level: false,
+            data: PhantomData,
         }
     }
 }
@@ -289,7 +319,7 @@ pub(crate) fn read_unit<'d>(
                 if wanted(spec.name(), tag) {
                     raw.skip_attributes(&specs[skip_from..k])?;
                     let attr = raw.read_attribute_inline(*spec)?;
-                    read_attr(dwarf, unit, &mut die, attr)?;
+                    read_attr(dwarf, unit, &strings, &mut die, attr)?;
                     skip_from = k + 1;
                 }
             }
@@ -396,6 +426,7 @@ fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
 fn read_attr<'d>(
     dwarf: &Dwarf<'d>,
     unit: &Unit<'d>,
+    strings: &Strings<'d>,
     die: &mut Die<'d>,
     attr: gimli::Attribute<Reader<'d>>,
 ) -> gimli::Result<()> {
@@ -404,17 +435,24 @@ fn read_attr<'d>(
     let value = attr.raw_value();
     match attr.name() {
         dw::DW_AT_name => {
+            let offset = |o: usize| u32::try_from(o).ok();
             die.name = match value {
-                AttributeValue::String(s) => Name::Inline(s.slice()),
-                AttributeValue::DebugStrRef(o) => Name::Str(o.0),
-                AttributeValue::DebugLineStrRef(o) => Name::LineStr(o.0),
+                AttributeValue::String(s) => {
+                    // Where the inline name sits in `.debug_info`.
+                    let at = (s.slice().as_ptr() as usize)
+                        .checked_sub(strings.debug_info.as_ptr() as usize)
+                        .filter(|&a| a < strings.debug_info.len());
+                    at.and_then(offset).map_or(Name::None, Name::Inline)
+                }
+                AttributeValue::DebugStrRef(o) => offset(o.0).map_or(Name::None, Name::Str),
+                AttributeValue::DebugLineStrRef(o) => offset(o.0).map_or(Name::None, Name::LineStr),
                 AttributeValue::DebugStrOffsetsIndex(i) => {
-                    Name::Str(dwarf.string_offset(unit, i)?.0)
+                    offset(dwarf.string_offset(unit, i)?.0).map_or(Name::None, Name::Str)
                 }
                 _ => Name::None,
             };
         }
-        dw::DW_AT_byte_size => die.byte_size = attr.udata_value(),
+        dw::DW_AT_byte_size => die.set_byte_size(attr.udata_value()),
         dw::DW_AT_type => die.ty = unit_ref(&value),
         dw::DW_AT_alignment => die.rare_mut().alignment = attr.udata_value(),
         dw::DW_AT_declaration => die.declaration = !matches!(value, AttributeValue::Flag(false)),
@@ -426,13 +464,13 @@ fn read_attr<'d>(
         }
         dw::DW_AT_data_member_location => {
             // A constant, or (DWARF 2 style) an expression `DW_OP_plus_uconst N`.
-            die.member_location = match attr.exprloc_value() {
+            die.set_member_location(match attr.exprloc_value() {
                 Some(expr) => match expr.operations(unit.encoding()).next() {
                     Ok(Some(gimli::Operation::PlusConstant { value })) => Some(value),
                     _ => None,
                 },
                 None => attr.udata_value(),
-            };
+            });
         }
         dw::DW_AT_data_bit_offset => die.rare_mut().data_bit_offset = attr.udata_value(),
         dw::DW_AT_bit_offset => die.rare_mut().bit_offset = attr.udata_value(),
@@ -467,4 +505,14 @@ fn read_attr<'d>(
         _ => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_entry_fits_one_cache_line() {
+        // Millions of entries per vmlinux: the table's size is the loader's memory traffic.
+        assert_eq!(std::mem::size_of::<super::Die<'_>>(), 64);
+        assert_eq!(std::mem::size_of::<super::Name>(), 8);
+    }
 }

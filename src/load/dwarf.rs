@@ -163,6 +163,7 @@ pub(crate) fn read<'d>(
         options,
         little_endian: debug.little_endian,
         strings: Strings {
+            debug_info: section(".debug_info"),
             debug_str: section(".debug_str"),
             debug_line_str: section(".debug_line_str"),
         },

@@ -226,7 +226,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     fn compute_size(&self, die: &Die<'d>, depth: usize) -> Option<u64> {
-        if let Some(s) = die.byte_size {
+        if let Some(s) = die.byte_size() {
             return Some(s);
         }
         match die.tag {
@@ -292,7 +292,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             | dw::DW_TAG_volatile_type
             | dw::DW_TAG_restrict_type
             | dw::DW_TAG_atomic_type => self.align_at(die.ty(), depth + 1),
-            _ => natural_align(die.byte_size.unwrap_or(self.address_size)),
+            _ => natural_align(die.byte_size().unwrap_or(self.address_size)),
         }
     }
 
@@ -328,15 +328,15 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         };
         h.write_u16(die.tag.0);
         name(&mut h, die.name);
-        h.write_u64(opt(die.byte_size));
+        h.write_u64(opt(die.byte_size()));
         h.write_u64(opt(die.alignment()));
         for m in self.dies.children(die) {
             if m.tag != dw::DW_TAG_member {
                 continue;
             }
             name(&mut h, m.name);
-            h.write_u64(opt(m.member_location));
-            h.write_u64(opt(m.byte_size));
+            h.write_u64(opt(m.member_location()));
+            h.write_u64(opt(m.byte_size()));
             match m.rare.as_deref() {
                 Some(r)
                     if r.data_bit_offset.is_some()
@@ -376,7 +376,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             dw::DW_TAG_union_type => AggregateKind::Union,
             _ => AggregateKind::Struct,
         };
-        let size = die.byte_size.unwrap_or(0);
+        let size = die.byte_size().unwrap_or(0);
         let mut members = Vec::new();
         for m in self.dies.children(die) {
             if m.tag != dw::DW_TAG_member {
@@ -492,7 +492,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             dw::DW_TAG_pointer_type
             | dw::DW_TAG_reference_type
             | dw::DW_TAG_rvalue_reference_type => self.address_size,
-            dw::DW_TAG_base_type | dw::DW_TAG_enumeration_type => die.byte_size.unwrap_or(1),
+            dw::DW_TAG_base_type | dw::DW_TAG_enumeration_type => die.byte_size().unwrap_or(1),
             dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type => self
                 .dies
                 .children(die)
@@ -550,13 +550,13 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     fn member(&self, m: &Die<'d>, base: u64, depth: usize) -> Member<'d> {
         let type_size = self.size_of(m.ty());
         let stripped = self.strip(m.ty());
-        let location = m.member_location.unwrap_or(0);
+        let location = m.member_location().unwrap_or(0);
         if let Some(bits) = m.bit_size() {
-            let storage = type_size.or(m.byte_size).unwrap_or(1).max(1);
+            let storage = type_size.or(m.byte_size()).unwrap_or(1).max(1);
             let abs_bit = match (m.data_bit_offset(), m.bit_offset()) {
                 (Some(dbo), _) => dbo,
                 (None, Some(bo)) => {
-                    let unit_bytes = m.byte_size.unwrap_or(storage);
+                    let unit_bytes = m.byte_size().unwrap_or(storage);
                     if self.little_endian {
                         location
                             .saturating_add(unit_bytes)
