@@ -282,10 +282,14 @@ pub(crate) fn read_unit<'d>(
     enumerators: bool,
 ) -> gimli::Result<UnitDies<'d>> {
     let mut raw = unit.entries_raw(None)?;
-    let mut dies: Vec<Die<'d>> = Vec::new();
+    // At most one recorded entry per ~24 bytes of a vmlinux unit (7.1 M DIEs in 163 MB
+    // of .debug_info in Debian 6.1, not all recorded): reserving that up front
+    // spares the doublings (each a copy and fresh pages).
+    let estimate = (unit.header.unit_length() / 24).min(1 << 20);
+    let mut dies: Vec<Die<'d>> = Vec::with_capacity(estimate);
     // The offsets of `dies`, apart: resolving references scans these 4-byte values
-    // instead of 96-byte entries.
-    let mut offsets: Vec<u32> = Vec::new();
+    // instead of 64-byte entries.
+    let mut offsets: Vec<u32> = Vec::with_capacity(estimate);
     // Open entries with children: (depth, index in `dies` if recorded, tag).
     let mut stack: Vec<(isize, Option<u32>, DwTag)> = Vec::new();
     // Last recorded child of each recorded parent, by parent index.
