@@ -130,6 +130,10 @@ pub struct BenchWalkArgs {
     /// ELF files to walk.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Parse every attribute of every DIE (gimli's entries cursor) instead of skipping
+    /// them by size: the floor of a reader that decodes everything.
+    #[arg(long)]
+    pub parse: bool,
 }
 
 #[derive(Debug, Args)]

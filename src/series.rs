@@ -112,7 +112,7 @@ pub fn bench_walk(args: &BenchWalkArgs) -> Result<Output> {
     use rayon::prelude::*;
     let walked = files
         .par_iter()
-        .map(|f| f.walk_dies())
+        .map(|f| f.walk_dies(args.parse))
         .collect::<layout_diff::Result<Vec<_>>>()?;
     let secs = t0.elapsed().as_secs_f64();
     let mut text = String::new();

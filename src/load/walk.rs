@@ -1,6 +1,7 @@
 //! The cold-path floor: map the file, find its DWARF, and walk every DIE of every unit
-//! in parallel, skipping each entry's attributes (sizes only) and decoding none. A full load
-//! cannot be faster than this; `bench-walk` times it beside the real diff.
+//! in parallel, skipping each entry's attributes (sizes only) and decoding none, or (the
+//! `parse` floor) parsing every attribute as gimli's entries cursor does. A full load
+//! cannot be faster than the first; `bench-walk` times both beside the real diff.
 
 use gimli::{EndianSlice, RunTimeEndian};
 use rayon::prelude::*;
@@ -16,8 +17,9 @@ pub struct Walked {
 }
 
 impl InputFile {
-    /// Walks every DIE (see the module note). A snapshot has none: 0 of each.
-    pub fn walk_dies(&self) -> Result<Walked> {
+    /// Walks every DIE (see the module note), parsing each one's attributes when
+    /// `parse`. A snapshot has none: 0 of each.
+    pub fn walk_dies(&self, parse: bool) -> Result<Walked> {
         if self.snapshot.is_some() {
             return Ok(Walked::default());
         }
@@ -54,8 +56,15 @@ impl InputFile {
             .into_par_iter()
             .map(|h| -> gimli::Result<u64> {
                 let unit = dwarf.unit(h)?;
-                let mut raw = unit.entries_raw(None)?;
                 let mut n = 0u64;
+                if parse {
+                    let mut cursor = unit.entries();
+                    while cursor.next_dfs()?.is_some() {
+                        n += 1;
+                    }
+                    return Ok(n);
+                }
+                let mut raw = unit.entries_raw(None)?;
                 while !raw.is_empty() {
                     if let Some(abbrev) = raw.read_abbreviation()? {
                         raw.skip_attributes(abbrev.attributes())?;
