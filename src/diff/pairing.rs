@@ -3,8 +3,8 @@
 //! compiler clone numbers (`.isra.0`, `.constprop.3`, `rs.12`) ignored, and symbols
 //! sharing a key paired in address order.
 
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use crate::model::{Space, Symbol, SymbolKind};
 
@@ -66,8 +66,11 @@ pub fn key<'d>(s: &Symbol<'d>) -> SymbolKey<'d> {
 }
 
 pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
-    let mut by_key: HashMap<SymbolKey<'d>, (Vec<&'a Symbol<'d>>, Vec<&'a Symbol<'d>>)> =
-        HashMap::new();
+    // FxHash: the keys are short names hashed once per symbol of both builds, and
+    // SipHash was a tenth of the snapshot-pair diff.
+    let mut by_key: FxHashMap<SymbolKey<'d>, (Vec<&'a Symbol<'d>>, Vec<&'a Symbol<'d>>)> =
+        FxHashMap::default();
+    by_key.reserve(old.len().max(new.len()));
     for s in old {
         by_key.entry(key(s)).or_default().0.push(s);
     }
@@ -119,7 +122,7 @@ fn pair_leftovers<'a, 'd>(
             file,
         )
     };
-    let mut by: HashMap<Loose<'d>, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    let mut by: FxHashMap<Loose<'d>, (Vec<usize>, Vec<usize>)> = FxHashMap::default();
     for (i, s) in removed.iter().enumerate() {
         if s.unit.is_some() || s.file.is_some() {
             by.entry(loose(s)).or_default().0.push(i);

@@ -4,13 +4,15 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use super::changes::{FunctionChange, MemberLines, Pair, PlacementChange, Severity, Tenant};
 use super::hot::HotTypes;
 use super::pairing::{Paired, base_name};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::{OldId, old_id};
 use crate::layout::{SpaceIndex, lay, place};
-use crate::model::{CType, Image, Space, Symbol, SymbolKind};
+use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind};
 
 /// Both builds with their line indexes.
 pub struct Sides<'a, 'd> {
@@ -54,12 +56,19 @@ fn tenants<'a, 'd>(
     s: &Symbol<'d>,
     line_size: u64,
 ) -> Vec<&'a Symbol<'d>> {
-    // Zero-size symbols and aliases (same place and size as the object) share nothing.
+    // Every other symbol on the lines `s` occupies (what `co_tenants` splits by line,
+    // taken at once). Zero-size symbols and aliases (same place and size as the
+    // object) share nothing.
+    let p = place(s.place, s.size, line_size);
+    let lo = p.first_line * line_size;
+    let hi = p.last_line.saturating_add(1).saturating_mul(line_size);
     let mut out: Vec<&'a Symbol<'d>> = index
-        .co_tenants(s, line_size)
+        .overlapping(lo, hi)
         .into_iter()
-        .flat_map(|l| l.symbols)
-        .filter(|t| t.size > 0 && !(t.place == s.place && t.size == s.size))
+        .filter(|t| {
+            let itself = t.place == s.place && t.name == s.name && t.file == s.file;
+            !itself && t.size > 0 && !(t.place == s.place && t.size == s.size)
+        })
         .collect();
     out.sort_by(|a, b| (a.place, a.size, a.name).cmp(&(b.place, b.size, b.name)));
     // One entry per object: aliases (same place and size) collapse to the first name.
@@ -104,11 +113,16 @@ fn hex_off(v: u64) -> String {
     format!("{v:#04x}")
 }
 
+/// Whether an old and a new struct layout are equal, remembered per pair of ids: many
+/// objects share a type, and comparing two layouts walks every member.
+pub type SameLayouts = FxHashMap<(StructId, StructId), bool>;
+
 /// The placement change of a paired data object, or `None` when nothing changed.
 pub fn data_change(
     sides: &Sides<'_, '_>,
     p: &Paired<'_, '_>,
     hot: &mut HotTypes<'_, '_>,
+    same: &mut SameLayouts,
     runs: &HashMap<OldId<'_>, usize>,
     pinned: bool,
 ) -> Option<PlacementChange> {
@@ -242,7 +256,7 @@ pub fn data_change(
     } else {
         3
     };
-    let member_lines = member_lines(sides, o, n);
+    let member_lines = member_lines(sides, o, n, same);
     Some(PlacementChange {
         name: n.qualified_name(),
         space: n.space,
@@ -281,7 +295,12 @@ pub fn data_change(
 
 /// For an object whose struct type changed: named members whose line in the
 /// instance changed (lines counted from the instance's first line).
-fn member_lines(sides: &Sides<'_, '_>, o: &Symbol<'_>, n: &Symbol<'_>) -> Vec<MemberLines> {
+fn member_lines(
+    sides: &Sides<'_, '_>,
+    o: &Symbol<'_>,
+    n: &Symbol<'_>,
+    same: &mut SameLayouts,
+) -> Vec<MemberLines> {
     let (Some(vo), Some(vn)) = (sides.old.variable_for(o), sides.new.variable_for(n)) else {
         return Vec::new();
     };
@@ -290,7 +309,9 @@ fn member_lines(sides: &Sides<'_, '_>, o: &Symbol<'_>, n: &Symbol<'_>) -> Vec<Me
     };
     let (so, sn) = (sides.old.struct_by_id(lo), sides.new.struct_by_id(ln));
     // The phase test first: it is cheap, and comparing two layouts walks every member.
-    if o.place % sides.line_size == n.place % sides.line_size && so == sn {
+    if o.place % sides.line_size == n.place % sides.line_size
+        && *same.entry((lo, ln)).or_insert_with(|| so == sn)
+    {
         return Vec::new();
     }
     let lo = lay(so, Some(o.place), sides.line_size);
