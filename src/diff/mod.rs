@@ -71,7 +71,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .and_then(|id| new.struct_by_id(id).explicit_alignment))
     };
     let (runs, run_of) = runs::find(&pairing, [old, new], line_size, &alignment);
-    let sides = placement::Sides::new(old, new, line_size);
+    let sides = placement::Sides::new(&pairing, old, new, line_size);
     let fail_on = options
         .fail_on
         .clone()

@@ -1,14 +1,13 @@
 //! Placement changes of paired symbols: data objects (globals and per-CPU variables)
 //! with their lines, pair offsets and co-tenants, and functions with their phase.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
 use super::changes::{FunctionChange, MemberLines, Pair, PlacementChange, Severity, Tenant};
 use super::hot::HotTypes;
-use super::pairing::{Paired, base_name};
+use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::{OldId, old_id};
 use crate::layout::{SpaceIndex, lay, place};
@@ -16,6 +15,7 @@ use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind};
 
 /// Both builds with their line indexes.
 pub struct Sides<'a, 'd> {
+    pub pairing: &'a Pairing<'a, 'd>,
     pub old: &'a Image<'d>,
     pub new: &'a Image<'d>,
     pub old_index: [SpaceIndex<'a, 'd>; 2],
@@ -26,8 +26,14 @@ pub struct Sides<'a, 'd> {
 }
 
 impl<'a, 'd> Sides<'a, 'd> {
-    pub fn new(old: &'a Image<'d>, new: &'a Image<'d>, line_size: u64) -> Self {
+    pub fn new(
+        pairing: &'a Pairing<'a, 'd>,
+        old: &'a Image<'d>,
+        new: &'a Image<'d>,
+        line_size: u64,
+    ) -> Self {
         Sides {
+            pairing,
             old,
             new,
             old_index: [
@@ -97,14 +103,10 @@ fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
 
 /// What identifies a neighbour in both builds: its unit path (or file) and its name
 /// with clone numbers removed, so renumbered or re-suffixed neighbours are not a change.
-/// Kept as borrowed parts (no allocation unless a clone number is removed): this runs
-/// for every co-tenant of every paired object.
-fn identity<'d>(s: &Symbol<'d>) -> (&'d str, Cow<'d, str>) {
-    (s.origin().unwrap_or(""), base_name(s.name))
-}
-
-fn tenant_names<'d>(t: &[&Symbol<'d>]) -> Vec<(&'d str, Cow<'d, str>)> {
-    let mut v: Vec<_> = t.iter().map(|s| identity(s)).collect();
+/// That is the pairing key (co-tenants are data of one space), so its id stands for
+/// it: this runs for every co-tenant of every paired object.
+fn tenant_keys(pairing: &Pairing<'_, '_>, side: usize, t: &[&Symbol<'_>]) -> Vec<u32> {
+    let mut v: Vec<u32> = t.iter().map(|s| pairing.key_id(side, s)).collect();
     v.sort_unstable();
     v
 }
@@ -136,8 +138,8 @@ pub fn data_change(
     let new = place(n.place, n.size, ls);
     let old_syms = tenants(&sides.old_index[slot(o.space)], o, ls);
     let new_syms = tenants(&sides.new_index[slot(n.space)], n, ls);
-    let old_names = tenant_names(&old_syms);
-    let co_changed = old_names != tenant_names(&new_syms);
+    let old_keys = tenant_keys(sides.pairing, 0, &old_syms);
+    let co_changed = old_keys != tenant_keys(sides.pairing, 1, &new_syms);
     let moved = o.place != n.place || o.size != n.size;
     if !moved && !co_changed && !pinned {
         return None;
@@ -156,7 +158,7 @@ pub fn data_change(
     let write_hot = hot_members > 0;
     let new_tenants: Vec<&&Symbol<'_>> = new_syms
         .iter()
-        .filter(|t| old_names.binary_search(&identity(t)).is_err())
+        .filter(|t| old_keys.binary_search(&sides.pairing.key_id(1, t)).is_err())
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
     // New neighbours that are themselves writable and write-hot: a false-sharing pair.
