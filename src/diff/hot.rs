@@ -2,7 +2,7 @@
 //! through nested structs, or as an array of them) an atomic, a refcount, a lock or a
 //! per-CPU counter. A pointer to such a thing is not hot storage.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::model::{CType, Image, StructId, TypeKind};
 
@@ -33,15 +33,15 @@ fn is_hot_name(type_name: &str) -> bool {
 pub struct HotTypes<'a, 'd> {
     image: &'a Image<'d>,
     by_name: std::borrow::Cow<'a, StructNames<'d>>,
-    memo: HashMap<StructId, bool>,
+    memo: FxHashMap<StructId, bool>,
 }
 
 /// The first struct of each name in an image, built once and shared by every worker.
-pub type StructNames<'d> = HashMap<&'d str, StructId>;
+pub type StructNames<'d> = FxHashMap<&'d str, StructId>;
 
 /// The first struct of each name in `image`.
 pub fn struct_names<'d>(image: &Image<'d>) -> StructNames<'d> {
-    let mut by_name = HashMap::new();
+    let mut by_name = FxHashMap::default();
     for (i, s) in image.structs.iter().enumerate() {
         by_name.entry(s.name).or_insert(StructId(i));
     }
@@ -54,7 +54,7 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         HotTypes {
             image,
             by_name: std::borrow::Cow::Owned(struct_names(image)),
-            memo: HashMap::new(),
+            memo: FxHashMap::default(),
         }
     }
 
@@ -63,7 +63,7 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         HotTypes {
             image,
             by_name: std::borrow::Cow::Borrowed(names),
-            memo: HashMap::new(),
+            memo: FxHashMap::default(),
         }
     }
 

@@ -1,8 +1,6 @@
 //! Placement changes of paired symbols: data objects (globals and per-CPU variables)
 //! with their lines, pair offsets and co-tenants, and functions with their phase.
 
-use std::collections::HashMap;
-
 use rustc_hash::FxHashMap;
 
 use super::changes::{FunctionChange, MemberLines, Pair, PlacementChange, Severity, Tenant};
@@ -125,7 +123,7 @@ pub fn data_change(
     p: &Paired<'_, '_>,
     hot: &mut HotTypes<'_, '_>,
     same: &mut SameLayouts,
-    runs: &HashMap<OldId<'_>, usize>,
+    runs: &FxHashMap<OldId<'_>, usize>,
     pinned: bool,
 ) -> Option<PlacementChange> {
     let ls = sides.line_size;
@@ -332,7 +330,7 @@ fn member_lines(
         walk(&l.members, &mut m);
         m
     };
-    let old_m: HashMap<String, (u64, u64)> = leaves(&lo)
+    let old_m: FxHashMap<String, (u64, u64)> = leaves(&lo)
         .into_iter()
         .map(|(n, o, l)| (n, (o, l)))
         .collect();
@@ -361,7 +359,7 @@ fn member_lines(
 pub fn function_change(
     p: &Paired<'_, '_>,
     line_size: u64,
-    runs: &HashMap<OldId<'_>, usize>,
+    runs: &FxHashMap<OldId<'_>, usize>,
     pinned: bool,
     text_fails: bool,
 ) -> Option<FunctionChange> {
