@@ -97,11 +97,9 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
     /// Symbols overlapping `[lo, hi)`, in place order.
     pub fn overlapping(&self, lo: u64, hi: u64) -> Vec<&'a Symbol<'d>> {
         let after = self.symbols.partition_point(|s| s.place < hi);
-        // Walk back while some earlier symbol may still reach into the range.
-        let mut first = after;
-        while first > 0 && self.max_end[first - 1] > lo {
-            first -= 1;
-        }
+        // Back to the first symbol whose prefix maximum end reaches into the range
+        // (`max_end` never decreases, so that is a binary search).
+        let first = self.max_end[..after].partition_point(|&end| end <= lo);
         self.symbols[first..after]
             .iter()
             .copied()
