@@ -104,8 +104,10 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 |(hot, same), p| {
                     if p.old.kind == SymbolKind::Function {
                         let pinned = pinned_sym(p.new);
-                        placement::function_change(p, line_size, &run_of, pinned, text_fails)
-                            .map(Change::Function)
+                        placement::function_change(
+                            &pairing, p, line_size, &run_of, pinned, text_fails,
+                        )
+                        .map(Change::Function)
                     } else {
                         let pinned = pinned_sym(p.new);
                         placement::data_change(&sides, p, hot, same, &run_of, pinned)

@@ -110,6 +110,11 @@ fn index_in<T>(list: &[T], s: &T) -> usize {
 }
 
 impl Pairing<'_, '_> {
+    /// Index of `s`, a symbol of the old build, in that build's symbols.
+    pub fn old_index(&self, s: &Symbol<'_>) -> usize {
+        index_in(self.keys[0].0, s)
+    }
+
     /// The key id of a symbol of the old build (`side` 0) or the new one (`side` 1):
     /// two data symbols of one space have equal ids exactly when their names without
     /// clone numbers and their units (or files) are equal.

@@ -7,7 +7,7 @@ use super::changes::{FunctionChange, MemberLines, Pair, PlacementChange, Severit
 use super::hot::HotTypes;
 use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
-use super::runs::{OldId, old_id};
+use super::runs::RunOf;
 use crate::layout::{SpaceIndex, lay, place};
 use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind};
 
@@ -123,7 +123,7 @@ pub fn data_change(
     p: &Paired<'_, '_>,
     hot: &mut HotTypes<'_, '_>,
     same: &mut SameLayouts,
-    runs: &FxHashMap<OldId<'_>, usize>,
+    runs: &RunOf,
     pinned: bool,
 ) -> Option<PlacementChange> {
     let ls = sides.line_size;
@@ -282,7 +282,7 @@ pub fn data_change(
         hot_members,
         gained_hot_neighbours,
         explicit_alignment,
-        run: runs.get(&old_id(o)).copied(),
+        run: runs.get(sides.pairing, o),
         member_lines,
         severity,
         changed: moved || co_changed,
@@ -357,9 +357,10 @@ fn member_lines(
 /// The change of a paired function, or `None` when its phase and line count held and
 /// it is not `pinned` (asked for by name).
 pub fn function_change(
+    pairing: &Pairing<'_, '_>,
     p: &Paired<'_, '_>,
     line_size: u64,
-    runs: &FxHashMap<OldId<'_>, usize>,
+    runs: &RunOf,
     pinned: bool,
     text_fails: bool,
 ) -> Option<FunctionChange> {
@@ -399,7 +400,7 @@ pub fn function_change(
             new: n.place % 32,
         },
         lines: line_count,
-        run: runs.get(&old_id(o)).copied(),
+        run: runs.get(pairing, o),
         severity: if changed {
             Severity::Text
         } else {

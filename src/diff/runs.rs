@@ -8,11 +8,18 @@ use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
 use super::pairing::{Paired, Pairing};
 use crate::model::{Image, Space, Symbol, SymbolKind};
 
-/// Identifies a symbol of the old build: (space, place, name, unit path or file).
-pub type OldId<'d> = (Space, u64, &'d str, Option<&'d str>);
+/// The run each symbol of the old build belongs to, by its index in the old build's
+/// symbols (a vector, not a map keyed by names: it is filled and read once per pair).
+pub struct RunOf(Vec<u32>);
 
-pub fn old_id<'d>(s: &Symbol<'d>) -> OldId<'d> {
-    (s.space, s.place, s.name, s.origin())
+impl RunOf {
+    const NONE: u32 = u32::MAX;
+
+    /// The run of `s`, a symbol of the old build.
+    pub fn get(&self, pairing: &Pairing<'_, '_>, s: &Symbol<'_>) -> Option<usize> {
+        let r = *self.0.get(pairing.old_index(s))?;
+        (r != Self::NONE).then_some(r as usize)
+    }
 }
 
 /// The runs of every section, and the run each moved symbol belongs to.
@@ -22,9 +29,9 @@ pub fn find<'a, 'd>(
     images: [&Image<'d>; 2],
     line_size: u64,
     alignment: &dyn Fn(&Symbol<'d>) -> Option<u64>,
-) -> (Vec<ShiftRun>, FxHashMap<OldId<'d>, usize>) {
+) -> (Vec<ShiftRun>, RunOf) {
     let mut runs = Vec::new();
-    let mut member_of = FxHashMap::default();
+    let mut member_of = RunOf(vec![RunOf::NONE; images[0].symbols.len()]);
     let same_section: Vec<&Paired<'a, 'd>> = pairing
         .pairs
         .iter()
@@ -48,6 +55,7 @@ pub fn find<'a, 'd>(
             &ctx,
             line_size,
             &mut runs,
+            pairing,
             &mut member_of,
         );
         start = end;
@@ -60,7 +68,8 @@ fn runs_in_section<'a, 'd>(
     ctx: &Context<'_, 'a, 'd>,
     line_size: u64,
     runs: &mut Vec<ShiftRun>,
-    member_of: &mut FxHashMap<OldId<'d>, usize>,
+    pairing: &Pairing<'a, 'd>,
+    member_of: &mut RunOf,
 ) {
     let mut i = 0;
     while i < list.len() {
@@ -77,7 +86,7 @@ fn runs_in_section<'a, 'd>(
             let functions = first.old.kind == SymbolKind::Function;
             let index = runs.len();
             for p in &list[i..j] {
-                member_of.insert(old_id(p.old), index);
+                member_of.0[pairing.old_index(p.old)] = index as u32;
             }
             runs.push(ShiftRun {
                 space: first.old.space,
