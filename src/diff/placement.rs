@@ -3,7 +3,9 @@
 
 use rustc_hash::FxHashMap;
 
-use super::changes::{FunctionChange, MemberLines, Pair, PlacementChange, Severity, Tenant};
+use super::changes::{
+    FunctionChange, MemberLines, Pair, PlacementChange, Reason, Severity, Tenant,
+};
 use super::hot::HotTypes;
 use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
@@ -109,10 +111,6 @@ fn tenant_keys(pairing: &Pairing<'_, '_>, side: usize, t: &[&Symbol<'_>]) -> Vec
     v
 }
 
-fn hex_off(v: u64) -> String {
-    format!("{v:#04x}")
-}
-
 /// Whether an old and a new struct layout are equal, remembered per pair of ids: many
 /// objects share a type, and comparing two layouts walks every member.
 pub type SameLayouts = FxHashMap<(StructId, StructId), bool>;
@@ -182,48 +180,35 @@ pub fn data_change(
     let cacheline_aligned = explicit_alignment.is_some_and(|a| a >= ls);
     let mut reasons = Vec::new();
     let in_line = old.offset_in_line != new.offset_in_line;
+    let pair = |o, n| Pair { old: o, new: n };
     if in_line {
-        reasons.push(format!(
-            "offset in line {} -> {}",
-            hex_off(old.offset_in_line),
-            hex_off(new.offset_in_line)
-        ));
+        reasons.push(Reason::OffsetInLine(pair(
+            old.offset_in_line,
+            new.offset_in_line,
+        )));
     }
     if old.offset_in_pair != new.offset_in_pair {
-        reasons.push(format!(
-            "in pair {} -> {}",
-            hex_off(old.offset_in_pair),
-            hex_off(new.offset_in_pair)
-        ));
+        reasons.push(Reason::InPair(pair(old.offset_in_pair, new.offset_in_pair)));
     }
     if old.lines != new.lines {
-        reasons.push(format!("lines {} -> {}", old.lines, new.lines));
+        reasons.push(Reason::Lines(pair(old.lines, new.lines)));
     }
     if o.size != n.size {
-        reasons.push(format!("size {} -> {}", o.size, n.size));
+        reasons.push(Reason::Size(pair(o.size, n.size)));
     }
     if old.straddles != new.straddles {
-        reasons.push(
-            if new.straddles {
-                "straddles a line now"
-            } else {
-                "no longer straddles"
-            }
-            .into(),
-        );
+        reasons.push(Reason::Straddles(new.straddles));
     }
-    if old.line_aligned && !new.line_aligned {
-        reasons.push("no longer starts a line".into());
-    } else if !old.line_aligned && new.line_aligned {
-        reasons.push("now starts a line".into());
+    if old.line_aligned != new.line_aligned {
+        reasons.push(Reason::StartsLine(new.line_aligned));
     }
     if sharing_grew {
-        reasons.push("co-tenants changed".into());
+        reasons.push(Reason::CoTenantsChanged);
     } else if co_changed {
-        reasons.push("fewer co-tenants".into());
+        reasons.push(Reason::FewerCoTenants);
     }
     if let Some(q) = quiet {
-        reasons.push(format!("{q}: not judged write-hot or straddling"));
+        reasons.push(Reason::Quiet(q));
     }
     let layout_same = !in_line && old.lines == new.lines && old.straddles == new.straddles;
     let severity = if quiet == Some(BOOT_ONLY) {
