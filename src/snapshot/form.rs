@@ -561,3 +561,46 @@ fn layout<'d>(
         typedef: s.typedef,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_table_round_trip_and_bad_indexes() {
+        let mut t = StringTable::default();
+        let (a, b, a2, c) = (t.put("rcu"), t.put("é.c"), t.put("rcu"), t.put(""));
+        assert_eq!((a, b, a2, c), (0, 1, 0, 2));
+        assert_eq!(
+            (t.all.as_str(), t.ends.as_slice()),
+            ("rcué.c", &[3, 7, 7][..])
+        );
+        let s = Strings {
+            all: "rcué.c",
+            ends: vec![3, 7, 7, 4, 9],
+        };
+        assert_eq!(
+            (s.get(0), s.get(1), s.get(2)),
+            (Ok("rcu"), Ok("é.c"), Ok(""))
+        );
+        assert_eq!(s.opt(None), Ok(None));
+        // Past the table, ending inside `é`, ending before it starts, past the text.
+        assert_eq!(s.get(5), Err("string index out of range"));
+        assert_eq!(
+            s.get(3),
+            Err("string bounds out of range or inside a character")
+        );
+        assert_eq!(
+            Strings {
+                all: "rcué.c",
+                ends: vec![4],
+            }
+            .get(0),
+            Err("string bounds out of range or inside a character")
+        );
+        assert_eq!(
+            s.get(4),
+            Err("string bounds out of range or inside a character")
+        );
+    }
+}
