@@ -11,7 +11,7 @@ use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::RunOf;
 use crate::layout::{SpaceIndex, lay, place};
-use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind};
+use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable};
 
 /// Both builds with their line indexes.
 pub struct Sides<'a, 'd> {
@@ -241,7 +241,7 @@ pub fn data_change(
     } else {
         3
     };
-    let member_lines = member_lines(sides, o, n, same);
+    let member_lines = member_lines(sides, (o, n), (var_old, var_new), same);
     Some(PlacementChange {
         name: n.qualified_name(),
         space: n.space,
@@ -282,11 +282,11 @@ pub fn data_change(
 /// instance changed (lines counted from the instance's first line).
 fn member_lines(
     sides: &Sides<'_, '_>,
-    o: &Symbol<'_>,
-    n: &Symbol<'_>,
+    (o, n): (&Symbol<'_>, &Symbol<'_>),
+    (vo, vn): (Option<&Variable<'_>>, Option<&Variable<'_>>),
     same: &mut SameLayouts,
 ) -> Vec<MemberLines> {
-    let (Some(vo), Some(vn)) = (sides.old.variable_for(o), sides.new.variable_for(n)) else {
+    let (Some(vo), Some(vn)) = (vo, vn) else {
         return Vec::new();
     };
     let (Some(lo), Some(ln)) = (vo.layout, vn.layout) else {
