@@ -180,7 +180,50 @@ pub struct PlacementChange {
     /// Why it is not judged write-hot or straddling although writable: `boot-only`,
     /// `read-only after init`, `read-mostly` (tracepoints and static keys).
     pub quiet: Option<&'static str>,
-    pub reasons: Vec<String>,
+    pub reasons: Vec<Reason>,
+}
+
+/// Why a data object is listed: the numbers, spelled only when the report is written
+/// (most of the tens of thousands of moved objects are never printed in text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    OffsetInLine(Pair<u64>),
+    InPair(Pair<u64>),
+    Lines(Pair<u64>),
+    Size(Pair<u64>),
+    /// Straddles a line now (`true`) or no longer (`false`).
+    Straddles(bool),
+    /// Starts a line now (`true`) or no longer (`false`).
+    StartsLine(bool),
+    CoTenantsChanged,
+    FewerCoTenants,
+    /// Boot-only, read-only after init or read-mostly storage.
+    Quiet(&'static str),
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::OffsetInLine(p) => write!(f, "offset in line {:#04x} -> {:#04x}", p.old, p.new),
+            Reason::InPair(p) => write!(f, "in pair {:#04x} -> {:#04x}", p.old, p.new),
+            Reason::Lines(p) => write!(f, "lines {} -> {}", p.old, p.new),
+            Reason::Size(p) => write!(f, "size {} -> {}", p.old, p.new),
+            Reason::Straddles(true) => f.write_str("straddles a line now"),
+            Reason::Straddles(false) => f.write_str("no longer straddles"),
+            Reason::StartsLine(true) => f.write_str("now starts a line"),
+            Reason::StartsLine(false) => f.write_str("no longer starts a line"),
+            Reason::CoTenantsChanged => f.write_str("co-tenants changed"),
+            Reason::FewerCoTenants => f.write_str("fewer co-tenants"),
+            Reason::Quiet(q) => write!(f, "{q}: not judged write-hot or straddling"),
+        }
+    }
+}
+
+/// Written as its sentence.
+impl Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// A member of an instance and the lines (relative to the instance's first line) it sits on.

@@ -2,7 +2,7 @@
 //! through nested structs, or as an array of them) an atomic, a refcount, a lock or a
 //! per-CPU counter. A pointer to such a thing is not hot storage.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::model::{CType, Image, StructId, TypeKind};
 
@@ -33,15 +33,18 @@ fn is_hot_name(type_name: &str) -> bool {
 pub struct HotTypes<'a, 'd> {
     image: &'a Image<'d>,
     by_name: std::borrow::Cow<'a, StructNames<'d>>,
-    memo: HashMap<StructId, bool>,
+    memo: FxHashMap<StructId, bool>,
+    /// `is_hot_name` of each type seen, by address (types are shared, and the name test
+    /// scans the spelling for every marker).
+    hot_name: FxHashMap<*const CType, bool>,
 }
 
 /// The first struct of each name in an image, built once and shared by every worker.
-pub type StructNames<'d> = HashMap<&'d str, StructId>;
+pub type StructNames<'d> = FxHashMap<&'d str, StructId>;
 
 /// The first struct of each name in `image`.
 pub fn struct_names<'d>(image: &Image<'d>) -> StructNames<'d> {
-    let mut by_name = HashMap::new();
+    let mut by_name = FxHashMap::default();
     for (i, s) in image.structs.iter().enumerate() {
         by_name.entry(s.name).or_insert(StructId(i));
     }
@@ -54,7 +57,8 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         HotTypes {
             image,
             by_name: std::borrow::Cow::Owned(struct_names(image)),
-            memo: HashMap::new(),
+            memo: FxHashMap::default(),
+            hot_name: FxHashMap::default(),
         }
     }
 
@@ -63,7 +67,8 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         HotTypes {
             image,
             by_name: std::borrow::Cow::Borrowed(names),
-            memo: HashMap::new(),
+            memo: FxHashMap::default(),
+            hot_name: FxHashMap::default(),
         }
     }
 
@@ -73,7 +78,7 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         if ty.storage_kind() == TypeKind::Pointer {
             return 0;
         }
-        if is_hot_name(&ty.c) {
+        if self.hot_name(ty) {
             return 1;
         }
         let Some(id) = layout else { return 0 };
@@ -88,12 +93,19 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         members.iter().filter(|t| self.member_is_hot(t, 0)).count()
     }
 
+    fn hot_name(&mut self, ty: &CType) -> bool {
+        *self
+            .hot_name
+            .entry(ty as *const CType)
+            .or_insert_with(|| is_hot_name(&ty.c))
+    }
+
     fn member_is_hot(&mut self, ty: &CType, depth: usize) -> bool {
         // A pointer (or an array of pointers) to a hot thing is not hot storage.
         if ty.storage_kind() == TypeKind::Pointer {
             return false;
         }
-        if is_hot_name(&ty.c) {
+        if self.hot_name(ty) {
             return true;
         }
         match ty.aggregate.as_deref() {

@@ -71,7 +71,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .and_then(|id| new.struct_by_id(id).explicit_alignment))
     };
     let (runs, run_of) = runs::find(&pairing, [old, new], line_size, &alignment);
-    let sides = placement::Sides::new(old, new, line_size);
+    let sides = placement::Sides::new(&pairing, old, new, line_size);
     let fail_on = options
         .fail_on
         .clone()
@@ -95,15 +95,22 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .pairs
             .par_iter()
             .map_init(
-                || hot::HotTypes::sharing(new, &names),
-                |hot, p| {
+                || {
+                    (
+                        hot::HotTypes::sharing(new, &names),
+                        placement::SameLayouts::default(),
+                    )
+                },
+                |(hot, same), p| {
                     if p.old.kind == SymbolKind::Function {
                         let pinned = pinned_sym(p.new);
-                        placement::function_change(p, line_size, &run_of, pinned, text_fails)
-                            .map(Change::Function)
+                        placement::function_change(
+                            &pairing, p, line_size, &run_of, pinned, text_fails,
+                        )
+                        .map(Change::Function)
                     } else {
                         let pinned = pinned_sym(p.new);
-                        placement::data_change(&sides, p, hot, &run_of, pinned)
+                        placement::data_change(&sides, p, hot, same, &run_of, pinned)
                             .map(|c| Change::Data(Box::new(c)))
                     }
                 },

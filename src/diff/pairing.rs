@@ -4,7 +4,9 @@
 //! sharing a key paired in address order.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use rustc_hash::FxHashMap;
 
 use crate::model::{Space, Symbol, SymbolKind};
 
@@ -28,6 +30,8 @@ pub struct Pairing<'a, 'd> {
     pub added: Vec<&'a Symbol<'d>>,
     /// In old (space, place) order.
     pub removed: Vec<&'a Symbol<'d>>,
+    /// Each build's symbols and the key id of each (see `key_id`).
+    keys: [(&'a [Symbol<'d>], Vec<u32>); 2],
 }
 
 /// The name with compiler clone and static-local numbers removed:
@@ -47,43 +51,128 @@ pub fn base_name(name: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// What identifies a symbol across builds.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SymbolKey<'d> {
-    pub space: Space,
-    pub function: bool,
-    pub name: Cow<'d, str>,
-    pub file: Option<&'d str>,
+/// A name with compiler clone and static-local numbers removed, compared and hashed
+/// part by part so that no string is built: equal exactly when the `base_name`s are.
+#[derive(Debug, Clone, Copy)]
+struct BaseName<'d>(&'d str);
+
+impl<'d> BaseName<'d> {
+    /// The kept parts, as bytes: splitting on the byte `.` (a `char` pattern compares
+    /// each match with `memcmp`, which was most of the pairing's time).
+    fn parts(self) -> impl Iterator<Item = &'d [u8]> {
+        let mut parts = self.0.as_bytes().split(|&b| b == b'.');
+        let first = parts.next();
+        first
+            .into_iter()
+            .chain(parts.filter(|p| !p.is_empty() && !p.iter().all(|b| b.is_ascii_digit())))
+    }
 }
 
-pub fn key<'d>(s: &Symbol<'d>) -> SymbolKey<'d> {
+impl PartialEq for BaseName<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0 || self.parts().eq(other.parts())
+    }
+}
+
+impl Eq for BaseName<'_> {}
+
+impl Hash for BaseName<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        for p in self.parts() {
+            state.write(p);
+            state.write_u8(0xff);
+        }
+    }
+}
+
+/// What identifies a symbol across builds: space, function or not, name without clone
+/// numbers, unit path (else `STT_FILE` name).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct SymbolKey<'d> {
+    space: Space,
+    function: bool,
+    name: BaseName<'d>,
+    file: Option<&'d str>,
+}
+
+fn key<'d>(s: &Symbol<'d>) -> SymbolKey<'d> {
     SymbolKey {
         space: s.space,
         function: s.kind == SymbolKind::Function,
-        name: base_name(s.name),
+        name: BaseName(s.name),
         file: s.unit.or(s.file),
     }
 }
 
+/// Index of `s` in `list` (`s` must be an element of it).
+fn index_in<T>(list: &[T], s: &T) -> usize {
+    (s as *const T as usize - list.as_ptr() as usize) / std::mem::size_of::<T>().max(1)
+}
+
+impl Pairing<'_, '_> {
+    /// Index of `s`, a symbol of the old build, in that build's symbols.
+    pub fn old_index(&self, s: &Symbol<'_>) -> usize {
+        index_in(self.keys[0].0, s)
+    }
+
+    /// The key id of a symbol of the old build (`side` 0) or the new one (`side` 1):
+    /// two data symbols of one space have equal ids exactly when their names without
+    /// clone numbers and their units (or files) are equal.
+    pub fn key_id(&self, side: usize, s: &Symbol<'_>) -> u32 {
+        let (list, ids) = &self.keys[side];
+        ids[index_in(list, s)]
+    }
+}
+
+/// Positions of `ids` grouped by id (each group in position order): `(starts, order)`
+/// where group `k` is `order[starts[k]..starts[k + 1]]`.
+fn group_by_id(ids: &[u32], groups: usize) -> (Vec<usize>, Vec<u32>) {
+    let mut starts = vec![0usize; groups + 1];
+    for &k in ids {
+        starts[k as usize + 1] += 1;
+    }
+    for k in 0..groups {
+        starts[k + 1] += starts[k];
+    }
+    let mut next = starts.clone();
+    let mut order = vec![0u32; ids.len()];
+    for (i, &k) in ids.iter().enumerate() {
+        order[next[k as usize]] = i as u32;
+        next[k as usize] += 1;
+    }
+    (starts, order)
+}
+
 pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
-    let mut by_key: HashMap<SymbolKey<'d>, (Vec<&'a Symbol<'d>>, Vec<&'a Symbol<'d>>)> =
-        HashMap::new();
-    for s in old {
-        by_key.entry(key(s)).or_default().0.push(s);
-    }
-    for s in new {
-        by_key.entry(key(s)).or_default().1.push(s);
-    }
-    let mut pairs = Vec::new();
+    // FxHash and keys that borrow their names: this hashes every symbol of both builds
+    // once, and SipHash with an owned key per dotted name was a tenth of the
+    // snapshot-pair diff.
+    let mut ids: FxHashMap<SymbolKey<'d>, u32> = FxHashMap::default();
+    ids.reserve(old.len().max(new.len()));
+    let mut id = |s: &Symbol<'d>| {
+        let next = ids.len() as u32;
+        *ids.entry(key(s)).or_insert(next)
+    };
+    let old_ids: Vec<u32> = old.iter().map(&mut id).collect();
+    let new_ids: Vec<u32> = new.iter().map(&mut id).collect();
+    let groups = ids.len();
+    let (old_starts, old_order) = group_by_id(&old_ids, groups);
+    let (new_starts, new_order) = group_by_id(&new_ids, groups);
+    let mut pairs = Vec::with_capacity(old.len().min(new.len()));
     let mut added = Vec::new();
     let mut removed = Vec::new();
-    for (_, (o, n)) in by_key {
+    for k in 0..groups {
         // Both lists are in place order (the model sorts symbols).
+        let o = &old_order[old_starts[k]..old_starts[k + 1]];
+        let n = &new_order[new_starts[k]..new_starts[k + 1]];
         for i in 0..o.len().max(n.len()) {
             match (o.get(i), n.get(i)) {
-                (Some(a), Some(b)) => pairs.push(Paired { old: a, new: b }),
-                (Some(a), None) => removed.push(*a),
-                (None, Some(b)) => added.push(*b),
+                (Some(&a), Some(&b)) => pairs.push(Paired {
+                    old: &old[a as usize],
+                    new: &new[b as usize],
+                }),
+                (Some(&a), None) => removed.push(&old[a as usize]),
+                (None, Some(&b)) => added.push(&new[b as usize]),
                 (None, None) => {}
             }
         }
@@ -97,6 +186,7 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
         pairs,
         added,
         removed,
+        keys: [(old, old_ids), (new, new_ids)],
     }
 }
 
@@ -119,7 +209,7 @@ fn pair_leftovers<'a, 'd>(
             file,
         )
     };
-    let mut by: HashMap<Loose<'d>, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    let mut by: FxHashMap<Loose<'d>, (Vec<usize>, Vec<usize>)> = FxHashMap::default();
     for (i, s) in removed.iter().enumerate() {
         if s.unit.is_some() || s.file.is_some() {
             by.entry(loose(s)).or_default().0.push(i);

@@ -1,19 +1,21 @@
 //! Placement changes of paired symbols: data objects (globals and per-CPU variables)
 //! with their lines, pair offsets and co-tenants, and functions with their phase.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
-use super::changes::{FunctionChange, MemberLines, Pair, PlacementChange, Severity, Tenant};
+use super::changes::{
+    FunctionChange, MemberLines, Pair, PlacementChange, Reason, Severity, Tenant,
+};
 use super::hot::HotTypes;
-use super::pairing::{Paired, base_name};
+use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
-use super::runs::{OldId, old_id};
+use super::runs::RunOf;
 use crate::layout::{SpaceIndex, lay, place};
-use crate::model::{CType, Image, Space, Symbol, SymbolKind};
+use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable};
 
 /// Both builds with their line indexes.
 pub struct Sides<'a, 'd> {
+    pub pairing: &'a Pairing<'a, 'd>,
     pub old: &'a Image<'d>,
     pub new: &'a Image<'d>,
     pub old_index: [SpaceIndex<'a, 'd>; 2],
@@ -24,8 +26,14 @@ pub struct Sides<'a, 'd> {
 }
 
 impl<'a, 'd> Sides<'a, 'd> {
-    pub fn new(old: &'a Image<'d>, new: &'a Image<'d>, line_size: u64) -> Self {
+    pub fn new(
+        pairing: &'a Pairing<'a, 'd>,
+        old: &'a Image<'d>,
+        new: &'a Image<'d>,
+        line_size: u64,
+    ) -> Self {
         Sides {
+            pairing,
             old,
             new,
             old_index: [
@@ -54,12 +62,19 @@ fn tenants<'a, 'd>(
     s: &Symbol<'d>,
     line_size: u64,
 ) -> Vec<&'a Symbol<'d>> {
-    // Zero-size symbols and aliases (same place and size as the object) share nothing.
+    // Every other symbol on the lines `s` occupies (what `co_tenants` splits by line,
+    // taken at once). Zero-size symbols and aliases (same place and size as the
+    // object) share nothing.
+    let p = place(s.place, s.size, line_size);
+    let lo = p.first_line * line_size;
+    let hi = p.last_line.saturating_add(1).saturating_mul(line_size);
     let mut out: Vec<&'a Symbol<'d>> = index
-        .co_tenants(s, line_size)
+        .overlapping(lo, hi)
         .into_iter()
-        .flat_map(|l| l.symbols)
-        .filter(|t| t.size > 0 && !(t.place == s.place && t.size == s.size))
+        .filter(|t| {
+            let itself = t.place == s.place && t.name == s.name && t.file == s.file;
+            !itself && t.size > 0 && !(t.place == s.place && t.size == s.size)
+        })
         .collect();
     out.sort_by(|a, b| (a.place, a.size, a.name).cmp(&(b.place, b.size, b.name)));
     // One entry per object: aliases (same place and size) collapse to the first name.
@@ -88,28 +103,25 @@ fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
 
 /// What identifies a neighbour in both builds: its unit path (or file) and its name
 /// with clone numbers removed, so renumbered or re-suffixed neighbours are not a change.
-/// Kept as borrowed parts (no allocation unless a clone number is removed): this runs
-/// for every co-tenant of every paired object.
-fn identity<'d>(s: &Symbol<'d>) -> (&'d str, Cow<'d, str>) {
-    (s.origin().unwrap_or(""), base_name(s.name))
-}
-
-fn tenant_names<'d>(t: &[&Symbol<'d>]) -> Vec<(&'d str, Cow<'d, str>)> {
-    let mut v: Vec<_> = t.iter().map(|s| identity(s)).collect();
+/// That is the pairing key (co-tenants are data of one space), so its id stands for
+/// it: this runs for every co-tenant of every paired object.
+fn tenant_keys(pairing: &Pairing<'_, '_>, side: usize, t: &[&Symbol<'_>]) -> Vec<u32> {
+    let mut v: Vec<u32> = t.iter().map(|s| pairing.key_id(side, s)).collect();
     v.sort_unstable();
     v
 }
 
-fn hex_off(v: u64) -> String {
-    format!("{v:#04x}")
-}
+/// Whether an old and a new struct layout are equal, remembered per pair of ids: many
+/// objects share a type, and comparing two layouts walks every member.
+pub type SameLayouts = FxHashMap<(StructId, StructId), bool>;
 
 /// The placement change of a paired data object, or `None` when nothing changed.
 pub fn data_change(
     sides: &Sides<'_, '_>,
     p: &Paired<'_, '_>,
     hot: &mut HotTypes<'_, '_>,
-    runs: &HashMap<OldId<'_>, usize>,
+    same: &mut SameLayouts,
+    runs: &RunOf,
     pinned: bool,
 ) -> Option<PlacementChange> {
     let ls = sides.line_size;
@@ -122,8 +134,8 @@ pub fn data_change(
     let new = place(n.place, n.size, ls);
     let old_syms = tenants(&sides.old_index[slot(o.space)], o, ls);
     let new_syms = tenants(&sides.new_index[slot(n.space)], n, ls);
-    let old_names = tenant_names(&old_syms);
-    let co_changed = old_names != tenant_names(&new_syms);
+    let old_keys = tenant_keys(sides.pairing, 0, &old_syms);
+    let co_changed = old_keys != tenant_keys(sides.pairing, 1, &new_syms);
     let moved = o.place != n.place || o.size != n.size;
     if !moved && !co_changed && !pinned {
         return None;
@@ -142,7 +154,7 @@ pub fn data_change(
     let write_hot = hot_members > 0;
     let new_tenants: Vec<&&Symbol<'_>> = new_syms
         .iter()
-        .filter(|t| old_names.binary_search(&identity(t)).is_err())
+        .filter(|t| old_keys.binary_search(&sides.pairing.key_id(1, t)).is_err())
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
     // New neighbours that are themselves writable and write-hot: a false-sharing pair.
@@ -168,48 +180,35 @@ pub fn data_change(
     let cacheline_aligned = explicit_alignment.is_some_and(|a| a >= ls);
     let mut reasons = Vec::new();
     let in_line = old.offset_in_line != new.offset_in_line;
+    let pair = |o, n| Pair { old: o, new: n };
     if in_line {
-        reasons.push(format!(
-            "offset in line {} -> {}",
-            hex_off(old.offset_in_line),
-            hex_off(new.offset_in_line)
-        ));
+        reasons.push(Reason::OffsetInLine(pair(
+            old.offset_in_line,
+            new.offset_in_line,
+        )));
     }
     if old.offset_in_pair != new.offset_in_pair {
-        reasons.push(format!(
-            "in pair {} -> {}",
-            hex_off(old.offset_in_pair),
-            hex_off(new.offset_in_pair)
-        ));
+        reasons.push(Reason::InPair(pair(old.offset_in_pair, new.offset_in_pair)));
     }
     if old.lines != new.lines {
-        reasons.push(format!("lines {} -> {}", old.lines, new.lines));
+        reasons.push(Reason::Lines(pair(old.lines, new.lines)));
     }
     if o.size != n.size {
-        reasons.push(format!("size {} -> {}", o.size, n.size));
+        reasons.push(Reason::Size(pair(o.size, n.size)));
     }
     if old.straddles != new.straddles {
-        reasons.push(
-            if new.straddles {
-                "straddles a line now"
-            } else {
-                "no longer straddles"
-            }
-            .into(),
-        );
+        reasons.push(Reason::Straddles(new.straddles));
     }
-    if old.line_aligned && !new.line_aligned {
-        reasons.push("no longer starts a line".into());
-    } else if !old.line_aligned && new.line_aligned {
-        reasons.push("now starts a line".into());
+    if old.line_aligned != new.line_aligned {
+        reasons.push(Reason::StartsLine(new.line_aligned));
     }
     if sharing_grew {
-        reasons.push("co-tenants changed".into());
+        reasons.push(Reason::CoTenantsChanged);
     } else if co_changed {
-        reasons.push("fewer co-tenants".into());
+        reasons.push(Reason::FewerCoTenants);
     }
     if let Some(q) = quiet {
-        reasons.push(format!("{q}: not judged write-hot or straddling"));
+        reasons.push(Reason::Quiet(q));
     }
     let layout_same = !in_line && old.lines == new.lines && old.straddles == new.straddles;
     let severity = if quiet == Some(BOOT_ONLY) {
@@ -242,7 +241,7 @@ pub fn data_change(
     } else {
         3
     };
-    let member_lines = member_lines(sides, o, n);
+    let member_lines = member_lines(sides, (o, n), (var_old, var_new), same);
     Some(PlacementChange {
         name: n.qualified_name(),
         space: n.space,
@@ -268,7 +267,7 @@ pub fn data_change(
         hot_members,
         gained_hot_neighbours,
         explicit_alignment,
-        run: runs.get(&old_id(o)).copied(),
+        run: runs.get(sides.pairing, o),
         member_lines,
         severity,
         changed: moved || co_changed,
@@ -281,8 +280,13 @@ pub fn data_change(
 
 /// For an object whose struct type changed: named members whose line in the
 /// instance changed (lines counted from the instance's first line).
-fn member_lines(sides: &Sides<'_, '_>, o: &Symbol<'_>, n: &Symbol<'_>) -> Vec<MemberLines> {
-    let (Some(vo), Some(vn)) = (sides.old.variable_for(o), sides.new.variable_for(n)) else {
+fn member_lines(
+    sides: &Sides<'_, '_>,
+    (o, n): (&Symbol<'_>, &Symbol<'_>),
+    (vo, vn): (Option<&Variable<'_>>, Option<&Variable<'_>>),
+    same: &mut SameLayouts,
+) -> Vec<MemberLines> {
+    let (Some(vo), Some(vn)) = (vo, vn) else {
         return Vec::new();
     };
     let (Some(lo), Some(ln)) = (vo.layout, vn.layout) else {
@@ -290,7 +294,9 @@ fn member_lines(sides: &Sides<'_, '_>, o: &Symbol<'_>, n: &Symbol<'_>) -> Vec<Me
     };
     let (so, sn) = (sides.old.struct_by_id(lo), sides.new.struct_by_id(ln));
     // The phase test first: it is cheap, and comparing two layouts walks every member.
-    if o.place % sides.line_size == n.place % sides.line_size && so == sn {
+    if o.place % sides.line_size == n.place % sides.line_size
+        && *same.entry((lo, ln)).or_insert_with(|| so == sn)
+    {
         return Vec::new();
     }
     let lo = lay(so, Some(o.place), sides.line_size);
@@ -309,7 +315,7 @@ fn member_lines(sides: &Sides<'_, '_>, o: &Symbol<'_>, n: &Symbol<'_>) -> Vec<Me
         walk(&l.members, &mut m);
         m
     };
-    let old_m: HashMap<String, (u64, u64)> = leaves(&lo)
+    let old_m: FxHashMap<String, (u64, u64)> = leaves(&lo)
         .into_iter()
         .map(|(n, o, l)| (n, (o, l)))
         .collect();
@@ -336,9 +342,10 @@ fn member_lines(sides: &Sides<'_, '_>, o: &Symbol<'_>, n: &Symbol<'_>) -> Vec<Me
 /// The change of a paired function, or `None` when its phase and line count held and
 /// it is not `pinned` (asked for by name).
 pub fn function_change(
+    pairing: &Pairing<'_, '_>,
     p: &Paired<'_, '_>,
     line_size: u64,
-    runs: &HashMap<OldId<'_>, usize>,
+    runs: &RunOf,
     pinned: bool,
     text_fails: bool,
 ) -> Option<FunctionChange> {
@@ -378,7 +385,7 @@ pub fn function_change(
             new: n.place % 32,
         },
         lines: line_count,
-        run: runs.get(&old_id(o)).copied(),
+        run: runs.get(pairing, o),
         severity: if changed {
             Severity::Text
         } else {

@@ -2,17 +2,24 @@
 //! same delta are one run, reported once with its cause: everything that changed between
 //! its previous neighbour and its first symbol, in both builds, summed in bytes.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
 use super::pairing::{Paired, Pairing};
 use crate::model::{Image, Space, Symbol, SymbolKind};
 
-/// Identifies a symbol of the old build: (space, place, name, unit path or file).
-pub type OldId<'d> = (Space, u64, &'d str, Option<&'d str>);
+/// The run each symbol of the old build belongs to, by its index in the old build's
+/// symbols (a vector, not a map keyed by names: it is filled and read once per pair).
+pub struct RunOf(Vec<u32>);
 
-pub fn old_id<'d>(s: &Symbol<'d>) -> OldId<'d> {
-    (s.space, s.place, s.name, s.origin())
+impl RunOf {
+    const NONE: u32 = u32::MAX;
+
+    /// The run of `s`, a symbol of the old build.
+    pub fn get(&self, pairing: &Pairing<'_, '_>, s: &Symbol<'_>) -> Option<usize> {
+        let r = *self.0.get(pairing.old_index(s))?;
+        (r != Self::NONE).then_some(r as usize)
+    }
 }
 
 /// The runs of every section, and the run each moved symbol belongs to.
@@ -22,9 +29,9 @@ pub fn find<'a, 'd>(
     images: [&Image<'d>; 2],
     line_size: u64,
     alignment: &dyn Fn(&Symbol<'d>) -> Option<u64>,
-) -> (Vec<ShiftRun>, HashMap<OldId<'d>, usize>) {
+) -> (Vec<ShiftRun>, RunOf) {
     let mut runs = Vec::new();
-    let mut member_of = HashMap::new();
+    let mut member_of = RunOf(vec![RunOf::NONE; images[0].symbols.len()]);
     let same_section: Vec<&Paired<'a, 'd>> = pairing
         .pairs
         .iter()
@@ -48,6 +55,7 @@ pub fn find<'a, 'd>(
             &ctx,
             line_size,
             &mut runs,
+            pairing,
             &mut member_of,
         );
         start = end;
@@ -60,7 +68,8 @@ fn runs_in_section<'a, 'd>(
     ctx: &Context<'_, 'a, 'd>,
     line_size: u64,
     runs: &mut Vec<ShiftRun>,
-    member_of: &mut HashMap<OldId<'d>, usize>,
+    pairing: &Pairing<'a, 'd>,
+    member_of: &mut RunOf,
 ) {
     let mut i = 0;
     while i < list.len() {
@@ -77,7 +86,7 @@ fn runs_in_section<'a, 'd>(
             let functions = first.old.kind == SymbolKind::Function;
             let index = runs.len();
             for p in &list[i..j] {
-                member_of.insert(old_id(p.old), index);
+                member_of.0[pairing.old_index(p.old)] = index as u32;
             }
             runs.push(ShiftRun {
                 space: first.old.space,
@@ -163,7 +172,7 @@ struct Context<'x, 'a, 'd> {
     removed: Vec<&'a Symbol<'d>>,
     /// Same-section pairs by (space, section), in new place order: to find the paired
     /// symbols that lie between a run and its base in the new build.
-    new_order: HashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>>,
+    new_order: FxHashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>>,
 }
 
 impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
@@ -175,7 +184,8 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         let order = |s: &&Symbol<'d>| (s.space, s.place, s.name);
         let mut added = pairing.added.clone();
         let mut removed = pairing.removed.clone();
-        let mut new_order: HashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>> = HashMap::new();
+        let mut new_order: FxHashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>> =
+            FxHashMap::default();
         for p in &pairing.pairs {
             if p.old.section == p.new.section {
                 new_order
@@ -283,8 +293,8 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         // Reordered: a sized pair lies between on one side only.
         let sized = |p: &&&Paired<'a, 'd>| p.old.size > 0 || p.new.size > 0;
         let ptr = |p: &&Paired<'a, 'd>| *p as *const Paired<'a, 'd>;
-        let old_set: HashSet<*const Paired<'a, 'd>> = old_pairs.iter().map(ptr).collect();
-        let new_set: HashSet<*const Paired<'a, 'd>> = new_pairs.iter().map(ptr).collect();
+        let old_set: FxHashSet<*const Paired<'a, 'd>> = old_pairs.iter().map(ptr).collect();
+        let new_set: FxHashSet<*const Paired<'a, 'd>> = new_pairs.iter().map(ptr).collect();
         let reordered = old_pairs
             .iter()
             .filter(sized)
@@ -452,7 +462,7 @@ fn item(symbol: String, change: ItemKind, old: u64, new: u64) -> CauseItem {
 /// Bytes each symbol of `list` (one build, any order) adds to the gap after `base`:
 /// its size, or nothing when it has no size or lies inside a symbol already counted
 /// (an alias). Keyed by the symbol's address in memory.
-struct Counted(HashMap<*const (), u64>);
+struct Counted(FxHashMap<*const (), u64>);
 
 impl Counted {
     fn get(&self, s: &Symbol<'_>) -> Option<u64> {
@@ -464,7 +474,7 @@ fn counted<'d>(base: Option<&Symbol<'d>>, list: &[&Symbol<'d>]) -> Counted {
     let mut sorted: Vec<&Symbol<'d>> = list.to_vec();
     sorted.sort_by_key(|s| (s.place, std::cmp::Reverse(s.size), s.name));
     let mut covered = base.map_or(0, |b| b.place.saturating_add(b.size));
-    let mut out = HashMap::new();
+    let mut out = FxHashMap::default();
     for s in sorted {
         let end = s.place.saturating_add(s.size);
         let bytes = if s.size == 0 || end <= covered {

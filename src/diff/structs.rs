@@ -1,7 +1,9 @@
 //! Struct layout changes: structs paired by name (and declaring file where a name
 //! has several layouts), members paired by name, lines counted from offset 0.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
 use crate::layout::lay;
@@ -54,8 +56,8 @@ fn pair<'a, 'd>(
 }
 
 /// Global and per-CPU objects whose type is each struct.
-fn instances(image: &Image<'_>) -> HashMap<StructId, Vec<String>> {
-    let mut m: HashMap<StructId, Vec<String>> = HashMap::new();
+fn instances(image: &Image<'_>) -> FxHashMap<StructId, Vec<String>> {
+    let mut m: FxHashMap<StructId, Vec<String>> = FxHashMap::default();
     for s in image
         .symbols
         .iter()
@@ -161,7 +163,7 @@ fn member_changes(
     // A name can occur more than once (in two anonymous structs of a union): the
     // k-th occurrence pairs with the k-th.
     let keys = |l: &[&'_ Member<'_>]| -> Vec<Option<(String, usize)>> {
-        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
         l.iter()
             .map(|m| {
                 let name = m.name?;
@@ -172,7 +174,7 @@ fn member_changes(
             .collect()
     };
     let (ko, kn) = (keys(&lo), keys(&ln));
-    let index = |k: &[Option<(String, usize)>]| -> HashMap<(String, usize), usize> {
+    let index = |k: &[Option<(String, usize)>]| -> FxHashMap<(String, usize), usize> {
         k.iter()
             .enumerate()
             .filter_map(|(i, k)| Some((k.clone()?, i)))

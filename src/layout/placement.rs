@@ -61,6 +61,8 @@ pub struct LineTenants<'a, 'd> {
 /// Symbols of one space sorted by place, answering "what overlaps this range".
 pub struct SpaceIndex<'a, 'd> {
     symbols: Vec<&'a Symbol<'d>>,
+    /// `places[i]`: where `symbols[i]` starts (searched without touching the symbols).
+    places: Vec<u64>,
     /// `max_end[i]`: the largest end among `symbols[..=i]`.
     max_end: Vec<u64>,
 }
@@ -84,6 +86,7 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
             max_end.push(m);
         }
         SpaceIndex {
+            places: chosen.iter().map(|s| s.place).collect(),
             symbols: chosen,
             max_end,
         }
@@ -96,12 +99,10 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
 
     /// Symbols overlapping `[lo, hi)`, in place order.
     pub fn overlapping(&self, lo: u64, hi: u64) -> Vec<&'a Symbol<'d>> {
-        let after = self.symbols.partition_point(|s| s.place < hi);
-        // Walk back while some earlier symbol may still reach into the range.
-        let mut first = after;
-        while first > 0 && self.max_end[first - 1] > lo {
-            first -= 1;
-        }
+        let after = self.places.partition_point(|&p| p < hi);
+        // Back to the first symbol whose prefix maximum end reaches into the range
+        // (`max_end` never decreases, so that is a binary search).
+        let first = self.max_end[..after].partition_point(|&end| end <= lo);
         self.symbols[first..after]
             .iter()
             .copied()

@@ -1,11 +1,16 @@
 //! The serialised form of an `Image`: mirrors of the model types with every field the
 //! commands read (the model's own serde derives are for JSON output and skip some),
 //! names borrowed from the decompressed buffer, and each distinct `CType` stored once.
+//! The names that repeat by the hundred thousand (symbols, sections, units, members
+//! and their types) are stored once in one string table and referred to by index: the
+//! payload is smaller, and reading validates one UTF-8 string instead of each name.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
@@ -16,7 +21,11 @@ use crate::model::{
 /// Everything one build contributes to `show`, a diff and `check`.
 #[derive(Serialize, Deserialize)]
 pub(super) struct Form<'d> {
+    /// Every distinct name the `Str` fields refer to, end to end.
     #[serde(borrow)]
+    pub strings: Cow<'d, str>,
+    /// Where each string of `strings` ends (string `i` starts where `i - 1` ends).
+    pub ends: Vec<u32>,
     pub arch: &'d str,
     pub big_endian: bool,
     pub file_kind: &'d str,
@@ -30,10 +39,10 @@ pub(super) struct Form<'d> {
     pub boundaries: Vec<(&'d str, u64)>,
     pub function_prefix: u64,
     pub sections: Vec<SectionForm<'d>>,
-    pub symbols: Vec<SymbolForm<'d>>,
+    pub symbols: Vec<SymbolForm>,
     pub ctypes: Vec<CTypeForm<'d>>,
-    pub structs: Vec<StructForm<'d>>,
-    pub variables: Vec<VariableForm<'d>>,
+    pub structs: Vec<StructForm>,
+    pub variables: Vec<VariableForm>,
     pub units: u64,
     /// With `snapshot --with-lines`: `file:line` of each function's first byte and of
     /// each 64-byte boundary inside it, sorted by address.
@@ -50,17 +59,17 @@ pub(super) struct SectionForm<'d> {
 }
 
 #[derive(Serialize, Deserialize)]
-pub(super) struct SymbolForm<'d> {
-    pub name: &'d str,
-    pub file: Option<&'d str>,
-    pub unit: Option<&'d str>,
+pub(super) struct SymbolForm {
+    pub name: Str,
+    pub file: Option<Str>,
+    pub unit: Option<Str>,
     /// `file` as the ELF alone gives it (before compile units are assigned): what a
     /// load without DWARF shows.
-    pub elf_file: Option<&'d str>,
+    pub elf_file: Option<Str>,
     pub group: u32,
     pub kind: SymbolKind,
     pub binding: Binding,
-    pub section: &'d str,
+    pub section: Str,
     pub address: u64,
     pub size: u64,
     pub space: Space,
@@ -83,35 +92,34 @@ pub(super) struct CTypeForm<'d> {
 }
 
 #[derive(Serialize, Deserialize)]
-pub(super) struct MemberForm<'d> {
-    pub name: Option<&'d str>,
-    pub type_name: &'d str,
+pub(super) struct MemberForm {
+    pub name: Option<Str>,
+    pub type_name: Str,
     pub offset: u64,
     pub size: u64,
     pub bit_offset: Option<u64>,
     pub bit_size: Option<u64>,
     pub flexible: bool,
-    pub nested: Option<Box<StructForm<'d>>>,
+    pub nested: Option<Box<StructForm>>,
     pub alignment: Option<u64>,
     /// Index into `Form::ctypes`.
     pub ctype: u32,
     pub hole: u64,
     pub bit_hole: u64,
     pub type_padding: u64,
-    pub pointee: Option<Box<StructForm<'d>>>,
+    pub pointee: Option<Box<StructForm>>,
     pub natural_alignment: u64,
 }
 
 #[derive(Serialize, Deserialize)]
-pub(super) struct StructForm<'d> {
-    pub name: &'d str,
+pub(super) struct StructForm {
+    pub name: Str,
     pub kind: AggregateKind,
-    pub decl_file: Option<&'d str>,
+    pub decl_file: Option<Str>,
     pub size: u64,
     pub alignment: u64,
     pub explicit_alignment: Option<u64>,
-    #[serde(borrow)]
-    pub members: Vec<MemberForm<'d>>,
+    pub members: Vec<MemberForm>,
     pub holes: Vec<Hole>,
     pub bit_holes: Vec<BitHole>,
     pub padding: u64,
@@ -123,16 +131,64 @@ pub(super) struct StructForm<'d> {
 }
 
 #[derive(Serialize, Deserialize)]
-pub(super) struct VariableForm<'d> {
-    pub name: &'d str,
+pub(super) struct VariableForm {
+    pub name: Str,
     pub address: u64,
-    pub type_name: &'d str,
+    pub type_name: Str,
     pub ctype: u32,
     pub size: Option<u64>,
     pub layout: Option<StructId>,
     pub is_array: bool,
     pub alignment: Option<u64>,
-    pub decl_file: Option<&'d str>,
+    pub decl_file: Option<Str>,
+}
+
+/// Index of a string in `Form::strings`.
+pub(super) type Str = u32;
+
+/// Gives each distinct string one index (writing).
+#[derive(Default)]
+struct StringTable<'a> {
+    index: FxHashMap<&'a str, Str>,
+    all: String,
+    ends: Vec<u32>,
+}
+
+impl<'a> StringTable<'a> {
+    fn put(&mut self, s: &'a str) -> Str {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        self.all.push_str(s);
+        self.ends.push(self.all.len() as u32);
+        let i = (self.ends.len() - 1) as Str;
+        self.index.insert(s, i);
+        i
+    }
+}
+
+/// The strings of a decoded form (reading).
+struct Strings<'d> {
+    all: &'d str,
+    ends: Vec<u32>,
+}
+
+impl<'d> Strings<'d> {
+    fn get(&self, i: Str) -> Result<&'d str, Bad> {
+        let i = i as usize;
+        let end = *self.ends.get(i).ok_or("string index out of range")? as usize;
+        let start = match i {
+            0 => 0,
+            _ => self.ends[i - 1] as usize,
+        };
+        self.all
+            .get(start..end)
+            .ok_or("string bounds out of range or inside a character")
+    }
+
+    fn opt(&self, i: Option<Str>) -> Result<Option<&'d str>, Bad> {
+        i.map(|i| self.get(i)).transpose()
+    }
 }
 
 /// Gives each distinct `CType` (by `Arc` identity, then by value) one index.
@@ -166,27 +222,49 @@ pub(super) fn from_image<'a>(
     lines: Option<Vec<(u64, &'a str)>>,
 ) -> Form<'a> {
     let mut types = Interner::default();
+    let mut names = StringTable::default();
     let structs = image
         .structs
         .iter()
-        .map(|s| struct_form(s, &mut types))
+        .map(|s| struct_form(s, &mut types, &mut names))
         .collect();
     let variables = image
         .variables
         .iter()
         .map(|v| VariableForm {
-            name: v.name,
+            name: names.put(v.name),
             address: v.address,
-            type_name: &v.type_name,
+            type_name: names.put(&v.type_name),
             ctype: types.index(&v.ctype),
             size: v.size,
             layout: v.layout,
             is_array: v.is_array,
             alignment: v.alignment,
-            decl_file: v.decl_file.as_deref(),
+            decl_file: v.decl_file.as_deref().map(|f| names.put(f)),
+        })
+        .collect();
+    let symbols = image
+        .symbols
+        .iter()
+        .zip(elf_files.iter().copied().chain(std::iter::repeat(None)))
+        .map(|(s, elf_file)| SymbolForm {
+            name: names.put(s.name),
+            file: s.file.map(|f| names.put(f)),
+            unit: s.unit.map(|f| names.put(f)),
+            elf_file: elf_file.map(|f| names.put(f)),
+            group: s.group,
+            kind: s.kind,
+            binding: s.binding,
+            section: names.put(s.section),
+            address: s.address,
+            size: s.size,
+            space: s.space,
+            place: s.place,
         })
         .collect();
     Form {
+        strings: Cow::Owned(names.all),
+        ends: names.ends,
         arch: &image.arch,
         big_endian: image.big_endian,
         file_kind: image.file_kind,
@@ -208,25 +286,7 @@ pub(super) fn from_image<'a>(
                 compressed: s.compressed,
             })
             .collect(),
-        symbols: image
-            .symbols
-            .iter()
-            .zip(elf_files.iter().copied().chain(std::iter::repeat(None)))
-            .map(|(s, elf_file)| SymbolForm {
-                name: s.name,
-                file: s.file,
-                unit: s.unit,
-                elf_file,
-                group: s.group,
-                kind: s.kind,
-                binding: s.binding,
-                section: s.section,
-                address: s.address,
-                size: s.size,
-                space: s.space,
-                place: s.place,
-            })
-            .collect(),
+        symbols,
         ctypes: types.list.iter().map(|t| ctype_form(t)).collect(),
         structs,
         variables,
@@ -254,11 +314,15 @@ fn ctype_form(t: &CType) -> CTypeForm<'_> {
     }
 }
 
-fn struct_form<'a>(s: &'a StructLayout<'a>, types: &mut Interner<'a>) -> StructForm<'a> {
+fn struct_form<'a>(
+    s: &'a StructLayout<'a>,
+    types: &mut Interner<'a>,
+    names: &mut StringTable<'a>,
+) -> StructForm {
     StructForm {
-        name: s.name,
+        name: names.put(s.name),
         kind: s.kind,
-        decl_file: s.decl_file.as_deref(),
+        decl_file: s.decl_file.as_deref().map(|f| names.put(f)),
         size: s.size,
         alignment: s.alignment,
         explicit_alignment: s.explicit_alignment,
@@ -266,20 +330,26 @@ fn struct_form<'a>(s: &'a StructLayout<'a>, types: &mut Interner<'a>) -> StructF
             .members
             .iter()
             .map(|m| MemberForm {
-                name: m.name,
-                type_name: &m.type_name,
+                name: m.name.map(|n| names.put(n)),
+                type_name: names.put(&m.type_name),
                 offset: m.offset,
                 size: m.size,
                 bit_offset: m.bit_offset,
                 bit_size: m.bit_size,
                 flexible: m.flexible,
-                nested: m.nested.as_ref().map(|n| Box::new(struct_form(n, types))),
+                nested: m
+                    .nested
+                    .as_ref()
+                    .map(|n| Box::new(struct_form(n, types, names))),
                 alignment: m.alignment,
                 ctype: types.index(&m.ctype),
                 hole: m.hole,
                 bit_hole: m.bit_hole,
                 type_padding: m.type_padding,
-                pointee: m.pointee.as_ref().map(|p| Box::new(struct_form(p, types))),
+                pointee: m
+                    .pointee
+                    .as_ref()
+                    .map(|p| Box::new(struct_form(p, types, names))),
                 natural_alignment: m.natural_alignment,
             })
             .collect(),
@@ -310,6 +380,13 @@ pub(super) fn to_image<'d>(
     if !(form.line_size.is_power_of_two() && (8..=4096).contains(&form.line_size)) {
         return Err("line size is not a power of two between 8 and 4096");
     }
+    let names = Strings {
+        all: match form.strings {
+            Cow::Borrowed(all) => all,
+            Cow::Owned(_) => return Err("string table not in the payload"),
+        },
+        ends: form.ends,
+    };
     let ctypes: Vec<Arc<CType>> = form.ctypes.into_iter().map(ctype).collect();
     let ty = |i: u32| {
         ctypes
@@ -322,7 +399,7 @@ pub(super) fn to_image<'d>(
         let structs = form
             .structs
             .into_iter()
-            .map(|s| layout(s, &ty, listing))
+            .map(|s| layout(s, &ty, &names, listing))
             .collect::<Result<Vec<_>, Bad>>()?;
         let variables = form
             .variables
@@ -332,15 +409,15 @@ pub(super) fn to_image<'d>(
                     return Err("struct index out of range");
                 }
                 Ok(Variable {
-                    name: v.name,
+                    name: names.get(v.name)?,
                     address: v.address,
-                    type_name: v.type_name.to_string(),
+                    type_name: names.get(v.type_name)?.to_string(),
                     ctype: ty(v.ctype)?,
                     size: v.size,
                     layout: v.layout,
                     is_array: v.is_array,
                     alignment: v.alignment,
-                    decl_file: v.decl_file.map(str::to_string),
+                    decl_file: names.opt(v.decl_file)?.map(str::to_string),
                 })
             })
             .collect::<Result<Vec<_>, Bad>>()?;
@@ -391,20 +468,22 @@ pub(super) fn to_image<'d>(
         symbols: form
             .symbols
             .into_iter()
-            .map(|s| Symbol {
-                name: s.name,
-                file: if with_units { s.file } else { s.elf_file },
-                unit: if with_units { s.unit } else { None },
-                group: s.group,
-                kind: s.kind,
-                binding: s.binding,
-                section: s.section,
-                address: s.address,
-                size: s.size,
-                space: s.space,
-                place: s.place,
+            .map(|s| {
+                Ok(Symbol {
+                    name: names.get(s.name)?,
+                    file: names.opt(if with_units { s.file } else { s.elf_file })?,
+                    unit: if with_units { names.opt(s.unit)? } else { None },
+                    group: s.group,
+                    kind: s.kind,
+                    binding: s.binding,
+                    section: names.get(s.section)?,
+                    address: s.address,
+                    size: s.size,
+                    space: s.space,
+                    place: s.place,
+                })
             })
-            .collect(),
+            .collect::<Result<Vec<_>, Bad>>()?,
         structs,
         variables,
         units,
@@ -430,8 +509,9 @@ fn ctype(t: CTypeForm<'_>) -> Arc<CType> {
 }
 
 fn layout<'d>(
-    s: StructForm<'d>,
+    s: StructForm,
     ty: &impl Fn(u32) -> Result<Arc<CType>, Bad>,
+    names: &Strings<'d>,
     listing: bool,
 ) -> Result<StructLayout<'d>, Bad> {
     let members = s
@@ -439,8 +519,8 @@ fn layout<'d>(
         .into_iter()
         .map(|m| {
             Ok(Member {
-                name: m.name,
-                type_name: m.type_name.to_string(),
+                name: names.opt(m.name)?,
+                type_name: names.get(m.type_name)?.to_string(),
                 offset: m.offset,
                 size: m.size,
                 bit_offset: m.bit_offset,
@@ -448,7 +528,7 @@ fn layout<'d>(
                 flexible: m.flexible,
                 nested: m
                     .nested
-                    .map(|n| layout(*n, ty, listing).map(Box::new))
+                    .map(|n| layout(*n, ty, names, listing).map(Box::new))
                     .transpose()?,
                 alignment: m.alignment,
                 ctype: ty(m.ctype)?,
@@ -456,7 +536,7 @@ fn layout<'d>(
                 bit_hole: m.bit_hole,
                 type_padding: if listing { m.type_padding } else { 0 },
                 pointee: match m.pointee {
-                    Some(p) if listing => Some(Box::new(layout(*p, ty, listing)?)),
+                    Some(p) if listing => Some(Box::new(layout(*p, ty, names, listing)?)),
                     _ => None,
                 },
                 natural_alignment: if listing { m.natural_alignment } else { 0 },
@@ -464,9 +544,9 @@ fn layout<'d>(
         })
         .collect::<Result<Vec<_>, Bad>>()?;
     Ok(StructLayout {
-        name: s.name,
+        name: names.get(s.name)?,
         kind: s.kind,
-        decl_file: s.decl_file.map(str::to_string),
+        decl_file: names.opt(s.decl_file)?.map(str::to_string),
         size: s.size,
         alignment: s.alignment,
         explicit_alignment: s.explicit_alignment,
@@ -480,4 +560,47 @@ fn layout<'d>(
         packed: s.packed && listing,
         typedef: s.typedef,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_table_round_trip_and_bad_indexes() {
+        let mut t = StringTable::default();
+        let (a, b, a2, c) = (t.put("rcu"), t.put("é.c"), t.put("rcu"), t.put(""));
+        assert_eq!((a, b, a2, c), (0, 1, 0, 2));
+        assert_eq!(
+            (t.all.as_str(), t.ends.as_slice()),
+            ("rcué.c", &[3, 7, 7][..])
+        );
+        let s = Strings {
+            all: "rcué.c",
+            ends: vec![3, 7, 7, 4, 9],
+        };
+        assert_eq!(
+            (s.get(0), s.get(1), s.get(2)),
+            (Ok("rcu"), Ok("é.c"), Ok(""))
+        );
+        assert_eq!(s.opt(None), Ok(None));
+        // Past the table, ending inside `é`, ending before it starts, past the text.
+        assert_eq!(s.get(5), Err("string index out of range"));
+        assert_eq!(
+            s.get(3),
+            Err("string bounds out of range or inside a character")
+        );
+        assert_eq!(
+            Strings {
+                all: "rcué.c",
+                ends: vec![4],
+            }
+            .get(0),
+            Err("string bounds out of range or inside a character")
+        );
+        assert_eq!(
+            s.get(4),
+            Err("string bounds out of range or inside a character")
+        );
+    }
 }

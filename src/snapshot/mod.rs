@@ -15,7 +15,7 @@ use crate::model::{Image, StructId};
 /// First bytes of every snapshot.
 pub const MAGIC: &[u8; 8] = b"LDSNAP\x00\x01";
 /// Bumped whenever `form::Form` changes shape; other versions are refused.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 const HEADER: usize = 8 + 4 + 4 + 8;
 /// Largest payload accepted (guards against a forged length).
 const MAX_PAYLOAD: u64 = 1 << 30;
