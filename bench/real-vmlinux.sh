@@ -214,11 +214,14 @@ measure ld_show_all "layout-diff show OLD --struct '*' --format json" "${plain[@
 measure ld_json_t1 "RAYON_NUM_THREADS=1 layout-diff OLD NEW --format json" env RAYON_NUM_THREADS=1 "$ld" "$old" "$new" --format json
 measure ld_json_t2 "RAYON_NUM_THREADS=2 layout-diff OLD NEW --format json" env RAYON_NUM_THREADS=2 "$ld" "$old" "$new" --format json
 measure ld_walk "layout-diff bench-walk OLD NEW (bare parallel DIE walk: the floor)" "${plain[@]}" "$ld" bench-walk "$old" "$new"
+measure ld_walk_parse "layout-diff bench-walk --parse OLD NEW (every attribute parsed)" "${plain[@]}" "$ld" bench-walk --parse "$old" "$new"
+measure ld_show_task "layout-diff show OLD --struct task_struct" "${plain[@]}" "$ld" show "$old" --struct task_struct
 snap_old="$cache/old.snap"; snap_new="$cache/new.snap"
 measure ld_snapshot "layout-diff snapshot OLD -o old.snap" "${plain[@]}" "$ld" snapshot "$old" -o "$snap_old"
 "$ld" snapshot "$new" -o "$snap_new" 2>/dev/null || die "layout-diff snapshot NEW failed"
 snapshots="OLD $(stat -c %s "$snap_old") bytes, NEW $(stat -c %s "$snap_new") bytes"
 measure ld_snap_diff "layout-diff old.snap new.snap" "${plain[@]}" "$ld" "$snap_old" "$snap_new"
+measure ld_snap_show "layout-diff show old.snap --struct user_struct" "${plain[@]}" "$ld" show "$snap_old" --struct user_struct
 measure pahole_one "pahole -F dwarf -C user_struct OLD" pahole -F dwarf -C user_struct "$old"
 measure pahole_old "pahole -F dwarf OLD" pahole -F dwarf "$old"
 measure pahole_new "pahole -F dwarf NEW" pahole -F dwarf "$new"

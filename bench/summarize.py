@@ -28,6 +28,7 @@ RATIOS = [
     ("layout-audit diff / layout-diff diff", ["la_diff"], "ld_diff"),
     ("layout-diff diff --format json, 1 thread / 2 threads", ["ld_json_t1"], "ld_json_t2"),
     ("layout-diff diff / bare parallel DIE walk of both files (the floor)", ["ld_diff"], "ld_walk"),
+    ("layout-diff diff / DIE walk parsing every attribute", ["ld_diff"], "ld_walk_parse"),
     ("layout-diff diff of the vmlinux pair / diff of their snapshots", ["ld_diff"], "ld_snap_diff"),
 ]
 
