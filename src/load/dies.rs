@@ -287,8 +287,7 @@ pub(crate) fn read_unit<'d>(
     // spares the doublings (each a copy and fresh pages).
     let estimate = (unit.header.unit_length() / 24).min(1 << 20);
     let mut dies: Vec<Die<'d>> = Vec::with_capacity(estimate);
-    // The offsets of `dies`, apart: resolving references scans these 4-byte values
-    // instead of 64-byte entries.
+    // The offsets of `dies` (increasing), for resolving references.
     let mut offsets: Vec<u32> = Vec::with_capacity(estimate);
     // Open entries with children: (depth, index in `dies` if recorded, tag).
     let mut stack: Vec<(isize, Option<u32>, DwTag)> = Vec::new();
@@ -357,50 +356,55 @@ pub(crate) fn read_unit<'d>(
     // Resolve references once, so later lookups are plain indexing.
     let index = OffsetIndex::new(&offsets);
     for die in &mut dies {
-        die.ty = index.find(&offsets, die.ty);
+        die.ty = index.find(die.ty);
         if die.specification != NONE {
-            die.specification = index.find(&offsets, die.specification);
+            die.specification = index.find(die.specification);
         }
     }
     Ok(UnitDies { dies, strings })
 }
 
-/// Finds an entry by unit offset: entries are bucketed by offset / 32, so a lookup
-/// scans the two or three entries of one bucket instead of binary searching them all.
+/// Finds an entry by unit offset in constant time: a bit per byte of the unit marks
+/// the offsets of recorded entries, and the count of marks before each 64-bit word
+/// turns a mark into the entry's index (a rank query: one load and a popcount).
 struct OffsetIndex {
-    /// `first[b]`: index of the first entry whose offset is at least `b * 32`.
-    first: Vec<u32>,
+    bits: Vec<u64>,
+    /// Marks in all words before each word.
+    before: Vec<u32>,
 }
 
 impl OffsetIndex {
-    const SHIFT: u32 = 5;
-
     fn new(offsets: &[u32]) -> Self {
-        let buckets = offsets
-            .last()
-            .map_or(0, |&o| (o >> Self::SHIFT) as usize + 2);
-        let mut first = vec![0u32; buckets];
-        let mut next = 0usize;
-        for (b, slot) in first.iter_mut().enumerate() {
-            while next < offsets.len() && ((offsets[next] >> Self::SHIFT) as usize) < b {
-                next += 1;
-            }
-            *slot = next as u32;
+        // (`NONE` marks an offset past 4 GiB: not indexed.)
+        let known = |o: &&u32| **o != NONE;
+        let words = offsets
+            .iter()
+            .rfind(known)
+            .map_or(0, |&o| (o as usize >> 6) + 1);
+        let mut bits = vec![0u64; words];
+        for &o in offsets.iter().filter(known) {
+            bits[o as usize >> 6] |= 1 << (o & 63);
         }
-        OffsetIndex { first }
+        let mut before = Vec::with_capacity(words);
+        let mut n = 0u32;
+        for w in &bits {
+            before.push(n);
+            n += w.count_ones();
+        }
+        OffsetIndex { bits, before }
     }
 
     /// Index of the entry at `offset`, or `NONE`.
-    fn find(&self, offsets: &[u32], offset: u32) -> u32 {
-        let Some(&start) = self.first.get((offset >> Self::SHIFT) as usize) else {
+    fn find(&self, offset: u32) -> u32 {
+        let word = offset as usize >> 6;
+        let Some(&w) = self.bits.get(word) else {
             return NONE;
         };
-        for (i, &o) in offsets.iter().enumerate().skip(start as usize) {
-            if o >= offset {
-                return if o == offset { i as u32 } else { NONE };
-            }
+        let bit = 1u64 << (offset & 63);
+        if w & bit == 0 {
+            return NONE;
         }
-        NONE
+        self.before[word] + (w & (bit - 1)).count_ones()
     }
 }
 
