@@ -20,6 +20,9 @@ use crate::model::{StructId, StructLayout, Variable};
 /// A struct told apart from others of its name by a hash of its whole layout.
 type Key<'d> = (&'d str, u64);
 
+/// Where a layout was first seen: unit index and the offset of its entry there.
+type Place = (usize, u32);
+
 pub(crate) struct Types<'d> {
     pub structs: Vec<StructLayout<'d>>,
     pub variables: Vec<Variable<'d>>,
@@ -89,7 +92,9 @@ struct RawVariable<'d> {
 /// What a run of units produced: distinct layouts with the lowest unit they came from.
 #[derive(Default)]
 struct Acc<'d> {
-    structs: FxHashMap<Key<'d>, (usize, StructLayout<'d>)>,
+    /// Each layout with the lowest unit it came from, the offset of its entry there
+    /// and its `content_fingerprint`.
+    structs: FxHashMap<Key<'d>, (usize, u32, u64, StructLayout<'d>)>,
     variables: Vec<(usize, RawVariable<'d>)>,
     /// (unit index, unit name) of each unit read.
     names: Vec<(usize, Option<&'d str>)>,
@@ -99,21 +104,27 @@ struct Acc<'d> {
 impl<'d> Acc<'d> {
     /// True when this accumulator already holds `key` from `unit` or an earlier one.
     fn has(&self, unit: usize, key: &Key<'d>) -> bool {
-        self.structs.get(key).is_some_and(|(u, _)| *u <= unit)
+        self.structs.get(key).is_some_and(|(u, ..)| *u <= unit)
     }
 
-    fn add_struct(&mut self, unit: usize, key: Key<'d>, layout: StructLayout<'d>) {
+    fn add_struct(
+        &mut self,
+        at: (usize, u32),
+        key: Key<'d>,
+        content: u64,
+        layout: StructLayout<'d>,
+    ) {
         match self.structs.get(&key) {
-            Some((u, _)) if *u <= unit => {}
+            Some((u, ..)) if *u <= at.0 => {}
             _ => {
-                self.structs.insert(key, (unit, layout));
+                self.structs.insert(key, (at.0, at.1, content, layout));
             }
         }
     }
 
     fn merge(mut self, other: Acc<'d>) -> Acc<'d> {
-        for (key, (unit, layout)) in other.structs {
-            self.add_struct(unit, key, layout);
+        for (key, (unit, at, content, layout)) in other.structs {
+            self.add_struct((unit, at), key, content, layout);
         }
         self.variables.extend(other.variables);
         self.names.extend(other.names);
@@ -183,15 +194,31 @@ pub(crate) fn read<'d>(
 
 /// Orders the merged layouts and gives variables their struct ids.
 fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
-    // Layouts of one name, file and size in the order of the first unit that has
-    // them (not by fingerprint, which is only a hash).
-    let mut entries: Vec<(Key<'d>, usize, StructLayout<'d>)> = acc
-        .structs
-        .into_iter()
-        .map(|(k, (u, l))| (k, u, l))
-        .collect();
-    entries.sort_by(|(ka, ua, a), (kb, ub, b)| {
-        (a.name, &a.decl_file, a.size, ua, ka.1).cmp(&(b.name, &b.decl_file, b.size, ub, kb.1))
+    // Copies told apart only by where their member names are stored (strings a linker
+    // did not merge) are one layout: keep the lowest unit's, the others point at it.
+    let mut keeper: FxHashMap<Key<'d>, (Place, Key<'d>)> = FxHashMap::default();
+    for (key, (unit, at, content, _)) in &acc.structs {
+        let slot = keeper
+            .entry((key.0, *content))
+            .or_insert(((*unit, *at), *key));
+        if (*unit, *at) < slot.0 {
+            *slot = ((*unit, *at), *key);
+        }
+    }
+    let mut alias: FxHashMap<Key<'d>, Key<'d>> = FxHashMap::default();
+    let mut entries: Vec<(Key<'d>, Place, StructLayout<'d>)> = Vec::new();
+    for (key, (unit, at, content, layout)) in acc.structs {
+        let kept = keeper[&(key.0, content)].1;
+        if kept == key {
+            entries.push((key, (unit, at), layout));
+        } else {
+            alias.insert(key, kept);
+        }
+    }
+    // Layouts of one name, file and size in the order they first appear in the
+    // units (not by fingerprint, which is only a hash).
+    entries.sort_by(|(_, pa, a), (_, pb, b)| {
+        (a.name, &a.decl_file, a.size, pa).cmp(&(b.name, &b.decl_file, b.size, pb))
     });
     let entries: Vec<(Key<'d>, StructLayout<'d>)> =
         entries.into_iter().map(|(k, _, l)| (k, l)).collect();
@@ -206,7 +233,10 @@ fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
         .into_iter()
         .map(|(unit, raw)| {
             let mut var = raw.var;
-            var.layout = raw.key.and_then(|k| ids.get(&k).copied());
+            var.layout = raw
+                .key
+                .map(|k| alias.get(&k).copied().unwrap_or(k))
+                .and_then(|k| ids.get(&k).copied());
             (unit, var)
         })
         .collect();
@@ -285,7 +315,8 @@ fn read_unit<'d>(
         {
             let key = (name, table.fingerprint(i));
             if !acc.has(index, &key) && claim(claims, key, index) {
-                acc.add_struct(index, key, table.layout(die, 0, 0));
+                let content = table.content_fingerprint(i);
+                acc.add_struct((index, die.offset), key, content, table.layout(die, 0, 0));
             }
         }
     }
@@ -304,7 +335,8 @@ fn read_unit<'d>(
                     let mut layout = table.layout(t, 0, 0);
                     layout.name = name;
                     layout.typedef = true;
-                    acc.add_struct(index, key, layout);
+                    let content = table.content_fingerprint(i);
+                    acc.add_struct((index, t.offset), key, content, layout);
                 }
             }
         }
@@ -356,7 +388,8 @@ fn variable<'d>(
                 (Some(name), Some(i)) => {
                     let key = (name, table.fingerprint(i));
                     if !acc.has(unit, &key) && claim(claims, key, unit) {
-                        acc.add_struct(unit, key, table.layout(t, 0, 0));
+                        let content = table.content_fingerprint(i);
+                        acc.add_struct((unit, t.offset), key, content, table.layout(t, 0, 0));
                     }
                     Some(key)
                 }
@@ -461,5 +494,113 @@ mod tests {
             "/build/linux/include/a.h"
         );
         assert_eq!(super::normalize("kernel.c"), "kernel.c");
+    }
+
+    use super::super::dies::{Die, Name, Strings, UnitDies};
+    use super::super::layouts::TypeTable;
+    use super::{Acc, RawVariable, finish};
+    use crate::model::Variable;
+    use gimli::constants as dw;
+
+    /// Two structs `s { int a; }` whose member name `a` is stored twice in the string
+    /// section (a linker that did not merge strings), and one `s { int b; }`.
+    fn unmerged() -> (&'static [u8], Vec<Die<'static>>) {
+        let debug_str: &'static [u8] = b"s\0a\0a\0int\0b\0";
+        let mut dies = Vec::new();
+        let mut int = Die::default();
+        int.tag = dw::DW_TAG_base_type;
+        int.name = Name::Str(6);
+        int.set_byte_size(Some(4));
+        dies.push(int);
+        for (k, member_name) in [2u32, 4, 10].into_iter().enumerate() {
+            let at = dies.len() as u32;
+            let mut s = Die::default();
+            s.tag = dw::DW_TAG_structure_type;
+            s.name = Name::Str(0);
+            s.offset = 10 * (k as u32 + 1);
+            s.first_child = at + 1;
+            s.set_byte_size(Some(4));
+            let mut m = Die::default();
+            m.tag = dw::DW_TAG_member;
+            m.name = Name::Str(member_name);
+            m.offset = 10 * (k as u32 + 1) + 5;
+            m.set_ty(0);
+            m.set_member_location(Some(0));
+            dies.push(s);
+            dies.push(m);
+        }
+        (debug_str, dies)
+    }
+
+    #[test]
+    fn names_stored_twice_fingerprint_apart_but_have_one_content() {
+        let (debug_str, dies) = unmerged();
+        let dies = UnitDies {
+            dies,
+            strings: Strings {
+                debug_info: &[],
+                debug_str,
+                debug_line_str: &[],
+            },
+        };
+        let files = |_: u64| None;
+        let table = TypeTable::new(&dies, 8, true, &files, false);
+        let (a1, a2, b) = (1, 3, 5);
+        assert_ne!(table.fingerprint(a1), table.fingerprint(a2));
+        assert_eq!(table.content_fingerprint(a1), table.content_fingerprint(a2));
+        assert_ne!(table.content_fingerprint(a1), table.content_fingerprint(b));
+    }
+
+    #[test]
+    fn layouts_equal_in_content_become_one_and_variables_follow() {
+        let (debug_str, dies) = unmerged();
+        let dies = UnitDies {
+            dies,
+            strings: Strings {
+                debug_info: &[],
+                debug_str,
+                debug_line_str: &[],
+            },
+        };
+        let files = |_: u64| None;
+        let table = TypeTable::new(&dies, 8, true, &files, false);
+        let mut acc = Acc::default();
+        // Units 3, 1 and 2 built the three copies; unit 1's `s { int a; }` is kept.
+        for (unit, i) in [(3usize, 1usize), (1, 3), (2, 5)] {
+            let die = &dies.dies[i];
+            let key = ("s", table.fingerprint(i));
+            let content = table.content_fingerprint(i);
+            acc.add_struct((unit, die.offset), key, content, table.layout(die, 0, 0));
+            acc.variables.push((
+                unit,
+                RawVariable {
+                    var: Variable {
+                        name: ["v3", "v1", "v2"][i / 2],
+                        address: 0x1000 + i as u64,
+                        type_name: "struct s".into(),
+                        ctype: Default::default(),
+                        size: Some(4),
+                        layout: None,
+                        is_array: false,
+                        alignment: None,
+                        decl_file: None,
+                    },
+                    key: Some(key),
+                },
+            ));
+        }
+        let types = finish(acc, 4);
+        let members: Vec<Option<&str>> = types.structs.iter().map(|s| s.members[0].name).collect();
+        assert_eq!(members, vec![Some("a"), Some("b")]);
+        let layouts: Vec<(&str, Option<usize>)> = types
+            .variables
+            .iter()
+            .map(|v| (v.name, v.layout.map(|id| id.0)))
+            .collect();
+        // v3 (unit 3's copy) and v1 (unit 1's) share the kept layout.
+        assert_eq!(
+            layouts,
+            vec![("v3", Some(0)), ("v1", Some(0)), ("v2", Some(1))]
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use gimli::constants as dw;
 use rustc_hash::FxHasher;
 
-use super::dies::{Die, UnitDies};
+use super::dies::{Die, Name, UnitDies};
 use crate::layout::holes;
 use crate::model::{AggregateKind, CType, Member, StructLayout};
 
@@ -305,26 +305,48 @@ impl<'u, 'd> TypeTable<'u, 'd> {
 
     /// A hash of everything `layout` would put in the struct at `index` (except its
     /// declaring file): equal layouts have equal fingerprints, so duplicates across
-    /// units are recognised without building them.
+    /// units are recognised without building them. Member names enter by where they
+    /// are (their offset in `.debug_str`), not by their text: reading millions of names
+    /// scattered over the string section was a third of fingerprinting. A linker that
+    /// merges strings gives one text one offset; where one does not, equal layouts get
+    /// different fingerprints here and `content_fingerprint` merges them afterwards.
     pub fn fingerprint(&self, index: usize) -> u64 {
-        self.fingerprint_at(index, 0)
+        self.fingerprint_at(index, 0, true)
     }
 
-    fn fingerprint_at(&self, index: usize, depth: usize) -> u64 {
-        let cached = self.fingerprints[index].get();
-        if cached != 0 {
-            return cached;
+    /// `fingerprint` with member names hashed by their text: equal exactly when the
+    /// layouts are equal. Computed for the layouts that get built, not for every copy.
+    pub fn content_fingerprint(&self, index: usize) -> u64 {
+        self.fingerprint_at(index, 0, false)
+    }
+
+    fn fingerprint_at(&self, index: usize, depth: usize, by_offset: bool) -> u64 {
+        if by_offset {
+            let cached = self.fingerprints[index].get();
+            if cached != 0 {
+                return cached;
+            }
         }
         let die = &self.dies.dies[index];
         let mut h = FxHasher::default();
         // Absent values hash as all ones (only a malformed table has that value too).
         let opt = |v: Option<u64>| v.unwrap_or(u64::MAX);
-        let name = |h: &mut FxHasher, n| match self.dies.strings.bytes(n) {
-            Some(b) => {
-                h.write_usize(b.len());
-                h.write(b);
+        let name = |h: &mut FxHasher, n| match (n, by_offset) {
+            (Name::Str(o), true) => {
+                h.write_u8(1);
+                h.write_u32(o);
             }
-            None => h.write_usize(usize::MAX),
+            (Name::LineStr(o), true) => {
+                h.write_u8(2);
+                h.write_u32(o);
+            }
+            _ => match self.dies.strings.bytes(n) {
+                Some(b) => {
+                    h.write_usize(b.len());
+                    h.write(b);
+                }
+                None => h.write_usize(usize::MAX),
+            },
         };
         h.write_u16(die.tag.0);
         name(&mut h, die.name);
@@ -359,11 +381,13 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 && t.name.is_none()
                 && is_aggregate_tag(t.tag)
             {
-                h.write_u64(self.fingerprint_at(ti, depth + 1));
+                h.write_u64(self.fingerprint_at(ti, depth + 1, by_offset));
             }
         }
         let v = h.finish().max(1);
-        self.fingerprints[index].set(v);
+        if by_offset {
+            self.fingerprints[index].set(v);
+        }
         v
     }
 
