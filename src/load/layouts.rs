@@ -36,6 +36,8 @@ pub(crate) struct TypeTable<'u, 'd> {
     sizes: Vec<Cell<u64>>,
     aligns: Vec<Cell<u64>>,
     name_hashes: Vec<Cell<u64>>,
+    /// `name_hashes` with names by text, for the few layouts that get built.
+    text_hashes: OnceCell<Vec<Cell<u64>>>,
     fingerprints: Vec<Cell<u64>>,
     /// Build what only pahole's listing needs (its spellings, members' struct
     /// padding, packed inference); a diff skips it.
@@ -69,6 +71,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             sizes: vec![Cell::new(SIZE_UNKNOWN); dies.dies.len()],
             aligns: vec![Cell::new(0); dies.dies.len()],
             name_hashes: vec![Cell::new(0); dies.dies.len()],
+            text_hashes: OnceCell::new(),
             fingerprints: vec![Cell::new(0); dies.dies.len()],
             ctypes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             // Only the listing asks for these: no per-entry cells for a diff.
@@ -99,8 +102,16 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     /// A hash standing for the C spelling of the type at `index` (what `CType` would
     /// print): built from the tokens the spelling is made of, memoized per entry, so no
     /// text is formatted and a type shared by many members is hashed once.
-    fn spell_hash(&self, index: usize, depth: usize) -> u64 {
-        let cached = self.name_hashes[index].get();
+    /// Names enter by string offset when `by_offset` (see `fingerprint`), by text
+    /// otherwise; each way has its own memo.
+    fn spell_hash(&self, index: usize, depth: usize, by_offset: bool) -> u64 {
+        let memo = if by_offset {
+            &self.name_hashes
+        } else {
+            self.text_hashes
+                .get_or_init(|| vec![Cell::new(0); self.dies.dies.len()])
+        };
+        let cached = memo[index].get();
         if cached != 0 {
             return cached;
         }
@@ -108,9 +119,13 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         let mut h = FxHasher::default();
         let named = |h: &mut FxHasher, keyword: u8| {
             h.write_u8(keyword);
-            match self.dies.strings.bytes(die.name) {
-                Some(n) => h.write(n),
-                None => h.write_u8(0xff),
+            match (die.name, by_offset) {
+                (Name::Str(o), true) => h.write_u64(u64::from(o) | 1 << 40),
+                (Name::LineStr(o), true) => h.write_u64(u64::from(o) | 2 << 40),
+                _ => match self.dies.strings.bytes(die.name) {
+                    Some(n) => h.write(n),
+                    None => h.write_u8(0xff),
+                },
             }
         };
         match die.tag {
@@ -121,39 +136,39 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             | dw::DW_TAG_reference_type
             | dw::DW_TAG_rvalue_reference_type => {
                 h.write_u8(4);
-                h.write_u64(self.target_hash(die, depth));
+                h.write_u64(self.target_hash(die, depth, by_offset));
             }
             dw::DW_TAG_const_type => {
                 h.write_u8(5);
-                h.write_u64(self.target_hash(die, depth));
+                h.write_u64(self.target_hash(die, depth, by_offset));
             }
             dw::DW_TAG_volatile_type => {
                 h.write_u8(6);
-                h.write_u64(self.target_hash(die, depth));
+                h.write_u64(self.target_hash(die, depth, by_offset));
             }
             dw::DW_TAG_restrict_type => {
                 h.write_u8(7);
-                h.write_u64(self.target_hash(die, depth));
+                h.write_u64(self.target_hash(die, depth, by_offset));
             }
             dw::DW_TAG_atomic_type => {
                 h.write_u8(8);
-                h.write_u64(self.target_hash(die, depth));
+                h.write_u64(self.target_hash(die, depth, by_offset));
             }
             dw::DW_TAG_array_type => {
                 h.write_u8(9);
-                h.write_u64(self.target_hash(die, depth));
+                h.write_u64(self.target_hash(die, depth, by_offset));
                 for sub in self.dies.children(die) {
                     h.write_u64(sub.count().map_or(u64::MAX, |n| n));
                 }
             }
             dw::DW_TAG_subroutine_type => {
                 h.write_u8(10);
-                h.write_u64(self.target_hash(die, depth));
+                h.write_u64(self.target_hash(die, depth, by_offset));
                 for p in self.dies.children(die) {
                     if p.tag == dw::DW_TAG_unspecified_parameters {
                         h.write_u8(11);
                     } else {
-                        h.write_u64(self.target_hash(p, depth));
+                        h.write_u64(self.target_hash(p, depth, by_offset));
                     }
                 }
             }
@@ -163,17 +178,17 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         }
         // 0 marks "not computed".
         let v = h.finish().max(1);
-        self.name_hashes[index].set(v);
+        memo[index].set(v);
         v
     }
 
     /// `spell_hash` of the type `die` points at; `void` (0) when none.
-    fn target_hash(&self, die: &Die<'d>, depth: usize) -> u64 {
+    fn target_hash(&self, die: &Die<'d>, depth: usize, by_offset: bool) -> u64 {
         if depth > MAX_DEPTH {
             return 2;
         }
         match die.ty().filter(|&i| i < self.dies.dies.len()) {
-            Some(i) => self.spell_hash(i, depth + 1),
+            Some(i) => self.spell_hash(i, depth + 1, by_offset),
             None => 0,
         }
     }
@@ -296,9 +311,9 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         }
     }
 
-    fn name_hash(&self, offset: Option<usize>) -> u64 {
+    fn name_hash(&self, offset: Option<usize>, by_offset: bool) -> u64 {
         match offset.filter(|&i| i < self.dies.dies.len()) {
-            Some(i) => self.spell_hash(i, 0),
+            Some(i) => self.spell_hash(i, 0, by_offset),
             None => 0,
         }
     }
@@ -373,7 +388,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 }
                 _ => h.write_u8(0),
             }
-            h.write_u64(self.name_hash(m.ty()));
+            h.write_u64(self.name_hash(m.ty(), by_offset));
             h.write_u64(opt(self.size_of(m.ty())));
             h.write_u64(self.align_of(m.ty()));
             if depth < MAX_DEPTH
