@@ -43,7 +43,7 @@ pub(crate) struct Die<'d> {
 
 /// Where a name is: inline in `.debug_info`, or in a string section, by offset (eight
 /// bytes, not a slice: there is a `Die` per member, millions of them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Name {
     None,
     Inline(u32),

@@ -11,17 +11,23 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::LoadOptions;
-use super::dies::{self, Dwarf, Strings, Unit};
+use super::StructFilter;
+use super::dies::{self, Dwarf, Name, Strings, Unit};
 use super::elf::DebugSections;
 use super::layouts::TypeTable;
 use crate::error::{Error, Result};
 use crate::model::{StructId, StructLayout, Variable};
 
-/// A struct told apart from others of its name by a hash of its whole layout.
-type Key<'d> = (&'d str, u64);
+/// A struct told apart from others of its name by a hash of its whole layout. The name
+/// is where it is stored (a string offset is one string in a vmlinux whose linker merged
+/// strings: compared without reading it); `finish` merges what only that tells apart.
+type Key = (Name, u64);
 
 /// Where a layout was first seen: unit index and the offset of its entry there.
 type Place = (usize, u32);
+
+/// A layout's name and `content_fingerprint`: equal exactly when the layouts are.
+type Content<'d> = (&'d str, u64);
 
 pub(crate) struct Types<'d> {
     pub structs: Vec<StructLayout<'d>>,
@@ -69,10 +75,10 @@ impl<'d> UnitSources<'d> {
 
 /// The lowest unit that has built each layout so far, shared by all workers: a layout
 /// is built again only by a unit earlier than every unit that built it before.
-type Claims<'d> = Mutex<FxHashMap<Key<'d>, usize>>;
+type Claims<'d> = Mutex<FxHashMap<Key, usize>>;
 
 /// True when `unit` should build `key`: no unit at or before it has.
-fn claim<'d>(claims: &Claims<'d>, key: Key<'d>, unit: usize) -> bool {
+fn claim<'d>(claims: &Claims<'d>, key: Key, unit: usize) -> bool {
     let mut map = claims.lock().unwrap_or_else(|e| e.into_inner());
     match map.get(&key) {
         Some(&u) if u <= unit => false,
@@ -86,7 +92,7 @@ fn claim<'d>(claims: &Claims<'d>, key: Key<'d>, unit: usize) -> bool {
 /// A variable before its struct is given its final id.
 struct RawVariable<'d> {
     var: Variable<'d>,
-    key: Option<Key<'d>>,
+    key: Option<Key>,
 }
 
 /// What a run of units produced: distinct layouts with the lowest unit they came from.
@@ -94,7 +100,7 @@ struct RawVariable<'d> {
 struct Acc<'d> {
     /// Each layout with the lowest unit it came from, the offset of its entry there
     /// and its `content_fingerprint`.
-    structs: FxHashMap<Key<'d>, (usize, u32, u64, StructLayout<'d>)>,
+    structs: FxHashMap<Key, (usize, u32, Content<'d>, StructLayout<'d>)>,
     variables: Vec<(usize, RawVariable<'d>)>,
     /// (unit index, unit name) of each unit read.
     names: Vec<(usize, Option<&'d str>)>,
@@ -103,17 +109,11 @@ struct Acc<'d> {
 
 impl<'d> Acc<'d> {
     /// True when this accumulator already holds `key` from `unit` or an earlier one.
-    fn has(&self, unit: usize, key: &Key<'d>) -> bool {
+    fn has(&self, unit: usize, key: &Key) -> bool {
         self.structs.get(key).is_some_and(|(u, ..)| *u <= unit)
     }
 
-    fn add_struct(
-        &mut self,
-        at: (usize, u32),
-        key: Key<'d>,
-        content: u64,
-        layout: StructLayout<'d>,
-    ) {
+    fn add_struct(&mut self, at: Place, key: Key, content: Content<'d>, layout: StructLayout<'d>) {
         match self.structs.get(&key) {
             Some((u, ..)) if *u <= at.0 => {}
             _ => {
@@ -196,19 +196,17 @@ pub(crate) fn read<'d>(
 fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
     // Copies told apart only by where their member names are stored (strings a linker
     // did not merge) are one layout: keep the lowest unit's, the others point at it.
-    let mut keeper: FxHashMap<Key<'d>, (Place, Key<'d>)> = FxHashMap::default();
+    let mut keeper: FxHashMap<Content<'d>, (Place, Key)> = FxHashMap::default();
     for (key, (unit, at, content, _)) in &acc.structs {
-        let slot = keeper
-            .entry((key.0, *content))
-            .or_insert(((*unit, *at), *key));
+        let slot = keeper.entry(*content).or_insert(((*unit, *at), *key));
         if (*unit, *at) < slot.0 {
             *slot = ((*unit, *at), *key);
         }
     }
-    let mut alias: FxHashMap<Key<'d>, Key<'d>> = FxHashMap::default();
-    let mut entries: Vec<(Key<'d>, Place, StructLayout<'d>)> = Vec::new();
+    let mut alias: FxHashMap<Key, Key> = FxHashMap::default();
+    let mut entries: Vec<(Key, Place, StructLayout<'d>)> = Vec::new();
     for (key, (unit, at, content, layout)) in acc.structs {
-        let kept = keeper[&(key.0, content)].1;
+        let kept = keeper[&content].1;
         if kept == key {
             entries.push((key, (unit, at), layout));
         } else {
@@ -220,9 +218,9 @@ fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
     entries.sort_by(|(_, pa, a), (_, pb, b)| {
         (a.name, &a.decl_file, a.size, pa).cmp(&(b.name, &b.decl_file, b.size, pb))
     });
-    let entries: Vec<(Key<'d>, StructLayout<'d>)> =
+    let entries: Vec<(Key, StructLayout<'d>)> =
         entries.into_iter().map(|(k, _, l)| (k, l)).collect();
-    let ids: HashMap<Key<'d>, StructId> = entries
+    let ids: HashMap<Key, StructId> = entries
         .iter()
         .enumerate()
         .map(|(i, (k, _))| (*k, StructId(i)))
@@ -307,17 +305,23 @@ fn read_unit<'d>(
         &files,
         options.pahole_text,
     );
+    let every_struct = matches!(options.structs, StructFilter::All);
     for (i, die) in dies.dies.iter().enumerate() {
-        if is_aggregate(die.tag)
-            && !die.declaration
+        if !is_aggregate(die.tag) || die.declaration || die.name.is_none() {
+            continue;
+        }
+        // Names are read only to filter, and for the layouts that get built.
+        if !every_struct && !dies.name(die).is_some_and(|n| options.structs.accepts(n)) {
+            continue;
+        }
+        let key = (die.name, table.fingerprint(i));
+        if !acc.has(index, &key)
+            && claim(claims, key, index)
             && let Some(name) = dies.name(die)
-            && options.structs.accepts(name)
         {
-            let key = (name, table.fingerprint(i));
-            if !acc.has(index, &key) && claim(claims, key, index) {
-                let content = table.content_fingerprint(i);
-                acc.add_struct((index, die.offset), key, content, table.layout(die, 0, 0));
-            }
+            let content = table.content_fingerprint(i);
+            let layout = table.layout(die, 0, 0);
+            acc.add_struct((index, die.offset), key, (name, content), layout);
         }
     }
     if !options.typedefs.is_empty() || options.all_typedefs {
@@ -330,13 +334,13 @@ fn read_unit<'d>(
                 && t.name.is_none()
                 && let Some(i) = dies.index_of(t.offset)
             {
-                let key = (name, table.fingerprint(i));
+                let key = (die.name, table.fingerprint(i));
                 if !acc.has(index, &key) && claim(claims, key, index) {
                     let mut layout = table.layout(t, 0, 0);
                     layout.name = name;
                     layout.typedef = true;
                     let content = table.content_fingerprint(i);
-                    acc.add_struct((index, t.offset), key, content, layout);
+                    acc.add_struct((index, t.offset), key, (name, content), layout);
                 }
             }
         }
@@ -386,10 +390,11 @@ fn variable<'d>(
                 table.dies.index_of(t.offset),
             ) {
                 (Some(name), Some(i)) => {
-                    let key = (name, table.fingerprint(i));
+                    let key = (t.name, table.fingerprint(i));
                     if !acc.has(unit, &key) && claim(claims, key, unit) {
                         let content = table.content_fingerprint(i);
-                        acc.add_struct((unit, t.offset), key, content, table.layout(t, 0, 0));
+                        let layout = table.layout(t, 0, 0);
+                        acc.add_struct((unit, t.offset), key, (name, content), layout);
                     }
                     Some(key)
                 }
@@ -568,8 +573,8 @@ mod tests {
         // Units 3, 1 and 2 built the three copies; unit 1's `s { int a; }` is kept.
         for (unit, i) in [(3usize, 1usize), (1, 3), (2, 5)] {
             let die = &dies.dies[i];
-            let key = ("s", table.fingerprint(i));
-            let content = table.content_fingerprint(i);
+            let key = (die.name, table.fingerprint(i));
+            let content = ("s", table.content_fingerprint(i));
             acc.add_struct((unit, die.offset), key, content, table.layout(die, 0, 0));
             acc.variables.push((
                 unit,
