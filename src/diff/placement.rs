@@ -11,7 +11,7 @@ use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::RunOf;
 use crate::layout::{SpaceIndex, lay, place};
-use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable};
+use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable, VariableIndex};
 
 /// Both builds with their line indexes.
 pub struct Sides<'a, 'd> {
@@ -21,6 +21,9 @@ pub struct Sides<'a, 'd> {
     pub old_index: [SpaceIndex<'a, 'd>; 2],
     pub new_index: [SpaceIndex<'a, 'd>; 2],
     pub line_size: u64,
+    /// Each build's variables by address.
+    pub old_vars: VariableIndex<'a, 'd>,
+    pub new_vars: VariableIndex<'a, 'd>,
     /// Boot-only and read-mostly storage of the new build.
     pub quiet: Quiet,
 }
@@ -45,6 +48,8 @@ impl<'a, 'd> Sides<'a, 'd> {
                 SpaceIndex::data(&new.symbols, Space::Percpu),
             ],
             line_size,
+            old_vars: old.variables_by_address(),
+            new_vars: new.variables_by_address(),
             quiet: Quiet::new(new),
         }
     }
@@ -141,8 +146,8 @@ pub fn data_change(
         return None;
     }
     let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
-    let var_new = sides.new.variable_for(n);
-    let var_old = sides.old.variable_for(o);
+    let var_new = sides.new_vars.of(n);
+    let var_old = sides.old_vars.of(o);
     let type_name = var_new.or(var_old).map(|v| v.type_name.clone());
     let ty = var_new.or(var_old).map(|v| &*v.ctype);
     let quiet = sides.quiet.of(n, type_name.as_deref());
@@ -162,7 +167,7 @@ pub fn data_change(
         new_tenants
             .iter()
             .filter(|t| {
-                let v = sides.new.variable_for(t);
+                let v = sides.new_vars.of(t);
                 writable(t, v.map(|v| &*v.ctype))
                     && sides.quiet.of(t, v.map(|v| v.type_name.as_str())).is_none()
                     && v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)

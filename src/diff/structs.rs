@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
 use crate::layout::lay;
-use crate::model::{Image, Member, StructId, StructLayout, SymbolKind};
+use crate::model::{Image, Member, StructId, StructLayout, Symbol, SymbolKind};
 
 /// Pairs the structs of two builds; yields (old, new) for each name present in both.
 fn pair<'a, 'd>(
@@ -55,16 +55,18 @@ fn pair<'a, 'd>(
     out
 }
 
-/// Global and per-CPU objects whose type is each struct.
-fn instances(image: &Image<'_>) -> FxHashMap<StructId, Vec<String>> {
-    let mut m: FxHashMap<StructId, Vec<String>> = FxHashMap::default();
+/// Global and per-CPU objects whose type is each struct (named only for the structs
+/// the report lists).
+fn instances<'a, 'd>(image: &'a Image<'d>) -> FxHashMap<StructId, Vec<&'a Symbol<'d>>> {
+    let vars = image.variables_by_address();
+    let mut m: FxHashMap<StructId, Vec<&'a Symbol<'d>>> = FxHashMap::default();
     for s in image
         .symbols
         .iter()
         .filter(|s| s.kind != SymbolKind::Function)
     {
-        if let Some(id) = image.variable_for(s).and_then(|v| v.layout) {
-            m.entry(id).or_default().push(s.qualified_name());
+        if let Some(id) = vars.of(s).and_then(|v| v.layout) {
+            m.entry(id).or_default().push(s);
         }
     }
     m
@@ -247,15 +249,13 @@ pub fn changes(
             // Only names of types or files differ in ways members do not show.
             continue;
         }
-        let mut instances = id_of(new, n)
-            .and_then(|id| inst_new.get(&id))
-            .cloned()
-            .unwrap_or_default();
+        let names = |list: Option<&Vec<&Symbol<'_>>>| -> Vec<String> {
+            list.map(|l| l.iter().map(|s| s.qualified_name()).collect())
+                .unwrap_or_default()
+        };
+        let mut instances = names(id_of(new, n).and_then(|id| inst_new.get(&id)));
         if instances.is_empty() {
-            instances = id_of(old, o)
-                .and_then(|id| inst_old.get(&id))
-                .cloned()
-                .unwrap_or_default();
+            instances = names(id_of(old, o).and_then(|id| inst_old.get(&id)));
         }
         out.push(StructChange {
             name: n.name.to_string(),
