@@ -8,6 +8,7 @@ pub mod pairing;
 mod placement;
 mod quiet;
 mod runs;
+mod same;
 mod structs;
 
 use globset::GlobSet;

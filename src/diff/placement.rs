@@ -10,6 +10,7 @@ use super::hot::HotTypes;
 use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::RunOf;
+use super::same::SameTypes;
 use crate::layout::{SpaceIndex, lay, place};
 use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable, VariableIndex};
 
@@ -118,7 +119,11 @@ fn tenant_keys(pairing: &Pairing<'_, '_>, side: usize, t: &[&Symbol<'_>]) -> Vec
 
 /// Whether an old and a new struct layout are equal, remembered per pair of ids: many
 /// objects share a type, and comparing two layouts walks every member.
-pub type SameLayouts = FxHashMap<(StructId, StructId), bool>;
+#[derive(Default)]
+pub struct SameLayouts {
+    layouts: FxHashMap<(StructId, StructId), bool>,
+    types: SameTypes,
+}
 
 /// The placement change of a paired data object, or `None` when nothing changed.
 pub fn data_change(
@@ -300,7 +305,10 @@ fn member_lines(
     let (so, sn) = (sides.old.struct_by_id(lo), sides.new.struct_by_id(ln));
     // The phase test first: it is cheap, and comparing two layouts walks every member.
     if o.place % sides.line_size == n.place % sides.line_size
-        && *same.entry((lo, ln)).or_insert_with(|| so == sn)
+        && *same
+            .layouts
+            .entry((lo, ln))
+            .or_insert_with(|| same.types.layouts(so, sn))
     {
         return Vec::new();
     }

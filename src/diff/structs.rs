@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
+use super::same::SameTypes;
 use crate::layout::lay;
 use crate::model::{Image, Member, StructId, StructLayout, Symbol, SymbolKind};
 
@@ -14,6 +15,7 @@ fn pair<'a, 'd>(
     old: &'a Image<'d>,
     new: &'a Image<'d>,
     mixed: bool,
+    types: &mut SameTypes,
 ) -> Vec<(&'a StructLayout<'d>, &'a StructLayout<'d>)> {
     let group = |img: &'a Image<'d>| {
         let mut m: BTreeMap<&'d str, Vec<&'a StructLayout<'d>>> = BTreeMap::new();
@@ -37,7 +39,7 @@ fn pair<'a, 'd>(
         // Several layouts: an identical one on both sides is no change; pair the rest
         // by declaring file.
         for o in olds {
-            if news.iter().any(|n| same(o, n, mixed)) {
+            if news.iter().any(|n| same(o, n, mixed, types)) {
                 continue;
             }
             // BTF names no declaring file: left-over layouts cannot be paired.
@@ -228,9 +230,10 @@ pub fn changes(
     // files, alignment, which it infers, array dimensions it may flatten, `[0]`) are
     // not compared.
     let mixed = old.types_from != new.types_from;
-    for (o, n) in pair(old, new, mixed) {
+    let mut types = SameTypes::default();
+    for (o, n) in pair(old, new, mixed, &mut types) {
         let full = pinned(n.name);
-        if same(o, n, mixed) && !full {
+        if same(o, n, mixed, &mut types) && !full {
             continue;
         }
         let members = member_changes(o, n, line_size, false);
@@ -326,9 +329,9 @@ fn type_key(t: &str) -> String {
 }
 
 /// Equal layouts; for a DWARF/BTF pair, equal in what both describe.
-fn same(o: &StructLayout<'_>, n: &StructLayout<'_>, mixed: bool) -> bool {
+fn same(o: &StructLayout<'_>, n: &StructLayout<'_>, mixed: bool, types: &mut SameTypes) -> bool {
     if !mixed {
-        return o == n;
+        return types.layouts(o, n);
     }
     o.size == n.size && o.kind == n.kind && {
         let (a, b) = (o.flat_members(), n.flat_members());
