@@ -75,8 +75,7 @@ fn tenants<'a, 'd>(
     let lo = p.first_line * line_size;
     let hi = p.last_line.saturating_add(1).saturating_mul(line_size);
     let mut out: Vec<&'a Symbol<'d>> = index
-        .overlapping(lo, hi)
-        .into_iter()
+        .overlapping_iter(lo, hi)
         .filter(|t| {
             let itself = t.place == s.place && t.name == s.name && t.file == s.file;
             !itself && t.size > 0 && !(t.place == s.place && t.size == s.size)
