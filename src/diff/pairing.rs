@@ -173,8 +173,18 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
         let next = ids.len() as u32;
         *ids.entry(ByKey(s)).or_insert(next)
     };
-    let old_ids: Vec<u32> = old.iter().map(&mut id).collect();
-    let new_ids: Vec<u32> = new.iter().map(&mut id).collect();
+    // Old and new symbols in turn, by index: both builds are in place order, so a
+    // symbol's counterpart sits a few indexes away and its bucket is still in cache.
+    let mut old_ids = vec![0u32; old.len()];
+    let mut new_ids = vec![0u32; new.len()];
+    for i in 0..old.len().max(new.len()) {
+        if let Some(s) = old.get(i) {
+            old_ids[i] = id(s);
+        }
+        if let Some(s) = new.get(i) {
+            new_ids[i] = id(s);
+        }
+    }
     let groups = ids.len();
     let (old_starts, old_order) = group_by_id(&old_ids, groups);
     let (new_starts, new_order) = group_by_id(&new_ids, groups);
