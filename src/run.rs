@@ -332,7 +332,10 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
-    let (old_file, new_file) = (InputFile::open(&args.old)?, InputFile::open(&args.new)?);
+    // Opened side by side: opening a snapshot checks and decompresses it.
+    let (old_file, new_file) =
+        rayon::join(|| InputFile::open(&args.old), || InputFile::open(&args.new));
+    let (old_file, new_file) = (old_file?, new_file?);
     let (old, new) = rayon::join(|| old_file.load(&load), || new_file.load(&load));
     let (mut old, mut new) = (old?, new?);
     layout_diff::load::align_local_names(&mut old, &mut new);

@@ -82,15 +82,16 @@ impl<'a, 'd> HotTypes<'a, 'd> {
             return 1;
         }
         let Some(id) = layout else { return 0 };
+        // The image outlives `self`'s borrow: its members are walked without cloning
+        // their types.
         let image = self.image;
-        let members: Vec<std::sync::Arc<CType>> = image
+        image
             .struct_by_id(id)
             .flat_members()
             .into_iter()
             .filter(|(_, m)| m.nested.is_none())
-            .map(|(_, m)| m.ctype.clone())
-            .collect();
-        members.iter().filter(|t| self.member_is_hot(t, 0)).count()
+            .filter(|(_, m)| self.member_is_hot(&m.ctype, 0))
+            .count()
     }
 
     fn hot_name(&mut self, ty: &CType) -> bool {
@@ -127,13 +128,11 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         // Guard cycles: assume not hot while computing.
         self.memo.insert(id, false);
         let image = self.image;
-        let layout = image.struct_by_id(id);
-        let types: Vec<std::sync::Arc<CType>> = layout
+        let hot = image
+            .struct_by_id(id)
             .flat_members()
             .into_iter()
-            .map(|(_, m)| m.ctype.clone())
-            .collect();
-        let hot = types.iter().any(|t| self.member_is_hot(t, depth));
+            .any(|(_, m)| self.member_is_hot(&m.ctype, depth));
         self.memo.insert(id, hot);
         hot
     }

@@ -8,6 +8,7 @@ pub mod pairing;
 mod placement;
 mod quiet;
 mod runs;
+mod same;
 mod structs;
 
 use globset::GlobSet;
@@ -63,15 +64,12 @@ fn run_counts(runs: &[ShiftRun], pick: impl Fn(&ShiftRun) -> bool) -> (usize, us
 /// Compares `old` with `new`. Both must use the same line size.
 pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     let line_size = new.line_size;
-    let pairing = pairing::pair(&old.symbols, &new.symbols);
     let alignment = |s: &crate::model::Symbol<'_>| {
         let v = new.variable_for(s)?;
         v.alignment.or(v
             .layout
             .and_then(|id| new.struct_by_id(id).explicit_alignment))
     };
-    let (runs, run_of) = runs::find(&pairing, [old, new], line_size, &alignment);
-    let sides = placement::Sides::new(&pairing, old, new, line_size);
     let fail_on = options
         .fail_on
         .clone()
@@ -89,9 +87,15 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
         Data(Box<PlacementChange>),
         Function(FunctionChange),
     }
-    let names = hot::struct_names(new);
+    // Pairing, runs and the judging of every pair on one side; struct layouts, which
+    // need none of them, on the other from the start (the pairing and the runs are
+    // sequential).
     let judge = || {
-        pairing
+        let pairing = pairing::pair(&old.symbols, &new.symbols);
+        let (runs, run_of) = runs::find(&pairing, [old, new], line_size, &alignment);
+        let sides = placement::Sides::new(&pairing, old, new, line_size);
+        let names = hot::struct_names(new);
+        let changes = pairing
             .pairs
             .par_iter()
             .map_init(
@@ -116,7 +120,9 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                 },
             )
             .flatten()
-            .collect::<Vec<Change>>()
+            .collect::<Vec<Change>>();
+        drop(sides);
+        (pairing, runs, changes)
     };
     let pinned_struct = |name: &str| {
         options
@@ -124,7 +130,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .as_ref()
             .is_some_and(|g| g.is_match(name))
     };
-    let (changes, structs) = rayon::join(judge, || {
+    let ((pairing, runs, changes), structs) = rayon::join(judge, || {
         structs::changes(old, new, line_size, &pinned_struct)
     });
     let mut data = Vec::new();

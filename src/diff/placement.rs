@@ -10,8 +10,9 @@ use super::hot::HotTypes;
 use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::RunOf;
+use super::same::SameTypes;
 use crate::layout::{SpaceIndex, lay, place};
-use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable};
+use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable, VariableIndex};
 
 /// Both builds with their line indexes.
 pub struct Sides<'a, 'd> {
@@ -21,6 +22,9 @@ pub struct Sides<'a, 'd> {
     pub old_index: [SpaceIndex<'a, 'd>; 2],
     pub new_index: [SpaceIndex<'a, 'd>; 2],
     pub line_size: u64,
+    /// Each build's variables by address.
+    pub old_vars: VariableIndex<'a, 'd>,
+    pub new_vars: VariableIndex<'a, 'd>,
     /// Boot-only and read-mostly storage of the new build.
     pub quiet: Quiet,
 }
@@ -45,6 +49,8 @@ impl<'a, 'd> Sides<'a, 'd> {
                 SpaceIndex::data(&new.symbols, Space::Percpu),
             ],
             line_size,
+            old_vars: old.variables_by_address(),
+            new_vars: new.variables_by_address(),
             quiet: Quiet::new(new),
         }
     }
@@ -69,8 +75,7 @@ fn tenants<'a, 'd>(
     let lo = p.first_line * line_size;
     let hi = p.last_line.saturating_add(1).saturating_mul(line_size);
     let mut out: Vec<&'a Symbol<'d>> = index
-        .overlapping(lo, hi)
-        .into_iter()
+        .overlapping_iter(lo, hi)
         .filter(|t| {
             let itself = t.place == s.place && t.name == s.name && t.file == s.file;
             !itself && t.size > 0 && !(t.place == s.place && t.size == s.size)
@@ -113,7 +118,11 @@ fn tenant_keys(pairing: &Pairing<'_, '_>, side: usize, t: &[&Symbol<'_>]) -> Vec
 
 /// Whether an old and a new struct layout are equal, remembered per pair of ids: many
 /// objects share a type, and comparing two layouts walks every member.
-pub type SameLayouts = FxHashMap<(StructId, StructId), bool>;
+#[derive(Default)]
+pub struct SameLayouts {
+    layouts: FxHashMap<(StructId, StructId), bool>,
+    types: SameTypes,
+}
 
 /// The placement change of a paired data object, or `None` when nothing changed.
 pub fn data_change(
@@ -141,8 +150,8 @@ pub fn data_change(
         return None;
     }
     let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
-    let var_new = sides.new.variable_for(n);
-    let var_old = sides.old.variable_for(o);
+    let var_new = sides.new_vars.of(n);
+    let var_old = sides.old_vars.of(o);
     let type_name = var_new.or(var_old).map(|v| v.type_name.clone());
     let ty = var_new.or(var_old).map(|v| &*v.ctype);
     let quiet = sides.quiet.of(n, type_name.as_deref());
@@ -162,7 +171,7 @@ pub fn data_change(
         new_tenants
             .iter()
             .filter(|t| {
-                let v = sides.new.variable_for(t);
+                let v = sides.new_vars.of(t);
                 writable(t, v.map(|v| &*v.ctype))
                     && sides.quiet.of(t, v.map(|v| v.type_name.as_str())).is_none()
                     && v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
@@ -295,7 +304,10 @@ fn member_lines(
     let (so, sn) = (sides.old.struct_by_id(lo), sides.new.struct_by_id(ln));
     // The phase test first: it is cheap, and comparing two layouts walks every member.
     if o.place % sides.line_size == n.place % sides.line_size
-        && *same.entry((lo, ln)).or_insert_with(|| so == sn)
+        && *same
+            .layouts
+            .entry((lo, ln))
+            .or_insert_with(|| same.types.layouts(so, sn))
     {
         return Vec::new();
     }

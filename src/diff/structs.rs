@@ -6,14 +6,16 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
+use super::same::SameTypes;
 use crate::layout::lay;
-use crate::model::{Image, Member, StructId, StructLayout, SymbolKind};
+use crate::model::{Image, Member, StructId, StructLayout, Symbol, SymbolKind};
 
 /// Pairs the structs of two builds; yields (old, new) for each name present in both.
 fn pair<'a, 'd>(
     old: &'a Image<'d>,
     new: &'a Image<'d>,
     mixed: bool,
+    types: &mut SameTypes,
 ) -> Vec<(&'a StructLayout<'d>, &'a StructLayout<'d>)> {
     let group = |img: &'a Image<'d>| {
         let mut m: BTreeMap<&'d str, Vec<&'a StructLayout<'d>>> = BTreeMap::new();
@@ -37,7 +39,7 @@ fn pair<'a, 'd>(
         // Several layouts: an identical one on both sides is no change; pair the rest
         // by declaring file.
         for o in olds {
-            if news.iter().any(|n| same(o, n, mixed)) {
+            if news.iter().any(|n| same(o, n, mixed, types)) {
                 continue;
             }
             // BTF names no declaring file: left-over layouts cannot be paired.
@@ -55,16 +57,18 @@ fn pair<'a, 'd>(
     out
 }
 
-/// Global and per-CPU objects whose type is each struct.
-fn instances(image: &Image<'_>) -> FxHashMap<StructId, Vec<String>> {
-    let mut m: FxHashMap<StructId, Vec<String>> = FxHashMap::default();
+/// Global and per-CPU objects whose type is each struct (named only for the structs
+/// the report lists).
+fn instances<'a, 'd>(image: &'a Image<'d>) -> FxHashMap<StructId, Vec<&'a Symbol<'d>>> {
+    let vars = image.variables_by_address();
+    let mut m: FxHashMap<StructId, Vec<&'a Symbol<'d>>> = FxHashMap::default();
     for s in image
         .symbols
         .iter()
         .filter(|s| s.kind != SymbolKind::Function)
     {
-        if let Some(id) = image.variable_for(s).and_then(|v| v.layout) {
-            m.entry(id).or_default().push(s.qualified_name());
+        if let Some(id) = vars.of(s).and_then(|v| v.layout) {
+            m.entry(id).or_default().push(s);
         }
     }
     m
@@ -226,9 +230,10 @@ pub fn changes(
     // files, alignment, which it infers, array dimensions it may flatten, `[0]`) are
     // not compared.
     let mixed = old.types_from != new.types_from;
-    for (o, n) in pair(old, new, mixed) {
+    let mut types = SameTypes::default();
+    for (o, n) in pair(old, new, mixed, &mut types) {
         let full = pinned(n.name);
-        if same(o, n, mixed) && !full {
+        if same(o, n, mixed, &mut types) && !full {
             continue;
         }
         let members = member_changes(o, n, line_size, false);
@@ -247,15 +252,13 @@ pub fn changes(
             // Only names of types or files differ in ways members do not show.
             continue;
         }
-        let mut instances = id_of(new, n)
-            .and_then(|id| inst_new.get(&id))
-            .cloned()
-            .unwrap_or_default();
+        let names = |list: Option<&Vec<&Symbol<'_>>>| -> Vec<String> {
+            list.map(|l| l.iter().map(|s| s.qualified_name()).collect())
+                .unwrap_or_default()
+        };
+        let mut instances = names(id_of(new, n).and_then(|id| inst_new.get(&id)));
         if instances.is_empty() {
-            instances = id_of(old, o)
-                .and_then(|id| inst_old.get(&id))
-                .cloned()
-                .unwrap_or_default();
+            instances = names(id_of(old, o).and_then(|id| inst_old.get(&id)));
         }
         out.push(StructChange {
             name: n.name.to_string(),
@@ -326,9 +329,9 @@ fn type_key(t: &str) -> String {
 }
 
 /// Equal layouts; for a DWARF/BTF pair, equal in what both describe.
-fn same(o: &StructLayout<'_>, n: &StructLayout<'_>, mixed: bool) -> bool {
+fn same(o: &StructLayout<'_>, n: &StructLayout<'_>, mixed: bool, types: &mut SameTypes) -> bool {
     if !mixed {
-        return o == n;
+        return types.layouts(o, n);
     }
     o.size == n.size && o.kind == n.kind && {
         let (a, b) = (o.flat_members(), n.flat_members());

@@ -99,6 +99,11 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
 
     /// Symbols overlapping `[lo, hi)`, in place order.
     pub fn overlapping(&self, lo: u64, hi: u64) -> Vec<&'a Symbol<'d>> {
+        self.overlapping_iter(lo, hi).collect()
+    }
+
+    /// `overlapping` without collecting (for callers that filter further).
+    pub fn overlapping_iter(&self, lo: u64, hi: u64) -> impl Iterator<Item = &'a Symbol<'d>> {
         let after = self.places.partition_point(|&p| p < hi);
         // Back to the first symbol whose prefix maximum end reaches into the range
         // (`max_end` never decreases, so that is a binary search).
@@ -106,8 +111,7 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
         self.symbols[first..after]
             .iter()
             .copied()
-            .filter(|s| s.place_end() > lo)
-            .collect()
+            .filter(move |s| s.place_end() > lo)
     }
 
     /// The other symbols on the lines `sym` occupies: an entry for its first and last

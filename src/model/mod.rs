@@ -97,6 +97,20 @@ impl<'d> Image<'d> {
     /// The DWARF variable that describes a symbol, matched by name and address.
     pub fn variable_for(&self, sym: &Symbol<'d>) -> Option<&Variable<'d>> {
         let start = self.variables.partition_point(|v| v.address < sym.address);
+        self.variable_from(start, sym)
+    }
+
+    /// `variable_for` answered from a vector of the variables' addresses, for callers
+    /// that ask for every symbol (the search touches addresses, not whole variables).
+    pub fn variables_by_address(&self) -> VariableIndex<'_, 'd> {
+        VariableIndex {
+            image: self,
+            addresses: self.variables.iter().map(|v| v.address).collect(),
+        }
+    }
+
+    /// `variable_for` from the first variable at or after the symbol's address.
+    fn variable_from(&self, start: usize, sym: &Symbol<'d>) -> Option<&Variable<'d>> {
         self.variables[start..]
             .iter()
             .take_while(|v| v.address == sym.address)
@@ -115,5 +129,19 @@ impl<'d> Image<'d> {
             .iter()
             .filter(|s| s.kind == kind && s.space == space)
             .count()
+    }
+}
+
+/// An image's variables searchable by address (see `Image::variables_by_address`).
+pub struct VariableIndex<'a, 'd> {
+    image: &'a Image<'d>,
+    addresses: Vec<u64>,
+}
+
+impl<'a, 'd> VariableIndex<'a, 'd> {
+    /// Same answer as `Image::variable_for`.
+    pub fn of(&self, sym: &Symbol<'d>) -> Option<&'a Variable<'d>> {
+        let start = self.addresses.partition_point(|&a| a < sym.address);
+        self.image.variable_from(start, sym)
     }
 }

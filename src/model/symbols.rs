@@ -96,7 +96,14 @@ impl<'d> Symbol<'d> {
     /// Name qualified by its file for local symbols: `file.c:name`.
     pub fn qualified_name(&self) -> String {
         match (self.binding, self.file) {
-            (Binding::Local, Some(f)) => format!("{f}:{}", self.name),
+            // Built by hand, not with `format!`: the diff names tens of thousands.
+            (Binding::Local, Some(f)) => {
+                let mut out = String::with_capacity(f.len() + 1 + self.name.len());
+                out.push_str(f);
+                out.push(':');
+                out.push_str(self.name);
+                out
+            }
             _ => self.name.to_string(),
         }
     }
