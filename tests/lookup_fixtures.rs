@@ -52,7 +52,10 @@ fn block_name(block: &[String]) -> String {
     let first = block.first().map(String::as_str).unwrap_or("");
     if first.starts_with("typedef ") {
         let last = block.last().map(String::as_str).unwrap_or("");
-        return last.trim_start_matches("} ").trim_end_matches(';').to_string();
+        return last
+            .trim_start_matches("} ")
+            .trim_end_matches(';')
+            .to_string();
     }
     first.split(' ').nth(1).unwrap_or("").to_string()
 }

@@ -166,6 +166,7 @@ pub(crate) fn read<'d>(
             debug_line_str: section(".debug_line_str"),
         },
         claims: &claims,
+        debug_info: section(".debug_info"),
     };
     if let Some(names) = super::lookup::names(options) {
         let acc = super::lookup::read(&ctx, headers, &names, &dwarf_err)?;
@@ -245,6 +246,8 @@ pub(super) struct Context<'a, 'd> {
     pub(super) little_endian: bool,
     pub(super) strings: Strings<'d>,
     pub(super) claims: &'a Claims<'d>,
+    /// The `.debug_info` bytes (`lookup` searches units for a name's traces).
+    pub(super) debug_info: &'d [u8],
 }
 
 fn read_unit<'d>(

@@ -6,10 +6,9 @@
 //! `TypeTable` fingerprint and layout as a whole unit, so every distinct layout of the
 //! name is found and built exactly as the full read builds it.
 
-use std::collections::HashMap;
-
 use gimli::{AttributeValue, DwTag, UnitOffset, constants as dw};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::LoadOptions;
 use super::StructFilter;
@@ -44,10 +43,19 @@ struct Wanted {
     names: Vec<Vec<u8>>,
     str_offsets: Vec<usize>,
     line_str_offsets: Vec<usize>,
+    /// What a unit's bytes must contain to refer to a wanted name: each string
+    /// offset as a 4-byte (`[0]`) and an 8-byte (`[1]`) value in the file's byte
+    /// order, and each name inline with its NUL.
+    traces: [Vec<memchr::memmem::Finder<'static>>; 2],
 }
 
 impl Wanted {
-    fn new(names: &[Vec<u8>], debug_str: &[u8], debug_line_str: &[u8]) -> Wanted {
+    fn new(
+        names: &[Vec<u8>],
+        debug_str: &[u8],
+        debug_line_str: &[u8],
+        little_endian: bool,
+    ) -> Wanted {
         let offsets = |data: &[u8]| {
             let mut found: Vec<usize> = Vec::new();
             for n in names {
@@ -58,11 +66,45 @@ impl Wanted {
             found.sort_unstable();
             found
         };
+        let str_offsets = offsets(debug_str);
+        let line_str_offsets = offsets(debug_line_str);
+        let traces = [4, 8].map(|width| {
+            let mut t: Vec<Vec<u8>> = str_offsets
+                .iter()
+                .chain(&line_str_offsets)
+                .map(|&o| {
+                    let (le, be) = ((o as u64).to_le_bytes(), (o as u64).to_be_bytes());
+                    if little_endian {
+                        le[..width].to_vec()
+                    } else {
+                        be[8 - width..].to_vec()
+                    }
+                })
+                .collect();
+            t.extend(names.iter().map(|n| [n.as_slice(), &[0]].concat()));
+            t.sort();
+            t.dedup();
+            t.iter()
+                .map(|p| memchr::memmem::Finder::new(p).into_owned())
+                .collect()
+        });
         Wanted {
             names: names.to_vec(),
-            str_offsets: offsets(debug_str),
-            line_str_offsets: offsets(debug_line_str),
+            str_offsets,
+            line_str_offsets,
+            traces,
         }
+    }
+
+    /// False when no entry of the unit whose bytes are `data` can carry a wanted name:
+    /// none of the name's string offsets, nor the name itself, occurs in them. Units
+    /// that name strings by index (`DW_FORM_strx`) always may.
+    fn may_occur(&self, unit: &Unit<'_>, data: &[u8]) -> bool {
+        if unit.str_offsets_base.0 != 0 {
+            return true;
+        }
+        let width = usize::from(unit.encoding().format == gimli::Format::Dwarf64);
+        self.traces[width].iter().any(|f| f.find(data).is_some())
     }
 
     /// True when the `DW_AT_name` value is one of the names.
@@ -93,7 +135,12 @@ pub(super) fn read<'d>(
     names: &[Vec<u8>],
     dwarf_err: &(dyn Fn(u64, gimli::Error) -> Error + Sync),
 ) -> Result<Acc<'d>> {
-    let wanted = Wanted::new(names, ctx.strings.debug_str, ctx.strings.debug_line_str);
+    let wanted = Wanted::new(
+        names,
+        ctx.strings.debug_str,
+        ctx.strings.debug_line_str,
+        ctx.little_endian,
+    );
     headers
         .into_par_iter()
         .enumerate()
@@ -164,6 +211,12 @@ fn read_unit<'d>(
             acc.ranges.push((r.begin, r.end, index));
         }
     }
+    let start = unit.header.offset().0;
+    let end = start.saturating_add(unit.header.length_including_self());
+    let data = ctx.debug_info.get(start..end).unwrap_or(&[]);
+    if !wanted.may_occur(&unit, data) {
+        return Ok(acc);
+    }
     let hits = find(dwarf, &unit, wanted)?;
     if hits.is_empty() {
         return Ok(acc);
@@ -233,10 +286,22 @@ enum Want {
     /// The target of a pointer: its name, or all of it when it is an anonymous
     /// struct or union (pahole lists those).
     Pointee,
-    /// Everything its size, alignment, layout and spelling need: its whole subtree
-    /// and, transitively, the types its entries refer to.
+    /// What its size, alignment and tail padding need: its subtree and, transitively,
+    /// the types its entries hold by value (not what pointers point at). A named
+    /// struct held by value is only measured, never printed.
+    Storage,
+    /// The type of a printed member: its storage, its spelling, and all of it when it
+    /// is an anonymous struct or union (printed inline).
+    Member,
+    /// A printed struct or union: its storage, and each member as `Member`.
     Full,
 }
+
+/// What has been done for an entry (bits).
+const SPELLED: u8 = 1;
+const STORED: u8 = 2;
+const PRINTED: u8 = 4;
+const MEMBER: u8 = 8;
 
 fn is_pointer(tag: DwTag) -> bool {
     matches!(
@@ -274,8 +339,8 @@ struct Sparse<'a, 'd> {
     /// Unit offset of each entry's parent when that parent is recorded (`NONE` if not,
     /// or not known yet).
     parents: Vec<u32>,
-    /// Index in `dies` and whether the entry was read whole (`Want::Full`).
-    seen: HashMap<u32, (usize, bool)>,
+    /// Index in `dies` and what was done for the entry (`SPELLED`, ...).
+    seen: FxHashMap<u32, (usize, u8)>,
     queue: Vec<(u32, Want)>,
 }
 
@@ -287,7 +352,7 @@ impl<'a, 'd> Sparse<'a, 'd> {
             enumerators,
             dies: Vec::new(),
             parents: Vec::new(),
-            seen: HashMap::new(),
+            seen: FxHashMap::default(),
             queue: Vec::new(),
         }
     }
@@ -342,7 +407,7 @@ impl<'a, 'd> Sparse<'a, 'd> {
                         let i = self.dies.len();
                         self.dies.push(die);
                         self.parents.push(NONE);
-                        self.seen.insert(at, (i, false));
+                        self.seen.insert(at, (i, 0));
                         i
                     }
                 };
@@ -366,54 +431,101 @@ impl<'a, 'd> Sparse<'a, 'd> {
         Ok(got)
     }
 
+    /// Reads the entry at `offset` alone (if not read yet); its index.
+    fn entry(&mut self, offset: u32) -> gimli::Result<Option<usize>> {
+        if let Some(&(i, _)) = self.seen.get(&offset) {
+            return Ok(Some(i));
+        }
+        Ok(self.read(offset, false)?.first().copied())
+    }
+
+    /// Sets `bit` of the entry at `index`; false when it was set already.
+    fn mark(&mut self, index: usize, bit: u8) -> bool {
+        let at = self.dies[index].offset;
+        match self.seen.get_mut(&at) {
+            Some(s) if s.1 & bit == 0 => {
+                s.1 |= bit;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Reads what `want` asks of the entry at `offset`, queueing what it refers to.
     fn want(&mut self, offset: u32, want: Want) -> gimli::Result<()> {
         if offset == NONE {
             return Ok(());
         }
-        if want == Want::Full {
-            if matches!(self.seen.get(&offset), Some((_, true))) {
-                return Ok(());
-            }
-            for i in self.read(offset, true)? {
-                let d = &self.dies[i];
-                let edge = match d.tag {
-                    t if is_pointer(t) => Want::Pointee,
-                    dw::DW_TAG_subroutine_type
-                    | dw::DW_TAG_formal_parameter
-                    | dw::DW_TAG_subrange_type => Want::Name,
-                    _ => Want::Full,
-                };
-                self.queue.push((d.raw_ty(), edge));
-                let at = d.offset;
-                if let Some(s) = self.seen.get_mut(&at) {
-                    s.1 = true;
-                }
-            }
+        let Some(i) = self.entry(offset)? else {
             return Ok(());
-        }
-        let i = match self.seen.get(&offset) {
-            Some(&(i, _)) => i,
-            None => {
-                let Some(&i) = self.read(offset, false)?.first() else {
+        };
+        let (tag, ty) = (self.dies[i].tag, self.dies[i].raw_ty());
+        let anonymous = self.dies[i].name.is_none() && is_aggregate(tag);
+        match want {
+            Want::Name => {
+                if !self.mark(i, SPELLED) {
                     return Ok(());
-                };
-                let tag = self.dies[i].tag;
+                }
                 if matches!(tag, dw::DW_TAG_array_type | dw::DW_TAG_subroutine_type) {
                     // Subranges and parameters: their counts and types spell it.
                     for c in self.read(offset, true)?.into_iter().skip(1) {
-                        self.queue.push((self.dies[c].raw_ty(), Want::Name));
+                        if self.dies[c].tag != dw::DW_TAG_subrange_type {
+                            self.queue.push((self.dies[c].raw_ty(), Want::Name));
+                        }
                     }
                 }
                 if spells_target(tag) {
-                    self.queue.push((self.dies[i].raw_ty(), Want::Name));
+                    self.queue.push((ty, Want::Name));
                 }
-                i
             }
-        };
-        let d = &self.dies[i];
-        if want == Want::Pointee && d.name.is_none() && is_aggregate(d.tag) {
-            self.queue.push((offset, Want::Full));
+            Want::Pointee => {
+                self.queue
+                    .push((offset, if anonymous { Want::Full } else { Want::Name }));
+            }
+            Want::Member => {
+                if !self.mark(i, MEMBER) {
+                    return Ok(());
+                }
+                if anonymous {
+                    self.queue.push((offset, Want::Full));
+                    return Ok(());
+                }
+                self.queue.push((offset, Want::Storage));
+                self.queue.push((offset, Want::Name));
+                match tag {
+                    dw::DW_TAG_const_type | dw::DW_TAG_volatile_type | dw::DW_TAG_array_type => {
+                        self.queue.push((ty, Want::Member))
+                    }
+                    t if is_pointer(t) => self.queue.push((ty, Want::Pointee)),
+                    _ => {}
+                }
+            }
+            Want::Storage | Want::Full => {
+                let full = want == Want::Full;
+                if !self.mark(i, if full { PRINTED } else { STORED }) {
+                    return Ok(());
+                }
+                for k in self.read(offset, true)? {
+                    let d = &self.dies[k];
+                    let edge = match d.tag {
+                        t if is_pointer(t) => full.then_some(Want::Pointee),
+                        dw::DW_TAG_subroutine_type
+                        | dw::DW_TAG_formal_parameter
+                        | dw::DW_TAG_unspecified_parameters
+                        | dw::DW_TAG_subrange_type => full.then_some(Want::Name),
+                        _ if full => Some(Want::Member),
+                        _ => Some(Want::Storage),
+                    };
+                    if let Some(edge) = edge {
+                        self.queue.push((d.raw_ty(), edge));
+                    }
+                    // Its subtree is read and its references queued.
+                    self.mark(k, STORED);
+                    if full {
+                        self.mark(k, PRINTED);
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -423,8 +535,7 @@ impl<'a, 'd> Sparse<'a, 'd> {
     fn typedef(&mut self, offset: u32) -> gimli::Result<()> {
         let mut at = offset;
         for _ in 0..MAX_CHAIN {
-            self.want(at, Want::Name)?;
-            let Some(&(i, _)) = self.seen.get(&at) else {
+            let Some(i) = self.entry(at)? else {
                 return Ok(());
             };
             let d = &self.dies[i];
@@ -472,7 +583,7 @@ impl<'a, 'd> Sparse<'a, 'd> {
         for d in &mut sorted {
             d.map_refs(index);
         }
-        let mut last: HashMap<u32, u32> = HashMap::new();
+        let mut last: FxHashMap<u32, u32> = FxHashMap::default();
         for (k, &p) in parents.iter().enumerate() {
             let (p, k) = (index(p), k as u32);
             if p == NONE {
@@ -487,5 +598,131 @@ impl<'a, 'd> Sparse<'a, 'd> {
             dies: sorted,
             strings,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{InputFile, elf};
+    use gimli::Section;
+
+    #[test]
+    fn names_are_found_inside_longer_strings() {
+        let names = [b"list_head".to_vec()];
+        let w = Wanted::new(
+            &names,
+            b"hlist_head\0list_head\0list_heads\0",
+            b"list_head\0",
+            true,
+        );
+        assert_eq!(w.str_offsets, [1, 11]);
+        assert_eq!(w.line_str_offsets, [0]);
+    }
+
+    /// Runs `f` on each unit of testdata/old.elf (kernel.c, then other.c).
+    fn with_units(mut f: impl FnMut(&Dwarf<'_>, &Unit<'_>, &[u8])) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/old.elf");
+        let file = InputFile::open(&path).expect("fixture");
+        let info = elf::read(&path, &file.map, &file.owned).expect("elf");
+        let debug = info.debug.expect("dwarf");
+        let dwarf: Dwarf<'_> = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
+            let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
+            Ok(gimli::EndianSlice::new(data, gimli::RunTimeEndian::Little))
+        })
+        .expect("sections");
+        let mut headers = dwarf.units();
+        while let Some(h) = headers.next().expect("header") {
+            let s = debug.sections.get(".debug_str").copied().unwrap_or(&[]);
+            f(&dwarf, &dwarf.unit(h).expect("unit"), s);
+        }
+    }
+
+    #[test]
+    fn units_without_a_trace_of_the_name_are_skipped() {
+        // `user_struct` is defined in kernel.c only, `stats` in both units
+        // (testdata/README.md); `no_such_struct` nowhere.
+        let mut got = Vec::new();
+        with_units(|dwarf, unit, s| {
+            let info = dwarf.debug_info.reader().slice();
+            let start = unit.header.offset().0;
+            let data = &info[start..start + unit.header.length_including_self()];
+            for name in ["user_struct", "stats", "no_such_struct"] {
+                let w = Wanted::new(&[name.as_bytes().to_vec()], s, &[], true);
+                got.push((name, w.may_occur(unit, data)));
+            }
+        });
+        assert_eq!(
+            got,
+            [
+                ("user_struct", true),
+                ("stats", true),
+                ("no_such_struct", false),
+                ("user_struct", false),
+                ("stats", true),
+                ("no_such_struct", false)
+            ]
+        );
+    }
+
+    #[test]
+    fn hits_are_the_entries_readelf_shows() {
+        // readelf --debug-dump=info testdata/old.elf: units at 0 and 0x12f1; `stats` at
+        // <dd3> and <135c>, `list_head` at <1b4> and <1332>, typedef `atomic_t` at <107>.
+        let names = [
+            b"atomic_t".to_vec(),
+            b"list_head".to_vec(),
+            b"stats".to_vec(),
+        ];
+        let mut got = Vec::new();
+        with_units(|dwarf, unit, s| {
+            let w = Wanted::new(&names, s, &[], true);
+            let base = unit.header.offset().0;
+            for h in find(dwarf, unit, &w).expect("walk") {
+                got.push((base + h.offset as usize, h.typedef));
+            }
+        });
+        assert_eq!(
+            got,
+            [
+                (0x107, true),
+                (0x1b4, false),
+                (0xdd3, false),
+                (0x1332, false),
+                (0x135c, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_matched_unit_decodes_only_what_the_struct_needs() {
+        // kernel.c's `struct user_struct`: 136 bytes, 8 members (pahole -C in
+        // testdata/EXPECTED.md); other.c has none. Both units' sparse tables hold
+        // under a quarter of what the full read records.
+        let mut sizes = Vec::new();
+        with_units(|dwarf, unit, s| {
+            let w = Wanted::new(&[b"user_struct".to_vec()], s, &[], true);
+            let hits = find(dwarf, unit, &w).expect("walk");
+            let strings = dies::Strings {
+                debug_str: s,
+                debug_line_str: &[],
+            };
+            let full = dies::read_unit(dwarf, unit, strings, true).expect("unit");
+            let mut sparse = Sparse::new(dwarf, unit, true);
+            for h in &hits {
+                sparse.want(h.offset, Want::Full).expect("read");
+                sparse.drain().expect("read");
+            }
+            let table = sparse.finish(strings);
+            let layouts: Vec<(u64, usize)> = hits
+                .iter()
+                .filter_map(|h| table.index_of(h.offset))
+                .map(|i| &table.dies[i])
+                .filter(|d| !d.declaration)
+                .map(|d| (d.byte_size.unwrap_or(0), table.children(d).count()))
+                .collect();
+            sizes.push((layouts, table.dies.len() * 4 < full.dies.len()));
+        });
+        assert_eq!(sizes, [(vec![(136, 8)], true), (vec![], true)]);
     }
 }
