@@ -21,6 +21,9 @@ pub struct Output {
     pub note: Option<String>,
 }
 
+/// Characters that make a `--struct` pattern a glob rather than a plain name.
+const GLOB_CHARS: [char; 5] = ['*', '?', '[', '{', '\\'];
+
 /// `layout-diff show`.
 pub fn show(args: &ShowArgs) -> Result<Output> {
     if args.common.format() == Format::Markdown {
@@ -56,6 +59,9 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             StructFilter::All
         } else if args.structs.is_empty() {
             StructFilter::None
+        } else if args.structs.iter().all(|p| !p.contains(GLOB_CHARS)) {
+            // Plain names: found without decoding every unit (`load::lookup`).
+            StructFilter::Named(args.structs.clone())
         } else {
             StructFilter::Matching(structs.clone())
         },
@@ -65,7 +71,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         typedefs: args
             .structs
             .iter()
-            .filter(|p| !p.contains(['*', '?', '[', '{']))
+            .filter(|p| !p.contains(GLOB_CHARS))
             .cloned()
             .collect(),
         all_typedefs: false,

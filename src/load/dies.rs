@@ -173,6 +173,12 @@ impl Die<'_> {
     pub(crate) fn raw_ty(&self) -> u32 {
         self.ty
     }
+    /// Maps `DW_AT_type` and `DW_AT_specification` (unit offsets as read) to entry
+    /// indices; for tables built from part of a unit (`lookup`).
+    pub(crate) fn map_refs(&mut self, index: impl Fn(u32) -> u32) {
+        self.ty = index(self.ty);
+        self.specification = index(self.specification);
+    }
 }
 
 impl Default for Die<'_> {
@@ -232,7 +238,7 @@ impl<'d> UnitDies<'d> {
     }
 }
 
-fn is_recorded(tag: DwTag, parent: Option<DwTag>, enumerators: bool) -> bool {
+pub(crate) fn is_recorded(tag: DwTag, parent: Option<DwTag>, enumerators: bool) -> bool {
     match tag {
         dw::DW_TAG_base_type
         | dw::DW_TAG_unspecified_type
@@ -410,7 +416,7 @@ impl OffsetIndex {
 
 /// The attributes layouts use; the rest (lines, columns, siblings, ...) are skipped
 /// without being decoded.
-fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
+pub(crate) fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
     match name {
         dw::DW_AT_name
         | dw::DW_AT_byte_size
@@ -431,7 +437,7 @@ fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
     }
 }
 
-fn read_attr<'d>(
+pub(crate) fn read_attr<'d>(
     dwarf: &Dwarf<'d>,
     unit: &Unit<'d>,
     strings: &Strings<'d>,

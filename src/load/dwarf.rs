@@ -21,13 +21,13 @@ use crate::model::{StructId, StructLayout, Variable};
 /// A struct told apart from others of its name by a hash of its whole layout. The name
 /// is where it is stored (a string offset is one string in a vmlinux whose linker merged
 /// strings: compared without reading it); `finish` merges what only that tells apart.
-type Key = (Name, u64);
+pub(super) type Key = (Name, u64);
 
 /// Where a layout was first seen: unit index and the offset of its entry there.
-type Place = (usize, u32);
+pub(super) type Place = (usize, u32);
 
 /// A layout's name and `content_fingerprint`: equal exactly when the layouts are.
-type Content<'d> = (&'d str, u64);
+pub(super) type Content<'d> = (&'d str, u64);
 
 pub(crate) struct Types<'d> {
     pub structs: Vec<StructLayout<'d>>,
@@ -75,10 +75,10 @@ impl<'d> UnitSources<'d> {
 
 /// The lowest unit that has built each layout so far, shared by all workers: a layout
 /// is built again only by a unit earlier than every unit that built it before.
-type Claims<'d> = Mutex<FxHashMap<Key, usize>>;
+pub(super) type Claims<'d> = Mutex<FxHashMap<Key, usize>>;
 
 /// True when `unit` should build `key`: no unit at or before it has.
-fn claim<'d>(claims: &Claims<'d>, key: Key, unit: usize) -> bool {
+pub(super) fn claim<'d>(claims: &Claims<'d>, key: Key, unit: usize) -> bool {
     let mut map = claims.lock().unwrap_or_else(|e| e.into_inner());
     match map.get(&key) {
         Some(&u) if u <= unit => false,
@@ -90,30 +90,36 @@ fn claim<'d>(claims: &Claims<'d>, key: Key, unit: usize) -> bool {
 }
 
 /// A variable before its struct is given its final id.
-struct RawVariable<'d> {
+pub(super) struct RawVariable<'d> {
     var: Variable<'d>,
     key: Option<Key>,
 }
 
 /// What a run of units produced: distinct layouts with the lowest unit they came from.
 #[derive(Default)]
-struct Acc<'d> {
+pub(super) struct Acc<'d> {
     /// Each layout with the lowest unit it came from, the offset of its entry there
     /// and its `content_fingerprint`.
-    structs: FxHashMap<Key, (usize, u32, Content<'d>, StructLayout<'d>)>,
+    pub(super) structs: FxHashMap<Key, (usize, u32, Content<'d>, StructLayout<'d>)>,
     variables: Vec<(usize, RawVariable<'d>)>,
     /// (unit index, unit name) of each unit read.
-    names: Vec<(usize, Option<&'d str>)>,
-    ranges: Vec<(u64, u64, usize)>,
+    pub(super) names: Vec<(usize, Option<&'d str>)>,
+    pub(super) ranges: Vec<(u64, u64, usize)>,
 }
 
 impl<'d> Acc<'d> {
     /// True when this accumulator already holds `key` from `unit` or an earlier one.
-    fn has(&self, unit: usize, key: &Key) -> bool {
+    pub(super) fn has(&self, unit: usize, key: &Key) -> bool {
         self.structs.get(key).is_some_and(|(u, ..)| *u <= unit)
     }
 
-    fn add_struct(&mut self, at: Place, key: Key, content: Content<'d>, layout: StructLayout<'d>) {
+    pub(super) fn add_struct(
+        &mut self,
+        at: Place,
+        key: Key,
+        content: Content<'d>,
+        layout: StructLayout<'d>,
+    ) {
         match self.structs.get(&key) {
             Some((u, ..)) if *u <= at.0 => {}
             _ => {
@@ -122,7 +128,7 @@ impl<'d> Acc<'d> {
         }
     }
 
-    fn merge(mut self, other: Acc<'d>) -> Acc<'d> {
+    pub(super) fn merge(mut self, other: Acc<'d>) -> Acc<'d> {
         for (key, (unit, at, content, layout)) in other.structs {
             self.add_struct((unit, at), key, content, layout);
         }
@@ -179,7 +185,12 @@ pub(crate) fn read<'d>(
             debug_line_str: section(".debug_line_str"),
         },
         claims: &claims,
+        debug_info: section(".debug_info"),
     };
+    if let Some(names) = super::lookup::names(options) {
+        let acc = super::lookup::read(&ctx, headers, &names, &dwarf_err)?;
+        return Ok(finish(acc, units));
+    }
     let acc = headers
         .into_par_iter()
         .enumerate()
@@ -264,7 +275,7 @@ fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
     }
 }
 
-fn is_aggregate(tag: gimli::DwTag) -> bool {
+pub(super) fn is_aggregate(tag: gimli::DwTag) -> bool {
     matches!(
         tag,
         dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
@@ -272,12 +283,14 @@ fn is_aggregate(tag: gimli::DwTag) -> bool {
 }
 
 /// What every unit's worker shares.
-struct Context<'a, 'd> {
-    dwarf: &'a Dwarf<'d>,
-    options: &'a LoadOptions,
-    little_endian: bool,
-    strings: Strings<'d>,
-    claims: &'a Claims<'d>,
+pub(super) struct Context<'a, 'd> {
+    pub(super) dwarf: &'a Dwarf<'d>,
+    pub(super) options: &'a LoadOptions,
+    pub(super) little_endian: bool,
+    pub(super) strings: Strings<'d>,
+    pub(super) claims: &'a Claims<'d>,
+    /// The `.debug_info` bytes (`lookup` searches units for a name's traces).
+    pub(super) debug_info: &'d [u8],
 }
 
 fn read_unit<'d>(
@@ -423,7 +436,7 @@ fn variable<'d>(
 /// The unit's `DW_AT_name`, without the directories it shares with its
 /// `DW_AT_comp_dir` when absolute (assembler units carry the version-specific build
 /// path: `/build/linux-6.1.170/arch/x86/lib/memcpy_64.S` -> `arch/x86/lib/memcpy_64.S`).
-fn unit_path<'d>(unit: &Unit<'d>) -> Option<&'d str> {
+pub(super) fn unit_path<'d>(unit: &Unit<'d>) -> Option<&'d str> {
     let name = unit.name?.to_string().ok()?;
     if !name.starts_with('/') {
         return Some(name);
@@ -450,7 +463,7 @@ fn file_name_from(table: &TypeTable<'_, '_>, index: u64) -> Option<String> {
 }
 
 /// `dir/name` of entry `index` of the unit's line program file table.
-fn file_name<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>, index: u64) -> Option<String> {
+pub(super) fn file_name<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>, index: u64) -> Option<String> {
     let program = unit.line_program.as_ref()?;
     let header = program.header();
     let entry = header.file(index)?;

@@ -7,6 +7,7 @@ mod dies;
 mod dwarf;
 mod elf;
 mod layouts;
+mod lookup;
 mod symlist;
 mod units;
 mod walk;
@@ -33,6 +34,9 @@ pub enum StructFilter {
     None,
     /// Those whose name matches.
     Matching(GlobSet),
+    /// Those of exactly these names (`show --struct NAME`): found without reading
+    /// every unit whole, together with the `typedefs` of these names.
+    Named(Vec<String>),
 }
 
 impl StructFilter {
@@ -41,6 +45,7 @@ impl StructFilter {
             StructFilter::All => true,
             StructFilter::None => false,
             StructFilter::Matching(set) => set.is_match(name),
+            StructFilter::Named(names) => names.iter().any(|n| n == name),
         }
     }
 }

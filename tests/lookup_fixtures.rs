@@ -1,0 +1,178 @@
+//! `show --struct NAME` with a plain name takes the sparse lookup (src/load/lookup.rs)
+//! instead of decoding every unit. Asserted here: for each struct pahole 1.24 listed in
+//! the committed fixtures' text (testdata/pahole-text/, testdata/types/), asking for
+//! its name alone prints exactly pahole's blocks of that name (every distinct layout,
+//! from whichever unit defines it), and the JSON equals that of the full read (a glob
+//! pattern that matches the same one name) on every fixture build.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{json, run, testdata};
+
+/// Top-level `struct`/`union`/`typedef struct` blocks keyed by name, each line with
+/// whitespace runs collapsed and empty lines dropped (as bench/compare-pahole-text.py
+/// compares them), sorted within a name (pahole prints in DWARF order).
+fn blocks(text: &str) -> BTreeMap<String, Vec<Vec<String>>> {
+    let mut out: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    let mut cur: Option<Vec<String>> = None;
+    for raw in text.lines() {
+        let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        match &mut cur {
+            None => {
+                if raw.ends_with(" {")
+                    && ["struct ", "union ", "typedef "]
+                        .iter()
+                        .any(|k| raw.starts_with(k))
+                {
+                    cur = Some(vec![line]);
+                }
+            }
+            Some(b) => {
+                if !line.is_empty() {
+                    b.push(line);
+                }
+                if raw.starts_with('}') {
+                    let b = cur.take().unwrap_or_default();
+                    let name = block_name(&b);
+                    out.entry(name).or_default().push(b);
+                }
+            }
+        }
+    }
+    for v in out.values_mut() {
+        v.sort();
+    }
+    out
+}
+
+/// `stats` of `struct stats {`; `atomic_t` of a typedef block's `} atomic_t;`.
+fn block_name(block: &[String]) -> String {
+    let first = block.first().map(String::as_str).unwrap_or("");
+    if first.starts_with("typedef ") {
+        let last = block.last().map(String::as_str).unwrap_or("");
+        return last
+            .trim_start_matches("} ")
+            .trim_end_matches(';')
+            .to_string();
+    }
+    first.split(' ').nth(1).unwrap_or("").to_string()
+}
+
+/// Each name of `listing` shown alone on `elf` prints pahole's blocks of that name.
+fn assert_each_name_is_paholes(elf: &str, listing: &str, line_size: Option<&str>) -> usize {
+    let file = testdata(elf);
+    let want = blocks(&std::fs::read_to_string(testdata(listing)).expect("committed listing"));
+    for (name, want) in &want {
+        let mut args = vec!["show", file.as_str(), "--struct", name.as_str()];
+        if let Some(ls) = line_size {
+            args.extend(["--line-size", ls]);
+        }
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{elf} {name}: {err}");
+        let got = blocks(&out);
+        assert_eq!(got.len(), 1, "{elf} {name}: {out}");
+        assert_eq!(got.get(name), Some(want), "{elf} {name}");
+    }
+    want.values().map(Vec::len).sum()
+}
+
+#[test]
+fn each_name_alone_is_paholes_text() {
+    // Block counts: pahole's listings (23 per build: 22 names, `stats` twice).
+    for (elf, line_size) in [
+        ("old", None),
+        ("new", None),
+        ("old-dwarf4", None),
+        ("old-clang", None),
+        ("old-s390x", Some("64")),
+    ] {
+        let n = assert_each_name_is_paholes(
+            &format!("{elf}.elf"),
+            &format!("pahole-text/{elf}.txt"),
+            line_size,
+        );
+        assert_eq!(n, 23, "{elf}");
+    }
+    assert_eq!(
+        assert_each_name_is_paholes("types/types.elf", "types/pahole.txt", None),
+        7
+    );
+    assert_eq!(
+        assert_each_name_is_paholes("types/types.elf", "types/pahole-atomic_t.txt", None),
+        1
+    );
+}
+
+#[test]
+fn a_name_with_two_layouts_in_two_units_gives_both() {
+    // testdata/EXPECTED.md: kernel.c's `struct stats` is 16 bytes, other.c's 12
+    // (hits, misses, drops); pahole -C stops at the first.
+    for elf in ["old.elf", "new.elf", "old-clang.elf", "old-dwarf4.elf"] {
+        let (code, v) = json(&["show", &testdata(elf), "--struct", "stats"]);
+        assert_eq!(code, 0, "{elf}");
+        let mut got: Vec<(u64, Vec<String>)> = v["structs"]
+            .as_array()
+            .expect("structs")
+            .iter()
+            .map(|s| {
+                let members = s["members"].as_array().expect("members");
+                let names = members
+                    .iter()
+                    .map(|m| m["name"].as_str().unwrap_or("").to_string())
+                    .collect();
+                (s["size"].as_u64().expect("size"), names)
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got.len(), 2, "{elf}: {got:?}");
+        assert_eq!(got[0].0, 12, "{elf}");
+        assert_eq!(got[0].1, ["hits", "misses", "drops"], "{elf}");
+        assert_eq!(got[1].0, 16, "{elf}");
+    }
+}
+
+/// The JSON of `show --struct NAME` (sparse lookup) and of the same name beside a glob
+/// that matches nothing (which takes the full read) are the same.
+#[test]
+fn sparse_and_full_reads_agree_on_every_fixture() {
+    let names = [
+        "list_head",
+        "stats",
+        "user_struct",
+        "task_struct",
+        "page",
+        "mce",
+        "rq",
+        "atomic_t",
+        "refcount_t",
+        "sigval",
+        "sk_buff",
+        "no_such_struct",
+    ];
+    for elf in [
+        "old.elf",
+        "new.elf",
+        "old-clang.elf",
+        "old-dwarf4.elf",
+        "old-zlib.elf",
+        "old-zstd.elf",
+        "old-s390x.elf",
+        "old.o",
+    ] {
+        let file = testdata(elf);
+        let mut found = 0;
+        for name in names {
+            let (code_a, a) = json(&["show", &file, "--struct", name]);
+            let (code_b, b) = json(&["show", &file, "--struct", name, "--struct", "[z]z"]);
+            assert_eq!(code_a, code_b, "{elf} {name}");
+            assert_eq!(a["structs"], b["structs"], "{elf} {name}");
+            found += a["structs"].as_array().map_or(0, Vec::len);
+        }
+        // One layout per name but `no_such_struct` (none) and `stats` (two, one per
+        // unit; old.o is kernel.c alone).
+        let want = if elf == "old.o" { 11 } else { 12 };
+        assert_eq!(found, want, "{elf}");
+    }
+}
