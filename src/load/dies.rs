@@ -437,6 +437,7 @@ pub(crate) fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
     }
 }
 
+#[inline]
 pub(crate) fn read_attr<'d>(
     dwarf: &Dwarf<'d>,
     unit: &Unit<'d>,
