@@ -1,8 +1,10 @@
-//! `show --struct NAME` without decoding every unit: a raw walk of each unit reads only
-//! the names of struct, union and typedef entries, and a unit that defines the name
-//! decodes only what that struct's layout and pahole text need (its members, their
-//! types through typedefs, qualifiers and arrays, nested and by-value aggregates; of a
-//! pointer's target only what spells it). The sparse table then goes through the same
+//! `show --struct NAME` without decoding every unit. A unit whose bytes hold no trace
+//! of the name (its `.debug_str` offset, or the name inline) is not walked; the others
+//! get a raw walk that reads only the names of struct, union and typedef entries and
+//! jumps over subtrees without a trace. A unit that defines the name decodes only what
+//! that struct's layout and pahole text need (its members, their types through
+//! typedefs, qualifiers and arrays, nested and by-value aggregates; of a pointer's
+//! target only what spells it). The sparse table then goes through the same
 //! `TypeTable` fingerprint and layout as a whole unit, so every distinct layout of the
 //! name is found and built exactly as the full read builds it.
 
