@@ -176,3 +176,45 @@ fn sparse_and_full_reads_agree_on_every_fixture() {
         assert_eq!(found, want, "{elf}");
     }
 }
+
+#[test]
+fn corrupted_debug_info_never_panics_or_hangs_the_lookup() {
+    // Deterministic byte flips inside old.elf's .debug_info, where the sparse reader
+    // follows references. Every run ends with 0, 1 or 2, an error is one line.
+    use object::{Object, ObjectSection};
+    let data = std::fs::read(testdata("old.elf")).expect("fixture");
+    let (start, len) = {
+        let file = object::File::parse(&*data).expect("elf");
+        let info = file.section_by_name(".debug_info").expect(".debug_info");
+        let (s, l) = info.file_range().expect("in file");
+        (s as usize, l as usize)
+    };
+    let dir = std::env::temp_dir().join(format!("layout-diff-lookup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("fz.elf");
+    let p = path.to_str().expect("utf-8 path").to_string();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for i in 0..32 {
+        let mut b = data.clone();
+        for _ in 0..4 {
+            let j = start + (next() as usize) % len;
+            b[j] = next() as u8;
+        }
+        std::fs::write(&path, &b).expect("write");
+        for name in ["user_struct", "stats", "atomic_t", "task_struct"] {
+            let args = ["show", p.as_str(), "--struct", name];
+            let (code, _, err) = common::run_timed(&args, 60);
+            assert!(matches!(code, 0..=2), "case {i} {name}: exit {code}: {err}");
+            if code == 2 {
+                assert_eq!(err.lines().count(), 1, "case {i} {name}: {err}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

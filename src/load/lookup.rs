@@ -1,8 +1,10 @@
-//! `show --struct NAME` without decoding every unit: a raw walk of each unit reads only
-//! the names of struct, union and typedef entries, and a unit that defines the name
-//! decodes only what that struct's layout and pahole text need (its members, their
-//! types through typedefs, qualifiers and arrays, nested and by-value aggregates; of a
-//! pointer's target only what spells it). The sparse table then goes through the same
+//! `show --struct NAME` without decoding every unit. A unit whose bytes hold no trace
+//! of the name (its `.debug_str` offset, or the name inline) is not walked; the others
+//! get a raw walk that reads only the names of struct, union and typedef entries and
+//! jumps over subtrees without a trace. A unit that defines the name decodes only what
+//! that struct's layout and pahole text need (its members, their types through
+//! typedefs, qualifiers and arrays, nested and by-value aggregates; of a pointer's
+//! target only what spells it). The sparse table then goes through the same
 //! `TypeTable` fingerprint and layout as a whole unit, so every distinct layout of the
 //! name is found and built exactly as the full read builds it.
 
@@ -96,15 +98,21 @@ impl Wanted {
         }
     }
 
-    /// False when no entry of the unit whose bytes are `data` can carry a wanted name:
-    /// none of the name's string offsets, nor the name itself, occurs in them. Units
-    /// that name strings by index (`DW_FORM_strx`) always may.
-    fn may_occur(&self, unit: &Unit<'_>, data: &[u8]) -> bool {
+    /// Where in the unit whose bytes are `data` a wanted name may be referred to: the
+    /// unit offsets at which one of its string offsets, or the name itself, occurs
+    /// (sorted; empty: no entry of the unit carries the name). `None` for units that
+    /// name strings by index (`DW_FORM_strx`): anywhere.
+    fn places(&self, unit: &Unit<'_>, data: &[u8]) -> Option<Vec<usize>> {
         if unit.str_offsets_base.0 != 0 {
-            return true;
+            return None;
         }
         let width = usize::from(unit.encoding().format == gimli::Format::Dwarf64);
-        self.traces[width].iter().any(|f| f.find(data).is_some())
+        let mut at: Vec<usize> = self.traces[width]
+            .iter()
+            .flat_map(|f| f.find_iter(data))
+            .collect();
+        at.sort_unstable();
+        Some(at)
     }
 
     /// True when the `DW_AT_name` value is one of the names.
@@ -160,11 +168,23 @@ struct Hit {
 }
 
 /// Offsets of the struct, union and typedef entries of `unit` with a wanted name.
-fn find(dwarf: &Dwarf<'_>, unit: &Unit<'_>, wanted: &Wanted) -> gimli::Result<Vec<Hit>> {
+/// With `places` (see `Wanted::places`), the walk jumps over each subtree that holds
+/// none of them (by its `DW_AT_sibling`, which GCC gives entries with children) and
+/// stops after the last.
+fn find(
+    dwarf: &Dwarf<'_>,
+    unit: &Unit<'_>,
+    wanted: &Wanted,
+    places: Option<&[usize]>,
+) -> gimli::Result<Vec<Hit>> {
     let mut raw = unit.entries_raw(None)?;
     let mut hits = Vec::new();
+    let end = unit.header.length_including_self();
     while !raw.is_empty() {
         let offset = raw.next_offset().0;
+        if places.is_some_and(|p| p.last().is_none_or(|&l| l < offset)) {
+            break;
+        }
         let Some(abbrev) = raw.read_abbreviation()? else {
             continue;
         };
@@ -177,19 +197,45 @@ fn find(dwarf: &Dwarf<'_>, unit: &Unit<'_>, wanted: &Wanted) -> gimli::Result<Ve
                 | dw::DW_TAG_union_type
                 | dw::DW_TAG_typedef
         );
-        match specs.iter().position(|s| s.name() == dw::DW_AT_name) {
-            Some(k) if candidate => {
-                raw.skip_attributes(&specs[..k])?;
-                let name = raw.read_attribute_inline(specs[k])?;
-                raw.skip_attributes(&specs[k + 1..])?;
-                if wanted.matches(dwarf, unit, name.value())? {
-                    hits.push(Hit {
-                        offset: u32::try_from(offset).unwrap_or(NONE),
-                        typedef: tag == dw::DW_TAG_typedef,
-                    });
+        let jumps = places.is_some() && abbrev.has_children();
+        let (mut name, mut sibling) = (None, None);
+        let mut from = 0;
+        for (k, spec) in specs.iter().enumerate() {
+            let wanted_here = match spec.name() {
+                dw::DW_AT_name => candidate,
+                dw::DW_AT_sibling => jumps,
+                _ => false,
+            };
+            if wanted_here {
+                raw.skip_attributes(&specs[from..k])?;
+                let attr = raw.read_attribute_inline(*spec)?;
+                from = k + 1;
+                match attr.value() {
+                    AttributeValue::UnitRef(o) if spec.name() == dw::DW_AT_sibling => {
+                        sibling = Some(o.0)
+                    }
+                    v if spec.name() == dw::DW_AT_name => name = Some(v),
+                    _ => {}
                 }
             }
-            _ => raw.skip_attributes(specs)?,
+        }
+        raw.skip_attributes(&specs[from..])?;
+        if let Some(v) = name
+            && wanted.matches(dwarf, unit, v)?
+        {
+            hits.push(Hit {
+                offset: u32::try_from(offset).unwrap_or(NONE),
+                typedef: tag == dw::DW_TAG_typedef,
+            });
+        }
+        if let (Some(p), Some(next)) = (places, sibling)
+            && next > offset
+            && next < end
+        {
+            let i = p.partition_point(|&x| x < offset);
+            if p.get(i).is_none_or(|&x| x >= next) {
+                raw = unit.entries_raw(Some(UnitOffset(next)))?;
+            }
         }
     }
     Ok(hits)
@@ -214,10 +260,11 @@ fn read_unit<'d>(
     let start = unit.header.offset().0;
     let end = start.saturating_add(unit.header.length_including_self());
     let data = ctx.debug_info.get(start..end).unwrap_or(&[]);
-    if !wanted.may_occur(&unit, data) {
+    let places = wanted.places(&unit, data);
+    if places.as_ref().is_some_and(Vec::is_empty) {
         return Ok(acc);
     }
-    let hits = find(dwarf, &unit, wanted)?;
+    let hits = find(dwarf, &unit, wanted, places.as_deref())?;
     if hits.is_empty() {
         return Ok(acc);
     }
@@ -569,10 +616,11 @@ impl<'a, 'd> Sparse<'a, 'd> {
         Ok(())
     }
 
-    /// Reads everything queued.
+    /// Reads everything queued. A reference that leads to no readable entry (out of
+    /// the unit, malformed) stays unresolved, as the full read leaves it.
     fn drain(&mut self) -> gimli::Result<()> {
         while let Some((offset, want)) = self.queue.pop() {
-            self.want(offset, want)?;
+            self.want(offset, want).ok();
         }
         Ok(())
     }
@@ -664,7 +712,7 @@ mod tests {
             let data = &info[start..start + unit.header.length_including_self()];
             for name in ["user_struct", "stats", "no_such_struct"] {
                 let w = Wanted::new(&[name.as_bytes().to_vec()], s, &[], true);
-                got.push((name, w.may_occur(unit, data)));
+                got.push((name, w.places(unit, data).is_some_and(|p| !p.is_empty())));
             }
         });
         assert_eq!(
@@ -693,7 +741,17 @@ mod tests {
         with_units(|dwarf, unit, s| {
             let w = Wanted::new(&names, s, &[], true);
             let base = unit.header.offset().0;
-            for h in find(dwarf, unit, &w).expect("walk") {
+            let info = dwarf.debug_info.reader().slice();
+            let data = &info[base..base + unit.header.length_including_self()];
+            let places = w.places(unit, data).expect("DW_FORM_strp names");
+            // The walk that jumps over subtrees without a trace finds the same.
+            let all = find(dwarf, unit, &w, None).expect("walk");
+            let jumping = find(dwarf, unit, &w, Some(&places)).expect("walk");
+            assert_eq!(
+                all.iter().map(|h| h.offset).collect::<Vec<_>>(),
+                jumping.iter().map(|h| h.offset).collect::<Vec<_>>()
+            );
+            for h in jumping {
                 got.push((base + h.offset as usize, h.typedef));
             }
         });
@@ -717,7 +775,7 @@ mod tests {
         let mut sizes = Vec::new();
         with_units(|dwarf, unit, s| {
             let w = Wanted::new(&[b"user_struct".to_vec()], s, &[], true);
-            let hits = find(dwarf, unit, &w).expect("walk");
+            let hits = find(dwarf, unit, &w, None).expect("walk");
             let strings = dies::Strings {
                 debug_info: dwarf.debug_info.reader().slice(),
                 debug_str: s,
