@@ -39,9 +39,12 @@ pub(super) struct Form<'d> {
     pub boundaries: Vec<(&'d str, u64)>,
     pub function_prefix: u64,
     pub sections: Vec<SectionForm<'d>>,
+    #[serde(deserialize_with = "exact")]
     pub symbols: Vec<SymbolForm>,
     pub ctypes: Vec<CTypeForm<'d>>,
+    #[serde(deserialize_with = "exact")]
     pub structs: Vec<StructForm>,
+    #[serde(deserialize_with = "exact")]
     pub variables: Vec<VariableForm>,
     pub units: u64,
     /// With `snapshot --with-lines`: `file:line` of each function's first byte and of
@@ -119,6 +122,7 @@ pub(super) struct StructForm {
     pub size: u64,
     pub alignment: u64,
     pub explicit_alignment: Option<u64>,
+    #[serde(deserialize_with = "exact")]
     pub members: Vec<MemberForm>,
     pub holes: Vec<Hole>,
     pub bit_holes: Vec<BitHole>,
@@ -142,6 +146,36 @@ pub(super) struct VariableForm {
     pub alignment: Option<u64>,
     pub decl_file: Option<Str>,
 }
+
+/// Decodes a sequence into a vector reserved at the length the payload states (serde
+/// reserves at most 1 MiB ahead and then grows by doubling, which copies and touches
+/// up to three times the memory of the result). A forged length reserves at most
+/// `EXACT_LIMIT` bytes of address space, which stay untouched when decoding fails.
+fn exact<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Seq<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Seq<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let most = EXACT_LIMIT / std::mem::size_of::<T>().max(1);
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(most));
+            while let Some(item) = seq.next_element()? {
+                out.push(item);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Seq(std::marker::PhantomData))
+}
+
+/// Most bytes `exact` reserves up front for one sequence.
+const EXACT_LIMIT: usize = 64 << 20;
 
 /// Index of a string in `Form::strings`.
 pub(super) type Str = u32;
