@@ -449,13 +449,13 @@ pub(super) fn to_image<'d>(
             Ok(Variable {
                 name: names.get(v.name)?,
                 address: v.address,
-                type_name: names.get(v.type_name)?.to_string(),
+                type_name: Cow::Borrowed(names.get(v.type_name)?),
                 ctype: ty(v.ctype)?,
                 size: v.size,
                 layout: v.layout,
                 is_array: v.is_array,
                 alignment: v.alignment,
-                decl_file: names.opt(v.decl_file)?.map(str::to_string),
+                decl_file: names.opt(v.decl_file)?.map(Cow::Borrowed),
             })
         })?;
         (structs, variables, form.units as usize)
@@ -550,7 +550,7 @@ fn layout<'d>(
     let members = convert(s.members, |m| {
         Ok(Member {
             name: names.opt(m.name)?,
-            type_name: names.get(m.type_name)?.to_string(),
+            type_name: Cow::Borrowed(names.get(m.type_name)?),
             offset: m.offset,
             size: m.size,
             bit_offset: m.bit_offset,
@@ -575,7 +575,7 @@ fn layout<'d>(
     Ok(StructLayout {
         name: names.get(s.name)?,
         kind: s.kind,
-        decl_file: names.opt(s.decl_file)?.map(str::to_string),
+        decl_file: names.opt(s.decl_file)?.map(Cow::Borrowed),
         size: s.size,
         alignment: s.alignment,
         explicit_alignment: s.explicit_alignment,
