@@ -82,10 +82,13 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
             .as_ref()
             .is_some_and(|g| s.names().iter().any(|n| g.is_match(n)))
     };
-    // Every pair is judged independently, in parallel; `collect` keeps pair order.
+    // Every pair is judged independently, in parallel; `collect` keeps pair order and,
+    // the pairs being indexed, writes one slot per pair into a single vector (a
+    // `flatten` first would gather pieces grown by doubling and copy them together).
+    // Both kinds are boxed so that a slot is one pointer wide.
     enum Change {
         Data(Box<PlacementChange>),
-        Function(FunctionChange),
+        Function(Box<FunctionChange>),
     }
     // Pairing, runs and the judging of every pair on one side; struct layouts, which
     // need none of them, on the other from the start (the pairing and the runs are
@@ -111,7 +114,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                         placement::function_change(
                             &pairing, p, line_size, &run_of, pinned, text_fails,
                         )
-                        .map(Change::Function)
+                        .map(|f| Change::Function(Box::new(f)))
                     } else {
                         let pinned = pinned_sym(p.new);
                         placement::data_change(&sides, p, hot, same, &run_of, pinned)
@@ -119,8 +122,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                     }
                 },
             )
-            .flatten()
-            .collect::<Vec<Change>>();
+            .collect::<Vec<Option<Change>>>();
         drop(sides);
         (pairing, runs, changes)
     };
@@ -133,12 +135,21 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     let ((pairing, runs, changes), structs) = rayon::join(judge, || {
         structs::changes(old, new, line_size, &pinned_struct)
     });
-    let mut data = Vec::new();
-    let mut percpu = Vec::new();
-    let mut functions = Vec::new();
-    for c in changes {
+    // Each list reserved once at its final length.
+    let (mut n_data, mut n_percpu, mut n_functions) = (0, 0, 0);
+    for c in changes.iter().flatten() {
         match c {
-            Change::Function(f) => functions.push(f),
+            Change::Function(_) => n_functions += 1,
+            Change::Data(d) if d.space == Space::Percpu => n_percpu += 1,
+            Change::Data(_) => n_data += 1,
+        }
+    }
+    let mut data = Vec::with_capacity(n_data);
+    let mut percpu = Vec::with_capacity(n_percpu);
+    let mut functions = Vec::with_capacity(n_functions);
+    for c in changes.into_iter().flatten() {
+        match c {
+            Change::Function(f) => functions.push(*f),
             Change::Data(d) if d.space == Space::Percpu => percpu.push(*d),
             Change::Data(d) => data.push(*d),
         }

@@ -152,7 +152,7 @@ pub fn data_change(
     let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
     let var_new = sides.new_vars.of(n);
     let var_old = sides.old_vars.of(o);
-    let type_name = var_new.or(var_old).map(|v| v.type_name.clone());
+    let type_name = var_new.or(var_old).map(|v| v.type_name.to_string());
     let ty = var_new.or(var_old).map(|v| &*v.ctype);
     let quiet = sides.quiet.of(n, type_name.as_deref());
     let is_writable = writable(n, ty) && quiet.is_none();
@@ -173,7 +173,7 @@ pub fn data_change(
             .filter(|t| {
                 let v = sides.new_vars.of(t);
                 writable(t, v.map(|v| &*v.ctype))
-                    && sides.quiet.of(t, v.map(|v| v.type_name.as_str())).is_none()
+                    && sides.quiet.of(t, v.map(|v| &*v.type_name)).is_none()
                     && v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
             })
             .map(|t| t.qualified_name())

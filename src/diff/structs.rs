@@ -125,8 +125,8 @@ fn member_change(
         name,
         kinds,
         type_name: Pair {
-            old: o.map(|m| m.type_name.clone()),
-            new: n.map(|m| m.type_name.clone()),
+            old: o.map(|m| m.type_name.to_string()),
+            new: n.map(|m| m.type_name.to_string()),
         },
         offset: Pair {
             old: f(o, &|m| m.offset),
@@ -263,7 +263,7 @@ pub fn changes(
         out.push(StructChange {
             name: n.name.to_string(),
             kind: n.kind.keyword(),
-            decl_file: n.decl_file.clone(),
+            decl_file: n.decl_file.as_deref().map(str::to_string),
             size: Pair {
                 old: o.size,
                 new: n.size,

@@ -421,13 +421,13 @@ fn variable<'d>(
         var: Variable {
             name,
             address,
-            type_name: table.ctype(ty).c.to_string(),
+            type_name: table.ctype(ty).c.to_string().into(),
             ctype: table.ctype(ty),
             size: table.size_of(ty),
             layout: None,
             is_array,
             alignment: die.alignment().or(spec.and_then(|s| s.alignment())),
-            decl_file: decl.and_then(|f| file_name_from(table, f)),
+            decl_file: decl.and_then(|f| file_name_from(table, f)).map(Into::into),
         },
         key,
     })

@@ -441,7 +441,10 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         let mut layout = StructLayout {
             name: self.dies.name(die).unwrap_or(""),
             kind,
-            decl_file: die.decl_file().and_then(|f| (self.files)(f)),
+            decl_file: die
+                .decl_file()
+                .and_then(|f| (self.files)(f))
+                .map(Into::into),
             size,
             alignment,
             explicit_alignment,
@@ -612,7 +615,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             let ctype = self.ctype(m.ty());
             return Member {
                 name: self.dies.name(m),
-                type_name: ctype.c.to_string(),
+                type_name: ctype.c.to_string().into(),
                 offset: base.saturating_add(offset),
                 size: storage,
                 bit_offset: Some(abs_bit - offset * 8),
@@ -670,7 +673,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         Member {
             pointee,
             name: self.dies.name(m),
-            type_name: ctype.c.to_string(),
+            type_name: ctype.c.to_string().into(),
             offset: base.saturating_add(location),
             size: type_size.unwrap_or(0),
             bit_offset: None,

@@ -1,6 +1,7 @@
 //! DWARF-side model: struct/union layouts with members, holes and padding as pahole
 //! reports them, and global variables with their types.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -54,8 +55,9 @@ pub struct BitHole {
 pub struct Member<'d> {
     /// `None` for an anonymous struct/union member.
     pub name: Option<&'d str>,
+    /// Borrowed from a snapshot's payload, owned when built from DWARF or BTF.
     #[serde(rename = "type")]
-    pub type_name: String,
+    pub type_name: Cow<'d, str>,
     /// Byte offset; for a bitfield, the start of its storage unit (as pahole prints).
     pub offset: u64,
     /// Size in bytes; for a bitfield, the size of its storage unit (its type's size).
@@ -124,8 +126,8 @@ pub struct StructLayout<'d> {
     /// Empty for anonymous nested aggregates.
     pub name: &'d str,
     pub kind: AggregateKind,
-    /// Declaring source file, when DWARF names it.
-    pub decl_file: Option<String>,
+    /// Declaring source file, when DWARF names it (borrowed as `Member::type_name`).
+    pub decl_file: Option<Cow<'d, str>>,
     pub size: u64,
     /// Alignment in bytes: `DW_AT_alignment` when present, else the largest member's.
     pub alignment: u64,
@@ -183,8 +185,9 @@ pub struct Variable<'d> {
     pub name: &'d str,
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
+    /// Borrowed as `Member::type_name`.
     #[serde(rename = "type")]
-    pub type_name: String,
+    pub type_name: Cow<'d, str>,
     /// The type as data: kind, qualifiers, dimensions.
     #[serde(skip)]
     pub ctype: Arc<CType>,
@@ -196,5 +199,5 @@ pub struct Variable<'d> {
     pub is_array: bool,
     /// `DW_AT_alignment` on the variable.
     pub alignment: Option<u64>,
-    pub decl_file: Option<String>,
+    pub decl_file: Option<Cow<'d, str>>,
 }

@@ -39,9 +39,12 @@ pub(super) struct Form<'d> {
     pub boundaries: Vec<(&'d str, u64)>,
     pub function_prefix: u64,
     pub sections: Vec<SectionForm<'d>>,
+    #[serde(deserialize_with = "exact")]
     pub symbols: Vec<SymbolForm>,
     pub ctypes: Vec<CTypeForm<'d>>,
+    #[serde(deserialize_with = "exact")]
     pub structs: Vec<StructForm>,
+    #[serde(deserialize_with = "exact")]
     pub variables: Vec<VariableForm>,
     pub units: u64,
     /// With `snapshot --with-lines`: `file:line` of each function's first byte and of
@@ -119,6 +122,7 @@ pub(super) struct StructForm {
     pub size: u64,
     pub alignment: u64,
     pub explicit_alignment: Option<u64>,
+    #[serde(deserialize_with = "exact")]
     pub members: Vec<MemberForm>,
     pub holes: Vec<Hole>,
     pub bit_holes: Vec<BitHole>,
@@ -142,6 +146,36 @@ pub(super) struct VariableForm {
     pub alignment: Option<u64>,
     pub decl_file: Option<Str>,
 }
+
+/// Decodes a sequence into a vector reserved at the length the payload states (serde
+/// reserves at most 1 MiB ahead and then grows by doubling, which copies and touches
+/// up to three times the memory of the result). A forged length reserves at most
+/// `EXACT_LIMIT` bytes of address space, which stay untouched when decoding fails.
+fn exact<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Seq<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Seq<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let most = EXACT_LIMIT / std::mem::size_of::<T>().max(1);
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(most));
+            while let Some(item) = seq.next_element()? {
+                out.push(item);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Seq(std::marker::PhantomData))
+}
+
+/// Most bytes `exact` reserves up front for one sequence.
+const EXACT_LIMIT: usize = 64 << 20;
 
 /// Index of a string in `Form::strings`.
 pub(super) type Str = u32;
@@ -367,6 +401,17 @@ fn struct_form<'a>(
 /// Why a decoded form cannot be an `Image` (an index out of range).
 pub(super) type Bad = &'static str;
 
+/// `items` converted one by one into a vector reserved once at its final length: a
+/// `collect` of fallible conversions cannot know the length and grows by doubling,
+/// which copies and touches twice the memory of the result.
+fn convert<T, U>(items: Vec<T>, mut f: impl FnMut(T) -> Result<U, Bad>) -> Result<Vec<U>, Bad> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.push(f(item)?);
+    }
+    Ok(out)
+}
+
 /// The `Image` a form describes. `listing` keeps what only pahole's listing reads;
 /// without it those fields are cleared as a diff load leaves them. `dwarf` false
 /// drops structs, variables and units, as a load without DWARF has none.
@@ -396,31 +441,23 @@ pub(super) fn to_image<'d>(
     };
     let count = form.structs.len();
     let (structs, variables, units) = if dwarf && form.has_debug_info {
-        let structs = form
-            .structs
-            .into_iter()
-            .map(|s| layout(s, &ty, &names, listing))
-            .collect::<Result<Vec<_>, Bad>>()?;
-        let variables = form
-            .variables
-            .into_iter()
-            .map(|v| {
-                if v.layout.is_some_and(|StructId(i)| i >= count) {
-                    return Err("struct index out of range");
-                }
-                Ok(Variable {
-                    name: names.get(v.name)?,
-                    address: v.address,
-                    type_name: names.get(v.type_name)?.to_string(),
-                    ctype: ty(v.ctype)?,
-                    size: v.size,
-                    layout: v.layout,
-                    is_array: v.is_array,
-                    alignment: v.alignment,
-                    decl_file: names.opt(v.decl_file)?.map(str::to_string),
-                })
+        let structs = convert(form.structs, |s| layout(s, &ty, &names, listing))?;
+        let variables = convert(form.variables, |v| {
+            if v.layout.is_some_and(|StructId(i)| i >= count) {
+                return Err("struct index out of range");
+            }
+            Ok(Variable {
+                name: names.get(v.name)?,
+                address: v.address,
+                type_name: Cow::Borrowed(names.get(v.type_name)?),
+                ctype: ty(v.ctype)?,
+                size: v.size,
+                layout: v.layout,
+                is_array: v.is_array,
+                alignment: v.alignment,
+                decl_file: names.opt(v.decl_file)?.map(Cow::Borrowed),
             })
-            .collect::<Result<Vec<_>, Bad>>()?;
+        })?;
         (structs, variables, form.units as usize)
     } else {
         (Vec::new(), Vec::new(), 0)
@@ -465,25 +502,21 @@ pub(super) fn to_image<'d>(
                 compressed: s.compressed,
             })
             .collect(),
-        symbols: form
-            .symbols
-            .into_iter()
-            .map(|s| {
-                Ok(Symbol {
-                    name: names.get(s.name)?,
-                    file: names.opt(if with_units { s.file } else { s.elf_file })?,
-                    unit: if with_units { names.opt(s.unit)? } else { None },
-                    group: s.group,
-                    kind: s.kind,
-                    binding: s.binding,
-                    section: names.get(s.section)?,
-                    address: s.address,
-                    size: s.size,
-                    space: s.space,
-                    place: s.place,
-                })
+        symbols: convert(form.symbols, |s| {
+            Ok(Symbol {
+                name: names.get(s.name)?,
+                file: names.opt(if with_units { s.file } else { s.elf_file })?,
+                unit: if with_units { names.opt(s.unit)? } else { None },
+                group: s.group,
+                kind: s.kind,
+                binding: s.binding,
+                section: names.get(s.section)?,
+                address: s.address,
+                size: s.size,
+                space: s.space,
+                place: s.place,
             })
-            .collect::<Result<Vec<_>, Bad>>()?,
+        })?,
         structs,
         variables,
         units,
@@ -514,39 +547,35 @@ fn layout<'d>(
     names: &Strings<'d>,
     listing: bool,
 ) -> Result<StructLayout<'d>, Bad> {
-    let members = s
-        .members
-        .into_iter()
-        .map(|m| {
-            Ok(Member {
-                name: names.opt(m.name)?,
-                type_name: names.get(m.type_name)?.to_string(),
-                offset: m.offset,
-                size: m.size,
-                bit_offset: m.bit_offset,
-                bit_size: m.bit_size,
-                flexible: m.flexible,
-                nested: m
-                    .nested
-                    .map(|n| layout(*n, ty, names, listing).map(Box::new))
-                    .transpose()?,
-                alignment: m.alignment,
-                ctype: ty(m.ctype)?,
-                hole: m.hole,
-                bit_hole: m.bit_hole,
-                type_padding: if listing { m.type_padding } else { 0 },
-                pointee: match m.pointee {
-                    Some(p) if listing => Some(Box::new(layout(*p, ty, names, listing)?)),
-                    _ => None,
-                },
-                natural_alignment: if listing { m.natural_alignment } else { 0 },
-            })
+    let members = convert(s.members, |m| {
+        Ok(Member {
+            name: names.opt(m.name)?,
+            type_name: Cow::Borrowed(names.get(m.type_name)?),
+            offset: m.offset,
+            size: m.size,
+            bit_offset: m.bit_offset,
+            bit_size: m.bit_size,
+            flexible: m.flexible,
+            nested: m
+                .nested
+                .map(|n| layout(*n, ty, names, listing).map(Box::new))
+                .transpose()?,
+            alignment: m.alignment,
+            ctype: ty(m.ctype)?,
+            hole: m.hole,
+            bit_hole: m.bit_hole,
+            type_padding: if listing { m.type_padding } else { 0 },
+            pointee: match m.pointee {
+                Some(p) if listing => Some(Box::new(layout(*p, ty, names, listing)?)),
+                _ => None,
+            },
+            natural_alignment: if listing { m.natural_alignment } else { 0 },
         })
-        .collect::<Result<Vec<_>, Bad>>()?;
+    })?;
     Ok(StructLayout {
         name: names.get(s.name)?,
         kind: s.kind,
-        decl_file: names.opt(s.decl_file)?.map(str::to_string),
+        decl_file: names.opt(s.decl_file)?.map(Cow::Borrowed),
         size: s.size,
         alignment: s.alignment,
         explicit_alignment: s.explicit_alignment,
