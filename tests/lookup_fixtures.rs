@@ -9,37 +9,14 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{json, run, testdata};
+use common::{json, pahole_blocks, run, testdata};
 
-/// Top-level `struct`/`union`/`typedef struct` blocks keyed by name, each line with
-/// whitespace runs collapsed and empty lines dropped (as bench/compare-pahole-text.py
-/// compares them), sorted within a name (pahole prints in DWARF order).
+/// pahole-style blocks (`common::pahole_blocks`) keyed by name, sorted within a name
+/// (pahole prints in DWARF order).
 fn blocks(text: &str) -> BTreeMap<String, Vec<Vec<String>>> {
     let mut out: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
-    let mut cur: Option<Vec<String>> = None;
-    for raw in text.lines() {
-        let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
-        match &mut cur {
-            None => {
-                if raw.ends_with(" {")
-                    && ["struct ", "union ", "typedef "]
-                        .iter()
-                        .any(|k| raw.starts_with(k))
-                {
-                    cur = Some(vec![line]);
-                }
-            }
-            Some(b) => {
-                if !line.is_empty() {
-                    b.push(line);
-                }
-                if raw.starts_with('}') {
-                    let b = cur.take().unwrap_or_default();
-                    let name = block_name(&b);
-                    out.entry(name).or_default().push(b);
-                }
-            }
-        }
+    for b in pahole_blocks(text) {
+        out.entry(block_name(&b)).or_default().push(b);
     }
     for v in out.values_mut() {
         v.sort();

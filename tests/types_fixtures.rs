@@ -5,38 +5,14 @@
 
 mod common;
 
-use common::{json, run, testdata};
+use common::{json, pahole_blocks, run, testdata};
 use layout_diff::model::TypeKind;
 use layout_diff::{InputFile, LoadOptions};
 
-/// Top-level `struct`/`union`/`typedef struct` blocks, each line with whitespace runs
-/// collapsed and empty lines dropped (the comparison bench/compare-pahole-text.py
-/// makes), sorted (pahole prints in DWARF order, layout-diff by name).
+/// pahole-style blocks (`common::pahole_blocks`), sorted: pahole prints in DWARF order,
+/// layout-diff by name.
 fn blocks(text: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    let mut cur: Option<Vec<String>> = None;
-    for raw in text.lines() {
-        let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
-        match &mut cur {
-            None => {
-                if raw.ends_with(" {")
-                    && ["struct ", "union ", "typedef "]
-                        .iter()
-                        .any(|k| raw.starts_with(k))
-                {
-                    cur = Some(vec![line]);
-                }
-            }
-            Some(b) => {
-                if !line.is_empty() {
-                    b.push(line);
-                }
-                if raw.starts_with('}') {
-                    out.push(cur.take().unwrap_or_default());
-                }
-            }
-        }
-    }
+    let mut out = pahole_blocks(text);
     out.sort();
     out
 }

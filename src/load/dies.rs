@@ -321,18 +321,7 @@ pub(crate) fn read_unit<'d>(
                 top_level: tag == dw::DW_TAG_variable,
                 ..Die::default()
             };
-            // Read the wanted attributes; skip each run of unwanted ones in one call.
-            let specs = abbrev.attributes();
-            let mut skip_from = 0;
-            for (k, spec) in specs.iter().enumerate() {
-                if wanted(spec.name(), tag) {
-                    raw.skip_attributes(&specs[skip_from..k])?;
-                    let attr = raw.read_attribute_inline(*spec)?;
-                    read_attr(dwarf, unit, &strings, &mut die, attr)?;
-                    skip_from = k + 1;
-                }
-            }
-            raw.skip_attributes(&specs[skip_from..])?;
+            read_wanted(dwarf, unit, &strings, &mut raw, abbrev, &mut die)?;
             let i = dies.len() as u32;
             if let Some((_, Some(p), _)) = parent {
                 while last_child.last().is_some_and(|(q, _)| *q > p) {
@@ -416,7 +405,7 @@ impl OffsetIndex {
 
 /// The attributes layouts use; the rest (lines, columns, siblings, ...) are skipped
 /// without being decoded.
-pub(crate) fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
+fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
     match name {
         dw::DW_AT_name
         | dw::DW_AT_byte_size
@@ -437,8 +426,31 @@ pub(crate) fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
     }
 }
 
+/// Reads the attributes of the entry whose abbreviation was just read into `die` (its
+/// tag set): the wanted ones decoded, each run of the others skipped in one call.
+pub(crate) fn read_wanted<'d>(
+    dwarf: &Dwarf<'d>,
+    unit: &Unit<'d>,
+    strings: &Strings<'d>,
+    raw: &mut gimli::EntriesRaw<'_, Reader<'d>>,
+    abbrev: &gimli::Abbreviation,
+    die: &mut Die<'d>,
+) -> gimli::Result<()> {
+    let specs = abbrev.attributes();
+    let mut skip_from = 0;
+    for (k, spec) in specs.iter().enumerate() {
+        if wanted(spec.name(), die.tag) {
+            raw.skip_attributes(&specs[skip_from..k])?;
+            let attr = raw.read_attribute_inline(*spec)?;
+            read_attr(dwarf, unit, strings, die, attr)?;
+            skip_from = k + 1;
+        }
+    }
+    raw.skip_attributes(&specs[skip_from..])
+}
+
 #[inline]
-pub(crate) fn read_attr<'d>(
+fn read_attr<'d>(
     dwarf: &Dwarf<'d>,
     unit: &Unit<'d>,
     strings: &Strings<'d>,

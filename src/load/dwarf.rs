@@ -78,7 +78,7 @@ impl<'d> UnitSources<'d> {
 pub(super) type Claims<'d> = Mutex<FxHashMap<Key, usize>>;
 
 /// True when `unit` should build `key`: no unit at or before it has.
-pub(super) fn claim<'d>(claims: &Claims<'d>, key: Key, unit: usize) -> bool {
+fn claim<'d>(claims: &Claims<'d>, key: Key, unit: usize) -> bool {
     let mut map = claims.lock().unwrap_or_else(|e| e.into_inner());
     match map.get(&key) {
         Some(&u) if u <= unit => false,
@@ -86,6 +86,45 @@ pub(super) fn claim<'d>(claims: &Claims<'d>, key: Key, unit: usize) -> bool {
             map.insert(key, unit);
             true
         }
+    }
+}
+
+/// What builds one unit's layouts: each distinct one once, by the lowest unit.
+pub(super) struct Builder<'a, 'u, 'd> {
+    pub claims: &'a Claims<'d>,
+    pub table: &'a TypeTable<'u, 'd>,
+    pub unit: usize,
+}
+
+impl<'d> Builder<'_, '_, 'd> {
+    /// Builds the layout of the aggregate at entry `i` unless this unit or an earlier
+    /// one has (see `claim`), keyed by `key_name` (where its name, or its typedef's, is
+    /// stored); its key. `name` is read only for a layout that gets built (`None`: not
+    /// built); `typedef` gives the layout that name.
+    pub fn add(
+        &self,
+        acc: &mut Acc<'d>,
+        i: usize,
+        key_name: Name,
+        name: impl FnOnce() -> Option<&'d str>,
+        typedef: bool,
+    ) -> Key {
+        let table = self.table;
+        let t = &table.dies.dies[i];
+        let key = (key_name, table.fingerprint(i));
+        if !acc.has(self.unit, &key)
+            && claim(self.claims, key, self.unit)
+            && let Some(name) = name()
+        {
+            let mut layout = table.layout(t, 0, 0);
+            if typedef {
+                layout.name = name;
+                layout.typedef = true;
+            }
+            let content = (name, table.content_fingerprint(i));
+            acc.add_struct((self.unit, t.offset), key, content, layout);
+        }
+        key
     }
 }
 
@@ -318,6 +357,11 @@ fn read_unit<'d>(
         &files,
         options.pahole_text,
     );
+    let builder = Builder {
+        claims,
+        table: &table,
+        unit: index,
+    };
     let every_struct = matches!(options.structs, StructFilter::All);
     for (i, die) in dies.dies.iter().enumerate() {
         if !is_aggregate(die.tag) || die.declaration || die.name.is_none() {
@@ -327,15 +371,7 @@ fn read_unit<'d>(
         if !every_struct && !dies.name(die).is_some_and(|n| options.structs.accepts(n)) {
             continue;
         }
-        let key = (die.name, table.fingerprint(i));
-        if !acc.has(index, &key)
-            && claim(claims, key, index)
-            && let Some(name) = dies.name(die)
-        {
-            let content = table.content_fingerprint(i);
-            let layout = table.layout(die, 0, 0);
-            acc.add_struct((index, die.offset), key, (name, content), layout);
-        }
+        builder.add(&mut acc, i, die.name, || dies.name(die), false);
     }
     if !options.typedefs.is_empty() || options.all_typedefs {
         for die in dies.dies.iter().filter(|d| d.tag == dw::DW_TAG_typedef) {
@@ -347,20 +383,13 @@ fn read_unit<'d>(
                 && t.name.is_none()
                 && let Some(i) = dies.index_of(t.offset)
             {
-                let key = (die.name, table.fingerprint(i));
-                if !acc.has(index, &key) && claim(claims, key, index) {
-                    let mut layout = table.layout(t, 0, 0);
-                    layout.name = name;
-                    layout.typedef = true;
-                    let content = table.content_fingerprint(i);
-                    acc.add_struct((index, t.offset), key, (name, content), layout);
-                }
+                builder.add(&mut acc, i, die.name, || Some(name), true);
             }
         }
     }
     if options.variables {
         for die in dies.dies.iter().filter(|d| d.top_level) {
-            if let Some(raw) = variable(&table, &mut acc, claims, index, die) {
+            if let Some(raw) = variable(&builder, &mut acc, die) {
                 acc.variables.push((index, raw));
             }
         }
@@ -370,12 +399,11 @@ fn read_unit<'d>(
 
 /// A global variable with a static address, and the layout of its struct type.
 fn variable<'d>(
-    table: &TypeTable<'_, 'd>,
+    builder: &Builder<'_, '_, 'd>,
     acc: &mut Acc<'d>,
-    claims: &Claims<'d>,
-    unit: usize,
     die: &dies::Die<'d>,
 ) -> Option<RawVariable<'d>> {
+    let table = builder.table;
     let address = die.address()?;
     let spec = die.specification().and_then(|o| table.dies.get(o));
     let name = table
@@ -402,15 +430,7 @@ fn variable<'d>(
                 table.dies.name(t).or(Some("")),
                 table.dies.index_of(t.offset),
             ) {
-                (Some(name), Some(i)) => {
-                    let key = (t.name, table.fingerprint(i));
-                    if !acc.has(unit, &key) && claim(claims, key, unit) {
-                        let content = table.content_fingerprint(i);
-                        let layout = table.layout(t, 0, 0);
-                        acc.add_struct((unit, t.offset), key, (name, content), layout);
-                    }
-                    Some(key)
-                }
+                (Some(name), Some(i)) => Some(builder.add(acc, i, t.name, || Some(name), false)),
                 _ => None,
             }
         }
@@ -522,7 +542,7 @@ mod tests {
 
     /// Two structs `s { int a; }` whose member name `a` is stored twice in the string
     /// section (a linker that did not merge strings), and one `s { int b; }`.
-    fn unmerged() -> (&'static [u8], Vec<Die<'static>>) {
+    fn unmerged() -> UnitDies<'static> {
         let debug_str: &'static [u8] = b"s\0a\0a\0int\0b\0";
         let mut dies = Vec::new();
         let mut int = Die::default();
@@ -547,20 +567,19 @@ mod tests {
             dies.push(s);
             dies.push(m);
         }
-        (debug_str, dies)
-    }
-
-    #[test]
-    fn names_stored_twice_fingerprint_apart_but_have_one_content() {
-        let (debug_str, dies) = unmerged();
-        let dies = UnitDies {
+        UnitDies {
             dies,
             strings: Strings {
                 debug_info: &[],
                 debug_str,
                 debug_line_str: &[],
             },
-        };
+        }
+    }
+
+    #[test]
+    fn names_stored_twice_fingerprint_apart_but_have_one_content() {
+        let dies = unmerged();
         let files = |_: u64| None;
         let table = TypeTable::new(&dies, 8, true, &files, false);
         let (a1, a2, b) = (1, 3, 5);
@@ -571,15 +590,7 @@ mod tests {
 
     #[test]
     fn layouts_equal_in_content_become_one_and_variables_follow() {
-        let (debug_str, dies) = unmerged();
-        let dies = UnitDies {
-            dies,
-            strings: Strings {
-                debug_info: &[],
-                debug_str,
-                debug_line_str: &[],
-            },
-        };
+        let dies = unmerged();
         let files = |_: u64| None;
         let table = TypeTable::new(&dies, 8, true, &files, false);
         let mut acc = Acc::default();

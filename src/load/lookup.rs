@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 use super::LoadOptions;
 use super::StructFilter;
 use super::dies::{self, Die, Dwarf, NONE, Reader, Unit, UnitDies};
-use super::dwarf::{Acc, Context, claim, file_name, is_aggregate, unit_path};
+use super::dwarf::{Acc, Builder, Context, file_name, is_aggregate, unit_path};
 use super::layouts::TypeTable;
 use crate::error::{Error, Result};
 
@@ -286,6 +286,11 @@ fn read_unit<'d>(
         &files,
         options.pahole_text,
     );
+    let builder = Builder {
+        claims,
+        table: &table,
+        unit: index,
+    };
     // As `dwarf::read_unit`: structs first, then typedefs, each in offset order.
     for hit in hits.iter().filter(|h| !h.typedef) {
         if let Some(i) = dies.index_of(hit.offset)
@@ -295,11 +300,7 @@ fn read_unit<'d>(
             && let Some(name) = dies.name(die)
             && options.structs.accepts(name)
         {
-            let key = (die.name, table.fingerprint(i));
-            if !acc.has(index, &key) && claim(claims, key, index) {
-                let content = (name, table.content_fingerprint(i));
-                acc.add_struct((index, die.offset), key, content, table.layout(die, 0, 0));
-            }
+            builder.add(&mut acc, i, die.name, || Some(name), false);
         }
     }
     for hit in hits.iter().filter(|h| h.typedef) {
@@ -313,14 +314,7 @@ fn read_unit<'d>(
             && t.name.is_none()
             && let Some(i) = dies.index_of(t.offset)
         {
-            let key = (die.name, table.fingerprint(i));
-            if !acc.has(index, &key) && claim(claims, key, index) {
-                let mut layout = table.layout(t, 0, 0);
-                layout.name = name;
-                layout.typedef = true;
-                let content = (name, table.content_fingerprint(i));
-                acc.add_struct((index, t.offset), key, content, layout);
-            }
+            builder.add(&mut acc, i, die.name, || Some(name), true);
         }
     }
     Ok(acc)
@@ -449,23 +443,14 @@ impl<'a, 'd> Sparse<'a, 'd> {
                     None => {
                         let mut die = Die::default();
                         (die.offset, die.tag) = (at, tag);
-                        let specs = abbrev.attributes();
-                        let mut skip_from = 0;
-                        for (k, spec) in specs.iter().enumerate() {
-                            if dies::wanted(spec.name(), tag) {
-                                raw.skip_attributes(&specs[skip_from..k])?;
-                                let attr = raw.read_attribute_inline(*spec)?;
-                                dies::read_attr(
-                                    self.dwarf,
-                                    self.unit,
-                                    &self.strings,
-                                    &mut die,
-                                    attr,
-                                )?;
-                                skip_from = k + 1;
-                            }
-                        }
-                        raw.skip_attributes(&specs[skip_from..])?;
+                        dies::read_wanted(
+                            self.dwarf,
+                            self.unit,
+                            &self.strings,
+                            &mut raw,
+                            abbrev,
+                            &mut die,
+                        )?;
                         let i = self.dies.len();
                         self.dies.push(die);
                         self.parents.push(NONE);

@@ -181,3 +181,34 @@ pub fn json_hex(v: &Value) -> u64 {
     let s = v.as_str().expect("addresses are hex strings");
     u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("hex address")
 }
+
+/// Top-level `struct`/`union`/`typedef struct` blocks of a pahole-style listing, in
+/// order, each line with whitespace runs collapsed and empty lines dropped (the
+/// comparison bench/compare-pahole-text.py makes).
+pub fn pahole_blocks(text: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut cur: Option<Vec<String>> = None;
+    for raw in text.lines() {
+        let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        match &mut cur {
+            None => {
+                if raw.ends_with(" {")
+                    && ["struct ", "union ", "typedef "]
+                        .iter()
+                        .any(|k| raw.starts_with(k))
+                {
+                    cur = Some(vec![line]);
+                }
+            }
+            Some(b) => {
+                if !line.is_empty() {
+                    b.push(line);
+                }
+                if raw.starts_with('}') {
+                    out.push(cur.take().unwrap_or_default());
+                }
+            }
+        }
+    }
+    out
+}
