@@ -278,6 +278,12 @@ fn read_debug<'d, H: FileHeader>(
         let Some(section) = file.section_by_name(name) else {
             continue;
         };
+        // Decompressed or relocated by an earlier read of this file (the layouts,
+        // then the source lines): the work is done once per input.
+        if let Some(done) = owned[i].get() {
+            sections.insert(name, done.as_slice());
+            continue;
+        }
         let err = |message: String| Error::Section {
             path: path.to_path_buf(),
             section: name.to_string(),
@@ -338,4 +344,44 @@ fn relocate<'d, H: FileHeader>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `old-zlib.elf` with the zlib stream of `.debug_info` overwritten: decompressing
+    /// it fails, so only a read that reuses an earlier result succeeds.
+    fn broken_zlib() -> Vec<u8> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/old-zlib.elf");
+        let mut bytes = std::fs::read(path).unwrap();
+        let file = ElfFile::<elf::FileHeader64<object::LittleEndian>>::parse(&bytes[..]).unwrap();
+        let (start, size) = file
+            .section_by_name(".debug_info")
+            .unwrap()
+            .file_range()
+            .unwrap();
+        // Past the 24-byte compression header, into the deflate stream.
+        let (start, size) = (start as usize + 24, size as usize - 24);
+        bytes[start..start + size].fill(0xff);
+        bytes
+    }
+
+    #[test]
+    fn a_section_decompressed_once_is_not_decompressed_again() {
+        let bytes = broken_zlib();
+        let path = Path::new("old-zlib.elf");
+        let fresh: [OnceLock<Vec<u8>>; DWARF_SECTIONS.len()] = Default::default();
+        match read(path, &bytes, &fresh) {
+            Err(Error::Section { section, .. }) => assert_eq!(section, ".debug_info"),
+            _ => panic!("a broken zlib stream must fail on a first read"),
+        }
+        let done: [OnceLock<Vec<u8>>; DWARF_SECTIONS.len()] = Default::default();
+        done[0].set(vec![7, 7, 7]).unwrap();
+        let info = read(path, &bytes, &done).unwrap();
+        assert_eq!(
+            info.debug.unwrap().sections[".debug_info"],
+            &[7u8, 7, 7][..]
+        );
+    }
 }
