@@ -105,6 +105,11 @@ pub struct SnapshotArgs {
     /// inside functions, for `show --line` (a larger file).
     #[arg(long)]
     pub with_lines: bool,
+    /// Addresses from a symbol list (`System.map`, `/proc/kallsyms`), kept in the
+    /// snapshot: needed for a raw BTF file (`vmlinux.btf`); beside an ELF, replaces its
+    /// symbol table.
+    #[arg(long = "symbols", value_name = "SYSTEM.MAP")]
+    pub symbol_list: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -12,9 +12,12 @@ use layout_diff::show;
 
 /// `layout-diff snapshot VMLINUX -o FILE`.
 pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
-    let file = InputFile::open(&args.file)?;
+    let mut file = InputFile::open(&args.file)?;
     if file.is_snapshot() {
         anyhow::bail!("{}: is already a snapshot", args.file.display());
+    }
+    if let Some(list) = &args.symbol_list {
+        file = file.with_symbols(list)?;
     }
     let t0 = std::time::Instant::now();
     let written = layout_diff::snapshot::write(&file, &args.output, args.with_lines)?;

@@ -261,3 +261,26 @@ fn corrupted_btf_never_panics_or_hangs() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_snapshot_of_raw_btf_keeps_the_symbol_list() {
+    let dir = std::env::temp_dir().join(format!("ld-btf-snap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("old-btf.snap").display().to_string();
+    let (blob, map) = (testdata("btf/old.btf"), testdata("btf/old.map"));
+    let (code, _, err) = run(&["snapshot", &blob, "--symbols", &map, "-o", &out]);
+    assert_eq!(code, 0, "{err}");
+    // The snapshot answers as the blob with its list does (addresses from old.map).
+    let (code, v) = json(&["show", &out, "--symbol", "injectm"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["symbols"][0]["symbol"]["address"], "0x1160");
+    let (_, from_blob, _) = run(&["show", &blob, "--symbols", &map, "--symbol", "injectm"]);
+    let (_, from_snap, _) = run(&["show", &out, "--symbol", "injectm"]);
+    let body = |t: &str| t.split_once('\n').map(|(_, b)| b.to_string());
+    assert_eq!(body(&from_snap), body(&from_blob));
+    // A list that is not one is refused before anything is written.
+    let (code, _, err) = run(&["snapshot", &blob, "--symbols", &blob, "-o", &out]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
