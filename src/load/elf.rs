@@ -74,6 +74,26 @@ pub(crate) fn read<'d>(
     data: &'d [u8],
     owned: &'d [OnceLock<Vec<u8>>],
 ) -> Result<ElfInfo<'d>> {
+    read_parts(path, data, owned, true)
+}
+
+/// The DWARF sections alone (source lines need nothing else): the symbol table and
+/// section list are not read.
+pub(crate) fn read_dwarf<'d>(
+    path: &Path,
+    data: &'d [u8],
+    owned: &'d [OnceLock<Vec<u8>>],
+) -> Result<Option<DebugSections<'d>>> {
+    Ok(read_parts(path, data, owned, false)?.debug)
+}
+
+/// `read`, leaving sections, symbols and boundaries empty unless `layout`.
+fn read_parts<'d>(
+    path: &Path,
+    data: &'d [u8],
+    owned: &'d [OnceLock<Vec<u8>>],
+    layout: bool,
+) -> Result<ElfInfo<'d>> {
     if !data.starts_with(b"\x7fELF") {
         return Err(Error::NotElf {
             path: path.to_path_buf(),
@@ -86,16 +106,16 @@ pub(crate) fn read<'d>(
     match object::FileKind::parse(data).map_err(malformed)? {
         object::FileKind::Elf64 => {
             if data.get(5) == Some(&2) {
-                read_elf::<elf::FileHeader64<object::BigEndian>, _>(path, data, owned)
+                read_elf::<elf::FileHeader64<object::BigEndian>, _>(path, data, owned, layout)
             } else {
-                read_elf::<elf::FileHeader64<object::LittleEndian>, _>(path, data, owned)
+                read_elf::<elf::FileHeader64<object::LittleEndian>, _>(path, data, owned, layout)
             }
         }
         object::FileKind::Elf32 => {
             if data.get(5) == Some(&2) {
-                read_elf::<elf::FileHeader32<object::BigEndian>, _>(path, data, owned)
+                read_elf::<elf::FileHeader32<object::BigEndian>, _>(path, data, owned, layout)
             } else {
-                read_elf::<elf::FileHeader32<object::LittleEndian>, _>(path, data, owned)
+                read_elf::<elf::FileHeader32<object::LittleEndian>, _>(path, data, owned, layout)
             }
         }
         _ => Err(Error::NotElf {
@@ -108,6 +128,7 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
     path: &Path,
     data: &'d [u8],
     owned: &'d [OnceLock<Vec<u8>>],
+    layout: bool,
 ) -> Result<ElfInfo<'d>> {
     let file = ElfFile::<H>::parse(data).map_err(|e| Error::Elf {
         path: path.to_path_buf(),
@@ -129,7 +150,7 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
     let mut section_names: HashMap<SectionIndex, &'d str> = HashMap::new();
     let mut percpu_index = None;
     let mut percpu_address = None;
-    for s in file.sections() {
+    for s in file.sections().filter(|_| layout) {
         let name = s.name().unwrap_or("");
         section_names.insert(s.index(), name);
         if name == PERCPU_SECTION {
@@ -154,14 +175,19 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
             .map(|s| s.address())
             .unwrap_or(percpu_address.unwrap_or(0))
     });
-    let (symbols, function_prefix) = read_symbols(
-        &file,
-        &section_names,
-        percpu_index,
-        percpu_base.unwrap_or(0),
-    );
+    let (symbols, function_prefix) = if !layout {
+        (Vec::new(), 0)
+    } else {
+        read_symbols(
+            &file,
+            &section_names,
+            percpu_index,
+            percpu_base.unwrap_or(0),
+        )
+    };
     let boundaries = crate::model::BOUNDARY_SYMBOLS
         .iter()
+        .filter(|_| layout)
         .filter_map(|&n| file.symbol_by_name(n).map(|s| (n, s.address())))
         .collect();
     let debug = read_debug(path, &file, owned)?;

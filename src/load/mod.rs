@@ -196,8 +196,7 @@ impl InputFile {
             return Ok(crate::snapshot::lines(&self.path, payload)?
                 .map(|table| SourceLines(Lines::Table(table))));
         }
-        let elf = elf::read(&self.path, &self.map, &self.owned)?;
-        let Some(debug) = elf.debug else {
+        let Some(debug) = elf::read_dwarf(&self.path, &self.map, &self.owned)? else {
             return Ok(None);
         };
         let endian = if debug.little_endian {
