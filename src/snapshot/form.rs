@@ -122,7 +122,7 @@ pub(super) struct StructForm {
     pub size: u64,
     pub alignment: u64,
     pub explicit_alignment: Option<u64>,
-    #[serde(deserialize_with = "exact")]
+    #[serde(deserialize_with = "members")]
     pub members: Vec<MemberForm>,
     pub holes: Vec<Hole>,
     pub bit_holes: Vec<BitHole>,
@@ -176,6 +176,48 @@ where
 
 /// Most bytes `exact` reserves up front for one sequence.
 const EXACT_LIMIT: usize = 64 << 20;
+
+/// Deepest chain of struct layouts held in one another (`MemberForm::nested` and
+/// `pointee`) a snapshot may hold. Decoding recurses once per level, so without a
+/// limit a crafted file could exhaust the stack; the real 6.1 kernels go 5 deep.
+pub(super) const MAX_NESTING: u32 = 64;
+
+thread_local! {
+    /// Levels of `StructForm::members` being decoded on this thread.
+    static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Set when a decode on this thread stopped at `MAX_NESTING` (postcard drops the
+    /// message of a custom error, so the reason is passed on here).
+    static TOO_DEEP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `exact` for a struct's members, refused past `MAX_NESTING` levels of nesting.
+fn members<'de, D>(d: D) -> Result<Vec<MemberForm>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let depth = DEPTH.get();
+    if depth >= MAX_NESTING {
+        TOO_DEEP.set(true);
+        return Err(serde::de::Error::custom("nesting too deep"));
+    }
+    DEPTH.set(depth + 1);
+    let out = exact(d);
+    DEPTH.set(depth);
+    out
+}
+
+/// Decodes a payload; the error says why in one phrase.
+pub(super) fn decode(payload: &[u8]) -> Result<Form<'_>, String> {
+    DEPTH.set(0);
+    TOO_DEEP.set(false);
+    postcard::from_bytes(payload).map_err(|e| {
+        if TOO_DEEP.get() {
+            format!("structs nested more than {MAX_NESTING} levels deep")
+        } else {
+            format!("cannot decode: {e}")
+        }
+    })
+}
 
 /// Index of a string in `Form::strings`.
 pub(super) type Str = u32;
@@ -591,9 +633,122 @@ fn layout<'d>(
     })
 }
 
+/// The payload of a form whose one struct holds a chain of `depth` one-member structs,
+/// each nested in the member of the one before (so `depth + 1` levels), valid in every
+/// other respect: what a crafted file would hold. Built from postcard encodings of
+/// one-level pieces, without recursing, so any depth can be built.
+pub(super) fn nested_chain(depth: usize) -> Vec<u8> {
+    let member = |nested: Option<Box<StructForm>>| MemberForm {
+        name: Some(0),
+        type_name: 0,
+        offset: 0,
+        size: 8,
+        bit_offset: None,
+        bit_size: None,
+        flexible: false,
+        nested,
+        alignment: None,
+        ctype: 0,
+        hole: 0,
+        bit_hole: 0,
+        type_padding: 0,
+        pointee: None,
+        natural_alignment: 8,
+    };
+    let one = |nested: Option<Box<StructForm>>| StructForm {
+        name: 0,
+        kind: AggregateKind::Struct,
+        decl_file: None,
+        size: 8,
+        alignment: 8,
+        explicit_alignment: None,
+        members: vec![member(nested)],
+        holes: Vec::new(),
+        bit_holes: Vec::new(),
+        padding: 0,
+        bit_padding: 0,
+        pre_hole: 0,
+        pre_bit_hole: 0,
+        packed: false,
+        typedef: false,
+    };
+    let blank = CType::default();
+    let form = |structs: Vec<StructForm>| Form {
+        strings: Cow::Borrowed("x"),
+        ends: vec![1],
+        arch: "x86_64",
+        big_endian: false,
+        file_kind: "exec",
+        build_id: None,
+        line_size: 64,
+        has_debug_info: true,
+        types_from: crate::model::TypesFrom::Dwarf,
+        percpu_base: None,
+        boundaries: Vec::new(),
+        function_prefix: 0,
+        sections: Vec::new(),
+        symbols: Vec::new(),
+        ctypes: vec![ctype_form(&blank)],
+        structs,
+        variables: Vec::new(),
+        units: 1,
+        lines: None,
+    };
+    // Encoding plain values into a vector cannot fail.
+    fn bytes(v: &impl Serialize) -> Vec<u8> {
+        postcard::to_stdvec(v).unwrap_or_default()
+    }
+    // A struct with `nested: None` is `a + [0] + b`; with `nested: Some(s)`, it is
+    // `a + [1] + s + b`. A form with no struct is `x + [0] + y`; with one, `x + [1] +
+    // s + y`.
+    let leaf = bytes(&one(None));
+    let outer = bytes(&one(Some(Box::new(one(None)))));
+    let a = common_prefix(&leaf, &outer);
+    let b = &leaf[a + 1..];
+    let none = bytes(&form(Vec::new()));
+    let some = bytes(&form(vec![one(None)]));
+    let x = common_prefix(&none, &some);
+    let mut out = some[..x + 1].to_vec();
+    for _ in 0..depth {
+        out.extend_from_slice(&leaf[..a]);
+        out.push(1);
+    }
+    out.extend_from_slice(&leaf);
+    for _ in 0..depth {
+        out.extend_from_slice(b);
+    }
+    out.extend_from_slice(&none[x + 1..]);
+    out
+}
+
+/// Length of the common start of `a` and `b`.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_is_refused_past_the_limit_at_any_depth() {
+        let levels = |p: &[u8]| -> Result<u32, String> {
+            let form = decode(p)?;
+            let mut s = form.structs.first().ok_or("no struct")?;
+            let mut n = 1;
+            while let Some(inner) = s.members.first().and_then(|m| m.nested.as_deref()) {
+                (s, n) = (inner, n + 1);
+            }
+            Ok(n)
+        };
+        assert_eq!(levels(&nested_chain(0)), Ok(1));
+        assert_eq!(levels(&nested_chain(63)), Ok(64));
+        let refused = Err("structs nested more than 64 levels deep".to_string());
+        assert_eq!(levels(&nested_chain(64)), refused);
+        assert_eq!(levels(&nested_chain(1_000_000)), refused);
+        // The limit is per decode: a good payload after a refused one decodes.
+        assert_eq!(levels(&nested_chain(2)), Ok(3));
+    }
 
     #[test]
     fn string_table_round_trip_and_bad_indexes() {
