@@ -29,7 +29,7 @@ pub struct DiffOptions {
 }
 
 fn counts_for(
-    changes: &[PlacementChange],
+    changes: &[Box<PlacementChange>],
     runs: &[ShiftRun],
     space: Space,
     added: usize,
@@ -149,9 +149,9 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     let mut functions = Vec::with_capacity(n_functions);
     for c in changes.into_iter().flatten() {
         match c {
-            Change::Function(f) => functions.push(*f),
-            Change::Data(d) if d.space == Space::Percpu => percpu.push(*d),
-            Change::Data(d) => data.push(*d),
+            Change::Function(f) => functions.push(f),
+            Change::Data(d) if d.space == Space::Percpu => percpu.push(d),
+            Change::Data(d) => data.push(d),
         }
     }
     let pinned_symbols: Vec<String> = pairing

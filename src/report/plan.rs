@@ -196,7 +196,7 @@ fn percpu_items(r: &Report, view: View) -> Vec<Item<'_>> {
         .filter(|x| x.space == Space::Percpu)
         .map(Item::Run)
         .collect();
-    let mut percpu: Vec<&PlacementChange> = r.percpu.iter().collect();
+    let mut percpu: Vec<&PlacementChange> = r.percpu.iter().map(Box::as_ref).collect();
     percpu.sort_by_key(|c| (!is_pinned(r, &c.name), c.risk, c.place.old));
     for c in percpu {
         let pinned = is_pinned(r, &c.name);
@@ -219,6 +219,7 @@ fn data_items(r: &Report, view: View) -> Vec<Item<'_>> {
     let mut data: Vec<&PlacementChange> = r
         .data
         .iter()
+        .map(Box::as_ref)
         .filter(|c| {
             is_pinned(r, &c.name)
                 || all
