@@ -5,6 +5,7 @@
 //! foreign, truncated or corrupted file fails with one line, never a panic.
 
 mod form;
+mod read;
 
 use std::path::Path;
 
@@ -145,8 +146,12 @@ fn source_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u64,
 
 /// The source lines kept in a decompressed payload (`None` when written without them).
 pub fn lines(path: &Path, payload: &[u8]) -> Result<Option<Vec<(u64, String)>>> {
-    let form = form::decode(payload).map_err(|m| bad(path, m))?;
-    Ok(form
+    let wanted = read::Wanted {
+        listing: false,
+        dwarf: false,
+    };
+    let read = read::read(payload, path, wanted).map_err(|m| bad(path, m))?;
+    Ok(read
         .lines
         .map(|l| l.into_iter().map(|(a, s)| (a, s.to_string())).collect()))
 }
@@ -195,15 +200,16 @@ pub fn payload(path: &Path, bytes: &[u8]) -> Result<Vec<u8>> {
 /// The `Image` held in a decompressed payload, shaped as a load of the vmlinux with
 /// `options` would shape it.
 pub fn image<'d>(path: &Path, payload: &'d [u8], options: &LoadOptions) -> Result<Image<'d>> {
-    let form = form::decode(payload).map_err(|m| bad(path, m))?;
-    let mut image = form::to_image(
-        form,
-        path,
-        options.line_size,
-        options.dwarf,
-        options.pahole_text,
-    )
-    .map_err(|m| bad(path, m))?;
+    let wanted = read::Wanted {
+        listing: options.pahole_text,
+        dwarf: options.dwarf,
+    };
+    let mut image = read::read(payload, path, wanted)
+        .map_err(|m| bad(path, m))?
+        .image;
+    if let Some(line_size) = options.line_size {
+        (image.line_size, image.line_size_overridden) = (line_size, true);
+    }
     select_structs(&mut image, options);
     Ok(image)
 }
