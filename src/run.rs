@@ -425,7 +425,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
             #[derive(serde::Serialize)]
             struct WithHot<'a> {
                 #[serde(flatten)]
-                report: &'a layout_diff::diff::Report,
+                report: &'a layout_diff::diff::Report<'a>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 hot: Option<&'a layout_diff::check::hotmap::HotFollow>,
             }

@@ -29,7 +29,7 @@ pub struct DiffOptions {
 }
 
 fn counts_for(
-    changes: &[Box<PlacementChange>],
+    changes: &[Box<PlacementChange<'_>>],
     runs: &[ShiftRun],
     space: Space,
     added: usize,
@@ -62,7 +62,7 @@ fn run_counts(runs: &[ShiftRun], pick: impl Fn(&ShiftRun) -> bool) -> (usize, us
 }
 
 /// Compares `old` with `new`. Both must use the same line size.
-pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
+pub fn diff<'d>(old: &Image<'d>, new: &Image<'d>, options: &DiffOptions) -> Report<'d> {
     let line_size = new.line_size;
     let alignment = |s: &crate::model::Symbol<'_>| {
         let v = new.variable_for(s)?;
@@ -86,9 +86,9 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     // the pairs being indexed, writes one slot per pair into a single vector (a
     // `flatten` first would gather pieces grown by doubling and copy them together).
     // Both kinds are boxed so that a slot is one pointer wide.
-    enum Change {
-        Data(Box<PlacementChange>),
-        Function(Box<FunctionChange>),
+    enum Change<'d> {
+        Data(Box<PlacementChange<'d>>),
+        Function(Box<FunctionChange<'d>>),
     }
     // Pairing, runs and the judging of every pair on one side; struct layouts, which
     // need none of them, on the other from the start (the pairing and the runs are
@@ -122,7 +122,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
                     }
                 },
             )
-            .collect::<Vec<Option<Change>>>();
+            .collect::<Vec<Option<Change<'d>>>>();
         drop(sides);
         (pairing, runs, changes)
     };

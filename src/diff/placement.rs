@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::changes::{
-    FunctionChange, MemberLines, Pair, PlacementChange, Reason, Severity, Tenant,
+    FunctionChange, MemberLines, Pair, PlacementChange, Reason, Severity, SymbolName, Tenant,
 };
 use super::hot::HotTypes;
 use super::pairing::{Paired, Pairing};
@@ -87,10 +87,10 @@ fn tenants<'a, 'd>(
     out
 }
 
-fn as_tenants(list: &[&Symbol<'_>]) -> Vec<Tenant> {
+fn as_tenants<'d>(list: &[&Symbol<'d>]) -> Vec<Tenant<'d>> {
     list.iter()
         .map(|t| Tenant {
-            name: t.qualified_name(),
+            name: SymbolName::of(t),
             place: t.place,
             size: t.size,
         })
@@ -125,14 +125,14 @@ pub struct SameLayouts {
 }
 
 /// The placement change of a paired data object, or `None` when nothing changed.
-pub fn data_change(
-    sides: &Sides<'_, '_>,
-    p: &Paired<'_, '_>,
+pub fn data_change<'d>(
+    sides: &Sides<'_, 'd>,
+    p: &Paired<'_, 'd>,
     hot: &mut HotTypes<'_, '_>,
     same: &mut SameLayouts,
     runs: &RunOf,
     pinned: bool,
-) -> Option<PlacementChange> {
+) -> Option<PlacementChange<'d>> {
     let ls = sides.line_size;
     let (o, n) = (p.old, p.new);
     // A zero-size symbol (a marker, `__key.N`) has no storage to place.
@@ -167,7 +167,7 @@ pub fn data_change(
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
     // New neighbours that are themselves writable and write-hot: a false-sharing pair.
-    let gained_hot_neighbours: Vec<String> = if sharing_grew && write_hot {
+    let gained_hot_neighbours: Vec<SymbolName<'d>> = if sharing_grew && write_hot {
         new_tenants
             .iter()
             .filter(|t| {
@@ -176,7 +176,7 @@ pub fn data_change(
                     && sides.quiet.of(t, v.map(|v| &*v.type_name)).is_none()
                     && v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
             })
-            .map(|t| t.qualified_name())
+            .map(|t| SymbolName::of(t))
             .collect()
     } else {
         Vec::new()
@@ -252,7 +252,7 @@ pub fn data_change(
     };
     let member_lines = member_lines(sides, (o, n), (var_old, var_new), same);
     Some(PlacementChange {
-        name: n.qualified_name(),
+        name: SymbolName::of(n),
         space: n.space,
         section: n.section.to_string(),
         type_name,
@@ -353,14 +353,14 @@ fn member_lines(
 
 /// The change of a paired function, or `None` when its phase and line count held and
 /// it is not `pinned` (asked for by name).
-pub fn function_change(
-    pairing: &Pairing<'_, '_>,
-    p: &Paired<'_, '_>,
+pub fn function_change<'d>(
+    pairing: &Pairing<'_, 'd>,
+    p: &Paired<'_, 'd>,
     line_size: u64,
     runs: &RunOf,
     pinned: bool,
     text_fails: bool,
-) -> Option<FunctionChange> {
+) -> Option<FunctionChange<'d>> {
     let (o, n) = (p.old, p.new);
     debug_assert!(o.kind == SymbolKind::Function);
     let lines = |s: &Symbol<'_>| place(s.place, s.size, line_size).lines;
@@ -377,7 +377,7 @@ pub fn function_change(
         return None;
     }
     Some(FunctionChange {
-        name: n.qualified_name(),
+        name: SymbolName::of(n),
         address: Pair {
             old: o.place,
             new: n.place,
