@@ -164,12 +164,40 @@ impl Serialize for SymbolName<'_> {
 }
 
 /// A neighbour on a line, with its position in that build.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Tenant<'a> {
-    pub name: SymbolName<'a>,
-    #[serde(serialize_with = "crate::model::hex::addr")]
-    pub place: u64,
-    pub size: u64,
+/// A co-tenant as the report lists it (name, place, size), kept as the symbol itself:
+/// a diff of two kernels lists a quarter of a million of them.
+#[derive(Debug, Clone, Copy)]
+pub struct Tenant<'a>(pub &'a crate::model::Symbol<'a>);
+
+impl<'a> Tenant<'a> {
+    pub fn name(&self) -> SymbolName<'a> {
+        SymbolName::of(self.0)
+    }
+
+    pub fn place(&self) -> u64 {
+        self.0.place
+    }
+
+    pub fn size(&self) -> u64 {
+        self.0.size
+    }
+}
+
+impl Serialize for Tenant<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Addr(u64);
+        impl Serialize for Addr {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                crate::model::hex::addr(&self.0, s)
+            }
+        }
+        let mut st = s.serialize_struct("Tenant", 3)?;
+        st.serialize_field("name", &self.name())?;
+        st.serialize_field("place", &Addr(self.place()))?;
+        st.serialize_field("size", &self.size())?;
+        st.end()
+    }
 }
 
 /// Addresses in JSON are hex strings (see `model::hex`).
@@ -195,9 +223,9 @@ impl<T: PartialEq> Pair<T> {
 pub struct PlacementChange<'a> {
     pub name: SymbolName<'a>,
     pub space: Space,
-    pub section: String,
+    pub section: &'a str,
     #[serde(rename = "type")]
-    pub type_name: Option<String>,
+    pub type_name: Option<&'a str>,
     #[serde(serialize_with = "hex_pair")]
     pub place: Pair<u64>,
     pub size: Pair<u64>,

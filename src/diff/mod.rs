@@ -62,7 +62,7 @@ fn run_counts(runs: &[ShiftRun], pick: impl Fn(&ShiftRun) -> bool) -> (usize, us
 }
 
 /// Compares `old` with `new`. Both must use the same line size.
-pub fn diff<'d>(old: &Image<'d>, new: &Image<'d>, options: &DiffOptions) -> Report<'d> {
+pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -> Report<'a> {
     let line_size = new.line_size;
     let alignment = |s: &crate::model::Symbol<'_>| {
         let v = new.variable_for(s)?;
@@ -86,9 +86,9 @@ pub fn diff<'d>(old: &Image<'d>, new: &Image<'d>, options: &DiffOptions) -> Repo
     // the pairs being indexed, writes one slot per pair into a single vector (a
     // `flatten` first would gather pieces grown by doubling and copy them together).
     // Both kinds are boxed so that a slot is one pointer wide.
-    enum Change<'d> {
-        Data(Box<PlacementChange<'d>>),
-        Function(Box<FunctionChange<'d>>),
+    enum Change<'a> {
+        Data(Box<PlacementChange<'a>>),
+        Function(Box<FunctionChange<'a>>),
     }
     // Pairing, runs and the judging of every pair on one side; struct layouts, which
     // need none of them, on the other from the start (the pairing and the runs are
@@ -122,7 +122,7 @@ pub fn diff<'d>(old: &Image<'d>, new: &Image<'d>, options: &DiffOptions) -> Repo
                     }
                 },
             )
-            .collect::<Vec<Option<Change<'d>>>>();
+            .collect::<Vec<Option<Change<'a>>>>();
         drop(sides);
         (pairing, runs, changes)
     };

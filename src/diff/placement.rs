@@ -15,8 +15,8 @@ use crate::layout::{SpaceIndex, lay, place};
 use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable, VariableIndex};
 
 /// Both builds with their line indexes.
-pub struct Sides<'a, 'd> {
-    pub pairing: &'a Pairing<'a, 'd>,
+pub struct Sides<'p, 'a, 'd> {
+    pub pairing: &'p Pairing<'a, 'd>,
     pub old: &'a Image<'d>,
     pub new: &'a Image<'d>,
     pub old_index: [SpaceIndex<'a, 'd>; 2],
@@ -29,9 +29,9 @@ pub struct Sides<'a, 'd> {
     pub quiet: Quiet,
 }
 
-impl<'a, 'd> Sides<'a, 'd> {
+impl<'p, 'a, 'd> Sides<'p, 'a, 'd> {
     pub fn new(
-        pairing: &'a Pairing<'a, 'd>,
+        pairing: &'p Pairing<'a, 'd>,
         old: &'a Image<'d>,
         new: &'a Image<'d>,
         line_size: u64,
@@ -87,14 +87,8 @@ fn tenants<'a, 'd>(
     out
 }
 
-fn as_tenants<'d>(list: &[&Symbol<'d>]) -> Vec<Tenant<'d>> {
-    list.iter()
-        .map(|t| Tenant {
-            name: SymbolName::of(t),
-            place: t.place,
-            size: t.size,
-        })
-        .collect()
+fn as_tenants<'a>(list: &[&'a Symbol<'_>]) -> Vec<Tenant<'a>> {
+    list.iter().map(|&t| Tenant(t)).collect()
 }
 
 /// Data that can be written at run time: not in a read-only section, and the object
@@ -125,14 +119,14 @@ pub struct SameLayouts {
 }
 
 /// The placement change of a paired data object, or `None` when nothing changed.
-pub fn data_change<'d>(
-    sides: &Sides<'_, 'd>,
-    p: &Paired<'_, 'd>,
+pub fn data_change<'a>(
+    sides: &Sides<'_, 'a, '_>,
+    p: &Paired<'a, '_>,
     hot: &mut HotTypes<'_, '_>,
     same: &mut SameLayouts,
     runs: &RunOf,
     pinned: bool,
-) -> Option<PlacementChange<'d>> {
+) -> Option<PlacementChange<'a>> {
     let ls = sides.line_size;
     let (o, n) = (p.old, p.new);
     // A zero-size symbol (a marker, `__key.N`) has no storage to place.
@@ -152,9 +146,9 @@ pub fn data_change<'d>(
     let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
     let var_new = sides.new_vars.of(n);
     let var_old = sides.old_vars.of(o);
-    let type_name = var_new.or(var_old).map(|v| v.type_name.to_string());
+    let type_name = var_new.or(var_old).map(|v| &*v.type_name);
     let ty = var_new.or(var_old).map(|v| &*v.ctype);
-    let quiet = sides.quiet.of(n, type_name.as_deref());
+    let quiet = sides.quiet.of(n, type_name);
     let is_writable = writable(n, ty) && quiet.is_none();
     let hot_members = match var_new {
         Some(v) if is_writable => hot.hot_members(&v.ctype, v.layout),
@@ -167,7 +161,7 @@ pub fn data_change<'d>(
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
     // New neighbours that are themselves writable and write-hot: a false-sharing pair.
-    let gained_hot_neighbours: Vec<SymbolName<'d>> = if sharing_grew && write_hot {
+    let gained_hot_neighbours: Vec<SymbolName<'a>> = if sharing_grew && write_hot {
         new_tenants
             .iter()
             .filter(|t| {
@@ -254,7 +248,7 @@ pub fn data_change<'d>(
     Some(PlacementChange {
         name: SymbolName::of(n),
         space: n.space,
-        section: n.section.to_string(),
+        section: n.section,
         type_name,
         place: Pair {
             old: o.place,
@@ -290,7 +284,7 @@ pub fn data_change<'d>(
 /// For an object whose struct type changed: named members whose line in the
 /// instance changed (lines counted from the instance's first line).
 fn member_lines(
-    sides: &Sides<'_, '_>,
+    sides: &Sides<'_, '_, '_>,
     (o, n): (&Symbol<'_>, &Symbol<'_>),
     (vo, vn): (Option<&Variable<'_>>, Option<&Variable<'_>>),
     same: &mut SameLayouts,
@@ -353,14 +347,14 @@ fn member_lines(
 
 /// The change of a paired function, or `None` when its phase and line count held and
 /// it is not `pinned` (asked for by name).
-pub fn function_change<'d>(
-    pairing: &Pairing<'_, 'd>,
-    p: &Paired<'_, 'd>,
+pub fn function_change<'a>(
+    pairing: &Pairing<'a, '_>,
+    p: &Paired<'a, '_>,
     line_size: u64,
     runs: &RunOf,
     pinned: bool,
     text_fails: bool,
-) -> Option<FunctionChange<'d>> {
+) -> Option<FunctionChange<'a>> {
     let (o, n) = (p.old, p.new);
     debug_assert!(o.kind == SymbolKind::Function);
     let lines = |s: &Symbol<'_>| place(s.place, s.size, line_size).lines;

@@ -153,7 +153,7 @@ pub(crate) fn tenant_names(t: &[crate::diff::Tenant]) -> String {
     if t.is_empty() {
         return "(none)".into();
     }
-    names(&t.iter().map(|x| x.name).collect::<Vec<_>>())
+    names(&t.iter().map(|x| x.name()).collect::<Vec<_>>())
 }
 
 fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {

@@ -151,8 +151,8 @@ fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
         let mut blocks: Vec<Block> = tenants
             .iter()
             .map(|t: &Tenant| {
-                let mut b = Block::new(t.place, t.size, t.name.to_string(), "co-tenant");
-                b.hot = !old && c.gained_hot_neighbours.contains(&t.name);
+                let mut b = Block::new(t.place(), t.size(), t.name().to_string(), "co-tenant");
+                b.hot = !old && c.gained_hot_neighbours.contains(&t.name());
                 b
             })
             .collect();
@@ -160,7 +160,7 @@ fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
             place,
             size,
             c.name.to_string(),
-            c.type_name.clone().unwrap_or_default(),
+            c.type_name.unwrap_or_default().to_string(),
         );
         me.focus = true;
         me.hot = c.write_hot_type;
