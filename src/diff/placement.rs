@@ -14,14 +14,11 @@ use super::same::SameTypes;
 use crate::layout::{SpaceIndex, lay, place};
 use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable, VariableIndex};
 
-/// Both builds with their line indexes.
-pub struct Sides<'p, 'a, 'd> {
-    pub pairing: &'p Pairing<'a, 'd>,
-    pub old: &'a Image<'d>,
-    pub new: &'a Image<'d>,
+/// What judging a paired data object looks up in each build: its line indexes and
+/// variables by address (built beside the pairing, which they do not need).
+pub struct Indexes<'a, 'd> {
     pub old_index: [SpaceIndex<'a, 'd>; 2],
     pub new_index: [SpaceIndex<'a, 'd>; 2],
-    pub line_size: u64,
     /// Each build's variables by address.
     pub old_vars: VariableIndex<'a, 'd>,
     pub new_vars: VariableIndex<'a, 'd>,
@@ -29,17 +26,9 @@ pub struct Sides<'p, 'a, 'd> {
     pub quiet: Quiet,
 }
 
-impl<'p, 'a, 'd> Sides<'p, 'a, 'd> {
-    pub fn new(
-        pairing: &'p Pairing<'a, 'd>,
-        old: &'a Image<'d>,
-        new: &'a Image<'d>,
-        line_size: u64,
-    ) -> Self {
-        Sides {
-            pairing,
-            old,
-            new,
+impl<'a, 'd> Indexes<'a, 'd> {
+    pub fn new(old: &'a Image<'d>, new: &'a Image<'d>) -> Self {
+        Indexes {
             old_index: [
                 SpaceIndex::data(&old.symbols, Space::Global),
                 SpaceIndex::data(&old.symbols, Space::Percpu),
@@ -48,12 +37,20 @@ impl<'p, 'a, 'd> Sides<'p, 'a, 'd> {
                 SpaceIndex::data(&new.symbols, Space::Global),
                 SpaceIndex::data(&new.symbols, Space::Percpu),
             ],
-            line_size,
             old_vars: old.variables_by_address(),
             new_vars: new.variables_by_address(),
             quiet: Quiet::new(new),
         }
     }
+}
+
+/// Both builds with their pairing and indexes.
+pub struct Sides<'p, 'a, 'd> {
+    pub pairing: &'p Pairing<'a, 'd>,
+    pub old: &'a Image<'d>,
+    pub new: &'a Image<'d>,
+    pub line_size: u64,
+    pub ix: Indexes<'a, 'd>,
 }
 
 fn slot(space: Space) -> usize {
@@ -135,8 +132,8 @@ pub fn data_change<'a>(
     }
     let old = place(o.place, o.size, ls);
     let new = place(n.place, n.size, ls);
-    let old_syms = tenants(&sides.old_index[slot(o.space)], o, ls);
-    let new_syms = tenants(&sides.new_index[slot(n.space)], n, ls);
+    let old_syms = tenants(&sides.ix.old_index[slot(o.space)], o, ls);
+    let new_syms = tenants(&sides.ix.new_index[slot(n.space)], n, ls);
     let old_keys = tenant_keys(sides.pairing, 0, &old_syms);
     let co_changed = old_keys != tenant_keys(sides.pairing, 1, &new_syms);
     let moved = o.place != n.place || o.size != n.size;
@@ -144,11 +141,11 @@ pub fn data_change<'a>(
         return None;
     }
     let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
-    let var_new = sides.new_vars.of(n);
-    let var_old = sides.old_vars.of(o);
+    let var_new = sides.ix.new_vars.of(n);
+    let var_old = sides.ix.old_vars.of(o);
     let type_name = var_new.or(var_old).map(|v| &*v.type_name);
     let ty = var_new.or(var_old).map(|v| &*v.ctype);
-    let quiet = sides.quiet.of(n, type_name);
+    let quiet = sides.ix.quiet.of(n, type_name);
     let is_writable = writable(n, ty) && quiet.is_none();
     let hot_members = match var_new {
         Some(v) if is_writable => hot.hot_members(&v.ctype, v.layout),
@@ -165,9 +162,9 @@ pub fn data_change<'a>(
         new_tenants
             .iter()
             .filter(|t| {
-                let v = sides.new_vars.of(t);
+                let v = sides.ix.new_vars.of(t);
                 writable(t, v.map(|v| &*v.ctype))
-                    && sides.quiet.of(t, v.map(|v| &*v.type_name)).is_none()
+                    && sides.ix.quiet.of(t, v.map(|v| &*v.type_name)).is_none()
                     && v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
             })
             .map(|t| SymbolName::of(t))
