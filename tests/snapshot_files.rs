@@ -202,6 +202,29 @@ fn damaged_snapshots_exit_2_with_one_line() {
     }
 }
 
+/// A crafted snapshot, valid header and checksum, whose one struct nests a million
+/// levels deep: refused with one line and exit 2 (decoding recursed once per level and
+/// overflowed the stack), by `show` and the diff alike; 64 levels still read.
+#[test]
+fn deeply_nested_structs_exit_2_not_a_stack_overflow() {
+    let dir = scratch("nesting");
+    let good = snap(&dir, "old.elf");
+    let deep = dir.join("deep.snap").display().to_string();
+    std::fs::write(&deep, layout_diff::snapshot::nested_chain_file(1_000_000)).unwrap();
+    let line =
+        format!("layout-diff: {deep}: bad snapshot: structs nested more than 64 levels deep\n");
+    for args in [
+        vec!["show", deep.as_str()],
+        vec![good.as_str(), deep.as_str()],
+    ] {
+        assert_eq!(run(&args), (2, String::new(), line.clone()), "{args:?}");
+    }
+    let ok = dir.join("ok.snap").display().to_string();
+    std::fs::write(&ok, layout_diff::snapshot::nested_chain_file(63)).unwrap();
+    let (code, _, err) = run(&["show", ok.as_str()]);
+    assert_eq!((code, err.as_str()), (0, ""));
+}
+
 /// Every truncation and a bit flip in every byte: an error, never a panic, and never a
 /// successful load (the checksum covers everything after the header's first 16 bytes,
 /// and those are the magic, the version and the checksum itself).

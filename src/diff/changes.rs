@@ -110,13 +110,94 @@ impl Severity {
     }
 }
 
+/// A symbol's name as the report spells it (`Symbol::qualified_name`: `file:name` for
+/// a local whose file is known, else the name), borrowed from the image and spelled
+/// only when written: a diff of two kernels names a quarter of a million co-tenants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SymbolName<'a> {
+    pub file: Option<&'a str>,
+    pub name: &'a str,
+}
+
+impl<'a> SymbolName<'a> {
+    pub fn of(s: &crate::model::Symbol<'a>) -> Self {
+        SymbolName {
+            file: match s.binding {
+                crate::model::Binding::Local => s.file,
+                _ => None,
+            },
+            name: s.name,
+        }
+    }
+
+    /// Whether `text` spells this name.
+    pub fn is(&self, text: &str) -> bool {
+        match self.file {
+            None => text == self.name,
+            Some(f) => {
+                text.len() == f.len() + 1 + self.name.len()
+                    && text.starts_with(f)
+                    && text[f.len()..].starts_with(':')
+                    && text.ends_with(self.name)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for SymbolName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = self.file {
+            f.write_str(file)?;
+            f.write_str(":")?;
+        }
+        f.write_str(self.name)
+    }
+}
+
+impl Serialize for SymbolName<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.file {
+            None => s.serialize_str(self.name),
+            Some(_) => s.collect_str(self),
+        }
+    }
+}
+
 /// A neighbour on a line, with its position in that build.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Tenant {
-    pub name: String,
-    #[serde(serialize_with = "crate::model::hex::addr")]
-    pub place: u64,
-    pub size: u64,
+/// A co-tenant as the report lists it (name, place, size), kept as the symbol itself:
+/// a diff of two kernels lists a quarter of a million of them.
+#[derive(Debug, Clone, Copy)]
+pub struct Tenant<'a>(pub &'a crate::model::Symbol<'a>);
+
+impl<'a> Tenant<'a> {
+    pub fn name(&self) -> SymbolName<'a> {
+        SymbolName::of(self.0)
+    }
+
+    pub fn place(&self) -> u64 {
+        self.0.place
+    }
+
+    pub fn size(&self) -> u64 {
+        self.0.size
+    }
+}
+
+impl Serialize for Tenant<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Addr(u64);
+        impl Serialize for Addr {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                crate::model::hex::addr(&self.0, s)
+            }
+        }
+        let mut st = s.serialize_struct("Tenant", 3)?;
+        st.serialize_field("name", &self.name())?;
+        st.serialize_field("place", &Addr(self.place()))?;
+        st.serialize_field("size", &self.size())?;
+        st.end()
+    }
 }
 
 /// Addresses in JSON are hex strings (see `model::hex`).
@@ -139,12 +220,12 @@ impl<T: PartialEq> Pair<T> {
 
 /// A data object (global or per-CPU) whose placement changed.
 #[derive(Debug, Clone, Serialize)]
-pub struct PlacementChange {
-    pub name: String,
+pub struct PlacementChange<'a> {
+    pub name: SymbolName<'a>,
     pub space: Space,
-    pub section: String,
+    pub section: &'a str,
     #[serde(rename = "type")]
-    pub type_name: Option<String>,
+    pub type_name: Option<&'a str>,
     #[serde(serialize_with = "hex_pair")]
     pub place: Pair<u64>,
     pub size: Pair<u64>,
@@ -152,14 +233,14 @@ pub struct PlacementChange {
     pub old: Placement,
     pub new: Placement,
     /// Neighbours on its lines before and after.
-    pub co_tenants: Pair<Vec<Tenant>>,
+    pub co_tenants: Pair<Vec<Tenant<'a>>>,
     pub co_tenants_changed: bool,
     /// It is writable and its type holds an atomic, refcount, lock or per-CPU counter.
     pub write_hot_type: bool,
     /// How many of its type's members are write-hot.
     pub hot_members: usize,
     /// New neighbours on its lines that are write-hot too (false-sharing candidates).
-    pub gained_hot_neighbours: Vec<String>,
+    pub gained_hot_neighbours: Vec<SymbolName<'a>>,
     /// Its type (or the variable) has `DW_AT_alignment`.
     pub explicit_alignment: Option<u64>,
     /// The index of the shift run it belongs to, if any.
@@ -236,8 +317,8 @@ pub struct MemberLines {
 
 /// A function whose start mod line size (or line count) changed.
 #[derive(Debug, Clone, Serialize)]
-pub struct FunctionChange {
-    pub name: String,
+pub struct FunctionChange<'a> {
+    pub name: SymbolName<'a>,
     #[serde(serialize_with = "hex_pair")]
     pub address: Pair<u64>,
     pub size: Pair<u64>,
@@ -468,15 +549,17 @@ pub struct Summary {
 
 /// Everything a diff found.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub struct Report<'a> {
     pub old: Header,
     pub new: Header,
     pub line_size: u64,
     pub summary: Summary,
     pub structs: Vec<StructChange>,
-    pub data: Vec<PlacementChange>,
-    pub percpu: Vec<PlacementChange>,
-    pub functions: Vec<FunctionChange>,
+    /// Boxed as the parallel judging builds them: moving tens of thousands of large
+    /// changes out of their boxes into flat lists cost a tenth of the snapshot diff.
+    pub data: Vec<Box<PlacementChange<'a>>>,
+    pub percpu: Vec<Box<PlacementChange<'a>>>,
+    pub functions: Vec<Box<FunctionChange<'a>>>,
     pub runs: Vec<ShiftRun>,
     /// Names asked for with --symbol/--struct/--hot that matched, shown in full.
     pub pinned_symbols: Vec<String>,
@@ -502,4 +585,37 @@ pub struct QuietRegion {
     pub start: Option<u64>,
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub end: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Binding, Symbol};
+
+    #[test]
+    fn symbol_names_spell_and_match_as_qualified_names() {
+        let mut s = Symbol::test_object("rs", 0x1000, 8);
+        s.file = Some("fork.c");
+        let global = SymbolName::of(&s);
+        s.binding = Binding::Local;
+        let local = SymbolName::of(&s);
+        s.file = None;
+        let bare = SymbolName::of(&s);
+        for (n, text) in [(global, "rs"), (local, "fork.c:rs"), (bare, "rs")] {
+            assert_eq!(n.to_string(), text);
+            assert!(n.is(text), "{text}");
+            assert_eq!(serde_json::to_string(&n).unwrap(), format!("\"{text}\""));
+        }
+        for wrong in [
+            "fork.c",
+            "fork.crs",
+            "fork.c:r",
+            "fork.c:rs ",
+            "xfork.c:rs",
+            ":rs",
+        ] {
+            assert!(!local.is(wrong), "{wrong}");
+        }
+        assert!(!global.is("fork.c:rs"));
+    }
 }

@@ -29,7 +29,7 @@ pub struct DiffOptions {
 }
 
 fn counts_for(
-    changes: &[PlacementChange],
+    changes: &[Box<PlacementChange<'_>>],
     runs: &[ShiftRun],
     space: Space,
     added: usize,
@@ -62,7 +62,7 @@ fn run_counts(runs: &[ShiftRun], pick: impl Fn(&ShiftRun) -> bool) -> (usize, us
 }
 
 /// Compares `old` with `new`. Both must use the same line size.
-pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
+pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -> Report<'a> {
     let line_size = new.line_size;
     let alignment = |s: &crate::model::Symbol<'_>| {
         let v = new.variable_for(s)?;
@@ -86,55 +86,69 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     // the pairs being indexed, writes one slot per pair into a single vector (a
     // `flatten` first would gather pieces grown by doubling and copy them together).
     // Both kinds are boxed so that a slot is one pointer wide.
-    enum Change {
-        Data(Box<PlacementChange>),
-        Function(Box<FunctionChange>),
+    enum Change<'a> {
+        Data(Box<PlacementChange<'a>>),
+        Function(Box<FunctionChange<'a>>),
     }
-    // Pairing, runs and the judging of every pair on one side; struct layouts, which
-    // need none of them, on the other from the start (the pairing and the runs are
-    // sequential).
-    let judge = || {
-        let pairing = pairing::pair(&old.symbols, &new.symbols);
-        let (runs, run_of) = runs::find(&pairing, [old, new], line_size, &alignment);
-        let sides = placement::Sides::new(&pairing, old, new, line_size);
-        let names = hot::struct_names(new);
-        let changes = pairing
-            .pairs
-            .par_iter()
-            .map_init(
-                || {
-                    (
-                        hot::HotTypes::sharing(new, &names),
-                        placement::SameLayouts::default(),
-                    )
-                },
-                |(hot, same), p| {
-                    if p.old.kind == SymbolKind::Function {
-                        let pinned = pinned_sym(p.new);
-                        placement::function_change(
-                            &pairing, p, line_size, &run_of, pinned, text_fails,
-                        )
-                        .map(|f| Change::Function(Box::new(f)))
-                    } else {
-                        let pinned = pinned_sym(p.new);
-                        placement::data_change(&sides, p, hot, same, &run_of, pinned)
-                            .map(|c| Change::Data(Box::new(c)))
-                    }
-                },
-            )
-            .collect::<Vec<Option<Change>>>();
-        drop(sides);
-        (pairing, runs, changes)
-    };
     let pinned_struct = |name: &str| {
         options
             .pinned_structs
             .as_ref()
             .is_some_and(|g| g.is_match(name))
     };
-    let ((pairing, runs, changes), structs) = rayon::join(judge, || {
-        structs::changes(old, new, line_size, &pinned_struct)
-    });
+    // The pairing and the runs (sequential) on one side; struct layouts and the
+    // lookup indexes, which need neither, on the other; then every pair is judged.
+    let ((pairing, (runs, run_of)), (structs, structs_added_removed, indexes, names)) = rayon::join(
+        || {
+            let pairing = pairing::pair(&old.symbols, &new.symbols);
+            let runs = runs::find(&pairing, [old, new], line_size, &alignment);
+            (pairing, runs)
+        },
+        || {
+            // The indexes a separate task, taken by whichever side is free first.
+            let (structs, (added_removed, indexes, names)) = rayon::join(
+                || structs::changes(old, new, line_size, &pinned_struct),
+                || {
+                    (
+                        structs::added_removed(old, new),
+                        placement::Indexes::new(old, new),
+                        hot::struct_names(new),
+                    )
+                },
+            );
+            (structs, added_removed, indexes, names)
+        },
+    );
+    let sides = placement::Sides {
+        pairing: &pairing,
+        old,
+        new,
+        line_size,
+        ix: indexes,
+    };
+    let changes = pairing
+        .pairs
+        .par_iter()
+        .map_init(
+            || {
+                (
+                    hot::HotTypes::sharing(new, &names),
+                    placement::SameLayouts::default(),
+                )
+            },
+            |(hot, same), p| {
+                let pinned = pinned_sym(p.new);
+                if p.old.kind == SymbolKind::Function {
+                    placement::function_change(&pairing, p, line_size, &run_of, pinned, text_fails)
+                        .map(|f| Change::Function(Box::new(f)))
+                } else {
+                    placement::data_change(&sides, p, hot, same, &run_of, pinned)
+                        .map(|c| Change::Data(Box::new(c)))
+                }
+            },
+        )
+        .collect::<Vec<Option<Change<'a>>>>();
+    drop(sides);
     // Each list reserved once at its final length.
     let (mut n_data, mut n_percpu, mut n_functions) = (0, 0, 0);
     for c in changes.iter().flatten() {
@@ -149,9 +163,9 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     let mut functions = Vec::with_capacity(n_functions);
     for c in changes.into_iter().flatten() {
         match c {
-            Change::Function(f) => functions.push(*f),
-            Change::Data(d) if d.space == Space::Percpu => percpu.push(*d),
-            Change::Data(d) => data.push(*d),
+            Change::Function(f) => functions.push(f),
+            Change::Data(d) if d.space == Space::Percpu => percpu.push(d),
+            Change::Data(d) => data.push(d),
         }
     }
     let pinned_symbols: Vec<String> = pairing
@@ -177,7 +191,7 @@ pub fn diff(old: &Image<'_>, new: &Image<'_>, options: &DiffOptions) -> Report {
     };
     let count_added = |space, f| count(&pairing.added, space, f);
     let count_removed = |space, f| count(&pairing.removed, space, f);
-    let (structs_added, structs_removed) = structs::added_removed(old, new);
+    let (structs_added, structs_removed) = structs_added_removed;
     let summary = Summary {
         structs: Counts {
             changed: structs

@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::changes::{
-    FunctionChange, MemberLines, Pair, PlacementChange, Reason, Severity, Tenant,
+    FunctionChange, MemberLines, Pair, PlacementChange, Reason, Severity, SymbolName, Tenant,
 };
 use super::hot::HotTypes;
 use super::pairing::{Paired, Pairing};
@@ -14,14 +14,11 @@ use super::same::SameTypes;
 use crate::layout::{SpaceIndex, lay, place};
 use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable, VariableIndex};
 
-/// Both builds with their line indexes.
-pub struct Sides<'a, 'd> {
-    pub pairing: &'a Pairing<'a, 'd>,
-    pub old: &'a Image<'d>,
-    pub new: &'a Image<'d>,
+/// What judging a paired data object looks up in each build: its line indexes and
+/// variables by address (built beside the pairing, which they do not need).
+pub struct Indexes<'a, 'd> {
     pub old_index: [SpaceIndex<'a, 'd>; 2],
     pub new_index: [SpaceIndex<'a, 'd>; 2],
-    pub line_size: u64,
     /// Each build's variables by address.
     pub old_vars: VariableIndex<'a, 'd>,
     pub new_vars: VariableIndex<'a, 'd>,
@@ -29,17 +26,9 @@ pub struct Sides<'a, 'd> {
     pub quiet: Quiet,
 }
 
-impl<'a, 'd> Sides<'a, 'd> {
-    pub fn new(
-        pairing: &'a Pairing<'a, 'd>,
-        old: &'a Image<'d>,
-        new: &'a Image<'d>,
-        line_size: u64,
-    ) -> Self {
-        Sides {
-            pairing,
-            old,
-            new,
+impl<'a, 'd> Indexes<'a, 'd> {
+    pub fn new(old: &'a Image<'d>, new: &'a Image<'d>) -> Self {
+        Indexes {
             old_index: [
                 SpaceIndex::data(&old.symbols, Space::Global),
                 SpaceIndex::data(&old.symbols, Space::Percpu),
@@ -48,12 +37,20 @@ impl<'a, 'd> Sides<'a, 'd> {
                 SpaceIndex::data(&new.symbols, Space::Global),
                 SpaceIndex::data(&new.symbols, Space::Percpu),
             ],
-            line_size,
             old_vars: old.variables_by_address(),
             new_vars: new.variables_by_address(),
             quiet: Quiet::new(new),
         }
     }
+}
+
+/// Both builds with their pairing and indexes.
+pub struct Sides<'p, 'a, 'd> {
+    pub pairing: &'p Pairing<'a, 'd>,
+    pub old: &'a Image<'d>,
+    pub new: &'a Image<'d>,
+    pub line_size: u64,
+    pub ix: Indexes<'a, 'd>,
 }
 
 fn slot(space: Space) -> usize {
@@ -87,14 +84,8 @@ fn tenants<'a, 'd>(
     out
 }
 
-fn as_tenants(list: &[&Symbol<'_>]) -> Vec<Tenant> {
-    list.iter()
-        .map(|t| Tenant {
-            name: t.qualified_name(),
-            place: t.place,
-            size: t.size,
-        })
-        .collect()
+fn as_tenants<'a>(list: &[&'a Symbol<'_>]) -> Vec<Tenant<'a>> {
+    list.iter().map(|&t| Tenant(t)).collect()
 }
 
 /// Data that can be written at run time: not in a read-only section, and the object
@@ -125,14 +116,14 @@ pub struct SameLayouts {
 }
 
 /// The placement change of a paired data object, or `None` when nothing changed.
-pub fn data_change(
-    sides: &Sides<'_, '_>,
-    p: &Paired<'_, '_>,
+pub fn data_change<'a>(
+    sides: &Sides<'_, 'a, '_>,
+    p: &Paired<'a, '_>,
     hot: &mut HotTypes<'_, '_>,
     same: &mut SameLayouts,
     runs: &RunOf,
     pinned: bool,
-) -> Option<PlacementChange> {
+) -> Option<PlacementChange<'a>> {
     let ls = sides.line_size;
     let (o, n) = (p.old, p.new);
     // A zero-size symbol (a marker, `__key.N`) has no storage to place.
@@ -141,8 +132,8 @@ pub fn data_change(
     }
     let old = place(o.place, o.size, ls);
     let new = place(n.place, n.size, ls);
-    let old_syms = tenants(&sides.old_index[slot(o.space)], o, ls);
-    let new_syms = tenants(&sides.new_index[slot(n.space)], n, ls);
+    let old_syms = tenants(&sides.ix.old_index[slot(o.space)], o, ls);
+    let new_syms = tenants(&sides.ix.new_index[slot(n.space)], n, ls);
     let old_keys = tenant_keys(sides.pairing, 0, &old_syms);
     let co_changed = old_keys != tenant_keys(sides.pairing, 1, &new_syms);
     let moved = o.place != n.place || o.size != n.size;
@@ -150,11 +141,11 @@ pub fn data_change(
         return None;
     }
     let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
-    let var_new = sides.new_vars.of(n);
-    let var_old = sides.old_vars.of(o);
-    let type_name = var_new.or(var_old).map(|v| v.type_name.to_string());
+    let var_new = sides.ix.new_vars.of(n);
+    let var_old = sides.ix.old_vars.of(o);
+    let type_name = var_new.or(var_old).map(|v| &*v.type_name);
     let ty = var_new.or(var_old).map(|v| &*v.ctype);
-    let quiet = sides.quiet.of(n, type_name.as_deref());
+    let quiet = sides.ix.quiet.of(n, type_name);
     let is_writable = writable(n, ty) && quiet.is_none();
     let hot_members = match var_new {
         Some(v) if is_writable => hot.hot_members(&v.ctype, v.layout),
@@ -167,16 +158,16 @@ pub fn data_change(
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
     // New neighbours that are themselves writable and write-hot: a false-sharing pair.
-    let gained_hot_neighbours: Vec<String> = if sharing_grew && write_hot {
+    let gained_hot_neighbours: Vec<SymbolName<'a>> = if sharing_grew && write_hot {
         new_tenants
             .iter()
             .filter(|t| {
-                let v = sides.new_vars.of(t);
+                let v = sides.ix.new_vars.of(t);
                 writable(t, v.map(|v| &*v.ctype))
-                    && sides.quiet.of(t, v.map(|v| &*v.type_name)).is_none()
+                    && sides.ix.quiet.of(t, v.map(|v| &*v.type_name)).is_none()
                     && v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
             })
-            .map(|t| t.qualified_name())
+            .map(|t| SymbolName::of(t))
             .collect()
     } else {
         Vec::new()
@@ -252,9 +243,9 @@ pub fn data_change(
     };
     let member_lines = member_lines(sides, (o, n), (var_old, var_new), same);
     Some(PlacementChange {
-        name: n.qualified_name(),
+        name: SymbolName::of(n),
         space: n.space,
-        section: n.section.to_string(),
+        section: n.section,
         type_name,
         place: Pair {
             old: o.place,
@@ -290,7 +281,7 @@ pub fn data_change(
 /// For an object whose struct type changed: named members whose line in the
 /// instance changed (lines counted from the instance's first line).
 fn member_lines(
-    sides: &Sides<'_, '_>,
+    sides: &Sides<'_, '_, '_>,
     (o, n): (&Symbol<'_>, &Symbol<'_>),
     (vo, vn): (Option<&Variable<'_>>, Option<&Variable<'_>>),
     same: &mut SameLayouts,
@@ -353,14 +344,14 @@ fn member_lines(
 
 /// The change of a paired function, or `None` when its phase and line count held and
 /// it is not `pinned` (asked for by name).
-pub fn function_change(
-    pairing: &Pairing<'_, '_>,
-    p: &Paired<'_, '_>,
+pub fn function_change<'a>(
+    pairing: &Pairing<'a, '_>,
+    p: &Paired<'a, '_>,
     line_size: u64,
     runs: &RunOf,
     pinned: bool,
     text_fails: bool,
-) -> Option<FunctionChange> {
+) -> Option<FunctionChange<'a>> {
     let (o, n) = (p.old, p.new);
     debug_assert!(o.kind == SymbolKind::Function);
     let lines = |s: &Symbol<'_>| place(s.place, s.size, line_size).lines;
@@ -377,7 +368,7 @@ pub fn function_change(
         return None;
     }
     Some(FunctionChange {
-        name: n.qualified_name(),
+        name: SymbolName::of(n),
         address: Pair {
             old: o.place,
             new: n.place,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
 use super::same::SameTypes;
@@ -57,15 +57,28 @@ fn pair<'a, 'd>(
     out
 }
 
-/// Global and per-CPU objects whose type is each struct (named only for the structs
-/// the report lists).
-fn instances<'a, 'd>(image: &'a Image<'d>) -> FxHashMap<StructId, Vec<&'a Symbol<'d>>> {
-    let vars = image.variables_by_address();
+/// Global and per-CPU objects whose type is one of the `wanted` structs: only the
+/// symbols at the address of a variable of such a type are looked up (a lookup for
+/// every data object of both builds was a fifth of the struct comparison).
+fn instances<'a, 'd>(
+    image: &'a Image<'d>,
+    wanted: &FxHashSet<StructId>,
+) -> FxHashMap<StructId, Vec<&'a Symbol<'d>>> {
     let mut m: FxHashMap<StructId, Vec<&'a Symbol<'d>>> = FxHashMap::default();
+    if wanted.is_empty() {
+        return m;
+    }
+    let addresses: FxHashSet<u64> = image
+        .variables
+        .iter()
+        .filter(|v| v.layout.is_some_and(|id| wanted.contains(&id)))
+        .map(|v| v.address)
+        .collect();
+    let vars = image.variables_by_address();
     for s in image
         .symbols
         .iter()
-        .filter(|s| s.kind != SymbolKind::Function)
+        .filter(|s| s.kind != SymbolKind::Function && addresses.contains(&s.address))
     {
         if let Some(id) = vars.of(s).and_then(|v| v.layout) {
             m.entry(id).or_default().push(s);
@@ -74,9 +87,13 @@ fn instances<'a, 'd>(image: &'a Image<'d>) -> FxHashMap<StructId, Vec<&'a Symbol
     m
 }
 
+/// The id of `s`, one of `image`'s structs (found by its place in the list).
 fn id_of(image: &Image<'_>, s: &StructLayout<'_>) -> Option<StructId> {
-    let i = image.structs.iter().position(|x| std::ptr::eq(x, s))?;
-    Some(StructId(i))
+    let all = image.structs.as_ptr_range();
+    let at = s as *const StructLayout<'_> as usize;
+    let size = std::mem::size_of::<StructLayout<'_>>();
+    ((all.start as usize..all.end as usize).contains(&at))
+        .then(|| StructId((at - all.start as usize) / size))
 }
 
 /// Named leaf members at every nesting level.
@@ -224,13 +241,14 @@ pub fn changes(
     line_size: u64,
     pinned: &(dyn Fn(&str) -> bool + Sync),
 ) -> Vec<StructChange> {
-    let (inst_old, inst_new) = (instances(old), instances(new));
     let mut out = Vec::new();
     // One build's types from DWARF, the other's from BTF: facts BTF lacks (declaring
     // files, alignment, which it infers, array dimensions it may flatten, `[0]`) are
     // not compared.
     let mixed = old.types_from != new.types_from;
     let mut types = SameTypes::default();
+    // Old and new struct id of each change in `out`.
+    let mut ids = Vec::new();
     for (o, n) in pair(old, new, mixed, &mut types) {
         let full = pinned(n.name);
         if same(o, n, mixed, &mut types) && !full {
@@ -251,14 +269,6 @@ pub fn changes(
         if members.is_empty() && same_shape && !full {
             // Only names of types or files differ in ways members do not show.
             continue;
-        }
-        let names = |list: Option<&Vec<&Symbol<'_>>>| -> Vec<String> {
-            list.map(|l| l.iter().map(|s| s.qualified_name()).collect())
-                .unwrap_or_default()
-        };
-        let mut instances = names(id_of(new, n).and_then(|id| inst_new.get(&id)));
-        if instances.is_empty() {
-            instances = names(id_of(old, o).and_then(|id| inst_old.get(&id)));
         }
         out.push(StructChange {
             name: n.name.to_string(),
@@ -288,20 +298,44 @@ pub fn changes(
                 old: o.padding,
                 new: n.padding,
             },
+            // Decided below, once the instances are known.
             severity: if members.is_empty() && same_shape {
                 Severity::Info
-            } else if instances.is_empty() && groups.iter().any(|g| g.flagged) {
-                Severity::Group
-            } else if instances.is_empty() {
-                Severity::Struct
             } else {
-                Severity::StructWithInstance
+                Severity::Struct
             },
             members,
             layout,
-            instances,
+            instances: Vec::new(),
             groups,
         });
+        ids.push((id_of(old, o), id_of(new, n)));
+    }
+    // The objects of each listed struct: those of its new layout, else of its old one.
+    let wanted = |side: usize| -> FxHashSet<StructId> {
+        ids.iter()
+            .filter_map(|p| if side == 0 { p.0 } else { p.1 })
+            .collect()
+    };
+    let (inst_old, inst_new) = (instances(old, &wanted(0)), instances(new, &wanted(1)));
+    let names = |list: Option<&Vec<&Symbol<'_>>>| -> Vec<String> {
+        list.map(|l| l.iter().map(|s| s.qualified_name()).collect())
+            .unwrap_or_default()
+    };
+    for (c, (o, n)) in out.iter_mut().zip(ids) {
+        c.instances = names(n.and_then(|id| inst_new.get(&id)));
+        if c.instances.is_empty() {
+            c.instances = names(o.and_then(|id| inst_old.get(&id)));
+        }
+        if c.severity != Severity::Info {
+            c.severity = if !c.instances.is_empty() {
+                Severity::StructWithInstance
+            } else if c.groups.iter().any(|g| g.flagged) {
+                Severity::Group
+            } else {
+                Severity::Struct
+            };
+        }
     }
     out
 }

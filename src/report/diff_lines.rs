@@ -113,11 +113,12 @@ fn items_str(items: &[crate::diff::CauseItem], omitted: usize) -> String {
 }
 
 /// Up to four names, then how many more.
-pub(crate) fn names(list: &[String]) -> String {
+pub(crate) fn names<T: std::fmt::Display>(list: &[T]) -> String {
+    let join = |l: &[T]| l.iter().map(T::to_string).collect::<Vec<_>>().join(", ");
     match list.len() {
         0 => String::new(),
-        1..=4 => list.join(", "),
-        n => format!("{}, ... (+{} more)", list[..3].join(", "), n - 3),
+        1..=4 => join(list),
+        n => format!("{}, ... (+{} more)", join(&list[..3]), n - 3),
     }
 }
 
@@ -152,7 +153,7 @@ pub(crate) fn tenant_names(t: &[crate::diff::Tenant]) -> String {
     if t.is_empty() {
         return "(none)".into();
     }
-    names(&t.iter().map(|x| x.name.clone()).collect::<Vec<_>>())
+    names(&t.iter().map(|x| x.name()).collect::<Vec<_>>())
 }
 
 fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {

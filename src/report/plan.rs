@@ -38,7 +38,7 @@ pub enum Item<'r> {
     Run(&'r ShiftRun),
     /// A data or per-CPU object that moved.
     Placement {
-        change: &'r PlacementChange,
+        change: &'r PlacementChange<'r>,
         detail: Detail,
     },
     /// A struct whose layout changed; `members` in the order to show them (added and
@@ -70,7 +70,7 @@ pub struct Section<'r> {
 /// One function shown by name, with the run it moved in (default view only).
 #[derive(Debug, Clone)]
 pub struct FunctionItem<'r> {
-    pub change: &'r FunctionChange,
+    pub change: &'r FunctionChange<'r>,
     pub run: Option<&'r ShiftRun>,
 }
 
@@ -85,7 +85,7 @@ pub struct TextSection<'r> {
 /// Everything a renderer draws for a diff, decided once.
 #[derive(Debug, Clone)]
 pub struct Plan<'r> {
-    pub report: &'r Report,
+    pub report: &'r Report<'r>,
     /// Nothing changed and nothing was asked for: the report is "no changes".
     pub empty: bool,
     /// Rows of the summary table.
@@ -103,7 +103,7 @@ pub struct Plan<'r> {
 const SHARES: [usize; 4] = [30, 25, 35, 10];
 
 /// Plans the report of `r` for `view`.
-pub fn plan(r: &Report, view: View) -> Plan<'_> {
+pub fn plan<'r>(r: &'r Report<'r>, view: View) -> Plan<'r> {
     let summary = summary_rows(r);
     let nothing = summary.iter().all(|(_, c)| {
         c.changed + c.added + c.removed + c.line_offset_changed + c.runs + c.whole_line_runs == 0
@@ -172,7 +172,7 @@ pub fn plan(r: &Report, view: View) -> Plan<'_> {
 }
 
 /// The summary table's rows.
-pub fn summary_rows(r: &Report) -> [(&'static str, &Counts); 4] {
+pub fn summary_rows<'r>(r: &'r Report<'r>) -> [(&'static str, &'r Counts); 4] {
     let s = &r.summary;
     [
         ("structs", &s.structs),
@@ -182,13 +182,13 @@ pub fn summary_rows(r: &Report) -> [(&'static str, &Counts); 4] {
     ]
 }
 
-fn is_pinned(r: &Report, name: &str) -> bool {
-    r.pinned_symbols.iter().any(|p| p == name)
+fn is_pinned(r: &Report<'_>, name: &crate::diff::SymbolName<'_>) -> bool {
+    r.pinned_symbols.iter().any(|p| name.is(p))
 }
 
 /// Per-CPU: runs (each with its cause), then changes outside flagged runs, pinned
 /// first, then by risk (a write-hot variable with a new neighbour first).
-fn percpu_items(r: &Report, view: View) -> Vec<Item<'_>> {
+fn percpu_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
     let all = view.limit.is_none();
     let mut items: Vec<Item<'_>> = r
         .runs
@@ -196,7 +196,7 @@ fn percpu_items(r: &Report, view: View) -> Vec<Item<'_>> {
         .filter(|x| x.space == Space::Percpu)
         .map(Item::Run)
         .collect();
-    let mut percpu: Vec<&PlacementChange> = r.percpu.iter().collect();
+    let mut percpu: Vec<&PlacementChange> = r.percpu.iter().map(Box::as_ref).collect();
     percpu.sort_by_key(|c| (!is_pinned(r, &c.name), c.risk, c.place.old));
     for c in percpu {
         let pinned = is_pinned(r, &c.name);
@@ -214,11 +214,12 @@ fn percpu_items(r: &Report, view: View) -> Vec<Item<'_>> {
 /// Data objects: line-aligned, write-hot and straddling ones (every one with --all),
 /// by risk (write-hot with a new write-hot neighbour, line-aligned moved in its line,
 /// ...), then severity and hot members.
-fn data_items(r: &Report, view: View) -> Vec<Item<'_>> {
+fn data_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
     let all = view.limit.is_none();
     let mut data: Vec<&PlacementChange> = r
         .data
         .iter()
+        .map(Box::as_ref)
         .filter(|c| {
             is_pinned(r, &c.name)
                 || all
@@ -251,7 +252,7 @@ fn data_items(r: &Report, view: View) -> Vec<Item<'_>> {
 
 /// Structs with an instance (or in a group, or asked for); most members changing line
 /// (or added/removed) first: those move hot fields.
-fn struct_items(r: &Report, view: View) -> Vec<Item<'_>> {
+fn struct_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
     let all = view.limit.is_none();
     let pinned = |n: &str| r.pinned_structs.iter().any(|p| p == n);
     let mut structs: Vec<&StructChange> = r
@@ -304,7 +305,7 @@ fn struct_items(r: &Report, view: View) -> Vec<Item<'_>> {
 
 /// Data shift runs that change line membership (whole-line ones too with --all),
 /// largest first.
-fn run_items(r: &Report, view: View) -> Vec<Item<'_>> {
+fn run_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
     let all = view.limit.is_none();
     let mut runs: Vec<&ShiftRun> = r
         .runs
@@ -317,7 +318,7 @@ fn run_items(r: &Report, view: View) -> Vec<Item<'_>> {
 
 /// Functions: the two largest runs that change line membership (all with --all),
 /// then the functions asked for by name (every changed function with --all).
-fn text_section(r: &Report, view: View) -> TextSection<'_> {
+fn text_section<'r>(r: &'r Report<'r>, view: View) -> TextSection<'r> {
     let all = view.limit.is_none();
     let mut runs: Vec<&ShiftRun> = r
         .runs
@@ -331,7 +332,7 @@ fn text_section(r: &Report, view: View) -> TextSection<'_> {
     let functions = r
         .functions
         .iter()
-        .filter(|c| all || r.pinned_symbols.contains(&c.name))
+        .filter(|c| all || r.pinned_symbols.iter().any(|p| c.name.is(p)))
         .map(|c| FunctionItem {
             change: c,
             run: c.run.and_then(|i| r.runs.get(i)).filter(|_| !all),
@@ -354,11 +355,11 @@ impl Item<'_> {
     }
 
     /// The name the item is known by (a run: its first symbol).
-    pub fn name(&self) -> &str {
+    pub fn name(&self) -> std::borrow::Cow<'_, str> {
         match self {
-            Item::Run(r) => &r.first,
-            Item::Placement { change, .. } => &change.name,
-            Item::Struct { change, .. } => &change.name,
+            Item::Run(r) => r.first.as_str().into(),
+            Item::Placement { change, .. } => change.name.to_string().into(),
+            Item::Struct { change, .. } => change.name.as_str().into(),
         }
     }
 

@@ -7,22 +7,21 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    AggregateKind, Binding, BitHole, CType, Hole, Image, Member, Section, Space, StructId,
-    StructLayout, Symbol, SymbolKind, TypeKind, Variable,
+    AggregateKind, Binding, BitHole, CType, Hole, Image, Space, StructId, StructLayout, SymbolKind,
+    TypeKind,
 };
 
-/// Everything one build contributes to `show`, a diff and `check`.
-#[derive(Serialize, Deserialize)]
+/// Everything one build contributes to `show`, a diff and `check` (read back by
+/// `read`, field by field in this order).
+#[derive(Serialize)]
 pub(super) struct Form<'d> {
     /// Every distinct name the `Str` fields refer to, end to end.
-    #[serde(borrow)]
     pub strings: Cow<'d, str>,
     /// Where each string of `strings` ends (string `i` starts where `i - 1` ends).
     pub ends: Vec<u32>,
@@ -39,12 +38,9 @@ pub(super) struct Form<'d> {
     pub boundaries: Vec<(&'d str, u64)>,
     pub function_prefix: u64,
     pub sections: Vec<SectionForm<'d>>,
-    #[serde(deserialize_with = "exact")]
     pub symbols: Vec<SymbolForm>,
     pub ctypes: Vec<CTypeForm<'d>>,
-    #[serde(deserialize_with = "exact")]
     pub structs: Vec<StructForm>,
-    #[serde(deserialize_with = "exact")]
     pub variables: Vec<VariableForm>,
     pub units: u64,
     /// With `snapshot --with-lines`: `file:line` of each function's first byte and of
@@ -94,7 +90,7 @@ pub(super) struct CTypeForm<'d> {
     pub pahole_after_flexible: Option<&'d str>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct MemberForm {
     pub name: Option<Str>,
     pub type_name: Str,
@@ -114,7 +110,7 @@ pub(super) struct MemberForm {
     pub natural_alignment: u64,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct StructForm {
     pub name: Str,
     pub kind: AggregateKind,
@@ -122,7 +118,6 @@ pub(super) struct StructForm {
     pub size: u64,
     pub alignment: u64,
     pub explicit_alignment: Option<u64>,
-    #[serde(deserialize_with = "exact")]
     pub members: Vec<MemberForm>,
     pub holes: Vec<Hole>,
     pub bit_holes: Vec<BitHole>,
@@ -147,36 +142,6 @@ pub(super) struct VariableForm {
     pub decl_file: Option<Str>,
 }
 
-/// Decodes a sequence into a vector reserved at the length the payload states (serde
-/// reserves at most 1 MiB ahead and then grows by doubling, which copies and touches
-/// up to three times the memory of the result). A forged length reserves at most
-/// `EXACT_LIMIT` bytes of address space, which stay untouched when decoding fails.
-fn exact<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    struct Seq<T>(std::marker::PhantomData<T>);
-    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Seq<T> {
-        type Value = Vec<T>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a sequence")
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-            let most = EXACT_LIMIT / std::mem::size_of::<T>().max(1);
-            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(most));
-            while let Some(item) = seq.next_element()? {
-                out.push(item);
-            }
-            Ok(out)
-        }
-    }
-    d.deserialize_seq(Seq(std::marker::PhantomData))
-}
-
-/// Most bytes `exact` reserves up front for one sequence.
-const EXACT_LIMIT: usize = 64 << 20;
-
 /// Index of a string in `Form::strings`.
 pub(super) type Str = u32;
 
@@ -198,30 +163,6 @@ impl<'a> StringTable<'a> {
         let i = (self.ends.len() - 1) as Str;
         self.index.insert(s, i);
         i
-    }
-}
-
-/// The strings of a decoded form (reading).
-struct Strings<'d> {
-    all: &'d str,
-    ends: Vec<u32>,
-}
-
-impl<'d> Strings<'d> {
-    fn get(&self, i: Str) -> Result<&'d str, Bad> {
-        let i = i as usize;
-        let end = *self.ends.get(i).ok_or("string index out of range")? as usize;
-        let start = match i {
-            0 => 0,
-            _ => self.ends[i - 1] as usize,
-        };
-        self.all
-            .get(start..end)
-            .ok_or("string bounds out of range or inside a character")
-    }
-
-    fn opt(&self, i: Option<Str>) -> Result<Option<&'d str>, Bad> {
-        i.map(|i| self.get(i)).transpose()
     }
 }
 
@@ -401,194 +342,97 @@ fn struct_form<'a>(
 /// Why a decoded form cannot be an `Image` (an index out of range).
 pub(super) type Bad = &'static str;
 
-/// `items` converted one by one into a vector reserved once at its final length: a
-/// `collect` of fallible conversions cannot know the length and grows by doubling,
-/// which copies and touches twice the memory of the result.
-fn convert<T, U>(items: Vec<T>, mut f: impl FnMut(T) -> Result<U, Bad>) -> Result<Vec<U>, Bad> {
-    let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        out.push(f(item)?);
-    }
-    Ok(out)
-}
-
-/// The `Image` a form describes. `listing` keeps what only pahole's listing reads;
-/// without it those fields are cleared as a diff load leaves them. `dwarf` false
-/// drops structs, variables and units, as a load without DWARF has none.
-pub(super) fn to_image<'d>(
-    form: Form<'d>,
-    path: &Path,
-    line_size: Option<u64>,
-    dwarf: bool,
-    listing: bool,
-) -> Result<Image<'d>, Bad> {
-    if !(form.line_size.is_power_of_two() && (8..=4096).contains(&form.line_size)) {
-        return Err("line size is not a power of two between 8 and 4096");
-    }
-    let names = Strings {
-        all: match form.strings {
-            Cow::Borrowed(all) => all,
-            Cow::Owned(_) => return Err("string table not in the payload"),
-        },
-        ends: form.ends,
+/// The payload of a form whose one struct holds a chain of `depth` one-member structs,
+/// each nested in the member of the one before (so `depth + 1` levels), valid in every
+/// other respect: what a crafted file would hold. Built from postcard encodings of
+/// one-level pieces, without recursing, so any depth can be built.
+pub(super) fn nested_chain(depth: usize) -> Vec<u8> {
+    let member = |nested: Option<Box<StructForm>>| MemberForm {
+        name: Some(0),
+        type_name: 0,
+        offset: 0,
+        size: 8,
+        bit_offset: None,
+        bit_size: None,
+        flexible: false,
+        nested,
+        alignment: None,
+        ctype: 0,
+        hole: 0,
+        bit_hole: 0,
+        type_padding: 0,
+        pointee: None,
+        natural_alignment: 8,
     };
-    let ctypes: Vec<Arc<CType>> = form.ctypes.into_iter().map(ctype).collect();
-    let ty = |i: u32| {
-        ctypes
-            .get(i as usize)
-            .cloned()
-            .ok_or("type index out of range")
+    let one = |nested: Option<Box<StructForm>>| StructForm {
+        name: 0,
+        kind: AggregateKind::Struct,
+        decl_file: None,
+        size: 8,
+        alignment: 8,
+        explicit_alignment: None,
+        members: vec![member(nested)],
+        holes: Vec::new(),
+        bit_holes: Vec::new(),
+        padding: 0,
+        bit_padding: 0,
+        pre_hole: 0,
+        pre_bit_hole: 0,
+        packed: false,
+        typedef: false,
     };
-    let count = form.structs.len();
-    let (structs, variables, units) = if dwarf && form.has_debug_info {
-        let structs = convert(form.structs, |s| layout(s, &ty, &names, listing))?;
-        let variables = convert(form.variables, |v| {
-            if v.layout.is_some_and(|StructId(i)| i >= count) {
-                return Err("struct index out of range");
-            }
-            Ok(Variable {
-                name: names.get(v.name)?,
-                address: v.address,
-                type_name: Cow::Borrowed(names.get(v.type_name)?),
-                ctype: ty(v.ctype)?,
-                size: v.size,
-                layout: v.layout,
-                is_array: v.is_array,
-                alignment: v.alignment,
-                decl_file: names.opt(v.decl_file)?.map(Cow::Borrowed),
-            })
-        })?;
-        (structs, variables, form.units as usize)
-    } else {
-        (Vec::new(), Vec::new(), 0)
-    };
-    let with_units = dwarf && form.has_debug_info;
-    Ok(Image {
-        path: path.to_path_buf(),
-        arch: form.arch.to_string(),
-        big_endian: form.big_endian,
-        file_kind: match form.file_kind {
-            "exec" => "exec",
-            "rel" => "rel",
-            "dyn" => "dyn",
-            _ => "other",
-        },
-        build_id: form.build_id.map(str::to_string),
-        line_size: line_size.unwrap_or(form.line_size),
-        line_size_overridden: line_size.is_some(),
-        has_debug_info: form.has_debug_info,
-        types_from: form.types_from,
-        percpu_base: form.percpu_base,
-        boundaries: form
-            .boundaries
-            .into_iter()
-            .map(|(n, a)| {
-                crate::model::BOUNDARY_SYMBOLS
-                    .iter()
-                    .find(|b| **b == n)
-                    .map(|b| (*b, a))
-                    .ok_or("unknown boundary symbol")
-            })
-            .collect::<Result<Vec<_>, Bad>>()?,
-        function_prefix: form.function_prefix,
-        sections: form
-            .sections
-            .into_iter()
-            .map(|s| Section {
-                name: s.name,
-                address: s.address,
-                size: s.size,
-                alignment: s.alignment,
-                compressed: s.compressed,
-            })
-            .collect(),
-        symbols: convert(form.symbols, |s| {
-            Ok(Symbol {
-                name: names.get(s.name)?,
-                file: names.opt(if with_units { s.file } else { s.elf_file })?,
-                unit: if with_units { names.opt(s.unit)? } else { None },
-                group: s.group,
-                kind: s.kind,
-                binding: s.binding,
-                section: names.get(s.section)?,
-                address: s.address,
-                size: s.size,
-                space: s.space,
-                place: s.place,
-            })
-        })?,
+    let blank = CType::default();
+    let form = |structs: Vec<StructForm>| Form {
+        strings: Cow::Borrowed("x"),
+        ends: vec![1],
+        arch: "x86_64",
+        big_endian: false,
+        file_kind: "exec",
+        build_id: None,
+        line_size: 64,
+        has_debug_info: true,
+        types_from: crate::model::TypesFrom::Dwarf,
+        percpu_base: None,
+        boundaries: Vec::new(),
+        function_prefix: 0,
+        sections: Vec::new(),
+        symbols: Vec::new(),
+        ctypes: vec![ctype_form(&blank)],
         structs,
-        variables,
-        units,
-    })
+        variables: Vec::new(),
+        units: 1,
+        lines: None,
+    };
+    // Encoding plain values into a vector cannot fail.
+    fn bytes(v: &impl Serialize) -> Vec<u8> {
+        postcard::to_stdvec(v).unwrap_or_default()
+    }
+    // A struct with `nested: None` is `a + [0] + b`; with `nested: Some(s)`, it is
+    // `a + [1] + s + b`. A form with no struct is `x + [0] + y`; with one, `x + [1] +
+    // s + y`.
+    let leaf = bytes(&one(None));
+    let outer = bytes(&one(Some(Box::new(one(None)))));
+    let a = common_prefix(&leaf, &outer);
+    let b = &leaf[a + 1..];
+    let none = bytes(&form(Vec::new()));
+    let some = bytes(&form(vec![one(None)]));
+    let x = common_prefix(&none, &some);
+    let mut out = some[..x + 1].to_vec();
+    for _ in 0..depth {
+        out.extend_from_slice(&leaf[..a]);
+        out.push(1);
+    }
+    out.extend_from_slice(&leaf);
+    for _ in 0..depth {
+        out.extend_from_slice(b);
+    }
+    out.extend_from_slice(&none[x + 1..]);
+    out
 }
 
-fn ctype(t: CTypeForm<'_>) -> Arc<CType> {
-    Arc::new(CType {
-        kind: t.kind,
-        element: t.element,
-        is_const: t.is_const,
-        is_volatile: t.is_volatile,
-        dims: t.dims,
-        aggregate: t.aggregate.map(Into::into),
-        c: t.c.into(),
-        pahole_before: t.pahole_before.into(),
-        pahole_after: t.pahole_after.into(),
-        anonymous_enum: t
-            .anonymous_enum
-            .map(|(e, size)| (e.into_iter().map(|(n, v)| (n.into(), v)).collect(), size)),
-        pahole_after_flexible: t.pahole_after_flexible.map(Into::into),
-    })
-}
-
-fn layout<'d>(
-    s: StructForm,
-    ty: &impl Fn(u32) -> Result<Arc<CType>, Bad>,
-    names: &Strings<'d>,
-    listing: bool,
-) -> Result<StructLayout<'d>, Bad> {
-    let members = convert(s.members, |m| {
-        Ok(Member {
-            name: names.opt(m.name)?,
-            type_name: Cow::Borrowed(names.get(m.type_name)?),
-            offset: m.offset,
-            size: m.size,
-            bit_offset: m.bit_offset,
-            bit_size: m.bit_size,
-            flexible: m.flexible,
-            nested: m
-                .nested
-                .map(|n| layout(*n, ty, names, listing).map(Box::new))
-                .transpose()?,
-            alignment: m.alignment,
-            ctype: ty(m.ctype)?,
-            hole: m.hole,
-            bit_hole: m.bit_hole,
-            type_padding: if listing { m.type_padding } else { 0 },
-            pointee: match m.pointee {
-                Some(p) if listing => Some(Box::new(layout(*p, ty, names, listing)?)),
-                _ => None,
-            },
-            natural_alignment: if listing { m.natural_alignment } else { 0 },
-        })
-    })?;
-    Ok(StructLayout {
-        name: names.get(s.name)?,
-        kind: s.kind,
-        decl_file: names.opt(s.decl_file)?.map(Cow::Borrowed),
-        size: s.size,
-        alignment: s.alignment,
-        explicit_alignment: s.explicit_alignment,
-        members,
-        holes: s.holes,
-        bit_holes: s.bit_holes,
-        padding: s.padding,
-        bit_padding: s.bit_padding,
-        pre_hole: s.pre_hole,
-        pre_bit_hole: s.pre_bit_hole,
-        packed: s.packed && listing,
-        typedef: s.typedef,
-    })
+/// Length of the common start of `a` and `b`.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 #[cfg(test)]
@@ -596,40 +440,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn string_table_round_trip_and_bad_indexes() {
+    fn string_table_round_trip() {
         let mut t = StringTable::default();
         let (a, b, a2, c) = (t.put("rcu"), t.put("é.c"), t.put("rcu"), t.put(""));
         assert_eq!((a, b, a2, c), (0, 1, 0, 2));
         assert_eq!(
             (t.all.as_str(), t.ends.as_slice()),
             ("rcué.c", &[3, 7, 7][..])
-        );
-        let s = Strings {
-            all: "rcué.c",
-            ends: vec![3, 7, 7, 4, 9],
-        };
-        assert_eq!(
-            (s.get(0), s.get(1), s.get(2)),
-            (Ok("rcu"), Ok("é.c"), Ok(""))
-        );
-        assert_eq!(s.opt(None), Ok(None));
-        // Past the table, ending inside `é`, ending before it starts, past the text.
-        assert_eq!(s.get(5), Err("string index out of range"));
-        assert_eq!(
-            s.get(3),
-            Err("string bounds out of range or inside a character")
-        );
-        assert_eq!(
-            Strings {
-                all: "rcué.c",
-                ends: vec![4],
-            }
-            .get(0),
-            Err("string bounds out of range or inside a character")
-        );
-        assert_eq!(
-            s.get(4),
-            Err("string bounds out of range or inside a character")
         );
     }
 }

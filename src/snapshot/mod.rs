@@ -5,6 +5,7 @@
 //! foreign, truncated or corrupted file fails with one line, never a panic.
 
 mod form;
+mod read;
 
 use std::path::Path;
 
@@ -92,7 +93,12 @@ fn encode<'a>(
 ) -> std::result::Result<Vec<u8>, String> {
     let form = form::from_image(image, elf_files, lines);
     let payload = postcard::to_stdvec(&form).map_err(|e| e.to_string())?;
-    let body = zstd::bulk::compress(&payload, ZSTD_LEVEL).map_err(|e| e.to_string())?;
+    file_bytes(&payload)
+}
+
+/// A snapshot file holding `payload`: the header, then the compressed payload.
+fn file_bytes(payload: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let body = zstd::bulk::compress(payload, ZSTD_LEVEL).map_err(|e| e.to_string())?;
     let mut out = Vec::with_capacity(HEADER + body.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
@@ -101,6 +107,14 @@ fn encode<'a>(
     out.extend_from_slice(&crc32fast::hash(&rest).to_le_bytes());
     out.extend_from_slice(&rest);
     Ok(out)
+}
+
+/// A snapshot file, valid in every other respect, whose one struct holds a chain of
+/// `depth` structs nested in one another: for the test that such a crafted file is
+/// refused with exit 2 rather than exhausting the reader's stack.
+#[doc(hidden)]
+pub fn nested_chain_file(depth: usize) -> Vec<u8> {
+    file_bytes(&form::nested_chain(depth)).unwrap_or_default()
 }
 
 /// `file:line` at the start of every function and every `LINE_GRANULE` boundary inside
@@ -132,9 +146,12 @@ fn source_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u64,
 
 /// The source lines kept in a decompressed payload (`None` when written without them).
 pub fn lines(path: &Path, payload: &[u8]) -> Result<Option<Vec<(u64, String)>>> {
-    let form: form::Form<'_> =
-        postcard::from_bytes(payload).map_err(|e| bad(path, format!("cannot decode: {e}")))?;
-    Ok(form
+    let wanted = read::Wanted {
+        listing: false,
+        dwarf: false,
+    };
+    let read = read::read(payload, path, wanted).map_err(|m| bad(path, m))?;
+    Ok(read
         .lines
         .map(|l| l.into_iter().map(|(a, s)| (a, s.to_string())).collect()))
 }
@@ -183,16 +200,16 @@ pub fn payload(path: &Path, bytes: &[u8]) -> Result<Vec<u8>> {
 /// The `Image` held in a decompressed payload, shaped as a load of the vmlinux with
 /// `options` would shape it.
 pub fn image<'d>(path: &Path, payload: &'d [u8], options: &LoadOptions) -> Result<Image<'d>> {
-    let form: form::Form<'d> =
-        postcard::from_bytes(payload).map_err(|e| bad(path, format!("cannot decode: {e}")))?;
-    let mut image = form::to_image(
-        form,
-        path,
-        options.line_size,
-        options.dwarf,
-        options.pahole_text,
-    )
-    .map_err(|m| bad(path, m))?;
+    let wanted = read::Wanted {
+        listing: options.pahole_text,
+        dwarf: options.dwarf,
+    };
+    let mut image = read::read(payload, path, wanted)
+        .map_err(|m| bad(path, m))?
+        .image;
+    if let Some(line_size) = options.line_size {
+        (image.line_size, image.line_size_overridden) = (line_size, true);
+    }
     select_structs(&mut image, options);
     Ok(image)
 }

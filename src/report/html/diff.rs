@@ -120,14 +120,14 @@ fn item_html(item: &Item<'_>, line_size: u64, open: bool) -> String {
     let Some(maps) = maps else {
         return format!(
             "<div class=\"run\" data-name=\"{}\">{}</div>\n",
-            esc(item.name()),
+            esc(&item.name()),
             pre(&lines)
         );
     };
     let (first, rest) = lines.split_first().map_or(("", &[][..]), |(f, r)| (f, r));
     format!(
         "<details class=\"item\" data-name=\"{}\"{}><summary class=\"item\">{}</summary>{}<div class=\"sides\"><div class=\"old\"><h4>old</h4>{}</div><div class=\"new\"><h4>new</h4>{}</div></div></details>\n",
-        esc(item.name()),
+        esc(&item.name()),
         if open { " open" } else { "" },
         esc(first.trim_start()),
         if rest.is_empty() {
@@ -151,16 +151,16 @@ fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
         let mut blocks: Vec<Block> = tenants
             .iter()
             .map(|t: &Tenant| {
-                let mut b = Block::new(t.place, t.size, t.name.clone(), "co-tenant");
-                b.hot = !old && c.gained_hot_neighbours.contains(&t.name);
+                let mut b = Block::new(t.place(), t.size(), t.name().to_string(), "co-tenant");
+                b.hot = !old && c.gained_hot_neighbours.contains(&t.name());
                 b
             })
             .collect();
         let mut me = Block::new(
             place,
             size,
-            c.name.clone(),
-            c.type_name.clone().unwrap_or_default(),
+            c.name.to_string(),
+            c.type_name.unwrap_or_default().to_string(),
         );
         me.focus = true;
         me.hot = c.write_hot_type;

@@ -1,0 +1,615 @@
+//! Reading a decompressed payload straight into the model: the postcard encoding of
+//! `form::Form` is walked field by field with serde seeds that hold the string table
+//! and the types, so each symbol, struct, member and variable is built where it is
+//! decoded. Decoding into the `Form` mirrors first and converting them afterwards
+//! wrote and read every record twice and kept both copies alive at once.
+
+use std::cell::Cell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
+
+use super::form::{Bad, CTypeForm, SectionForm, Str, SymbolForm, VariableForm};
+use crate::model::{
+    AggregateKind, BitHole, CType, Hole, Image, Member, Section, StructId, StructLayout, Symbol,
+    TypesFrom, Variable,
+};
+
+/// Deepest chain of struct layouts held in one another (`MemberForm::nested` and
+/// `pointee`) a snapshot may hold. Decoding recurses once per level, so without a
+/// limit a crafted file could exhaust the stack; the real 6.1 kernels go 5 deep.
+pub(super) const MAX_NESTING: u32 = 64;
+const TOO_DEEP: Bad = "structs nested more than 64 levels deep";
+
+/// What a read keeps of a payload.
+#[derive(Clone, Copy)]
+pub(super) struct Wanted {
+    /// Keep what only pahole's listing reads (else cleared, as a diff load leaves it).
+    pub listing: bool,
+    /// Keep structs, variables and units (a load without DWARF has none).
+    pub dwarf: bool,
+}
+
+/// A payload read into the model, with its source lines when it keeps them.
+pub(super) struct Read<'d> {
+    pub image: Image<'d>,
+    pub lines: Option<Vec<(u64, &'d str)>>,
+}
+
+/// Reads `payload` into an image at `path` (the line size not yet overridden).
+pub(super) fn read<'d>(payload: &'d [u8], path: &Path, wanted: Wanted) -> Result<Read<'d>, String> {
+    let failure = Cell::new(None);
+    let top = Top {
+        path,
+        wanted,
+        failure: &failure,
+    };
+    let mut de = postcard::Deserializer::from_bytes(payload);
+    de.deserialize_tuple(FORM_FIELDS, top)
+        .map_err(|e| match failure.get() {
+            Some(why) => why.to_string(),
+            None => format!("cannot decode: {e}"),
+        })
+}
+
+/// Fields of `form::Form`, in order.
+const FORM_FIELDS: usize = 19;
+
+/// The strings of a payload.
+pub(super) struct Strings<'d> {
+    pub all: &'d str,
+    pub ends: Vec<u32>,
+}
+
+impl<'d> Strings<'d> {
+    pub fn get(&self, i: Str) -> Result<&'d str, Bad> {
+        let i = i as usize;
+        let end = *self.ends.get(i).ok_or("string index out of range")? as usize;
+        let start = match i {
+            0 => 0,
+            _ => self.ends[i - 1] as usize,
+        };
+        self.all
+            .get(start..end)
+            .ok_or("string bounds out of range or inside a character")
+    }
+
+    pub fn opt(&self, i: Option<Str>) -> Result<Option<&'d str>, Bad> {
+        i.map(|i| self.get(i)).transpose()
+    }
+}
+
+/// What every seed shares: the strings, the types, what to keep, and where the reason
+/// for a failure goes (postcard keeps no message of a custom error).
+struct Ctx<'c, 'd> {
+    names: &'c Strings<'d>,
+    types: &'c [Arc<CType>],
+    listing: bool,
+    failure: &'c Cell<Option<Bad>>,
+}
+
+impl Ctx<'_, '_> {
+    fn fail<E: de::Error>(&self, why: Bad) -> E {
+        self.failure.set(Some(why));
+        E::custom(why)
+    }
+
+    fn check<T, E: de::Error>(&self, r: Result<T, Bad>) -> Result<T, E> {
+        r.map_err(|why| self.fail(why))
+    }
+
+    fn ty<E: de::Error>(&self, i: u32) -> Result<Arc<CType>, E> {
+        match self.types.get(i as usize) {
+            Some(t) => Ok(t.clone()),
+            None => Err(self.fail("type index out of range")),
+        }
+    }
+}
+
+/// The next element of a sequence the form's shape says is there.
+fn next<'de, A: SeqAccess<'de>, T: de::Deserialize<'de>>(seq: &mut A) -> Result<T, A::Error> {
+    seq.next_element()?
+        .ok_or_else(|| de::Error::custom("payload ends early"))
+}
+
+fn next_seed<'de, A: SeqAccess<'de>, S: DeserializeSeed<'de>>(
+    seq: &mut A,
+    seed: S,
+) -> Result<S::Value, A::Error> {
+    seq.next_element_seed(seed)?
+        .ok_or_else(|| de::Error::custom("payload ends early"))
+}
+
+/// Most bytes reserved up front for one list: a forged length reserves at most this
+/// much address space, which stays untouched when decoding fails.
+const RESERVE_LIMIT: usize = 64 << 20;
+
+/// A vector reserved at the length the payload states (serde reserves at most 1 MiB
+/// ahead and then grows by doubling, which copies and touches up to three times the
+/// memory of the result).
+fn reserved<T>(hint: Option<usize>) -> Vec<T> {
+    let most = RESERVE_LIMIT / std::mem::size_of::<T>().max(1);
+    Vec::with_capacity(hint.unwrap_or(0).min(most))
+}
+
+/// A list whose elements are decoded as `T` and turned into model values one by one.
+struct List<'c, 'd, T, F> {
+    ctx: &'c Ctx<'c, 'd>,
+    each: F,
+    item: PhantomData<T>,
+}
+
+fn list<'c, 'd, T, U, F>(ctx: &'c Ctx<'c, 'd>, each: F) -> List<'c, 'd, T, F>
+where
+    F: FnMut(&Ctx<'c, 'd>, T) -> Result<U, Bad>,
+{
+    List {
+        ctx,
+        each,
+        item: PhantomData,
+    }
+}
+
+impl<'de, 'c, 'd, T, U, F> DeserializeSeed<'de> for List<'c, 'd, T, F>
+where
+    T: de::Deserialize<'de>,
+    F: FnMut(&Ctx<'c, 'd>, T) -> Result<U, Bad>,
+{
+    type Value = Vec<U>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<U>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, 'c, 'd, T, U, F> Visitor<'de> for List<'c, 'd, T, F>
+where
+    T: de::Deserialize<'de>,
+    F: FnMut(&Ctx<'c, 'd>, T) -> Result<U, Bad>,
+{
+    type Value = Vec<U>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Vec<U>, A::Error> {
+        let mut out = reserved(seq.size_hint());
+        while let Some(item) = seq.next_element::<T>()? {
+            let value = (self.each)(self.ctx, item);
+            out.push(self.ctx.check(value)?);
+        }
+        Ok(out)
+    }
+}
+
+/// The whole form.
+struct Top<'p> {
+    path: &'p Path,
+    wanted: Wanted,
+    failure: &'p Cell<Option<Bad>>,
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = Read<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a snapshot form")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Read<'de>, A::Error> {
+        let fail = |why: Bad| {
+            self.failure.set(Some(why));
+            de::Error::custom(why)
+        };
+        let names = Strings {
+            all: next(&mut seq)?,
+            ends: next(&mut seq)?,
+        };
+        let arch: &str = next(&mut seq)?;
+        let big_endian: bool = next(&mut seq)?;
+        let file_kind: &str = next(&mut seq)?;
+        let build_id: Option<&str> = next(&mut seq)?;
+        let line_size: u64 = next(&mut seq)?;
+        let has_debug_info: bool = next(&mut seq)?;
+        let types_from: TypesFrom = next(&mut seq)?;
+        let percpu_base: Option<u64> = next(&mut seq)?;
+        let boundaries: Vec<(&str, u64)> = next(&mut seq)?;
+        let function_prefix: u64 = next(&mut seq)?;
+        let sections: Vec<SectionForm<'de>> = next(&mut seq)?;
+        let with_units = self.wanted.dwarf && has_debug_info;
+        let listing = self.wanted.listing;
+        let no_types = Vec::new();
+        let ctx = Ctx {
+            names: &names,
+            types: &no_types,
+            listing,
+            failure: self.failure,
+        };
+        let symbols = next_seed(
+            &mut seq,
+            list(&ctx, |c, s: SymbolForm| {
+                Ok(Symbol {
+                    name: c.names.get(s.name)?,
+                    file: c.names.opt(if with_units { s.file } else { s.elf_file })?,
+                    unit: if with_units {
+                        c.names.opt(s.unit)?
+                    } else {
+                        None
+                    },
+                    group: s.group,
+                    kind: s.kind,
+                    binding: s.binding,
+                    section: c.names.get(s.section)?,
+                    address: s.address,
+                    size: s.size,
+                    space: s.space,
+                    place: s.place,
+                })
+            }),
+        )?;
+        let types = next_seed(&mut seq, list(&ctx, move |_, t| Ok(ctype(t, listing))))?;
+        let ctx = Ctx {
+            types: &types,
+            ..ctx
+        };
+        let structs = next_seed(&mut seq, Structs { ctx: &ctx })?;
+        let count = structs.len();
+        let variables = next_seed(
+            &mut seq,
+            list(&ctx, |c, v: VariableForm| {
+                if v.layout.is_some_and(|StructId(i)| i >= count) {
+                    return Err("struct index out of range");
+                }
+                Ok(Variable {
+                    name: c.names.get(v.name)?,
+                    address: v.address,
+                    type_name: c.names.get(v.type_name)?.into(),
+                    ctype: c
+                        .types
+                        .get(v.ctype as usize)
+                        .cloned()
+                        .ok_or("type index out of range")?,
+                    size: v.size,
+                    layout: v.layout,
+                    is_array: v.is_array,
+                    alignment: v.alignment,
+                    decl_file: c.names.opt(v.decl_file)?.map(Into::into),
+                })
+            }),
+        )?;
+        let units: u64 = next(&mut seq)?;
+        let lines: Option<Vec<(u64, &str)>> = next(&mut seq)?;
+        if !(line_size.is_power_of_two() && (8..=4096).contains(&line_size)) {
+            return Err(fail("line size is not a power of two between 8 and 4096"));
+        }
+        let boundaries = boundaries
+            .into_iter()
+            .map(|(n, a)| {
+                crate::model::BOUNDARY_SYMBOLS
+                    .iter()
+                    .find(|b| **b == n)
+                    .map(|b| (*b, a))
+                    .ok_or("unknown boundary symbol")
+            })
+            .collect::<Result<Vec<_>, Bad>>()
+            .map_err(fail)?;
+        let (structs, variables, units) = if with_units {
+            (structs, variables, units as usize)
+        } else {
+            (Vec::new(), Vec::new(), 0)
+        };
+        let image = Image {
+            path: self.path.to_path_buf(),
+            arch: arch.to_string(),
+            big_endian,
+            file_kind: match file_kind {
+                "exec" => "exec",
+                "rel" => "rel",
+                "dyn" => "dyn",
+                _ => "other",
+            },
+            build_id: build_id.map(str::to_string),
+            line_size,
+            line_size_overridden: false,
+            has_debug_info,
+            types_from,
+            percpu_base,
+            boundaries,
+            function_prefix,
+            sections: sections
+                .into_iter()
+                .map(|s| Section {
+                    name: s.name,
+                    address: s.address,
+                    size: s.size,
+                    alignment: s.alignment,
+                    compressed: s.compressed,
+                })
+                .collect(),
+            symbols,
+            structs,
+            variables,
+            units,
+        };
+        Ok(Read { image, lines })
+    }
+}
+
+/// A type; what only pahole's listing prints is left out unless `listing`, as a load
+/// of the vmlinux for a diff leaves it.
+fn ctype(t: CTypeForm<'_>, listing: bool) -> Arc<CType> {
+    Arc::new(CType {
+        kind: t.kind,
+        element: t.element,
+        is_const: t.is_const,
+        is_volatile: t.is_volatile,
+        dims: t.dims,
+        aggregate: t.aggregate.map(Into::into),
+        c: t.c.into(),
+        pahole_before: if listing { t.pahole_before } else { "" }.into(),
+        pahole_after: if listing { t.pahole_after } else { "" }.into(),
+        anonymous_enum: t
+            .anonymous_enum
+            .filter(|_| listing)
+            .map(|(e, size)| (e.into_iter().map(|(n, v)| (n.into(), v)).collect(), size)),
+        pahole_after_flexible: t.pahole_after_flexible.filter(|_| listing).map(Into::into),
+    })
+}
+
+/// The list of top-level struct layouts.
+struct Structs<'c, 'd> {
+    ctx: &'c Ctx<'c, 'd>,
+}
+
+impl<'c, 'd> DeserializeSeed<'d> for Structs<'c, 'd> {
+    type Value = Vec<StructLayout<'d>>;
+    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'c, 'd> Visitor<'d> for Structs<'c, 'd> {
+    type Value = Vec<StructLayout<'d>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct layouts")
+    }
+    fn visit_seq<A: SeqAccess<'d>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = reserved(seq.size_hint());
+        while let Some(s) = seq.next_element_seed(Layout {
+            ctx: self.ctx,
+            depth: 1,
+        })? {
+            out.push(s);
+        }
+        Ok(out)
+    }
+}
+
+/// One struct layout (`form::StructForm`), `depth` levels deep.
+#[derive(Clone, Copy)]
+struct Layout<'c, 'd> {
+    ctx: &'c Ctx<'c, 'd>,
+    depth: u32,
+}
+
+const STRUCT_FIELDS: usize = 15;
+const MEMBER_FIELDS: usize = 15;
+
+impl<'c, 'd> DeserializeSeed<'d> for Layout<'c, 'd> {
+    type Value = StructLayout<'d>;
+    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+        if self.depth > MAX_NESTING {
+            return Err(self.ctx.fail(TOO_DEEP));
+        }
+        d.deserialize_tuple(STRUCT_FIELDS, self)
+    }
+}
+
+impl<'c, 'd> Visitor<'d> for Layout<'c, 'd> {
+    type Value = StructLayout<'d>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a struct layout")
+    }
+    fn visit_seq<A: SeqAccess<'d>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let c = self.ctx;
+        let name: Str = next(&mut seq)?;
+        let kind: AggregateKind = next(&mut seq)?;
+        let decl_file: Option<Str> = next(&mut seq)?;
+        let size: u64 = next(&mut seq)?;
+        let alignment: u64 = next(&mut seq)?;
+        let explicit_alignment: Option<u64> = next(&mut seq)?;
+        let members = next_seed(&mut seq, Members(self))?;
+        let holes: Vec<Hole> = next(&mut seq)?;
+        let bit_holes: Vec<BitHole> = next(&mut seq)?;
+        let padding: u64 = next(&mut seq)?;
+        let bit_padding: u64 = next(&mut seq)?;
+        let pre_hole: u64 = next(&mut seq)?;
+        let pre_bit_hole: u64 = next(&mut seq)?;
+        let packed: bool = next(&mut seq)?;
+        let typedef: bool = next(&mut seq)?;
+        Ok(StructLayout {
+            name: c.check(c.names.get(name))?,
+            kind,
+            decl_file: c.check(c.names.opt(decl_file))?.map(Into::into),
+            size,
+            alignment,
+            explicit_alignment,
+            members,
+            holes,
+            bit_holes,
+            padding,
+            bit_padding,
+            pre_hole,
+            pre_bit_hole,
+            packed: packed && c.listing,
+            typedef,
+        })
+    }
+}
+
+/// The members of a struct layout.
+struct Members<'c, 'd>(Layout<'c, 'd>);
+
+impl<'c, 'd> DeserializeSeed<'d> for Members<'c, 'd> {
+    type Value = Vec<Member<'d>>;
+    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'c, 'd> Visitor<'d> for Members<'c, 'd> {
+    type Value = Vec<Member<'d>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("members")
+    }
+    fn visit_seq<A: SeqAccess<'d>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = reserved(seq.size_hint());
+        while let Some(m) = seq.next_element_seed(OneMember(self.0))? {
+            out.push(m);
+        }
+        Ok(out)
+    }
+}
+
+/// One member (`form::MemberForm`) of a struct layout.
+struct OneMember<'c, 'd>(Layout<'c, 'd>);
+
+impl<'c, 'd> DeserializeSeed<'d> for OneMember<'c, 'd> {
+    type Value = Member<'d>;
+    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_tuple(MEMBER_FIELDS, self)
+    }
+}
+
+impl<'c, 'd> Visitor<'d> for OneMember<'c, 'd> {
+    type Value = Member<'d>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member")
+    }
+    fn visit_seq<A: SeqAccess<'d>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let c = self.0.ctx;
+        let inner = Inner(Layout {
+            ctx: c,
+            depth: self.0.depth + 1,
+        });
+        let name: Option<Str> = next(&mut seq)?;
+        let type_name: Str = next(&mut seq)?;
+        let offset: u64 = next(&mut seq)?;
+        let size: u64 = next(&mut seq)?;
+        let bit_offset: Option<u64> = next(&mut seq)?;
+        let bit_size: Option<u64> = next(&mut seq)?;
+        let flexible: bool = next(&mut seq)?;
+        let nested = next_seed(&mut seq, inner)?;
+        let alignment: Option<u64> = next(&mut seq)?;
+        let ctype: u32 = next(&mut seq)?;
+        let hole: u64 = next(&mut seq)?;
+        let bit_hole: u64 = next(&mut seq)?;
+        let type_padding: u64 = next(&mut seq)?;
+        let pointee = next_seed(&mut seq, inner)?;
+        let natural_alignment: u64 = next(&mut seq)?;
+        Ok(Member {
+            name: c.check(c.names.opt(name))?,
+            type_name: c.check(c.names.get(type_name))?.into(),
+            offset,
+            size,
+            bit_offset,
+            bit_size,
+            flexible,
+            nested: nested.map(Box::new),
+            alignment,
+            ctype: c.ty(ctype)?,
+            hole,
+            bit_hole,
+            type_padding: if c.listing { type_padding } else { 0 },
+            pointee: pointee.filter(|_| c.listing).map(Box::new),
+            natural_alignment: if c.listing { natural_alignment } else { 0 },
+        })
+    }
+}
+
+/// An optional struct layout held in a member (`nested` or `pointee`).
+#[derive(Clone, Copy)]
+struct Inner<'c, 'd>(Layout<'c, 'd>);
+
+impl<'c, 'd> DeserializeSeed<'d> for Inner<'c, 'd> {
+    type Value = Option<StructLayout<'d>>;
+    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'c, 'd> Visitor<'d> for Inner<'c, 'd> {
+    type Value = Option<StructLayout<'d>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an optional struct layout")
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.0.deserialize(d).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_is_refused_past_the_limit_at_any_depth() {
+        let wanted = Wanted {
+            listing: true,
+            dwarf: true,
+        };
+        let levels = |p: &[u8]| -> Result<u32, String> {
+            let read = read(p, Path::new("x"), wanted)?;
+            let mut s = read.image.structs.first().ok_or("no struct")?;
+            let mut n = 1;
+            while let Some(inner) = s.members.first().and_then(|m| m.nested.as_deref()) {
+                (s, n) = (inner, n + 1);
+            }
+            Ok(n)
+        };
+        let chain = super::super::form::nested_chain;
+        assert_eq!(levels(&chain(0)), Ok(1));
+        assert_eq!(levels(&chain(63)), Ok(64));
+        let refused = Err("structs nested more than 64 levels deep".to_string());
+        assert_eq!(levels(&chain(64)), refused);
+        assert_eq!(levels(&chain(1_000_000)), refused);
+        assert_eq!(
+            TOO_DEEP,
+            format!("structs nested more than {MAX_NESTING} levels deep")
+        );
+    }
+
+    #[test]
+    fn string_indexes_are_checked() {
+        let s = Strings {
+            all: "rcué.c",
+            ends: vec![3, 7, 7, 4, 9],
+        };
+        assert_eq!(
+            (s.get(0), s.get(1), s.get(2)),
+            (Ok("rcu"), Ok("é.c"), Ok(""))
+        );
+        assert_eq!(s.opt(None), Ok(None));
+        // Past the table, ending inside `é`, ending before it starts, past the text.
+        assert_eq!(s.get(5), Err("string index out of range"));
+        assert_eq!(
+            s.get(3),
+            Err("string bounds out of range or inside a character")
+        );
+        assert_eq!(
+            Strings {
+                all: "rcué.c",
+                ends: vec![4],
+            }
+            .get(0),
+            Err("string bounds out of range or inside a character")
+        );
+        assert_eq!(
+            s.get(4),
+            Err("string bounds out of range or inside a character")
+        );
+    }
+}
