@@ -20,7 +20,10 @@ pub const VERSION: u32 = 3;
 const HEADER: usize = 8 + 4 + 4 + 8;
 /// Largest payload accepted (guards against a forged length).
 const MAX_PAYLOAD: u64 = 1 << 30;
-const ZSTD_LEVEL: i32 = 19;
+/// zstd level 9: on the 6.1 cloud vmlinux, 2.36 MB in 0.13 s against level 19's 2.09 MB
+/// in 2.5 s (with source lines 3.30 MB in 0.24 s against 2.94 MB in 7.1 s); reading is
+/// as fast at either level.
+const ZSTD_LEVEL: i32 = 9;
 
 /// True when `bytes` start like a snapshot.
 pub fn is_snapshot(bytes: &[u8]) -> bool {
