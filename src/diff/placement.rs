@@ -12,7 +12,7 @@ use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::RunOf;
 use super::same::SameTypes;
 use crate::layout::{SpaceIndex, lay, place};
-use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable, VariableIndex};
+use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, SymbolVariables, Variable};
 
 /// What judging a paired data object looks up in each build: its line indexes and
 /// variables by address (built beside the pairing, which they do not need).
@@ -20,8 +20,8 @@ pub struct Indexes<'a, 'd> {
     pub old_index: [SpaceIndex<'a, 'd>; 2],
     pub new_index: [SpaceIndex<'a, 'd>; 2],
     /// Each build's variables by address.
-    pub old_vars: VariableIndex<'a, 'd>,
-    pub new_vars: VariableIndex<'a, 'd>,
+    pub old_vars: SymbolVariables<'a, 'd>,
+    pub new_vars: SymbolVariables<'a, 'd>,
     /// Boot-only and read-mostly storage of the new build.
     pub quiet: Quiet,
 }
@@ -37,8 +37,8 @@ impl<'a, 'd> Indexes<'a, 'd> {
                 SpaceIndex::data(&new.symbols, Space::Global),
                 SpaceIndex::data(&new.symbols, Space::Percpu),
             ],
-            old_vars: old.variables_by_address(),
-            new_vars: new.variables_by_address(),
+            old_vars: old.variables_of_symbols(),
+            new_vars: new.variables_of_symbols(),
             quiet: Quiet::new(new),
         }
     }
