@@ -74,8 +74,11 @@ fn tenants<'a, 'd>(
     let mut out: Vec<&'a Symbol<'d>> = index
         .overlapping_iter(lo, hi)
         .filter(|t| {
-            let itself = t.place == s.place && t.name == s.name && t.file == s.file;
-            !itself && t.size > 0 && !(t.place == s.place && t.size == s.size)
+            // Names compared last: only a symbol at the same place but of another size
+            // can be `s` itself under another entry.
+            t.size > 0
+                && !(t.place == s.place
+                    && (t.size == s.size || (t.name == s.name && t.file == s.file)))
         })
         .collect();
     out.sort_by(|a, b| (a.place, a.size, a.name).cmp(&(b.place, b.size, b.name)));
