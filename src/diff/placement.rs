@@ -307,30 +307,34 @@ fn member_lines(
     }
     let lo = lay(so, Some(o.place), sides.line_size);
     let ln = lay(sn, Some(n.place), sides.line_size);
-    let leaves = |l: &crate::layout::LaidStruct<'_, '_>| {
-        let mut m: Vec<(String, u64, u64)> = Vec::new();
-        fn walk(list: &[crate::layout::LaidMember<'_, '_>], out: &mut Vec<(String, u64, u64)>) {
+    // Names borrowed from the layouts: only the members whose line changed are spelled.
+    fn leaves<'x>(l: &crate::layout::LaidStruct<'x, '_>) -> Vec<(&'x str, u64, u64)> {
+        fn walk<'x>(
+            list: &[crate::layout::LaidMember<'x, '_>],
+            out: &mut Vec<(&'x str, u64, u64)>,
+        ) {
             for x in list {
                 match (&x.members, x.name) {
                     (Some(children), _) => walk(children, out),
-                    (None, Some(name)) => out.push((name.to_string(), x.offset, x.first_line)),
+                    (None, Some(name)) => out.push((name, x.offset, x.first_line)),
                     _ => {}
                 }
             }
         }
+        let mut m = Vec::new();
         walk(&l.members, &mut m);
         m
-    };
-    let old_m: FxHashMap<String, (u64, u64)> = leaves(&lo)
+    }
+    let old_m: FxHashMap<&str, (u64, u64)> = leaves(&lo)
         .into_iter()
         .map(|(n, o, l)| (n, (o, l)))
         .collect();
     let mut out = Vec::new();
     for (name, off, line) in leaves(&ln) {
-        let before = old_m.get(&name);
+        let before = old_m.get(name);
         if before.map(|b| b.1) != Some(line) {
             out.push(MemberLines {
-                name,
+                name: name.to_string(),
                 offset: Pair {
                     old: before.map(|b| b.0),
                     new: Some(off),
