@@ -12,7 +12,7 @@ use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::RunOf;
 use super::same::SameTypes;
 use crate::layout::{SpaceIndex, lay, place};
-use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, Variable, VariableIndex};
+use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, SymbolVariables, Variable};
 
 /// What judging a paired data object looks up in each build: its line indexes and
 /// variables by address (built beside the pairing, which they do not need).
@@ -20,8 +20,8 @@ pub struct Indexes<'a, 'd> {
     pub old_index: [SpaceIndex<'a, 'd>; 2],
     pub new_index: [SpaceIndex<'a, 'd>; 2],
     /// Each build's variables by address.
-    pub old_vars: VariableIndex<'a, 'd>,
-    pub new_vars: VariableIndex<'a, 'd>,
+    pub old_vars: SymbolVariables<'a, 'd>,
+    pub new_vars: SymbolVariables<'a, 'd>,
     /// Boot-only and read-mostly storage of the new build.
     pub quiet: Quiet,
 }
@@ -37,8 +37,8 @@ impl<'a, 'd> Indexes<'a, 'd> {
                 SpaceIndex::data(&new.symbols, Space::Global),
                 SpaceIndex::data(&new.symbols, Space::Percpu),
             ],
-            old_vars: old.variables_by_address(),
-            new_vars: new.variables_by_address(),
+            old_vars: old.variables_of_symbols(),
+            new_vars: new.variables_of_symbols(),
             quiet: Quiet::new(new),
         }
     }
@@ -74,8 +74,11 @@ fn tenants<'a, 'd>(
     let mut out: Vec<&'a Symbol<'d>> = index
         .overlapping_iter(lo, hi)
         .filter(|t| {
-            let itself = t.place == s.place && t.name == s.name && t.file == s.file;
-            !itself && t.size > 0 && !(t.place == s.place && t.size == s.size)
+            // Names compared last: only a symbol at the same place but of another size
+            // can be `s` itself under another entry.
+            t.size > 0
+                && !(t.place == s.place
+                    && (t.size == s.size || (t.name == s.name && t.file == s.file)))
         })
         .collect();
     out.sort_by(|a, b| (a.place, a.size, a.name).cmp(&(b.place, b.size, b.name)));
@@ -304,30 +307,34 @@ fn member_lines(
     }
     let lo = lay(so, Some(o.place), sides.line_size);
     let ln = lay(sn, Some(n.place), sides.line_size);
-    let leaves = |l: &crate::layout::LaidStruct<'_, '_>| {
-        let mut m: Vec<(String, u64, u64)> = Vec::new();
-        fn walk(list: &[crate::layout::LaidMember<'_, '_>], out: &mut Vec<(String, u64, u64)>) {
+    // Names borrowed from the layouts: only the members whose line changed are spelled.
+    fn leaves<'x>(l: &crate::layout::LaidStruct<'x, '_>) -> Vec<(&'x str, u64, u64)> {
+        fn walk<'x>(
+            list: &[crate::layout::LaidMember<'x, '_>],
+            out: &mut Vec<(&'x str, u64, u64)>,
+        ) {
             for x in list {
                 match (&x.members, x.name) {
                     (Some(children), _) => walk(children, out),
-                    (None, Some(name)) => out.push((name.to_string(), x.offset, x.first_line)),
+                    (None, Some(name)) => out.push((name, x.offset, x.first_line)),
                     _ => {}
                 }
             }
         }
+        let mut m = Vec::new();
         walk(&l.members, &mut m);
         m
-    };
-    let old_m: FxHashMap<String, (u64, u64)> = leaves(&lo)
+    }
+    let old_m: FxHashMap<&str, (u64, u64)> = leaves(&lo)
         .into_iter()
         .map(|(n, o, l)| (n, (o, l)))
         .collect();
     let mut out = Vec::new();
     for (name, off, line) in leaves(&ln) {
-        let before = old_m.get(&name);
+        let before = old_m.get(name);
         if before.map(|b| b.1) != Some(line) {
             out.push(MemberLines {
-                name,
+                name: name.to_string(),
                 offset: Pair {
                     old: before.map(|b| b.0),
                     new: Some(off),

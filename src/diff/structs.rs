@@ -1,8 +1,6 @@
 //! Struct layout changes: structs paired by name (and declaring file where a name
 //! has several layouts), members paired by name, lines counted from offset 0.
 
-use std::collections::BTreeMap;
-
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
@@ -10,28 +8,34 @@ use super::same::SameTypes;
 use crate::layout::lay;
 use crate::model::{Image, Member, StructId, StructLayout, Symbol, SymbolKind};
 
-/// Pairs the structs of two builds; yields (old, new) for each name present in both.
+/// Pairs the structs of two builds; yields (old, new) for each name present in both,
+/// by name.
 fn pair<'a, 'd>(
     old: &'a Image<'d>,
     new: &'a Image<'d>,
     mixed: bool,
     types: &mut SameTypes,
 ) -> Vec<(&'a StructLayout<'d>, &'a StructLayout<'d>)> {
-    let group = |img: &'a Image<'d>| {
-        let mut m: BTreeMap<&'d str, Vec<&'a StructLayout<'d>>> = BTreeMap::new();
-        for s in &img.structs {
-            m.entry(s.name).or_default().push(s);
-        }
-        m
+    // Each build's structs by name, those of one name in image order: two sorted lists
+    // walked side by side (a map of lists per build cost a quarter of the comparison).
+    let by_name = |img: &'a Image<'d>| {
+        let mut v: Vec<(usize, &'a StructLayout<'d>)> = img.structs.iter().enumerate().collect();
+        v.sort_unstable_by(|a, b| (a.1.name, a.0).cmp(&(b.1.name, b.0)));
+        v.into_iter().map(|(_, s)| s).collect::<Vec<_>>()
     };
-    let (go, gn) = (group(old), group(new));
+    let (go, gn) = (by_name(old), by_name(new));
+    let mut news = gn.chunk_by(|a, b| a.name == b.name).peekable();
     let mut out = Vec::new();
-    for (name, olds) in &go {
+    for olds in go.chunk_by(|a, b| a.name == b.name) {
+        let name = olds[0].name;
         // Anonymous structs (types of objects like `tk_core`) have no name to pair by.
         if name.is_empty() {
             continue;
         }
-        let Some(news) = gn.get(name) else { continue };
+        while news.next_if(|n| n[0].name < name).is_some() {}
+        let Some(news) = news.next_if(|n| n[0].name == name) else {
+            continue;
+        };
         if olds.len() == 1 && news.len() == 1 {
             out.push((olds[0], news[0]));
             continue;
@@ -50,7 +54,7 @@ fn pair<'a, 'd>(
                 .iter()
                 .find(|n| n.decl_file == o.decl_file && !olds.contains(n))
             {
-                out.push((o, n));
+                out.push((*o, *n));
             }
         }
     }

@@ -110,6 +110,34 @@ impl<'d> Image<'d> {
     }
 
     /// `variable_for` from the first variable at or after the symbol's address.
+    /// `variable_for` of every symbol, found in one pass: symbols are in (space, place)
+    /// order, so their addresses rise within each space and the variables (in address
+    /// order) are walked alongside instead of searched for each symbol.
+    pub fn variables_of_symbols(&self) -> SymbolVariables<'_, 'd> {
+        let mut slots = Vec::with_capacity(self.symbols.len());
+        let (mut start, mut last) = (0, 0);
+        for sym in &self.symbols {
+            if sym.address < last {
+                start = self.variables.partition_point(|v| v.address < sym.address);
+            }
+            while self
+                .variables
+                .get(start)
+                .is_some_and(|v| v.address < sym.address)
+            {
+                start += 1;
+            }
+            last = sym.address;
+            let found = self.variable_from(start, sym);
+            let size = std::mem::size_of::<Variable<'d>>().max(1);
+            slots.push(found.map_or(u32::MAX, |v| {
+                ((v as *const Variable<'d> as usize - self.variables.as_ptr() as usize) / size)
+                    as u32
+            }));
+        }
+        SymbolVariables { image: self, slots }
+    }
+
     fn variable_from(&self, start: usize, sym: &Symbol<'d>) -> Option<&Variable<'d>> {
         self.variables[start..]
             .iter()
@@ -133,6 +161,29 @@ impl<'d> Image<'d> {
 }
 
 /// An image's variables searchable by address (see `Image::variables_by_address`).
+/// The variable of each symbol of an image (`Image::variables_of_symbols`).
+pub struct SymbolVariables<'a, 'd> {
+    image: &'a Image<'d>,
+    /// Index of the variable of each symbol, `u32::MAX` for none.
+    slots: Vec<u32>,
+}
+
+impl<'a, 'd> SymbolVariables<'a, 'd> {
+    /// `Image::variable_for(sym)`, for a symbol of this image (any other is searched).
+    pub fn of(&self, sym: &Symbol<'d>) -> Option<&'a Variable<'d>> {
+        let all = self.image.symbols.as_ptr_range();
+        let at = sym as *const Symbol<'d>;
+        if !all.contains(&at) {
+            return self.image.variable_for(sym);
+        }
+        let i = (at as usize - all.start as usize) / std::mem::size_of::<Symbol<'d>>().max(1);
+        match self.slots[i] {
+            u32::MAX => None,
+            v => self.image.variables.get(v as usize),
+        }
+    }
+}
+
 pub struct VariableIndex<'a, 'd> {
     image: &'a Image<'d>,
     addresses: Vec<u64>,
@@ -143,5 +194,34 @@ impl<'a, 'd> VariableIndex<'a, 'd> {
     pub fn of(&self, sym: &Symbol<'d>) -> Option<&'a Variable<'d>> {
         let start = self.addresses.partition_point(|&a| a < sym.address);
         self.image.variable_from(start, sym)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::load::{InputFile, LoadOptions};
+
+    /// The one-pass lookup agrees with the search for every symbol of the fixtures
+    /// (globals and per-CPU variables, aliases, functions without variables).
+    #[test]
+    fn variables_of_symbols_agree_with_variable_for() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        for f in ["old.elf", "new.elf", "old-clang.elf"] {
+            let file = InputFile::open(&root.join(f)).unwrap();
+            let image = file.load(&LoadOptions::default()).unwrap();
+            let all = image.variables_of_symbols();
+            let mut found = 0;
+            for s in &image.symbols {
+                let (a, b) = (all.of(s), image.variable_for(s));
+                assert_eq!(
+                    a.map(|v| v as *const _),
+                    b.map(|v| v as *const _),
+                    "{f}: {}",
+                    s.name
+                );
+                found += usize::from(a.is_some());
+            }
+            assert!(found > 10, "{f}: {found} symbols with a variable");
+        }
     }
 }

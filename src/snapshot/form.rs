@@ -90,6 +90,7 @@ pub(super) struct CTypeForm<'d> {
     pub pahole_after_flexible: Option<&'d str>,
 }
 
+/// A member; `read::OneMember` reads these fields back in this order.
 #[derive(Serialize)]
 pub(super) struct MemberForm {
     pub name: Option<Str>,
@@ -110,6 +111,7 @@ pub(super) struct MemberForm {
     pub natural_alignment: u64,
 }
 
+/// A struct layout; `read::Layout` reads these fields back in this order.
 #[derive(Serialize)]
 pub(super) struct StructForm {
     pub name: Str,
