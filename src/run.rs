@@ -23,13 +23,13 @@ pub struct Output {
     pub note: Option<String>,
 }
 
-/// Lets the kernel back this process's heap with transparent huge pages (2 MiB) only
-/// when every input is a snapshot. Loading and diffing two snapshots touches ~150 MiB
-/// of fresh memory in a few tens of milliseconds: faulting it in 4 KiB pages (~35 K
-/// faults) was a third of the CPU of the snapshot-pair diff; in huge pages it takes ~400
-/// faults. A vmlinux load keeps small pages, as it always had (measured there: no
-/// gain, and occasional stalls clearing huge pages). mimalloc asks for huge pages
-/// (`madvise`) on the memory it maps; this process-wide switch has the last word.
+/// Keeps transparent huge pages (2 MiB) off this process's heap when an input is a
+/// vmlinux, whatever the system's setting: a vmlinux load touches ~700 MiB in 4 KiB
+/// steps as it grows, and clearing huge pages for it showed as 10-20% of its samples.
+/// Snapshot-only runs leave the system's choice. (mimalloc is built with `no_thp`: on
+/// this project's VM, asking for huge pages sped the snapshot-pair diff up from ~70 to
+/// ~45 ms on a quiet machine, but after a large process had freed its memory most runs
+/// took 130-190 ms in system time, which a benchmark median then shows.)
 pub(crate) fn huge_pages_for(inputs: &[&Path]) {
     use std::io::Read;
     let snapshot = |p: &&Path| {
