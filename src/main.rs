@@ -15,7 +15,20 @@ use cli::{Cli, Command};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Keeps transparent huge pages (2 MiB) off the heap whatever the system's setting
+/// (mimalloc is built with `no_thp`, so it never asks for them): a vmlinux load touches
+/// ~700 MiB as it grows, and clearing huge pages for it was 10-20% of its samples; on
+/// this project's VM, huge pages sped the snapshot-pair diff from ~70 to ~45 ms when
+/// quiet, but after a large process had freed its memory most runs took 130-190 ms in
+/// system time, which a benchmark median then shows.
+fn no_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // Refused only by kernels without the switch, which then decide as before.
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
+}
+
 fn main() -> ExitCode {
+    no_huge_pages();
     let cli = Cli::parse_args();
     let outcome = match cli.command {
         Command::Show(args) => run::show(&args),

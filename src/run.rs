@@ -1,8 +1,6 @@
 //! Glue between the command line and the library: load what a command needs, run it,
 //! render in the chosen format, and say which exit code the outcome deserves.
 
-use std::path::Path;
-
 use anyhow::{Context, Result};
 
 use crate::cli::{CheckArgs, DiffArgs, ShowArgs};
@@ -23,31 +21,6 @@ pub struct Output {
     pub note: Option<String>,
 }
 
-/// Keeps transparent huge pages (2 MiB) off this process's heap when an input is a
-/// vmlinux, whatever the system's setting: a vmlinux load touches ~700 MiB in 4 KiB
-/// steps as it grows, and clearing huge pages for it showed as 10-20% of its samples.
-/// Snapshot-only runs leave the system's choice. (mimalloc is built with `no_thp`: on
-/// this project's VM, asking for huge pages sped the snapshot-pair diff up from ~70 to
-/// ~45 ms on a quiet machine, but after a large process had freed its memory most runs
-/// took 130-190 ms in system time, which a benchmark median then shows.)
-pub(crate) fn huge_pages_for(inputs: &[&Path]) {
-    use std::io::Read;
-    let snapshot = |p: &&Path| {
-        let mut start = [0u8; 8];
-        std::fs::File::open(p)
-            .and_then(|mut f| f.read_exact(&mut start))
-            .is_ok_and(|()| layout_diff::snapshot::is_snapshot(&start))
-    };
-    let all_snapshots = !inputs.is_empty() && inputs.iter().all(snapshot);
-    #[cfg(target_os = "linux")]
-    if !all_snapshots {
-        // Refused only by kernels without the switch, which then decide as before.
-        let _ = rustix::thread::disable_transparent_huge_pages(true);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = all_snapshots;
-}
-
 /// Characters that make a `--struct` pattern a glob rather than a plain name.
 const GLOB_CHARS: [char; 5] = ['*', '?', '[', '{', '\\'];
 
@@ -56,7 +29,6 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if args.common.format() == Format::Markdown {
         anyhow::bail!("show has no Markdown output; use --format text or --format json");
     }
-    huge_pages_for(&[&args.file]);
     let mut file = InputFile::open(&args.file)?;
     if let Some(list) = &args.symbol_list {
         file = file.with_symbols(list)?;
@@ -327,7 +299,6 @@ fn progress(message: &str) -> Option<indicatif::ProgressBar> {
 
 /// `layout-diff OLD NEW`.
 pub fn diff(args: &DiffArgs) -> Result<Output> {
-    huge_pages_for(&[&args.old, &args.new]);
     let mut symbols = args.symbols.clone();
     if let Some(hot) = &args.hot {
         symbols.extend(hot_names(hot)?);
@@ -477,7 +448,6 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
         [old, new] => (Some(old), new),
         _ => anyhow::bail!("check takes IMAGE or OLD NEW"),
     };
-    huge_pages_for(&args.files.iter().map(|p| p.as_path()).collect::<Vec<_>>());
     if old_path.is_none() && rules.needs_old() {
         let line = rules
             .structs

@@ -12,7 +12,6 @@ use layout_diff::show;
 
 /// `layout-diff snapshot VMLINUX -o FILE`.
 pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
-    crate::run::huge_pages_for(&[&args.file]);
     let mut file = InputFile::open(&args.file)?;
     if file.is_snapshot() {
         anyhow::bail!("{}: is already a snapshot", args.file.display());
@@ -37,7 +36,6 @@ pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
 
 /// `layout-diff history BUILD...`.
 pub fn history(args: &HistoryArgs) -> Result<Output> {
-    crate::run::huge_pages_for(&args.files.iter().map(|p| p.as_path()).collect::<Vec<_>>());
     let mut symbols = args.symbols.clone();
     if let Some(hot) = &args.hot {
         symbols.extend(crate::run::hot_names(hot)?);
@@ -108,7 +106,6 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
 
 /// `layout-diff bench-walk FILE...`: the files walked concurrently, as a diff loads them.
 pub fn bench_walk(args: &BenchWalkArgs) -> Result<Output> {
-    crate::run::huge_pages_for(&[]);
     let t0 = std::time::Instant::now();
     let files = args
         .files

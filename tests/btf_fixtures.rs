@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{json, run, testdata};
+use common::{json, run, testdata, xorshift};
 
 /// Top-level struct/union blocks, whitespace runs collapsed, empty lines dropped,
 /// sorted (pahole prints in BTF order, layout-diff by name).
@@ -220,13 +220,7 @@ fn corrupted_btf_never_panics_or_hangs() {
     // truncations and byte flips; show and diff end with 0, 1 or 2 within a minute.
     let dir = std::env::temp_dir().join(format!("ld-btf-fz-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp");
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     let (old, map) = (testdata("old.elf"), testdata("btf/old.map"));
     for (src, name) in [("btf/old-btf.elf", "fz.elf"), ("btf/old.btf", "fz.btf")] {
         let data = std::fs::read(testdata(src)).expect("fixture");

@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{json, pahole_blocks, run, testdata};
+use common::{json, pahole_blocks, run, testdata, xorshift};
 
 /// pahole-style blocks (`common::pahole_blocks`) keyed by name, sorted within a name
 /// (pahole prints in DWARF order).
@@ -170,13 +170,7 @@ fn corrupted_debug_info_never_panics_or_hangs_the_lookup() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("fz.elf");
     let p = path.to_str().expect("utf-8 path").to_string();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     for i in 0..32 {
         let mut b = data.clone();
         for _ in 0..4 {

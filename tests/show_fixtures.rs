@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use common::{
     Listing, json, json_hex, listing_of, pahole_listings, parse_listing, run, run_env, testdata,
+    xorshift,
 };
 
 fn sorted(mut l: Listing) -> Listing {
@@ -441,13 +442,7 @@ fn corrupted_inputs_never_panic_or_hang() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("fz.elf");
     let p = path.to_str().unwrap().to_string();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     for i in 0..24 {
         let mut b = data.clone();
         if i % 2 == 0 {

@@ -183,6 +183,30 @@ where
     }
 }
 
+/// A list whose elements are each decoded by the same seed.
+struct Each<S>(S);
+
+impl<'de, S: DeserializeSeed<'de> + Copy> DeserializeSeed<'de> for Each<S> {
+    type Value = Vec<S::Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Each<S> {
+    type Value = Vec<S::Value>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = reserved(seq.size_hint());
+        while let Some(item) = seq.next_element_seed(self.0)? {
+            out.push(item);
+        }
+        Ok(out)
+    }
+}
+
 /// The whole form.
 struct Top<'p> {
     path: &'p Path,
@@ -252,7 +276,13 @@ impl<'de> Visitor<'de> for Top<'_> {
             types: &types,
             ..ctx
         };
-        let structs = next_seed(&mut seq, Structs { ctx: &ctx })?;
+        let structs = next_seed(
+            &mut seq,
+            Each(Layout {
+                ctx: &ctx,
+                depth: 1,
+            }),
+        )?;
         let count = structs.len();
         let variables = next_seed(
             &mut seq,
@@ -356,35 +386,6 @@ fn ctype(t: CTypeForm<'_>, listing: bool) -> Arc<CType> {
     })
 }
 
-/// The list of top-level struct layouts.
-struct Structs<'c, 'd> {
-    ctx: &'c Ctx<'c, 'd>,
-}
-
-impl<'c, 'd> DeserializeSeed<'d> for Structs<'c, 'd> {
-    type Value = Vec<StructLayout<'d>>;
-    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'c, 'd> Visitor<'d> for Structs<'c, 'd> {
-    type Value = Vec<StructLayout<'d>>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("struct layouts")
-    }
-    fn visit_seq<A: SeqAccess<'d>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = reserved(seq.size_hint());
-        while let Some(s) = seq.next_element_seed(Layout {
-            ctx: self.ctx,
-            depth: 1,
-        })? {
-            out.push(s);
-        }
-        Ok(out)
-    }
-}
-
 /// One struct layout (`form::StructForm`), `depth` levels deep.
 #[derive(Clone, Copy)]
 struct Layout<'c, 'd> {
@@ -418,7 +419,7 @@ impl<'c, 'd> Visitor<'d> for Layout<'c, 'd> {
         let size: u64 = next(&mut seq)?;
         let alignment: u64 = next(&mut seq)?;
         let explicit_alignment: Option<u64> = next(&mut seq)?;
-        let members = next_seed(&mut seq, Members(self))?;
+        let members = next_seed(&mut seq, Each(OneMember(self)))?;
         let holes: Vec<Hole> = next(&mut seq)?;
         let bit_holes: Vec<BitHole> = next(&mut seq)?;
         let padding: u64 = next(&mut seq)?;
@@ -447,31 +448,8 @@ impl<'c, 'd> Visitor<'d> for Layout<'c, 'd> {
     }
 }
 
-/// The members of a struct layout.
-struct Members<'c, 'd>(Layout<'c, 'd>);
-
-impl<'c, 'd> DeserializeSeed<'d> for Members<'c, 'd> {
-    type Value = Vec<Member<'d>>;
-    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'c, 'd> Visitor<'d> for Members<'c, 'd> {
-    type Value = Vec<Member<'d>>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("members")
-    }
-    fn visit_seq<A: SeqAccess<'d>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = reserved(seq.size_hint());
-        while let Some(m) = seq.next_element_seed(OneMember(self.0))? {
-            out.push(m);
-        }
-        Ok(out)
-    }
-}
-
 /// One member (`form::MemberForm`) of a struct layout.
+#[derive(Clone, Copy)]
 struct OneMember<'c, 'd>(Layout<'c, 'd>);
 
 impl<'c, 'd> DeserializeSeed<'d> for OneMember<'c, 'd> {

@@ -212,3 +212,15 @@ pub fn pahole_blocks(text: &str) -> Vec<Vec<String>> {
     }
     out
 }
+
+/// A deterministic pseudo-random sequence (xorshift64) for the corruption tests: the
+/// same inputs on every run, no dependency.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
