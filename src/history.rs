@@ -88,7 +88,7 @@ pub fn history(
                 image
                     .symbols
                     .iter()
-                    .filter(|s| s.names().iter().any(|n| set.is_match(n)))
+                    .filter(|s| s.any_name(|n| set.is_match(n)))
                     .map(|s| s.qualified_name()),
             );
         }

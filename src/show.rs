@@ -145,7 +145,7 @@ pub fn symbols<'a, 'd>(image: &'a Image<'d>, set: &GlobSet) -> Vec<SymbolView<'a
     image
         .symbols
         .iter()
-        .filter(|s| s.names().iter().any(|n| set.is_match(n)))
+        .filter(|s| s.any_name(|n| set.is_match(n)))
         .map(|s| {
             view(
                 image,

@@ -80,7 +80,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         options
             .pinned_symbols
             .as_ref()
-            .is_some_and(|g| s.names().iter().any(|n| g.is_match(n)))
+            .is_some_and(|g| s.any_name(|n| g.is_match(n)))
     };
     // Every pair is judged independently, in parallel; `collect` keeps pair order and,
     // the pairs being indexed, writes one slot per pair into a single vector (a

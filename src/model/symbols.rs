@@ -73,18 +73,38 @@ impl<'d> Symbol<'d> {
         self.place.saturating_add(self.size.max(1))
     }
 
-    /// Every name the symbol answers to when asked for: its bare name, its qualified
-    /// name, and for a local with a known unit `suffix:name` for each path suffix of
-    /// the unit (`amd.c:x`, `cpu/amd.c:x`, ..., `arch/x86/kernel/cpu/amd.c:x`).
-    pub fn names(&self) -> Vec<String> {
-        let mut out = vec![self.name.to_string(), self.qualified_name()];
-        if self.binding == Binding::Local
-            && let Some(unit) = self.unit
-        {
-            let starts = std::iter::once(0).chain(unit.match_indices('/').map(|(i, _)| i + 1));
-            out.extend(starts.map(|i| format!("{}:{}", &unit[i..], self.name)));
+    /// Whether `pred` holds for a name the symbol answers to when asked for: its bare
+    /// name, its qualified name, and for a local with a known unit `suffix:name` for each
+    /// path suffix of the unit (`amd.c:x`, `cpu/amd.c:x`, ...,
+    /// `arch/x86/kernel/cpu/amd.c:x`), tried in that order. The forms are spelled one at
+    /// a time into one buffer: a pattern is tried on every symbol of a build, and a list
+    /// of owned names per symbol was a sixth of `show --symbol` on a snapshot.
+    pub fn any_name(&self, mut pred: impl FnMut(&str) -> bool) -> bool {
+        if pred(self.name) {
+            return true;
         }
-        out
+        if self.binding != Binding::Local {
+            return false;
+        }
+        let mut buf = String::new();
+        let mut spelled = |prefix: &str, buf: &mut String| {
+            buf.clear();
+            buf.push_str(prefix);
+            buf.push(':');
+            buf.push_str(self.name);
+            pred(buf)
+        };
+        if let Some(f) = self.file
+            && spelled(f, &mut buf)
+        {
+            return true;
+        }
+        let Some(unit) = self.unit else {
+            return false;
+        };
+        std::iter::once(0)
+            .chain(unit.match_indices('/').map(|(i, _)| i + 1))
+            .any(|i| spelled(&unit[i..], &mut buf))
     }
 
     /// Where a local comes from, the same in both builds: its unit path, else its
@@ -126,5 +146,54 @@ impl Symbol<'static> {
             space: Space::Global,
             place,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name tried, in order, when none matches.
+    fn tried(s: &Symbol<'_>) -> Vec<String> {
+        let mut out = Vec::new();
+        assert!(!s.any_name(|n| {
+            out.push(n.to_string());
+            false
+        }));
+        out
+    }
+
+    #[test]
+    fn any_name_tries_bare_qualified_and_unit_suffix_forms_in_order() {
+        let mut s = Symbol::test_object("x", 0x1000, 8);
+        s.file = Some("cpu/amd.c");
+        s.unit = Some("arch/x86/kernel/cpu/amd.c");
+        // A global answers to its bare name only, whatever its file and unit.
+        assert_eq!(tried(&s), ["x"]);
+        s.binding = Binding::Local;
+        assert_eq!(
+            tried(&s),
+            [
+                "x",
+                "cpu/amd.c:x",
+                "arch/x86/kernel/cpu/amd.c:x",
+                "x86/kernel/cpu/amd.c:x",
+                "kernel/cpu/amd.c:x",
+                "cpu/amd.c:x",
+                "amd.c:x",
+            ]
+        );
+        // The first match ends the search.
+        let mut seen = 0;
+        assert!(s.any_name(|n| {
+            seen += 1;
+            n == "kernel/cpu/amd.c:x"
+        }));
+        assert_eq!(seen, 5);
+        // A local with no unit: its `STT_FILE` name only.
+        s.unit = None;
+        assert_eq!(tried(&s), ["x", "cpu/amd.c:x"]);
+        s.file = None;
+        assert_eq!(tried(&s), ["x"]);
     }
 }
