@@ -106,7 +106,7 @@ def table(commands: list[Command]) -> list[str]:
         name = f"`{md_escape(c.display)}`"
         if c.ok:
             out.append(
-                f"| {name} | {c.median_wall():.2f} | {c.median_rss_mib():.0f} | {len(c.walls)} | {exits} |"
+                f"| {name} | {c.median_wall():.3f} | {c.median_rss_mib():.0f} | {len(c.walls)} | {exits} |"
             )
         else:
             code = c.failed_exit
@@ -129,7 +129,7 @@ def ratios(commands: list[Command]) -> list[str]:
         if den <= 0:
             out.append(f"- {label}: n/a (denominator time is 0)")
             continue
-        out.append(f"- {label}: **{num / den:.2f}x** ({num:.2f} s / {den:.2f} s)")
+        out.append(f"- {label}: **{num / den:.2f}x** ({num:.3f} s / {den:.3f} s)")
     return out
 
 
@@ -165,8 +165,9 @@ def main() -> int:
     lines.append("")
     lines += table(commands)
     lines.append("")
-    lines.append("Medians over the runs; stdout to /dev/null; wall time and peak RSS from")
-    lines.append("`/usr/bin/time -f '%e %M'`. Exit 1 means differences found (or no match) and is normal.")
+    lines.append("Medians over the runs; stdout to /dev/null; wall time from bash's `EPOCHREALTIME`")
+    lines.append("around each run (including ~3 ms to start `/usr/bin/time` and `timeout`), peak RSS")
+    lines.append("from `/usr/bin/time -f '%M'`. Exit 1 means differences found (or no match) and is normal.")
     lines.append("")
     lines.append("Ratios of median wall time:")
     lines.append("")
