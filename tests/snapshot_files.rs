@@ -410,8 +410,8 @@ fn bench_walk_counts_every_die() {
     assert!(lines[2].starts_with("walk "), "{out}");
 }
 
-/// Past the checksum: a bit flip in every byte of the decompressed payload (as if a
-/// bad writer had produced it with a valid checksum) either fails to decode with an
+/// Past the checksum: a bit flip in every byte of the two decompressed parts (as if a
+/// bad writer had produced them with a valid checksum) either fails to decode with an
 /// error or gives an image that `show` and the diff handle; never a panic.
 #[test]
 fn payload_bit_flips_never_panic() {
@@ -420,18 +420,21 @@ fn payload_bit_flips_never_panic() {
     let s = snap(&dir, "old.elf");
     let path = std::path::Path::new(&s);
     let bytes = std::fs::read(&s).unwrap();
-    let payload = layout_diff::snapshot::payload(path, &bytes).unwrap();
+    let (names, records) = layout_diff::snapshot::parts(path, &bytes).unwrap();
     let options = LoadOptions {
         pahole_text: false,
         ..LoadOptions::default()
     };
-    let good = layout_diff::snapshot::image(path, &payload, &options).unwrap();
+    let good = layout_diff::snapshot::decode(path, &names, &records, &options).unwrap();
     let all = layout_diff::show::globs(&["*".to_string()]).unwrap();
     let (mut refused, mut decoded) = (0, 0);
-    for i in 0..payload.len() {
-        let mut p = payload.clone();
-        p[i] ^= 1 << (i % 8);
-        match layout_diff::snapshot::image(path, &p, &options) {
+    for i in 0..names.len() + records.len() {
+        let (mut n, mut r) = (names.clone(), records.clone());
+        match i.checked_sub(names.len()) {
+            None => n[i] ^= 1 << (i % 8),
+            Some(j) => r[j] ^= 1 << (i % 8),
+        }
+        match layout_diff::snapshot::decode(path, &n, &r, &options) {
             Err(e) => {
                 assert!(
                     e.to_string().starts_with(&format!("{s}: bad snapshot: ")),

@@ -93,9 +93,9 @@ pub struct InputFile {
     /// `elf::DWARF_SECTIONS`), alive as long as the file; `OnceLock` keeps the file
     /// `Sync` so two builds load concurrently.
     owned: [OnceLock<Vec<u8>>; elf::DWARF_SECTIONS.len()],
-    /// For a snapshot (`layout-diff snapshot`): its decompressed payload, which the
-    /// `Image` borrows names from.
-    snapshot: Option<Vec<u8>>,
+    /// For a snapshot (`layout-diff snapshot`): its decompressed names, which the
+    /// `Image` borrows, and where its records are in `map`.
+    snapshot: Option<crate::snapshot::Opened>,
     /// A symbol list (`System.map`, `/proc/kallsyms`) that gives the addresses: of a
     /// raw BTF blob, or instead of an ELF's own symbol table.
     symbol_list: Option<(PathBuf, String)>,
@@ -125,7 +125,7 @@ impl InputFile {
         // mmap-based reader (ripgrep, addr2line), that is accepted for speed.
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
         let snapshot = crate::snapshot::is_snapshot(&map)
-            .then(|| crate::snapshot::payload(path, &map))
+            .then(|| crate::snapshot::open(path, &map))
             .transpose()?;
         Ok(InputFile {
             path: path.to_path_buf(),
@@ -192,8 +192,8 @@ impl InputFile {
     /// one unit at a time). `None` when the file has no DWARF.
     /// A snapshot has them only when written with `--with-lines` (else `None`).
     pub fn source_lines(&self) -> Result<Option<SourceLines<'_>>> {
-        if let Some(payload) = &self.snapshot {
-            return Ok(crate::snapshot::lines(&self.path, payload)?
+        if let Some(opened) = &self.snapshot {
+            return Ok(crate::snapshot::lines(&self.path, opened)?
                 .map(|table| SourceLines(Lines::Table(table))));
         }
         let Some(debug) = elf::read_dwarf(&self.path, &self.map, &self.owned)? else {
@@ -223,8 +223,8 @@ impl InputFile {
 
     /// Reads the image as `options` asks.
     pub fn load(&self, options: &LoadOptions) -> Result<Image<'_>> {
-        if let Some(payload) = &self.snapshot {
-            return crate::snapshot::image(&self.path, payload, options);
+        if let Some(opened) = &self.snapshot {
+            return crate::snapshot::image(&self.path, opened, &self.map, options);
         }
         if let Some(how) = compressed(&self.map) {
             return Err(Error::Input {

@@ -17,10 +17,19 @@ use crate::model::{
     TypeKind,
 };
 
-/// Everything one build contributes to `show`, a diff and `check` (read back by
-/// `read`, field by field in this order).
-#[derive(Serialize)]
+/// Everything one build contributes to `show`, a diff and `check`, in two parts
+/// compressed apart: `Names` (every string the model borrows, and the small facts)
+/// stays in memory as long as the image; `Records` (symbols, structs, variables: only
+/// numbers and indexes into the names) is decompressed by each load and dropped once
+/// read.
 pub(super) struct Form<'d> {
+    pub names: Names<'d>,
+    pub records: Records,
+}
+
+/// The first part of a form (read back by `read::head`, field by field in this order).
+#[derive(Serialize)]
+pub(super) struct Names<'d> {
     /// Every distinct name the `Str` fields refer to, end to end.
     pub strings: Cow<'d, str>,
     /// Where each string of `strings` ends (string `i` starts where `i - 1` ends).
@@ -38,14 +47,19 @@ pub(super) struct Form<'d> {
     pub boundaries: Vec<(&'d str, u64)>,
     pub function_prefix: u64,
     pub sections: Vec<SectionForm<'d>>,
-    pub symbols: Vec<SymbolForm>,
     pub ctypes: Vec<CTypeForm<'d>>,
-    pub structs: Vec<StructForm>,
-    pub variables: Vec<VariableForm>,
-    pub units: u64,
     /// With `snapshot --with-lines`: `file:line` of each function's first byte and of
     /// each 64-byte boundary inside it, sorted by address.
     pub lines: Option<Vec<(u64, &'d str)>>,
+}
+
+/// The second part of a form (read back by `read::read`, in this order).
+#[derive(Serialize)]
+pub(super) struct Records {
+    pub symbols: Vec<SymbolForm>,
+    pub structs: Vec<StructForm>,
+    pub variables: Vec<VariableForm>,
+    pub units: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -102,7 +116,7 @@ pub(super) struct MemberForm {
     pub flexible: bool,
     pub nested: Option<Box<StructForm>>,
     pub alignment: Option<u64>,
-    /// Index into `Form::ctypes`.
+    /// Index into `Names::ctypes`.
     pub ctype: u32,
     pub hole: u64,
     pub bit_hole: u64,
@@ -144,7 +158,7 @@ pub(super) struct VariableForm {
     pub decl_file: Option<Str>,
 }
 
-/// Index of a string in `Form::strings`.
+/// Index of a string in `Names::strings`.
 pub(super) type Str = u32;
 
 /// Gives each distinct string one index (writing).
@@ -240,35 +254,39 @@ pub(super) fn from_image<'a>(
         })
         .collect();
     Form {
-        strings: Cow::Owned(names.all),
-        ends: names.ends,
-        arch: &image.arch,
-        big_endian: image.big_endian,
-        file_kind: image.file_kind,
-        build_id: image.build_id.as_deref(),
-        line_size: image.line_size,
-        has_debug_info: image.has_debug_info,
-        types_from: image.types_from,
-        percpu_base: image.percpu_base,
-        boundaries: image.boundaries.iter().map(|&(n, a)| (n, a)).collect(),
-        function_prefix: image.function_prefix,
-        sections: image
-            .sections
-            .iter()
-            .map(|s| SectionForm {
-                name: s.name,
-                address: s.address,
-                size: s.size,
-                alignment: s.alignment,
-                compressed: s.compressed,
-            })
-            .collect(),
-        symbols,
-        ctypes: types.list.iter().map(|t| ctype_form(t)).collect(),
-        structs,
-        variables,
-        units: image.units as u64,
-        lines,
+        names: Names {
+            strings: Cow::Owned(names.all),
+            ends: names.ends,
+            arch: &image.arch,
+            big_endian: image.big_endian,
+            file_kind: image.file_kind,
+            build_id: image.build_id.as_deref(),
+            line_size: image.line_size,
+            has_debug_info: image.has_debug_info,
+            types_from: image.types_from,
+            percpu_base: image.percpu_base,
+            boundaries: image.boundaries.iter().map(|&(n, a)| (n, a)).collect(),
+            function_prefix: image.function_prefix,
+            sections: image
+                .sections
+                .iter()
+                .map(|s| SectionForm {
+                    name: s.name,
+                    address: s.address,
+                    size: s.size,
+                    alignment: s.alignment,
+                    compressed: s.compressed,
+                })
+                .collect(),
+            ctypes: types.list.iter().map(|t| ctype_form(t)).collect(),
+            lines,
+        },
+        records: Records {
+            symbols,
+            structs,
+            variables,
+            units: image.units as u64,
+        },
     }
 }
 
@@ -344,11 +362,12 @@ fn struct_form<'a>(
 /// Why a decoded form cannot be an `Image` (an index out of range).
 pub(super) type Bad = &'static str;
 
-/// The payload of a form whose one struct holds a chain of `depth` one-member structs,
-/// each nested in the member of the one before (so `depth + 1` levels), valid in every
-/// other respect: what a crafted file would hold. Built from postcard encodings of
-/// one-level pieces, without recursing, so any depth can be built.
-pub(super) fn nested_chain(depth: usize) -> Vec<u8> {
+/// The two parts (names, records) of a form whose one struct holds a chain of `depth`
+/// one-member structs, each nested in the member of the one before (so `depth + 1`
+/// levels), valid in every other respect: what a crafted file would hold. The records
+/// are built from postcard encodings of one-level pieces, without recursing, so any
+/// depth can be built.
+pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
     let member = |nested: Option<Box<StructForm>>| MemberForm {
         name: Some(0),
         type_name: 0,
@@ -384,7 +403,7 @@ pub(super) fn nested_chain(depth: usize) -> Vec<u8> {
         typedef: false,
     };
     let blank = CType::default();
-    let form = |structs: Vec<StructForm>| Form {
+    let names = Names {
         strings: Cow::Borrowed("x"),
         ends: vec![1],
         arch: "x86_64",
@@ -398,26 +417,28 @@ pub(super) fn nested_chain(depth: usize) -> Vec<u8> {
         boundaries: Vec::new(),
         function_prefix: 0,
         sections: Vec::new(),
-        symbols: Vec::new(),
         ctypes: vec![ctype_form(&blank)],
+        lines: None,
+    };
+    let records = |structs: Vec<StructForm>| Records {
+        symbols: Vec::new(),
         structs,
         variables: Vec::new(),
         units: 1,
-        lines: None,
     };
     // Encoding plain values into a vector cannot fail.
     fn bytes(v: &impl Serialize) -> Vec<u8> {
         postcard::to_stdvec(v).unwrap_or_default()
     }
     // A struct with `nested: None` is `a + [0] + b`; with `nested: Some(s)`, it is
-    // `a + [1] + s + b`. A form with no struct is `x + [0] + y`; with one, `x + [1] +
+    // `a + [1] + s + b`. Records with no struct are `x + [0] + y`; with one, `x + [1] +
     // s + y`.
     let leaf = bytes(&one(None));
     let outer = bytes(&one(Some(Box::new(one(None)))));
     let a = common_prefix(&leaf, &outer);
     let b = &leaf[a + 1..];
-    let none = bytes(&form(Vec::new()));
-    let some = bytes(&form(vec![one(None)]));
+    let none = bytes(&records(Vec::new()));
+    let some = bytes(&records(vec![one(None)]));
     let x = common_prefix(&none, &some);
     let mut out = some[..x + 1].to_vec();
     for _ in 0..depth {
@@ -429,7 +450,7 @@ pub(super) fn nested_chain(depth: usize) -> Vec<u8> {
         out.extend_from_slice(b);
     }
     out.extend_from_slice(&none[x + 1..]);
-    out
+    (bytes(&names), out)
 }
 
 /// Length of the common start of `a` and `b`.

@@ -1,8 +1,11 @@
 //! Snapshots: one build's layout facts in a few megabytes, so a series of builds can be
 //! kept and compared without their vmlinux files. The file is a fixed header (magic,
-//! format version, CRC-32 of the rest, payload length) and an LZ4 block holding the
-//! postcard encoding of `form::Form`. Reading checks all four before decoding, so a
-//! foreign, truncated or corrupted file fails with one line, never a panic.
+//! format version, CRC-32 of the rest, the lengths of the two parts) and two LZ4
+//! blocks holding the postcard encodings of `form::Names` and `form::Records`. Reading
+//! checks the header before decoding, so a foreign, truncated or corrupted file fails
+//! with one line, never a panic. The names are decompressed when the file is opened
+//! and live as long as it (the model borrows them); the records, two thirds of the
+//! payload, are decompressed by each load and freed once read.
 
 mod form;
 mod read;
@@ -17,7 +20,9 @@ use crate::model::{Image, StructId};
 pub const MAGIC: &[u8; 8] = b"LDSNAP\x00\x01";
 /// Bumped whenever `form::Form` changes shape; other versions are refused.
 pub const VERSION: u32 = 4;
-const HEADER: usize = 8 + 4 + 4 + 8;
+/// Magic, version, CRC-32, then the decompressed lengths of the names and the records
+/// and the compressed length of the names.
+const HEADER: usize = 8 + 4 + 4 + 3 * 8;
 /// Largest payload accepted (guards against a forged length; an LZ4 block holds less
 /// than 2 GiB).
 const MAX_PAYLOAD: u64 = 1 << 30;
@@ -42,10 +47,21 @@ fn bad(path: &Path, message: impl Into<String>) -> Error {
 /// Sizes of a written snapshot.
 #[derive(Debug, Clone, Copy)]
 pub struct Written {
-    /// Bytes of the postcard encoding before compression.
+    /// Bytes of the postcard encodings before compression.
     pub payload: u64,
     /// Bytes of the file.
     pub file: u64,
+}
+
+/// A snapshot file checked and opened: its names decompressed (an image borrows them),
+/// its records still compressed in the file.
+#[derive(Debug)]
+pub struct Opened {
+    names: Vec<u8>,
+    /// Where the compressed records are in the file.
+    records: std::ops::Range<usize>,
+    /// Their length once decompressed.
+    records_len: usize,
 }
 
 /// Granule of the source lines a snapshot keeps: `show --line` asks for the line of
@@ -84,8 +100,9 @@ pub fn write(input: &InputFile, out: &Path, with_lines: bool) -> Result<Written>
         path: out.to_path_buf(),
         err,
     })?;
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
     Ok(Written {
-        payload: u64::from_le_bytes(bytes[16..24].try_into().unwrap_or([0; 8])),
+        payload: word(16) + word(24),
         file: bytes.len() as u64,
     })
 }
@@ -97,25 +114,34 @@ fn encode<'a>(
     lines: Option<Vec<(u64, &'a str)>>,
 ) -> std::result::Result<Vec<u8>, String> {
     let form = form::from_image(image, elf_files, lines);
-    let payload = postcard::to_stdvec(&form).map_err(|e| e.to_string())?;
-    file_bytes(&payload)
+    let names = postcard::to_stdvec(&form.names).map_err(|e| e.to_string())?;
+    let records = postcard::to_stdvec(&form.records).map_err(|e| e.to_string())?;
+    file_bytes(&names, &records)
 }
 
-/// A snapshot file holding `payload`: the header, then the compressed payload.
-fn file_bytes(payload: &[u8]) -> std::result::Result<Vec<u8>, String> {
-    if payload.len() as u64 > MAX_PAYLOAD {
-        return Err(format!(
-            "payload of {} bytes is too large for a snapshot",
-            payload.len()
-        ));
+/// A snapshot file holding the encoded `names` and `records`: the header, then each
+/// compressed.
+fn file_bytes(names: &[u8], records: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let pack = |part: &[u8]| {
+        if part.len() as u64 > MAX_PAYLOAD {
+            return Err(format!(
+                "a part of {} bytes is too large for a snapshot",
+                part.len()
+            ));
+        }
+        let mode = lz4::block::CompressionMode::HIGHCOMPRESSION(LZ4_LEVEL);
+        lz4::block::compress(part, Some(mode), false).map_err(|e| e.to_string())
+    };
+    let (packed_names, packed_records) = (pack(names)?, pack(records)?);
+    let mut rest = Vec::with_capacity(24 + packed_names.len() + packed_records.len());
+    for n in [names.len(), records.len(), packed_names.len()] {
+        rest.extend_from_slice(&(n as u64).to_le_bytes());
     }
-    let mode = lz4::block::CompressionMode::HIGHCOMPRESSION(LZ4_LEVEL);
-    let body = lz4::block::compress(payload, Some(mode), false).map_err(|e| e.to_string())?;
-    let mut out = Vec::with_capacity(HEADER + body.len());
+    rest.extend_from_slice(&packed_names);
+    rest.extend_from_slice(&packed_records);
+    let mut out = Vec::with_capacity(16 + rest.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
-    let mut rest = (payload.len() as u64).to_le_bytes().to_vec();
-    rest.extend_from_slice(&body);
     out.extend_from_slice(&crc32fast::hash(&rest).to_le_bytes());
     out.extend_from_slice(&rest);
     Ok(out)
@@ -126,7 +152,8 @@ fn file_bytes(payload: &[u8]) -> std::result::Result<Vec<u8>, String> {
 /// refused with exit 2 rather than exhausting the reader's stack.
 #[doc(hidden)]
 pub fn nested_chain_file(depth: usize) -> Vec<u8> {
-    file_bytes(&form::nested_chain(depth)).unwrap_or_default()
+    let (names, records) = form::nested_chain(depth);
+    file_bytes(&names, &records).unwrap_or_default()
 }
 
 /// `file:line` at the start of every function and every `LINE_GRANULE` boundary inside
@@ -156,21 +183,15 @@ fn source_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u64,
     Ok(Some(out))
 }
 
-/// The source lines kept in a decompressed payload (`None` when written without them).
-pub fn lines(path: &Path, payload: &[u8]) -> Result<Option<Vec<(u64, String)>>> {
-    let wanted = read::Wanted {
-        listing: false,
-        dwarf: false,
-    };
-    let read = read::read(payload, path, wanted).map_err(|m| bad(path, m))?;
-    Ok(read
-        .lines
-        .map(|l| l.into_iter().map(|(a, s)| (a, s.to_string())).collect()))
+/// The source lines kept in an opened snapshot (`None` when written without them).
+pub fn lines(path: &Path, opened: &Opened) -> Result<Option<Vec<(u64, String)>>> {
+    let lines = read::lines(&opened.names).map_err(|m| bad(path, m))?;
+    Ok(lines.map(|l| l.into_iter().map(|(a, s)| (a, s.to_string())).collect()))
 }
 
 /// Checks the header and checksum of a snapshot file's bytes and decompresses its
-/// payload.
-pub fn payload(path: &Path, bytes: &[u8]) -> Result<Vec<u8>> {
+/// names.
+pub fn open(path: &Path, bytes: &[u8]) -> Result<Opened> {
     if !is_snapshot(bytes) {
         return Err(bad(path, "no snapshot magic"));
     }
@@ -191,35 +212,83 @@ pub fn payload(path: &Path, bytes: &[u8]) -> Result<Vec<u8>> {
             ),
         ));
     }
-    let rest = &bytes[16..];
-    if crc32fast::hash(rest) != word(12) {
+    if crc32fast::hash(&bytes[16..]) != word(12) {
         return Err(bad(path, "checksum mismatch (truncated or corrupted file)"));
     }
-    let mut len = [0u8; 8];
-    len.copy_from_slice(&rest[..8]);
-    let len = u64::from_le_bytes(len);
-    if len > MAX_PAYLOAD {
-        return Err(bad(path, format!("payload of {len} bytes is too large")));
+    let length = |at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(b)
+    };
+    let (names_len, records_len, packed) = (length(16), length(24), length(32));
+    for len in [names_len, records_len] {
+        if len > MAX_PAYLOAD {
+            return Err(bad(path, format!("a part of {len} bytes is too large")));
+        }
     }
-    // `len` is at most `MAX_PAYLOAD` (1 GiB): it fits an `i32`.
-    let out = lz4::block::decompress(&rest[8..], Some(len as i32))
+    let names_end = usize::try_from(packed)
+        .ok()
+        .and_then(|p| HEADER.checked_add(p))
+        .filter(|&end| end <= bytes.len())
+        .ok_or_else(|| bad(path, "names block runs past the end of the file"))?;
+    Ok(Opened {
+        names: unpack(path, &bytes[HEADER..names_end], names_len)?,
+        records: names_end..bytes.len(),
+        records_len: records_len as usize,
+    })
+}
+
+/// Decompresses one block of `len` bytes (at most `MAX_PAYLOAD`, so it fits an `i32`).
+fn unpack(path: &Path, block: &[u8], len: u64) -> Result<Vec<u8>> {
+    let out = lz4::block::decompress(block, Some(len as i32))
         .map_err(|e| bad(path, format!("cannot decompress: {e}")))?;
     if out.len() as u64 != len {
-        return Err(bad(path, "payload shorter than its header says"));
+        return Err(bad(path, "a part is shorter than its header says"));
     }
     Ok(out)
 }
 
-/// The `Image` held in a decompressed payload, shaped as a load of the vmlinux with
-/// `options` would shape it.
-pub fn image<'d>(path: &Path, payload: &'d [u8], options: &LoadOptions) -> Result<Image<'d>> {
+/// The `Image` held in an opened snapshot (`file`: its bytes), shaped as a load of the
+/// vmlinux with `options` would shape it. The records are decompressed here and freed
+/// before returning.
+pub fn image<'d>(
+    path: &Path,
+    opened: &'d Opened,
+    file: &[u8],
+    options: &LoadOptions,
+) -> Result<Image<'d>> {
+    decode(path, &opened.names, &records(path, opened, file)?, options)
+}
+
+fn records(path: &Path, opened: &Opened, file: &[u8]) -> Result<Vec<u8>> {
+    let block = file
+        .get(opened.records.clone())
+        .ok_or_else(|| bad(path, "records block out of range"))?;
+    unpack(path, block, opened.records_len as u64)
+}
+
+/// A snapshot file's two parts, decompressed: names, then records (for tests that
+/// corrupt what the checksum covers).
+#[doc(hidden)]
+pub fn parts(path: &Path, file: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
+    let opened = open(path, file)?;
+    let records = records(path, &opened, file)?;
+    Ok((opened.names, records))
+}
+
+/// The image that decompressed `names` and `records` hold, shaped by `options`.
+#[doc(hidden)]
+pub fn decode<'d>(
+    path: &Path,
+    names: &'d [u8],
+    records: &[u8],
+    options: &LoadOptions,
+) -> Result<Image<'d>> {
     let wanted = read::Wanted {
         listing: options.pahole_text,
         dwarf: options.dwarf,
     };
-    let mut image = read::read(payload, path, wanted)
-        .map_err(|m| bad(path, m))?
-        .image;
+    let mut image = read::read(names, records, path, wanted).map_err(|m| bad(path, m))?;
     if let Some(line_size) = options.line_size {
         (image.line_size, image.line_size_overridden) = (line_size, true);
     }

@@ -1,8 +1,10 @@
-//! Reading a decompressed payload straight into the model: the postcard encoding of
-//! `form::Form` is walked field by field with serde seeds that hold the string table
-//! and the types, so each symbol, struct, member and variable is built where it is
-//! decoded. Decoding into the `Form` mirrors first and converting them afterwards
-//! wrote and read every record twice and kept both copies alive at once.
+//! Reading a snapshot's two decompressed parts straight into the model: the postcard
+//! encodings of `form::Names` and `form::Records` are walked field by field with serde
+//! seeds that hold the string table and the types, so each symbol, struct, member and
+//! variable is built where it is decoded. Decoding into the form's mirrors first and
+//! converting them afterwards wrote and read every record twice and kept both copies
+//! alive at once. The image borrows from the names only: the records can be dropped
+//! once read.
 
 use std::cell::Cell;
 use std::fmt;
@@ -33,30 +35,103 @@ pub(super) struct Wanted {
     pub dwarf: bool,
 }
 
-/// A payload read into the model, with its source lines when it keeps them.
-pub(super) struct Read<'d> {
-    pub image: Image<'d>,
-    pub lines: Option<Vec<(u64, &'d str)>>,
-}
-
-/// Reads `payload` into an image at `path` (the line size not yet overridden).
-pub(super) fn read<'d>(payload: &'d [u8], path: &Path, wanted: Wanted) -> Result<Read<'d>, String> {
+/// Reads a snapshot's decompressed `names` and `records` into an image at `path` (the
+/// line size not yet overridden).
+pub(super) fn read<'d>(
+    names: &'d [u8],
+    records: &[u8],
+    path: &Path,
+    wanted: Wanted,
+) -> Result<Image<'d>, String> {
     let failure = Cell::new(None);
-    let top = Top {
-        path,
-        wanted,
+    let head = head(names, wanted.listing, &failure)?;
+    let with_units = wanted.dwarf && head.has_debug_info;
+    let ctx = Ctx {
+        names: &head.strings,
+        types: &head.types,
+        listing: wanted.listing,
         failure: &failure,
     };
-    let mut de = postcard::Deserializer::from_bytes(payload);
-    de.deserialize_tuple(FORM_FIELDS, top)
-        .map_err(|e| match failure.get() {
-            Some(why) => why.to_string(),
-            None => format!("cannot decode: {e}"),
-        })
+    let body = Body {
+        ctx: &ctx,
+        with_units,
+    };
+    let mut de = postcard::Deserializer::from_bytes(records);
+    let (symbols, structs, variables, units) = de
+        .deserialize_tuple(RECORDS_FIELDS, body)
+        .map_err(|e| reason(&failure, e))?;
+    let (structs, variables, units) = if with_units {
+        (structs, variables, units as usize)
+    } else {
+        (Vec::new(), Vec::new(), 0)
+    };
+    let image = Image {
+        path: path.to_path_buf(),
+        arch: head.arch.to_string(),
+        big_endian: head.big_endian,
+        file_kind: head.file_kind,
+        build_id: head.build_id.map(str::to_string),
+        line_size: head.line_size,
+        line_size_overridden: false,
+        has_debug_info: head.has_debug_info,
+        types_from: head.types_from,
+        percpu_base: head.percpu_base,
+        boundaries: head.boundaries,
+        function_prefix: head.function_prefix,
+        sections: head.sections,
+        symbols,
+        structs,
+        variables,
+        units,
+    };
+    Ok(image)
 }
 
-/// Fields of `form::Form`, in order.
-const FORM_FIELDS: usize = 19;
+/// The source lines kept in a snapshot's decompressed `names` (`None` when written
+/// without them).
+pub(super) fn lines(names: &[u8]) -> Result<Option<Vec<(u64, &str)>>, String> {
+    Ok(head(names, false, &Cell::new(None))?.lines)
+}
+
+/// The failure's reason, or postcard's message when the shape itself was wrong.
+fn reason(failure: &Cell<Option<Bad>>, e: postcard::Error) -> String {
+    match failure.get() {
+        Some(why) => why.to_string(),
+        None => format!("cannot decode: {e}"),
+    }
+}
+
+/// What `form::Names` holds, checked and shaped for the model.
+struct Head<'d> {
+    strings: Strings<'d>,
+    arch: &'d str,
+    big_endian: bool,
+    file_kind: &'static str,
+    build_id: Option<&'d str>,
+    line_size: u64,
+    has_debug_info: bool,
+    types_from: TypesFrom,
+    percpu_base: Option<u64>,
+    boundaries: Vec<(&'static str, u64)>,
+    function_prefix: u64,
+    sections: Vec<Section<'d>>,
+    types: Vec<Arc<CType>>,
+    lines: Option<Vec<(u64, &'d str)>>,
+}
+
+fn head<'d>(
+    names: &'d [u8],
+    listing: bool,
+    failure: &Cell<Option<Bad>>,
+) -> Result<Head<'d>, String> {
+    let mut de = postcard::Deserializer::from_bytes(names);
+    de.deserialize_tuple(NAMES_FIELDS, NamesVisitor { listing, failure })
+        .map_err(|e| reason(failure, e))
+}
+
+/// Fields of `form::Names` and of `form::Records`, in order.
+const NAMES_FIELDS: usize = 15;
+const RECORDS_FIELDS: usize = 4;
 
 /// The strings of a payload.
 pub(super) struct Strings<'d> {
@@ -207,25 +282,24 @@ impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Each<S> {
     }
 }
 
-/// The whole form.
-struct Top<'p> {
-    path: &'p Path,
-    wanted: Wanted,
-    failure: &'p Cell<Option<Bad>>,
+/// Reads `form::Names`.
+struct NamesVisitor<'f> {
+    listing: bool,
+    failure: &'f Cell<Option<Bad>>,
 }
 
-impl<'de> Visitor<'de> for Top<'_> {
-    type Value = Read<'de>;
+impl<'de> Visitor<'de> for NamesVisitor<'_> {
+    type Value = Head<'de>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a snapshot form")
+        f.write_str("a snapshot's names")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Read<'de>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Head<'de>, A::Error> {
         let fail = |why: Bad| {
             self.failure.set(Some(why));
             de::Error::custom(why)
         };
-        let names = Strings {
+        let strings = Strings {
             all: next(&mut seq)?,
             ends: next(&mut seq)?,
         };
@@ -240,18 +314,89 @@ impl<'de> Visitor<'de> for Top<'_> {
         let boundaries: Vec<(&str, u64)> = next(&mut seq)?;
         let function_prefix: u64 = next(&mut seq)?;
         let sections: Vec<SectionForm<'de>> = next(&mut seq)?;
-        let with_units = self.wanted.dwarf && has_debug_info;
-        let listing = self.wanted.listing;
+        let listing = self.listing;
         let no_types = Vec::new();
         let ctx = Ctx {
-            names: &names,
+            names: &strings,
             types: &no_types,
             listing,
             failure: self.failure,
         };
+        let types = next_seed(&mut seq, list(&ctx, move |_, t| Ok(ctype(t, listing))))?;
+        let lines: Option<Vec<(u64, &str)>> = next(&mut seq)?;
+        if !(line_size.is_power_of_two() && (8..=4096).contains(&line_size)) {
+            return Err(fail("line size is not a power of two between 8 and 4096"));
+        }
+        let boundaries = boundaries
+            .into_iter()
+            .map(|(n, a)| {
+                crate::model::BOUNDARY_SYMBOLS
+                    .iter()
+                    .find(|b| **b == n)
+                    .map(|b| (*b, a))
+                    .ok_or("unknown boundary symbol")
+            })
+            .collect::<Result<Vec<_>, Bad>>()
+            .map_err(fail)?;
+        Ok(Head {
+            strings,
+            arch,
+            big_endian,
+            file_kind: match file_kind {
+                "exec" => "exec",
+                "rel" => "rel",
+                "dyn" => "dyn",
+                _ => "other",
+            },
+            build_id,
+            line_size,
+            has_debug_info,
+            types_from,
+            percpu_base,
+            boundaries,
+            function_prefix,
+            sections: sections
+                .into_iter()
+                .map(|s| Section {
+                    name: s.name,
+                    address: s.address,
+                    size: s.size,
+                    alignment: s.alignment,
+                    compressed: s.compressed,
+                })
+                .collect(),
+            types,
+            lines,
+        })
+    }
+}
+
+/// Reads `form::Records` into symbols, structs, variables and the unit count, with the
+/// names and types of `ctx`.
+struct Body<'c, 'd> {
+    ctx: &'c Ctx<'c, 'd>,
+    /// Keep each local symbol's compile unit (and its unit-derived file name).
+    with_units: bool,
+}
+
+type Bodies<'d> = (
+    Vec<Symbol<'d>>,
+    Vec<StructLayout<'d>>,
+    Vec<Variable<'d>>,
+    u64,
+);
+
+impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
+    type Value = Bodies<'d>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a snapshot's records")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bodies<'d>, A::Error> {
+        let (ctx, with_units) = (self.ctx, self.with_units);
         let symbols = next_seed(
             &mut seq,
-            list(&ctx, |c, s: SymbolForm| {
+            list(ctx, |c, s: SymbolForm| {
                 Ok(Symbol {
                     name: c.names.get(s.name)?,
                     file: c.names.opt(if with_units { s.file } else { s.elf_file })?,
@@ -271,22 +416,11 @@ impl<'de> Visitor<'de> for Top<'_> {
                 })
             }),
         )?;
-        let types = next_seed(&mut seq, list(&ctx, move |_, t| Ok(ctype(t, listing))))?;
-        let ctx = Ctx {
-            types: &types,
-            ..ctx
-        };
-        let structs = next_seed(
-            &mut seq,
-            Each(Layout {
-                ctx: &ctx,
-                depth: 1,
-            }),
-        )?;
+        let structs = next_seed(&mut seq, Each(Layout { ctx, depth: 1 }))?;
         let count = structs.len();
         let variables = next_seed(
             &mut seq,
-            list(&ctx, |c, v: VariableForm| {
+            list(ctx, |c, v: VariableForm| {
                 if v.layout.is_some_and(|StructId(i)| i >= count) {
                     return Err("struct index out of range");
                 }
@@ -308,60 +442,7 @@ impl<'de> Visitor<'de> for Top<'_> {
             }),
         )?;
         let units: u64 = next(&mut seq)?;
-        let lines: Option<Vec<(u64, &str)>> = next(&mut seq)?;
-        if !(line_size.is_power_of_two() && (8..=4096).contains(&line_size)) {
-            return Err(fail("line size is not a power of two between 8 and 4096"));
-        }
-        let boundaries = boundaries
-            .into_iter()
-            .map(|(n, a)| {
-                crate::model::BOUNDARY_SYMBOLS
-                    .iter()
-                    .find(|b| **b == n)
-                    .map(|b| (*b, a))
-                    .ok_or("unknown boundary symbol")
-            })
-            .collect::<Result<Vec<_>, Bad>>()
-            .map_err(fail)?;
-        let (structs, variables, units) = if with_units {
-            (structs, variables, units as usize)
-        } else {
-            (Vec::new(), Vec::new(), 0)
-        };
-        let image = Image {
-            path: self.path.to_path_buf(),
-            arch: arch.to_string(),
-            big_endian,
-            file_kind: match file_kind {
-                "exec" => "exec",
-                "rel" => "rel",
-                "dyn" => "dyn",
-                _ => "other",
-            },
-            build_id: build_id.map(str::to_string),
-            line_size,
-            line_size_overridden: false,
-            has_debug_info,
-            types_from,
-            percpu_base,
-            boundaries,
-            function_prefix,
-            sections: sections
-                .into_iter()
-                .map(|s| Section {
-                    name: s.name,
-                    address: s.address,
-                    size: s.size,
-                    alignment: s.alignment,
-                    compressed: s.compressed,
-                })
-                .collect(),
-            symbols,
-            structs,
-            variables,
-            units,
-        };
-        Ok(Read { image, lines })
+        Ok((symbols, structs, variables, units))
     }
 }
 
@@ -396,9 +477,9 @@ struct Layout<'c, 'd> {
 const STRUCT_FIELDS: usize = 15;
 const MEMBER_FIELDS: usize = 15;
 
-impl<'c, 'd> DeserializeSeed<'d> for Layout<'c, 'd> {
+impl<'de, 'c, 'd> DeserializeSeed<'de> for Layout<'c, 'd> {
     type Value = StructLayout<'d>;
-    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         if self.depth > MAX_NESTING {
             return Err(self.ctx.fail(TOO_DEEP));
         }
@@ -406,12 +487,12 @@ impl<'c, 'd> DeserializeSeed<'d> for Layout<'c, 'd> {
     }
 }
 
-impl<'c, 'd> Visitor<'d> for Layout<'c, 'd> {
+impl<'de, 'c, 'd> Visitor<'de> for Layout<'c, 'd> {
     type Value = StructLayout<'d>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a struct layout")
     }
-    fn visit_seq<A: SeqAccess<'d>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let c = self.ctx;
         let name: Str = next(&mut seq)?;
         let kind: AggregateKind = next(&mut seq)?;
@@ -452,19 +533,19 @@ impl<'c, 'd> Visitor<'d> for Layout<'c, 'd> {
 #[derive(Clone, Copy)]
 struct OneMember<'c, 'd>(Layout<'c, 'd>);
 
-impl<'c, 'd> DeserializeSeed<'d> for OneMember<'c, 'd> {
+impl<'de, 'c, 'd> DeserializeSeed<'de> for OneMember<'c, 'd> {
     type Value = Member<'d>;
-    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_tuple(MEMBER_FIELDS, self)
     }
 }
 
-impl<'c, 'd> Visitor<'d> for OneMember<'c, 'd> {
+impl<'de, 'c, 'd> Visitor<'de> for OneMember<'c, 'd> {
     type Value = Member<'d>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a member")
     }
-    fn visit_seq<A: SeqAccess<'d>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let c = self.0.ctx;
         let inner = Inner(Layout {
             ctx: c,
@@ -509,14 +590,14 @@ impl<'c, 'd> Visitor<'d> for OneMember<'c, 'd> {
 #[derive(Clone, Copy)]
 struct Inner<'c, 'd>(Layout<'c, 'd>);
 
-impl<'c, 'd> DeserializeSeed<'d> for Inner<'c, 'd> {
+impl<'de, 'c, 'd> DeserializeSeed<'de> for Inner<'c, 'd> {
     type Value = Option<StructLayout<'d>>;
-    fn deserialize<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_option(self)
     }
 }
 
-impl<'c, 'd> Visitor<'d> for Inner<'c, 'd> {
+impl<'de, 'c, 'd> Visitor<'de> for Inner<'c, 'd> {
     type Value = Option<StructLayout<'d>>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an optional struct layout")
@@ -524,7 +605,7 @@ impl<'c, 'd> Visitor<'d> for Inner<'c, 'd> {
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(None)
     }
-    fn visit_some<D: Deserializer<'d>>(self, d: D) -> Result<Self::Value, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         self.0.deserialize(d).map(Some)
     }
 }
@@ -539,9 +620,9 @@ mod tests {
             listing: true,
             dwarf: true,
         };
-        let levels = |p: &[u8]| -> Result<u32, String> {
-            let read = read(p, Path::new("x"), wanted)?;
-            let mut s = read.image.structs.first().ok_or("no struct")?;
+        let levels = |(names, records): &(Vec<u8>, Vec<u8>)| -> Result<u32, String> {
+            let image = read(names, records, Path::new("x"), wanted)?;
+            let mut s = image.structs.first().ok_or("no struct")?;
             let mut n = 1;
             while let Some(inner) = s.members.first().and_then(|m| m.nested.as_deref()) {
                 (s, n) = (inner, n + 1);
