@@ -13,7 +13,10 @@ fn struct_of(parts: &[(u64, u64)], tail: u64) -> StructLayout<'static> {
         at += gap;
         members.push(Member {
             name: Some("m"),
-            type_name: "char".into(),
+            ctype: std::sync::Arc::new(layout_diff::model::CType {
+                c: "char".into(),
+                ..Default::default()
+            }),
             offset: at,
             size,
             ..Member::default()

@@ -162,20 +162,20 @@ fn variables_carry_their_type_as_data() {
             .unwrap_or_else(|| panic!("no variable {n}"))
     };
     // `const char *`: the object is a writable pointer; `char *const` is const.
-    assert_eq!(var("greeting").type_name, "const char *");
+    assert_eq!(var("greeting").type_name(), "const char *");
     assert!(!var("greeting").ctype.is_const);
-    assert_eq!(var("fixed_ptr").type_name, "char *const");
+    assert_eq!(var("fixed_ptr").type_name(), "char *const");
     assert!(var("fixed_ptr").ctype.is_const);
-    assert_eq!(var("callbacks").type_name, "void (*[4])(int)");
+    assert_eq!(var("callbacks").type_name(), "void (*[4])(int)");
     assert_eq!(var("callbacks").ctype.dims, vec![4]);
     assert_eq!(var("callbacks").ctype.element, TypeKind::Pointer);
     assert_eq!(var("lock_ptr").ctype.kind, TypeKind::Pointer);
     // The anonymous struct holding a lock gets a layout of its own.
     let anon = var("anon_locked");
-    assert_eq!(anon.type_name, "struct {...}");
+    assert_eq!(anon.type_name(), "struct {...}");
     let layout = image.struct_by_id(anon.layout.expect("anonymous struct laid out"));
     assert_eq!(layout.size, 8);
-    assert_eq!(layout.members[0].type_name, "spinlock_t");
+    assert_eq!(layout.members[0].type_name(), "spinlock_t");
 }
 
 #[test]

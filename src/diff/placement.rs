@@ -146,7 +146,7 @@ pub fn data_change<'a>(
     let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
     let var_new = sides.ix.new_vars.of(n);
     let var_old = sides.ix.old_vars.of(o);
-    let type_name = var_new.or(var_old).map(|v| &*v.type_name);
+    let type_name = var_new.or(var_old).map(|v| v.type_name());
     let ty = var_new.or(var_old).map(|v| &*v.ctype);
     let quiet = sides.ix.quiet.of(n, type_name);
     let is_writable = writable(n, ty) && quiet.is_none();
@@ -167,7 +167,7 @@ pub fn data_change<'a>(
             .filter(|t| {
                 let v = sides.ix.new_vars.of(t);
                 writable(t, v.map(|v| &*v.ctype))
-                    && sides.ix.quiet.of(t, v.map(|v| &*v.type_name)).is_none()
+                    && sides.ix.quiet.of(t, v.map(|v| v.type_name())).is_none()
                     && v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
             })
             .map(|t| SymbolName::of(t))

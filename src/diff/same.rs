@@ -65,7 +65,6 @@ impl SameTypes {
     fn members(&mut self, a: &Member<'_>, b: &Member<'_>) -> bool {
         let Member {
             name,
-            type_name,
             offset,
             size,
             bit_offset,
@@ -91,7 +90,6 @@ impl SameTypes {
             && *type_padding == b.type_padding
             && *natural_alignment == b.natural_alignment
             && *name == b.name
-            && *type_name == b.type_name
             && self.types(ctype, &b.ctype)
             && self.boxed(nested.as_deref(), b.nested.as_deref())
             && self.boxed(pointee.as_deref(), b.pointee.as_deref())

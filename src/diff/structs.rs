@@ -132,7 +132,7 @@ fn member_change(
             if a.size != b.size || a.bit_size != b.bit_size {
                 kinds.push(MemberChangeKind::Resized);
             }
-            if type_key(&a.type_name) != type_key(&b.type_name) {
+            if type_key(a.type_name()) != type_key(b.type_name()) {
                 kinds.push(MemberChangeKind::Retyped);
             }
         }
@@ -146,8 +146,8 @@ fn member_change(
         name,
         kinds,
         type_name: Pair {
-            old: o.map(|m| m.type_name.to_string()),
-            new: n.map(|m| m.type_name.to_string()),
+            old: o.map(|m| m.type_name().to_string()),
+            new: n.map(|m| m.type_name().to_string()),
         },
         offset: Pair {
             old: f(o, &|m| m.offset),
@@ -381,7 +381,7 @@ fn same(o: &StructLayout<'_>, n: &StructLayout<'_>, mixed: bool, types: &mut Sam
                     && ma.size == mb.size
                     && ma.bit_offset == mb.bit_offset
                     && ma.bit_size == mb.bit_size
-                    && type_key(&ma.type_name) == type_key(&mb.type_name)
+                    && type_key(ma.type_name()) == type_key(mb.type_name())
             })
     }
 }

@@ -170,7 +170,6 @@ mod tests {
     fn m(offset: u64, size: u64, bits: Option<(u64, u64)>) -> Member<'static> {
         Member {
             name: Some("m"),
-            type_name: "".into(),
             offset,
             size,
             bit_offset: bits.map(|b| b.0),

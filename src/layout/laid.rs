@@ -153,7 +153,7 @@ fn lay_members<'a, 'd>(
                 .map(|n| lay_members(&n.members, start, first, line_size, last_line_seen));
             LaidMember {
                 name: m.name,
-                type_name: &m.type_name,
+                type_name: m.type_name(),
                 offset: m.offset,
                 size: m.size,
                 bit_offset: m.bit_offset,
@@ -201,7 +201,10 @@ mod tests {
     fn member(name: &'static str, offset: u64, size: u64) -> Member<'static> {
         Member {
             name: Some(name),
-            type_name: "long".into(),
+            ctype: std::sync::Arc::new(crate::model::CType {
+                c: "long".into(),
+                ..Default::default()
+            }),
             offset,
             size,
             bit_offset: None,

@@ -633,7 +633,6 @@ pub(crate) fn read<'d>(
                     Variable {
                         name,
                         address: percpu_address.unwrap_or(0).wrapping_add(u64::from(offset)),
-                        type_name: ctype.c.to_string().into(),
                         ctype,
                         size: table.size_of(ty),
                         layout: None,

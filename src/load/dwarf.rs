@@ -441,7 +441,6 @@ fn variable<'d>(
         var: Variable {
             name,
             address,
-            type_name: table.ctype(ty).c.to_string().into(),
             ctype: table.ctype(ty),
             size: table.size_of(ty),
             layout: None,
@@ -606,7 +605,6 @@ mod tests {
                     var: Variable {
                         name: ["v3", "v1", "v2"][i / 2],
                         address: 0x1000 + i as u64,
-                        type_name: "struct s".into(),
                         ctype: Default::default(),
                         size: Some(4),
                         layout: None,

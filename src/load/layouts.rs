@@ -615,7 +615,6 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             let ctype = self.ctype(m.ty());
             return Member {
                 name: self.dies.name(m),
-                type_name: ctype.c.to_string().into(),
                 offset: base.saturating_add(offset),
                 size: storage,
                 bit_offset: Some(abs_bit - offset * 8),
@@ -673,7 +672,6 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         Member {
             pointee,
             name: self.dies.name(m),
-            type_name: ctype.c.to_string().into(),
             offset: base.saturating_add(location),
             size: type_size.unwrap_or(0),
             bit_offset: None,

@@ -55,9 +55,10 @@ pub struct BitHole {
 pub struct Member<'d> {
     /// `None` for an anonymous struct/union member.
     pub name: Option<&'d str>,
-    /// Borrowed from a snapshot's payload, owned when built from DWARF or BTF.
-    #[serde(rename = "type")]
-    pub type_name: Cow<'d, str>,
+    /// The type as data (kind, qualifiers, dimensions) and its spellings; written as
+    /// its C spelling (`type_name`).
+    #[serde(rename = "type", serialize_with = "c_spelling")]
+    pub ctype: Arc<CType>,
     /// Byte offset; for a bitfield, the start of its storage unit (as pahole prints).
     pub offset: u64,
     /// Size in bytes; for a bitfield, the size of its storage unit (its type's size).
@@ -75,9 +76,6 @@ pub struct Member<'d> {
     /// `DW_AT_alignment` on the member (`__aligned__(N)` in the source).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alignment: Option<u64>,
-    /// The type as data (kind, qualifiers, dimensions) and its spellings.
-    #[serde(skip)]
-    pub ctype: Arc<CType>,
     /// Bytes and bits unused after this member, attributed as pahole does.
     #[serde(skip_serializing_if = "is_zero")]
     pub hole: u64,
@@ -99,7 +97,16 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
+fn c_spelling<S: serde::Serializer>(t: &Arc<CType>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.c)
+}
+
 impl Member<'_> {
+    /// The type as C spells it (`struct list_head`, `char *const`, `void (*)(int)`).
+    pub fn type_name(&self) -> &str {
+        &self.ctype.c
+    }
+
     /// First bit covered, from the start of the outermost struct.
     pub fn start_bit(&self) -> u64 {
         self.offset
@@ -126,7 +133,8 @@ pub struct StructLayout<'d> {
     /// Empty for anonymous nested aggregates.
     pub name: &'d str,
     pub kind: AggregateKind,
-    /// Declaring source file, when DWARF names it (borrowed as `Member::type_name`).
+    /// Declaring source file, when DWARF names it (borrowed from a snapshot's names,
+    /// owned when built from DWARF).
     pub decl_file: Option<Cow<'d, str>>,
     pub size: u64,
     /// Alignment in bytes: `DW_AT_alignment` when present, else the largest member's.
@@ -185,11 +193,8 @@ pub struct Variable<'d> {
     pub name: &'d str,
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
-    /// Borrowed as `Member::type_name`.
-    #[serde(rename = "type")]
-    pub type_name: Cow<'d, str>,
-    /// The type as data: kind, qualifiers, dimensions.
-    #[serde(skip)]
+    /// The type as data: kind, qualifiers, dimensions; written as its C spelling.
+    #[serde(rename = "type", serialize_with = "c_spelling")]
     pub ctype: Arc<CType>,
     /// Byte size of the type.
     pub size: Option<u64>,
@@ -200,4 +205,11 @@ pub struct Variable<'d> {
     /// `DW_AT_alignment` on the variable.
     pub alignment: Option<u64>,
     pub decl_file: Option<Cow<'d, str>>,
+}
+
+impl Variable<'_> {
+    /// The type as C spells it.
+    pub fn type_name(&self) -> &str {
+        &self.ctype.c
+    }
 }

@@ -135,7 +135,7 @@ fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
     let p = &v.placement;
     let ty = v
         .variable
-        .map(|var| format!(", {}", var.type_name))
+        .map(|var| format!(", {}", var.type_name()))
         .unwrap_or_default();
     let _ = writeln!(
         out,

@@ -108,7 +108,6 @@ pub(super) struct CTypeForm<'d> {
 #[derive(Serialize)]
 pub(super) struct MemberForm {
     pub name: Option<Str>,
-    pub type_name: Str,
     pub offset: u64,
     pub size: u64,
     pub bit_offset: Option<u64>,
@@ -149,7 +148,6 @@ pub(super) struct StructForm {
 pub(super) struct VariableForm {
     pub name: Str,
     pub address: u64,
-    pub type_name: Str,
     pub ctype: u32,
     pub size: Option<u64>,
     pub layout: Option<StructId>,
@@ -225,7 +223,6 @@ pub(super) fn from_image<'a>(
         .map(|v| VariableForm {
             name: names.put(v.name),
             address: v.address,
-            type_name: names.put(&v.type_name),
             ctype: types.index(&v.ctype),
             size: v.size,
             layout: v.layout,
@@ -326,7 +323,6 @@ fn struct_form<'a>(
             .iter()
             .map(|m| MemberForm {
                 name: m.name.map(|n| names.put(n)),
-                type_name: names.put(&m.type_name),
                 offset: m.offset,
                 size: m.size,
                 bit_offset: m.bit_offset,
@@ -370,7 +366,6 @@ pub(super) type Bad = &'static str;
 pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
     let member = |nested: Option<Box<StructForm>>| MemberForm {
         name: Some(0),
-        type_name: 0,
         offset: 0,
         size: 8,
         bit_offset: None,

@@ -427,7 +427,6 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                 Ok(Variable {
                     name: c.names.get(v.name)?,
                     address: v.address,
-                    type_name: c.names.get(v.type_name)?.into(),
                     ctype: c
                         .types
                         .get(v.ctype as usize)
@@ -475,7 +474,7 @@ struct Layout<'c, 'd> {
 }
 
 const STRUCT_FIELDS: usize = 15;
-const MEMBER_FIELDS: usize = 15;
+const MEMBER_FIELDS: usize = 14;
 
 impl<'de, 'c, 'd> DeserializeSeed<'de> for Layout<'c, 'd> {
     type Value = StructLayout<'d>;
@@ -552,7 +551,6 @@ impl<'de, 'c, 'd> Visitor<'de> for OneMember<'c, 'd> {
             depth: self.0.depth + 1,
         });
         let name: Option<Str> = next(&mut seq)?;
-        let type_name: Str = next(&mut seq)?;
         let offset: u64 = next(&mut seq)?;
         let size: u64 = next(&mut seq)?;
         let bit_offset: Option<u64> = next(&mut seq)?;
@@ -568,7 +566,6 @@ impl<'de, 'c, 'd> Visitor<'de> for OneMember<'c, 'd> {
         let natural_alignment: u64 = next(&mut seq)?;
         Ok(Member {
             name: c.check(c.names.opt(name))?,
-            type_name: c.check(c.names.get(type_name))?.into(),
             offset,
             size,
             bit_offset,

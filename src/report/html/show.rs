@@ -96,7 +96,7 @@ fn symbol_map(v: &SymbolView<'_, '_>, line_size: u64) -> Map {
     }
     let ty = v
         .variable
-        .map(|x| x.type_name.to_string())
+        .map(|x| x.type_name().to_string())
         .unwrap_or_default();
     let mut me = Block::new(s.place, s.size, v.qualified_name.clone(), ty);
     me.focus = true;
