@@ -65,7 +65,7 @@ pub(super) fn read<'d>(
     } else {
         (Vec::new(), Vec::new(), 0)
     };
-    let image = Image {
+    Ok(Image {
         path: path.to_path_buf(),
         arch: head.arch.to_string(),
         big_endian: head.big_endian,
@@ -83,8 +83,7 @@ pub(super) fn read<'d>(
         structs,
         variables,
         units,
-    };
-    Ok(image)
+    })
 }
 
 /// The source lines kept in a snapshot's decompressed `names` (`None` when written
@@ -119,6 +118,7 @@ struct Head<'d> {
     lines: Option<Vec<(u64, &'d str)>>,
 }
 
+/// Reads `form::Names` (types shaped for pahole's listing when `listing`).
 fn head<'d>(
     names: &'d [u8],
     listing: bool,
