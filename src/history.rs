@@ -2,6 +2,9 @@
 //! row per build with its placement (or size and members), and whether its lines
 //! changed since the build before. This is the view a bisection needs.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hasher;
+
 use globset::GlobSet;
 use serde::Serialize;
 
@@ -72,110 +75,233 @@ pub struct StructRow {
     pub changed: bool,
 }
 
-/// Builds the history of the symbols matching `symbols` and the structs matching
-/// `structs` over `images` (series order). Names appear sorted.
-pub fn history(
-    images: &[Image<'_>],
+/// What one build gives a history, owned, so that the build can be dropped before the
+/// next one is read (a series may hold hundreds): the rows of the symbols and structs
+/// the patterns select in it, and a hash of every symbol's qualified name, which tells
+/// (once every build is read) whether a name selected in another build may be here
+/// too without the patterns selecting it (see `missing`).
+#[derive(Debug, Clone)]
+pub struct BuildFacts {
+    pub path: String,
+    pub line_size: u64,
+    /// Rows by qualified name (`build` not yet set).
+    symbols: BTreeMap<String, SymbolRow>,
+    /// Hashes of the qualified names of all its symbols, sorted.
+    names: Vec<u64>,
+    structs: BTreeMap<String, StructFacts>,
+}
+
+/// A struct's first layout of its name in one build, and how many layouts it has.
+#[derive(Debug, Clone)]
+struct StructFacts {
+    size: u64,
+    lines: u64,
+    holes: u64,
+    layouts: usize,
+    /// Every member at every nesting level: (name, start bit, bits).
+    members: Vec<(String, u64, u64)>,
+}
+
+/// The history facts of `image`: rows of the symbols matching `symbols` (by any of
+/// their names) and of the structs matching `structs`.
+pub fn facts(
+    image: &Image<'_>,
     symbols: Option<&GlobSet>,
     structs: Option<&GlobSet>,
-) -> History {
-    let line_size = images.first().map_or(64, |i| i.line_size);
-    let mut sym_names: Vec<String> = Vec::new();
-    let mut struct_names: Vec<String> = Vec::new();
-    for image in images {
-        if let Some(set) = symbols {
-            sym_names.extend(
-                image
-                    .symbols
-                    .iter()
-                    .filter(|s| s.any_name(|n| set.is_match(n)))
-                    .map(|s| s.qualified_name()),
-            );
-        }
-        if let Some(set) = structs {
-            struct_names.extend(
-                image
-                    .structs
-                    .iter()
-                    .filter(|s| !s.name.is_empty() && set.is_match(s.name))
-                    .map(|s| s.name.to_string()),
-            );
+) -> BuildFacts {
+    let selected: BTreeSet<String> = match symbols {
+        Some(set) => image
+            .symbols
+            .iter()
+            .filter(|s| s.any_name(|n| set.is_match(n)))
+            .map(|s| s.qualified_name())
+            .collect(),
+        None => BTreeSet::new(),
+    };
+    let mut buf = String::new();
+    let mut names: Vec<u64> = image
+        .symbols
+        .iter()
+        .map(|s| str_hash(spell_qualified(s, &mut buf)))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut struct_facts = BTreeMap::new();
+    if let Some(set) = structs {
+        for s in &image.structs {
+            if !s.name.is_empty() && set.is_match(s.name) && !struct_facts.contains_key(s.name) {
+                struct_facts.insert(s.name.to_string(), struct_facts_of(image, s.name));
+            }
         }
     }
-    sym_names.sort();
-    sym_names.dedup();
-    struct_names.sort();
-    struct_names.dedup();
+    BuildFacts {
+        path: image.path.display().to_string(),
+        line_size: image.line_size,
+        symbols: rows_of(image, &selected.into_iter().collect::<Vec<_>>()),
+        names,
+        structs: struct_facts,
+    }
+}
+
+/// The row of each of `names` (qualified) in `image`: its first symbol of that name.
+fn rows_of(image: &Image<'_>, names: &[String]) -> BTreeMap<String, SymbolRow> {
+    let mut rows = BTreeMap::new();
+    if names.is_empty() {
+        return rows;
+    }
+    let wanted: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+    // Each space's index is built once, when a data symbol of it is first asked for.
+    let mut indexes: [Option<SpaceIndex<'_, '_>>; 2] = [None, None];
+    let mut buf = String::new();
+    for s in &image.symbols {
+        let q = spell_qualified(s, &mut buf);
+        if !wanted.contains(q) || rows.contains_key(q) {
+            continue;
+        }
+        let q = q.to_string();
+        let p = place(s.place, s.size, image.line_size);
+        let mut co_tenants: Vec<String> = if s.kind == SymbolKind::Function {
+            Vec::new()
+        } else {
+            let slot = usize::from(s.space == Space::Percpu);
+            indexes[slot]
+                .get_or_insert_with(|| SpaceIndex::data(&image.symbols, s.space))
+                .co_tenants(s, image.line_size)
+                .iter()
+                .flat_map(|t| t.symbols.iter())
+                .filter(|o| !std::ptr::eq(**o, s))
+                .map(|o| o.qualified_name())
+                .collect()
+        };
+        co_tenants.sort();
+        co_tenants.dedup();
+        rows.insert(
+            q,
+            SymbolRow {
+                build: 0,
+                present: true,
+                address: Some(s.address),
+                space: Some(s.space),
+                place: Some(s.place),
+                size: Some(s.size),
+                offset_in_line: Some(p.offset_in_line),
+                offset_in_pair: Some(p.offset_in_pair),
+                lines: Some(p.lines),
+                co_tenants,
+                changed: false,
+            },
+        );
+    }
+    rows
+}
+
+/// Spells `s`'s qualified name (`Symbol::qualified_name`) into `buf`.
+fn spell_qualified<'b>(s: &crate::model::Symbol<'_>, buf: &'b mut String) -> &'b str {
+    buf.clear();
+    if let (crate::model::Binding::Local, Some(f)) = (s.binding, s.file) {
+        buf.push_str(f);
+        buf.push(':');
+    }
+    buf.push_str(s.name);
+    buf
+}
+
+fn str_hash(q: &str) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(q.as_bytes());
+    h.finish()
+}
+
+/// For each build, the qualified names that other builds' patterns selected and its
+/// own did not, but that one of its symbols may have (a local whose unit, which a
+/// pattern like `kernel/fork.c:x` matches, is unknown in this build): those rows must
+/// be read from the build again (`add_rows`). Usually none.
+pub fn missing(builds: &[BuildFacts]) -> Vec<(usize, Vec<String>)> {
+    let all: BTreeSet<&String> = builds.iter().flat_map(|b| b.symbols.keys()).collect();
+    builds
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| {
+            let names: Vec<String> = all
+                .iter()
+                .filter(|q| !b.symbols.contains_key(q.as_str()))
+                .filter(|q| b.names.binary_search(&str_hash(q)).is_ok())
+                .map(|q| q.to_string())
+                .collect();
+            (!names.is_empty()).then_some((i, names))
+        })
+        .collect()
+}
+
+/// Adds to `build` the rows of `names` read from its image (see `missing`).
+pub fn add_rows(build: &mut BuildFacts, image: &Image<'_>, names: &[String]) {
+    build.symbols.extend(rows_of(image, names));
+}
+
+/// The history of a series of builds from their facts (series order). Names appear
+/// sorted.
+pub fn assemble(builds: &[BuildFacts]) -> History {
+    let line_size = builds.first().map_or(64, |b| b.line_size);
+    let sym_names: BTreeSet<&String> = builds.iter().flat_map(|b| b.symbols.keys()).collect();
+    let struct_names: BTreeSet<&String> = builds.iter().flat_map(|b| b.structs.keys()).collect();
     History {
-        builds: images
-            .iter()
-            .map(|i| i.path.display().to_string())
-            .collect(),
+        builds: builds.iter().map(|b| b.path.clone()).collect(),
         line_size,
         symbols: sym_names
             .into_iter()
             .map(|name| SymbolSeries {
                 rows: mark(
-                    images
+                    builds
                         .iter()
                         .enumerate()
-                        .map(|(b, img)| symbol_row(img, b, &name))
+                        .map(|(build, b)| match b.symbols.get(name) {
+                            Some(row) => SymbolRow {
+                                build,
+                                ..row.clone()
+                            },
+                            None => absent_row(build),
+                        })
                         .collect(),
                 ),
-                name,
+                name: name.clone(),
             })
             .collect(),
         structs: struct_names
             .into_iter()
             .map(|name| StructSeries {
-                rows: struct_rows(images, &name),
-                name,
+                rows: struct_rows(builds, name),
+                name: name.clone(),
             })
             .collect(),
     }
 }
 
-fn symbol_row(image: &Image<'_>, build: usize, name: &str) -> SymbolRow {
-    let Some(s) = image.symbols.iter().find(|s| s.qualified_name() == name) else {
-        return SymbolRow {
-            build,
-            present: false,
-            address: None,
-            space: None,
-            place: None,
-            size: None,
-            offset_in_line: None,
-            offset_in_pair: None,
-            lines: None,
-            co_tenants: Vec::new(),
-            changed: false,
-        };
-    };
-    let p = place(s.place, s.size, image.line_size);
-    let mut co_tenants: Vec<String> = if s.kind == SymbolKind::Function {
-        Vec::new()
-    } else {
-        SpaceIndex::data(&image.symbols, s.space)
-            .co_tenants(s, image.line_size)
-            .iter()
-            .flat_map(|t| t.symbols.iter())
-            .filter(|o| !std::ptr::eq(**o, s))
-            .map(|o| o.qualified_name())
-            .collect()
-    };
-    co_tenants.sort();
-    co_tenants.dedup();
+/// Builds the history of the symbols matching `symbols` and the structs matching
+/// `structs` over `images` (series order), all in memory. Names appear sorted.
+pub fn history(
+    images: &[Image<'_>],
+    symbols: Option<&GlobSet>,
+    structs: Option<&GlobSet>,
+) -> History {
+    let mut builds: Vec<BuildFacts> = images.iter().map(|i| facts(i, symbols, structs)).collect();
+    for (b, names) in missing(&builds) {
+        add_rows(&mut builds[b], &images[b], &names);
+    }
+    assemble(&builds)
+}
+
+fn absent_row(build: usize) -> SymbolRow {
     SymbolRow {
         build,
-        present: true,
-        address: Some(s.address),
-        space: Some(s.space),
-        place: Some(s.place),
-        size: Some(s.size),
-        offset_in_line: Some(p.offset_in_line),
-        offset_in_pair: Some(p.offset_in_pair),
-        lines: Some(p.lines),
-        co_tenants,
+        present: false,
+        address: None,
+        space: None,
+        place: None,
+        size: None,
+        offset_in_line: None,
+        offset_in_pair: None,
+        lines: None,
+        co_tenants: Vec::new(),
         changed: false,
     }
 }
@@ -193,12 +319,33 @@ fn mark(mut rows: Vec<SymbolRow>) -> Vec<SymbolRow> {
     rows
 }
 
-fn struct_rows(images: &[Image<'_>], name: &str) -> Vec<StructRow> {
-    let mut rows = Vec::new();
-    let mut previous: Option<Vec<(String, u64, u64)>> = None;
-    for (build, image) in images.iter().enumerate() {
-        let all: Vec<_> = image.structs_named(|n| n == name).collect();
-        let Some((_, s)) = all.first() else {
+fn struct_facts_of(image: &Image<'_>, name: &str) -> StructFacts {
+    let all: Vec<_> = image.structs_named(|n| n == name).collect();
+    let s = all[0].1;
+    StructFacts {
+        size: s.size,
+        lines: place(0, s.size, image.line_size).lines,
+        holes: s.sum_holes(),
+        layouts: all.len(),
+        members: s
+            .flat_members()
+            .iter()
+            .map(|(_, m)| {
+                (
+                    m.name.unwrap_or("").to_string(),
+                    m.start_bit(),
+                    m.end_bit() - m.start_bit(),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn struct_rows(builds: &[BuildFacts], name: &str) -> Vec<StructRow> {
+    let mut rows: Vec<StructRow> = Vec::new();
+    let mut previous: Option<&Vec<(String, u64, u64)>> = None;
+    for (build, b) in builds.iter().enumerate() {
+        let Some(s) = b.structs.get(name) else {
             rows.push(StructRow {
                 build,
                 present: false,
@@ -213,37 +360,24 @@ fn struct_rows(images: &[Image<'_>], name: &str) -> Vec<StructRow> {
             previous = None;
             continue;
         };
-        let members: Vec<(String, u64, u64)> = s
-            .flat_members()
-            .iter()
-            .map(|(_, m)| {
-                (
-                    m.name.unwrap_or("").to_string(),
-                    m.start_bit(),
-                    m.end_bit() - m.start_bit(),
-                )
-            })
-            .collect();
-        let changed_members = match &previous {
-            Some(before) => member_changes(before, &members),
+        let changed_members = match previous {
+            Some(before) => member_changes(before, &s.members),
             None => Vec::new(),
         };
-        let lines = place(0, s.size, image.line_size).lines;
         let row = StructRow {
             build,
             present: true,
             size: Some(s.size),
-            lines: Some(lines),
-            members: Some(members.len()),
-            holes: Some(s.sum_holes()),
-            layouts: all.len(),
+            lines: Some(s.lines),
+            members: Some(s.members.len()),
+            holes: Some(s.holes),
+            layouts: s.layouts,
             changed_members,
             changed: false,
         };
         let changed = match rows.last() {
             None => false,
             Some(prev) => {
-                let prev: &StructRow = prev;
                 !prev.present
                     || prev.size != row.size
                     || prev.lines != row.lines
@@ -251,7 +385,7 @@ fn struct_rows(images: &[Image<'_>], name: &str) -> Vec<StructRow> {
             }
         };
         rows.push(StructRow { changed, ..row });
-        previous = Some(members);
+        previous = Some(&s.members);
     }
     rows
 }
@@ -273,4 +407,65 @@ fn member_changes(before: &[(String, u64, u64)], after: &[(String, u64, u64)]) -
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{InputFile, LoadOptions};
+    use crate::model::Binding;
+
+    fn load(f: &str) -> InputFile {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        InputFile::open(&root.join(f)).unwrap()
+    }
+
+    #[test]
+    fn name_hashes_are_those_of_the_qualified_names() {
+        let file = load("old.elf");
+        let image = file.load(&LoadOptions::default()).unwrap();
+        let mut buf = String::new();
+        let mut locals = 0;
+        for s in &image.symbols {
+            assert_eq!(spell_qualified(s, &mut buf), s.qualified_name());
+            assert_eq!(str_hash(&buf), str_hash(&s.qualified_name()));
+            locals += usize::from(s.binding == Binding::Local && s.file.is_some());
+        }
+        // `nm testdata/old.elf`: 5 local symbols (lower-case types), each after its
+        // `STT_FILE` name.
+        assert_eq!(locals, 5);
+    }
+
+    /// A local selected by its unit path in one build whose unit the other build does
+    /// not know: the other build's row is still read (by qualified name), not shown as
+    /// absent.
+    #[test]
+    fn a_row_selected_only_in_another_build_is_read_again() {
+        let file = load("old.elf");
+        let a = file.load(&LoadOptions::default()).unwrap();
+        let mut b = file.load(&LoadOptions::default()).unwrap();
+        let i = a
+            .symbols
+            .iter()
+            .position(|s| s.binding == Binding::Local && s.unit.is_some() && s.size > 0)
+            .expect("a local with a unit");
+        let (unit, name) = (a.symbols[i].unit.unwrap(), a.symbols[i].name);
+        b.symbols[i].unit = None;
+        let set = crate::show::globs(&[format!("{unit}:{name}")]).unwrap();
+        let builds: Vec<BuildFacts> = [&a, &b]
+            .iter()
+            .map(|i| facts(i, Some(&set), None))
+            .collect();
+        let q = a.symbols[i].qualified_name();
+        assert!(builds[0].symbols.contains_key(&q));
+        assert!(!builds[1].symbols.contains_key(&q));
+        assert_eq!(missing(&builds), vec![(1, vec![q.clone()])]);
+        let h = history(&[a, b], Some(&set), None);
+        assert_eq!(h.symbols.len(), 1);
+        let rows = &h.symbols[0].rows;
+        assert_eq!(h.symbols[0].name, q);
+        assert_eq!((rows[0].present, rows[1].present), (true, true));
+        assert_eq!(rows[0].address, rows[1].address);
+        assert!(!rows[1].changed);
+    }
 }

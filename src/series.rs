@@ -62,28 +62,44 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
         dwarf: true,
         ..LoadOptions::default()
     };
-    let files = args
-        .files
-        .iter()
-        .map(|p| InputFile::open(p))
-        .collect::<layout_diff::Result<Vec<_>>>()?;
+    // Each build is read, reduced to its rows and dropped, two at a time: a series of
+    // hundreds of builds holds their rows, not their images. The first failure in
+    // series order is the one reported, whatever the thread count.
     use rayon::prelude::*;
-    let images = files
+    let read = |path: &std::path::PathBuf| -> layout_diff::Result<_> {
+        let file = InputFile::open(path)?;
+        let image = file.load(&options)?;
+        Ok(layout_diff::history::facts(
+            &image,
+            sym_set.as_ref(),
+            struct_set.as_ref(),
+        ))
+    };
+    let mut builds = args
+        .files
         .par_iter()
-        .map(|f| f.load(&options))
+        .map(read)
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect::<layout_diff::Result<Vec<_>>>()?;
-    if let Some(first) = images.first()
-        && let Some(other) = images.iter().find(|i| i.line_size != first.line_size)
+    if let Some(first) = builds.first()
+        && let Some(other) = builds.iter().find(|b| b.line_size != first.line_size)
     {
         anyhow::bail!(
             "{} and {} have different line sizes ({} and {}); give --line-size",
-            first.path.display(),
-            other.path.display(),
+            first.path,
+            other.path,
             first.line_size,
             other.line_size
         );
     }
-    let h = layout_diff::history::history(&images, sym_set.as_ref(), struct_set.as_ref());
+    // Rows another build's patterns selected and this one's did not (rare): read again.
+    for (b, names) in layout_diff::history::missing(&builds) {
+        let file = InputFile::open(&args.files[b])?;
+        let image = file.load(&options)?;
+        layout_diff::history::add_rows(&mut builds[b], &image, &names);
+    }
+    let h = layout_diff::history::assemble(&builds);
     let found = !h.symbols.is_empty() || !h.structs.is_empty();
     let text = match args.common.format() {
         Format::Text => history_text::render(&h),
