@@ -83,10 +83,15 @@ pub(super) struct SymbolForm {
     pub kind: SymbolKind,
     pub binding: Binding,
     pub section: Str,
-    pub address: u64,
+    /// The address minus the previous symbol's (the first's: minus 0), wrapping:
+    /// symbols are in (space, place) order, so most steps fit a byte or two where a
+    /// kernel address takes ten.
+    pub address_step: i64,
     pub size: u64,
     pub space: Space,
-    pub place: u64,
+    /// The place minus the address, wrapping: 0 but for per-CPU symbols of a kernel
+    /// whose per-CPU section is not linked at 0.
+    pub place_offset: i64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -231,6 +236,7 @@ pub(super) fn from_image<'a>(
             decl_file: v.decl_file.as_deref().map(|f| names.put(f)),
         })
         .collect();
+    let mut previous = 0u64;
     let symbols = image
         .symbols
         .iter()
@@ -244,10 +250,13 @@ pub(super) fn from_image<'a>(
             kind: s.kind,
             binding: s.binding,
             section: names.put(s.section),
-            address: s.address,
+            address_step: s
+                .address
+                .wrapping_sub(std::mem::replace(&mut previous, s.address))
+                as i64,
             size: s.size,
             space: s.space,
-            place: s.place,
+            place_offset: s.place.wrapping_sub(s.address) as i64,
         })
         .collect();
     Form {

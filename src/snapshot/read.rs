@@ -394,9 +394,12 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bodies<'d>, A::Error> {
         let (ctx, with_units) = (self.ctx, self.with_units);
+        let mut previous = 0u64;
         let symbols = next_seed(
             &mut seq,
             list(ctx, |c, s: SymbolForm| {
+                let address = previous.wrapping_add(s.address_step as u64);
+                previous = address;
                 Ok(Symbol {
                     name: c.names.get(s.name)?,
                     file: c.names.opt(if with_units { s.file } else { s.elf_file })?,
@@ -409,10 +412,10 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                     kind: s.kind,
                     binding: s.binding,
                     section: c.names.get(s.section)?,
-                    address: s.address,
+                    address,
                     size: s.size,
                     space: s.space,
-                    place: s.place,
+                    place: address.wrapping_add(s.place_offset as u64),
                 })
             }),
         )?;
