@@ -152,7 +152,9 @@ pub(super) struct StructForm {
 #[derive(Serialize, Deserialize)]
 pub(super) struct VariableForm {
     pub name: Str,
-    pub address: u64,
+    /// The address minus the previous variable's, wrapping (variables are in address
+    /// order), as `SymbolForm::address_step`.
+    pub address_step: i64,
     pub ctype: u32,
     pub size: Option<u64>,
     pub layout: Option<StructId>,
@@ -222,12 +224,16 @@ pub(super) fn from_image<'a>(
         .iter()
         .map(|s| struct_form(s, &mut types, &mut names))
         .collect();
+    let mut last_variable = 0u64;
     let variables = image
         .variables
         .iter()
         .map(|v| VariableForm {
             name: names.put(v.name),
-            address: v.address,
+            address_step: v
+                .address
+                .wrapping_sub(std::mem::replace(&mut last_variable, v.address))
+                as i64,
             ctype: types.index(&v.ctype),
             size: v.size,
             layout: v.layout,
@@ -236,7 +242,7 @@ pub(super) fn from_image<'a>(
             decl_file: v.decl_file.as_deref().map(|f| names.put(f)),
         })
         .collect();
-    let mut previous = 0u64;
+    let mut last_symbol = 0u64;
     let symbols = image
         .symbols
         .iter()
@@ -252,7 +258,7 @@ pub(super) fn from_image<'a>(
             section: names.put(s.section),
             address_step: s
                 .address
-                .wrapping_sub(std::mem::replace(&mut previous, s.address))
+                .wrapping_sub(std::mem::replace(&mut last_symbol, s.address))
                 as i64,
             size: s.size,
             space: s.space,

@@ -394,12 +394,12 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bodies<'d>, A::Error> {
         let (ctx, with_units) = (self.ctx, self.with_units);
-        let mut previous = 0u64;
+        let mut last_symbol = 0u64;
         let symbols = next_seed(
             &mut seq,
             list(ctx, |c, s: SymbolForm| {
-                let address = previous.wrapping_add(s.address_step as u64);
-                previous = address;
+                let address = last_symbol.wrapping_add(s.address_step as u64);
+                last_symbol = address;
                 Ok(Symbol {
                     name: c.names.get(s.name)?,
                     file: c.names.opt(if with_units { s.file } else { s.elf_file })?,
@@ -420,6 +420,7 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
             }),
         )?;
         let structs = next_seed(&mut seq, Each(Layout { ctx, depth: 1 }))?;
+        let mut last_variable = 0u64;
         let count = structs.len();
         let variables = next_seed(
             &mut seq,
@@ -427,9 +428,10 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                 if v.layout.is_some_and(|StructId(i)| i >= count) {
                     return Err("struct index out of range");
                 }
+                last_variable = last_variable.wrapping_add(v.address_step as u64);
                 Ok(Variable {
                     name: c.names.get(v.name)?,
-                    address: v.address,
+                    address: last_variable,
                     ctype: c
                         .types
                         .get(v.ctype as usize)
