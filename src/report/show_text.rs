@@ -158,7 +158,12 @@ fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
             "{} ({} .. {})",
             p.lines,
             place_str(s.space, p.first_line * line_size),
-            place_str(s.space, (p.last_line + 1) * line_size - 1)
+            // The last byte of the last line; a line at the top of the address
+            // space ends at its last address, not past it.
+            place_str(
+                s.space,
+                (p.last_line * line_size).saturating_add(line_size - 1)
+            )
         )
     ]);
     t.add_row(row!["offset in line", format!("{:#x}", p.offset_in_line)]);
