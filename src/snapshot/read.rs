@@ -446,6 +446,16 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
             }),
         )?;
         let units: u64 = next(&mut seq)?;
+        // Every loader writes symbols in (space, place) order and variables in address
+        // order, and the diff's pairing, shift runs and look-ups walk them so: a file
+        // out of order (crafted, or corrupted behind a valid checksum) is refused here
+        // rather than sent down paths that are quadratic on it.
+        if !symbols.is_sorted_by_key(|s: &Symbol<'_>| (s.space, s.place)) {
+            return Err(ctx.fail("symbols out of (space, place) order"));
+        }
+        if !variables.is_sorted_by_key(|v: &Variable<'_>| v.address) {
+            return Err(ctx.fail("variables out of address order"));
+        }
         Ok((symbols, structs, variables, units))
     }
 }
@@ -640,6 +650,43 @@ mod tests {
         assert_eq!(
             TOO_DEEP,
             format!("structs nested more than {MAX_NESTING} levels deep")
+        );
+    }
+
+    /// A snapshot whose symbols or variables are out of order (valid in every other
+    /// respect) is refused; the same records in order read back.
+    #[test]
+    fn records_out_of_order_are_refused() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let file = crate::load::InputFile::open(&root.join("old.elf")).unwrap();
+        let image = file.load(&crate::load::LoadOptions::default()).unwrap();
+        let wanted = Wanted {
+            listing: false,
+            dwarf: true,
+        };
+        let read_back = |image: &Image<'_>| -> Result<(usize, usize), String> {
+            let form = super::super::form::from_image(image, &[], None);
+            let names = postcard::to_stdvec(&form.names).unwrap();
+            let records = postcard::to_stdvec(&form.records).unwrap();
+            let back = read(&names, &records, Path::new("x"), wanted)?;
+            Ok((back.symbols.len(), back.variables.len()))
+        };
+        let counts = (image.symbols.len(), image.variables.len());
+        assert_eq!(read_back(&image), Ok(counts));
+        let first_apart = |places: Vec<u64>| places.windows(2).position(|w| w[0] != w[1]).unwrap();
+        let mut swapped = file.load(&crate::load::LoadOptions::default()).unwrap();
+        let i = first_apart(swapped.symbols.iter().map(|s| s.place).collect());
+        swapped.symbols.swap(i, i + 1);
+        assert_eq!(
+            read_back(&swapped),
+            Err("symbols out of (space, place) order".to_string())
+        );
+        let mut swapped = file.load(&crate::load::LoadOptions::default()).unwrap();
+        let i = first_apart(swapped.variables.iter().map(|v| v.address).collect());
+        swapped.variables.swap(i, i + 1);
+        assert_eq!(
+            read_back(&swapped),
+            Err("variables out of address order".to_string())
         );
     }
 
