@@ -109,20 +109,22 @@ pub fn facts(
     symbols: Option<&GlobSet>,
     structs: Option<&GlobSet>,
 ) -> BuildFacts {
-    let selected: BTreeSet<String> = match symbols {
+    let mut selected: Vec<String> = match symbols {
         Some(set) => image
             .symbols
             .iter()
             .filter(|s| s.any_name(|n| set.is_match(n)))
             .map(|s| s.qualified_name())
             .collect(),
-        None => BTreeSet::new(),
+        None => Vec::new(),
     };
+    selected.sort_unstable();
+    selected.dedup();
     let mut buf = String::new();
     let mut names: Vec<u64> = image
         .symbols
         .iter()
-        .map(|s| str_hash(spell_qualified(s, &mut buf)))
+        .map(|s| str_hash(s.spell_qualified_name(&mut buf)))
         .collect();
     names.sort_unstable();
     names.dedup();
@@ -137,25 +139,26 @@ pub fn facts(
     BuildFacts {
         path: image.path.display().to_string(),
         line_size: image.line_size,
-        symbols: rows_of(image, &selected.into_iter().collect::<Vec<_>>()),
+        symbols: rows_of(image, &selected),
         names,
         structs: struct_facts,
     }
 }
 
-/// The row of each of `names` (qualified) in `image`: its first symbol of that name.
+/// The row of each of `names` (qualified, sorted) in `image`: its first symbol of that
+/// name.
 fn rows_of(image: &Image<'_>, names: &[String]) -> BTreeMap<String, SymbolRow> {
     let mut rows = BTreeMap::new();
     if names.is_empty() {
         return rows;
     }
-    let wanted: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+    let wanted = |q: &str| names.binary_search_by(|n| n.as_str().cmp(q)).is_ok();
     // Each space's index is built once, when a data symbol of it is first asked for.
     let mut indexes: [Option<SpaceIndex<'_, '_>>; 2] = [None, None];
     let mut buf = String::new();
     for s in &image.symbols {
-        let q = spell_qualified(s, &mut buf);
-        if !wanted.contains(q) || rows.contains_key(q) {
+        let q = s.spell_qualified_name(&mut buf);
+        if !wanted(q) || rows.contains_key(q) {
             continue;
         }
         let q = q.to_string();
@@ -195,17 +198,6 @@ fn rows_of(image: &Image<'_>, names: &[String]) -> BTreeMap<String, SymbolRow> {
     rows
 }
 
-/// Spells `s`'s qualified name (`Symbol::qualified_name`) into `buf`.
-fn spell_qualified<'b>(s: &crate::model::Symbol<'_>, buf: &'b mut String) -> &'b str {
-    buf.clear();
-    if let (crate::model::Binding::Local, Some(f)) = (s.binding, s.file) {
-        buf.push_str(f);
-        buf.push(':');
-    }
-    buf.push_str(s.name);
-    buf
-}
-
 fn str_hash(q: &str) -> u64 {
     let mut h = rustc_hash::FxHasher::default();
     h.write(q.as_bytes());
@@ -233,7 +225,7 @@ pub fn missing(builds: &[BuildFacts]) -> Vec<(usize, Vec<String>)> {
         .collect()
 }
 
-/// Adds to `build` the rows of `names` read from its image (see `missing`).
+/// Adds to `build` the rows of `names` (sorted) read from its image (see `missing`).
 pub fn add_rows(build: &mut BuildFacts, image: &Image<'_>, names: &[String]) {
     build.symbols.extend(rows_of(image, names));
 }
@@ -427,7 +419,7 @@ mod tests {
         let mut buf = String::new();
         let mut locals = 0;
         for s in &image.symbols {
-            assert_eq!(spell_qualified(s, &mut buf), s.qualified_name());
+            assert_eq!(s.spell_qualified_name(&mut buf), s.qualified_name());
             assert_eq!(str_hash(&buf), str_hash(&s.qualified_name()));
             locals += usize::from(s.binding == Binding::Local && s.file.is_some());
         }

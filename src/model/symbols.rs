@@ -87,16 +87,7 @@ impl<'d> Symbol<'d> {
             return false;
         }
         let mut buf = String::new();
-        let mut spelled = |prefix: &str, buf: &mut String| {
-            buf.clear();
-            buf.push_str(prefix);
-            buf.push(':');
-            buf.push_str(self.name);
-            pred(buf)
-        };
-        if let Some(f) = self.file
-            && spelled(f, &mut buf)
-        {
+        if self.file.is_some() && pred(self.spell_qualified_name(&mut buf)) {
             return true;
         }
         let Some(unit) = self.unit else {
@@ -104,7 +95,13 @@ impl<'d> Symbol<'d> {
         };
         std::iter::once(0)
             .chain(unit.match_indices('/').map(|(i, _)| i + 1))
-            .any(|i| spelled(&unit[i..], &mut buf))
+            .any(|i| {
+                buf.clear();
+                buf.push_str(&unit[i..]);
+                buf.push(':');
+                buf.push_str(self.name);
+                pred(&buf)
+            })
     }
 
     /// Where a local comes from, the same in both builds: its unit path, else its
@@ -115,17 +112,23 @@ impl<'d> Symbol<'d> {
 
     /// Name qualified by its file for local symbols: `file.c:name`.
     pub fn qualified_name(&self) -> String {
-        match (self.binding, self.file) {
-            // Built by hand, not with `format!`: the diff names tens of thousands.
-            (Binding::Local, Some(f)) => {
-                let mut out = String::with_capacity(f.len() + 1 + self.name.len());
-                out.push_str(f);
-                out.push(':');
-                out.push_str(self.name);
-                out
-            }
-            _ => self.name.to_string(),
+        let mut out = String::new();
+        self.spell_qualified_name(&mut out);
+        out
+    }
+
+    /// Writes `qualified_name` into `buf` (cleared first), for callers that spell it
+    /// for every symbol of a build and keep few.
+    pub fn spell_qualified_name<'b>(&self, buf: &'b mut String) -> &'b str {
+        buf.clear();
+        // Built by hand, not with `format!`: the diff names tens of thousands.
+        if let (Binding::Local, Some(f)) = (self.binding, self.file) {
+            buf.reserve(f.len() + 1 + self.name.len());
+            buf.push_str(f);
+            buf.push(':');
         }
+        buf.push_str(self.name);
+        buf
     }
 }
 

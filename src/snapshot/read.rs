@@ -44,7 +44,7 @@ pub(super) fn read<'d>(
     wanted: Wanted,
 ) -> Result<Image<'d>, String> {
     let failure = Cell::new(None);
-    let head = head(names, wanted.listing, &failure)?;
+    let head = head(names, wanted.listing, false, &failure)?;
     let with_units = wanted.dwarf && head.has_debug_info;
     let ctx = Ctx {
         names: &head.strings,
@@ -89,7 +89,7 @@ pub(super) fn read<'d>(
 /// The source lines kept in a snapshot's decompressed `names` (`None` when written
 /// without them).
 pub(super) fn lines(names: &[u8]) -> Result<Option<Vec<(u64, &str)>>, String> {
-    Ok(head(names, false, &Cell::new(None))?.lines)
+    Ok(head(names, false, true, &Cell::new(None))?.lines)
 }
 
 /// The failure's reason, or postcard's message when the shape itself was wrong.
@@ -118,14 +118,21 @@ struct Head<'d> {
     lines: Option<Vec<(u64, &'d str)>>,
 }
 
-/// Reads `form::Names` (types shaped for pahole's listing when `listing`).
+/// Reads `form::Names` (types shaped for pahole's listing when `listing`; the source
+/// lines only when `lines`).
 fn head<'d>(
     names: &'d [u8],
     listing: bool,
+    lines: bool,
     failure: &Cell<Option<Bad>>,
 ) -> Result<Head<'d>, String> {
     let mut de = postcard::Deserializer::from_bytes(names);
-    de.deserialize_tuple(NAMES_FIELDS, NamesVisitor { listing, failure })
+    let visitor = NamesVisitor {
+        listing,
+        lines,
+        failure,
+    };
+    de.deserialize_tuple(NAMES_FIELDS, visitor)
         .map_err(|e| reason(failure, e))
 }
 
@@ -285,6 +292,9 @@ impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Each<S> {
 /// Reads `form::Names`.
 struct NamesVisitor<'f> {
     listing: bool,
+    /// Decode the source lines (the last field; a load of the image never reads them,
+    /// and they are most of a `--with-lines` snapshot's names).
+    lines: bool,
     failure: &'f Cell<Option<Bad>>,
 }
 
@@ -323,7 +333,7 @@ impl<'de> Visitor<'de> for NamesVisitor<'_> {
             failure: self.failure,
         };
         let types = next_seed(&mut seq, list(&ctx, move |_, t| Ok(ctype(t, listing))))?;
-        let lines: Option<Vec<(u64, &str)>> = next(&mut seq)?;
+        let lines: Option<Vec<(u64, &str)>> = if self.lines { next(&mut seq)? } else { None };
         if !(line_size.is_power_of_two() && (8..=4096).contains(&line_size)) {
             return Err(fail("line size is not a power of two between 8 and 4096"));
         }
