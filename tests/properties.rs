@@ -16,7 +16,8 @@ fn struct_of(parts: &[(u64, u64)], tail: u64) -> StructLayout<'static> {
             ctype: std::sync::Arc::new(layout_diff::model::CType {
                 c: "char".into(),
                 ..Default::default()
-            }),
+            })
+            .into(),
             offset: at,
             size,
             ..Member::default()

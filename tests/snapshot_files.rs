@@ -425,7 +425,8 @@ fn payload_bit_flips_never_panic() {
         pahole_text: false,
         ..LoadOptions::default()
     };
-    let good = layout_diff::snapshot::decode(path, &names, &records, &options).unwrap();
+    let types = layout_diff::snapshot::Types::default();
+    let good = layout_diff::snapshot::decode(path, &names, &types, &records, &options).unwrap();
     let all = layout_diff::show::globs(&["*".to_string()]).unwrap();
     let (mut refused, mut decoded) = (0, 0);
     for i in 0..names.len() + records.len() {
@@ -434,7 +435,8 @@ fn payload_bit_flips_never_panic() {
             None => n[i] ^= 1 << (i % 8),
             Some(j) => r[j] ^= 1 << (i % 8),
         }
-        match layout_diff::snapshot::decode(path, &n, &r, &options) {
+        let types = layout_diff::snapshot::Types::default();
+        match layout_diff::snapshot::decode(path, &n, &types, &r, &options) {
             Err(e) => {
                 assert!(
                     e.to_string().starts_with(&format!("{s}: bad snapshot: ")),

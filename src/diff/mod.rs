@@ -28,30 +28,13 @@ pub struct DiffOptions {
     pub fail_on: Option<Vec<Category>>,
 }
 
-fn counts_for(
-    changes: &[Box<PlacementChange<'_>>],
-    runs: &[ShiftRun],
-    space: Space,
-    added: usize,
-    removed: usize,
-) -> Counts {
-    let (runs, whole_line_runs) = run_counts(runs, |r| r.space == space && !r.functions);
-    Counts {
-        changed: changes.iter().filter(|c| c.changed).count(),
-        flagged: changes.iter().filter(|c| c.flagged).count(),
-        line_offset_changed: changes
-            .iter()
-            .filter(|c| c.old.offset_in_line != c.new.offset_in_line)
-            .count(),
-        runs,
-        whole_line_runs,
-        improvements: changes
-            .iter()
-            .filter(|c| c.severity == Severity::Improvement)
-            .count(),
-        added,
-        removed,
-    }
+/// What one pass over the judged data objects of a space counts (the rest of the row's
+/// `Counts` comes from the runs and the pairing).
+fn tally(counts: &mut Counts, c: &PlacementChange<'_>) {
+    counts.changed += usize::from(c.changed);
+    counts.flagged += usize::from(c.flagged);
+    counts.line_offset_changed += usize::from(c.old.offset_in_line != c.new.offset_in_line);
+    counts.improvements += usize::from(c.severity == Severity::Improvement);
 }
 
 /// Runs matching `pick`: (those that change line membership, whole-line runs).
@@ -89,6 +72,9 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
     enum Change<'a> {
         Data(Box<PlacementChange<'a>>),
         Function(Box<FunctionChange<'a>>),
+        /// A function that moved or changed size, but neither its phase nor its line
+        /// count: counted, not listed.
+        Moved,
     }
     let pinned_struct = |name: &str| {
         options
@@ -134,38 +120,57 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
                 (
                     hot::HotTypes::sharing(new, &names),
                     placement::SameLayouts::default(),
+                    placement::Scratch::default(),
                 )
             },
-            |(hot, same), p| {
+            |(hot, same, scratch), p| {
                 let pinned = pinned_sym(p.new);
                 if p.old.kind == SymbolKind::Function {
-                    placement::function_change(&pairing, p, line_size, &run_of, pinned, text_fails)
-                        .map(|f| Change::Function(Box::new(f)))
+                    match placement::function_change(
+                        &pairing, p, line_size, &run_of, pinned, text_fails,
+                    ) {
+                        Some(f) => Some(Change::Function(Box::new(f))),
+                        None if p.old.place != p.new.place || p.old.size != p.new.size => {
+                            Some(Change::Moved)
+                        }
+                        None => None,
+                    }
                 } else {
-                    placement::data_change(&sides, p, hot, same, &run_of, pinned)
+                    placement::data_change(&sides, p, hot, same, scratch, &run_of, pinned)
                         .map(|c| Change::Data(Box::new(c)))
                 }
             },
         )
         .collect::<Vec<Option<Change<'a>>>>();
     drop(sides);
-    // Each list reserved once at its final length.
-    let (mut n_data, mut n_percpu, mut n_functions) = (0, 0, 0);
-    for c in changes.iter().flatten() {
-        match c {
-            Change::Function(_) => n_functions += 1,
-            Change::Data(d) if d.space == Space::Percpu => n_percpu += 1,
-            Change::Data(_) => n_data += 1,
-        }
-    }
-    let mut data = Vec::with_capacity(n_data);
-    let mut percpu = Vec::with_capacity(n_percpu);
-    let mut functions = Vec::with_capacity(n_functions);
+    let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
+    // One pass: each change goes to its list and into its row's counts (passes over
+    // the boxed changes, one per count, were a sequential tail of the diff).
+    let (mut data, mut percpu, mut functions) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut data_counts, mut percpu_counts) = (Counts::default(), Counts::default());
+    let mut function_counts = Counts::default();
+    let mut failing = 0;
     for c in changes.into_iter().flatten() {
         match c {
-            Change::Function(f) => functions.push(f),
-            Change::Data(d) if d.space == Space::Percpu => percpu.push(d),
-            Change::Data(d) => data.push(d),
+            Change::Moved => function_counts.changed += 1,
+            Change::Function(f) => {
+                let counts = &mut function_counts;
+                counts.changed += usize::from(f.address.changed() || f.size.changed());
+                counts.flagged += usize::from(f.flagged);
+                counts.line_offset_changed += usize::from(f.phase.changed());
+                failing += usize::from(f.flagged && (f.pinned || text_fails));
+                functions.push(f);
+            }
+            Change::Data(d) => {
+                failing += usize::from(d.flagged && fails(d.severity));
+                if d.space == Space::Percpu {
+                    tally(&mut percpu_counts, &d);
+                    percpu.push(d);
+                } else {
+                    tally(&mut data_counts, &d);
+                    data.push(d);
+                }
+            }
         }
     }
     let pinned_symbols: Vec<String> = pairing
@@ -192,6 +197,15 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
     let count_added = |space, f| count(&pairing.added, space, f);
     let count_removed = |space, f| count(&pairing.removed, space, f);
     let (structs_added, structs_removed) = structs_added_removed;
+    // A row's run counts: data runs of its space.
+    let runs_of = |counts: Counts, space: Space| {
+        let (runs, whole_line_runs) = run_counts(&runs, |r| r.space == space && !r.functions);
+        Counts {
+            runs,
+            whole_line_runs,
+            ..counts
+        }
+    };
     let summary = Summary {
         structs: Counts {
             changed: structs
@@ -212,38 +226,24 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
             added: structs_added,
             removed: structs_removed,
         },
-        data: counts_for(
-            &data,
-            &runs,
-            Space::Global,
-            count_added(Space::Global, false),
-            count_removed(Space::Global, false),
-        ),
-        percpu: counts_for(
-            &percpu,
-            &runs,
-            Space::Percpu,
-            count_added(Space::Percpu, false),
-            count_removed(Space::Percpu, false),
-        ),
+        data: Counts {
+            added: count_added(Space::Global, false),
+            removed: count_removed(Space::Global, false),
+            ..runs_of(data_counts, Space::Global)
+        },
+        percpu: Counts {
+            added: count_added(Space::Percpu, false),
+            removed: count_removed(Space::Percpu, false),
+            ..runs_of(percpu_counts, Space::Percpu)
+        },
         functions: {
-            let (fn_runs, fn_whole) = run_counts(&runs, |r| r.functions);
+            let (runs, whole_line_runs) = run_counts(&runs, |r| r.functions);
             Counts {
-                changed: pairing
-                    .pairs
-                    .iter()
-                    .filter(|p| {
-                        p.old.kind == SymbolKind::Function
-                            && (p.old.place != p.new.place || p.old.size != p.new.size)
-                    })
-                    .count(),
-                flagged: functions.iter().filter(|f| f.flagged).count(),
-                line_offset_changed: functions.iter().filter(|f| f.phase.changed()).count(),
-                runs: fn_runs,
-                whole_line_runs: fn_whole,
-                improvements: 0,
+                runs,
+                whole_line_runs,
                 added: count_added(Space::Global, true),
                 removed: count_removed(Space::Global, true),
+                ..function_counts
             }
         },
     };
@@ -251,17 +251,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         + summary.data.flagged
         + summary.percpu.flagged
         + summary.functions.flagged;
-    let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
-    let failing = structs.iter().filter(|s| fails(s.severity)).count()
-        + data
-            .iter()
-            .chain(&percpu)
-            .filter(|c| c.flagged && fails(c.severity))
-            .count()
-        + functions
-            .iter()
-            .filter(|f| f.flagged && (f.pinned || text_fails))
-            .count();
+    let failing = failing + structs.iter().filter(|s| fails(s.severity)).count();
     let quiet_regions = quiet::Quiet::new(new).describe();
     Report {
         old: Header::of(old),

@@ -60,31 +60,41 @@ fn slot(space: Space) -> usize {
     }
 }
 
+/// What one thread's judging of data objects keeps from one object to the next.
+#[derive(Default)]
+pub struct Scratch<'a, 'd> {
+    /// Where the last search ended in each build's (old, new) index of each space:
+    /// objects come in old place order, so the next one's neighbours are near.
+    near: [[usize; 2]; 2],
+    /// The object's neighbours in each build and their keys, refilled for each object
+    /// (most objects are unchanged, and four new lists for each were wasted).
+    syms: [Vec<&'a Symbol<'d>>; 2],
+    keys: [Vec<u32>; 2],
+}
+
+/// Fills `out` with every other symbol on the lines `s` occupies (what `co_tenants`
+/// splits by line, taken at once), searching `index` from `near`. Zero-size symbols
+/// and aliases (same place and size as the object) share nothing.
 fn tenants<'a, 'd>(
     index: &SpaceIndex<'a, 'd>,
+    near: &mut usize,
     s: &Symbol<'d>,
     line_size: u64,
-) -> Vec<&'a Symbol<'d>> {
-    // Every other symbol on the lines `s` occupies (what `co_tenants` splits by line,
-    // taken at once). Zero-size symbols and aliases (same place and size as the
-    // object) share nothing.
+    out: &mut Vec<&'a Symbol<'d>>,
+) {
     let p = place(s.place, s.size, line_size);
     let lo = p.first_line * line_size;
     let hi = p.last_line.saturating_add(1).saturating_mul(line_size);
-    let mut out: Vec<&'a Symbol<'d>> = index
-        .overlapping_iter(lo, hi)
-        .filter(|t| {
-            // Names compared last: only a symbol at the same place but of another size
-            // can be `s` itself under another entry.
-            t.size > 0
-                && !(t.place == s.place
-                    && (t.size == s.size || (t.name == s.name && t.file == s.file)))
-        })
-        .collect();
+    out.clear();
+    out.extend(index.overlapping_near(near, lo, hi).filter(|t| {
+        // Names compared last: only a symbol at the same place but of another size
+        // can be `s` itself under another entry.
+        t.size > 0
+            && !(t.place == s.place && (t.size == s.size || (t.name == s.name && t.file == s.file)))
+    }));
     out.sort_by(|a, b| (a.place, a.size, a.name).cmp(&(b.place, b.size, b.name)));
     // One entry per object: aliases (same place and size) collapse to the first name.
     out.dedup_by(|a, b| a.place == b.place && a.size == b.size);
-    out
 }
 
 fn as_tenants<'a>(list: &[&'a Symbol<'_>]) -> Vec<Tenant<'a>> {
@@ -104,10 +114,10 @@ fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
 /// with clone numbers removed, so renumbered or re-suffixed neighbours are not a change.
 /// That is the pairing key (co-tenants are data of one space), so its id stands for
 /// it: this runs for every co-tenant of every paired object.
-fn tenant_keys(pairing: &Pairing<'_, '_>, side: usize, t: &[&Symbol<'_>]) -> Vec<u32> {
-    let mut v: Vec<u32> = t.iter().map(|s| pairing.key_id(side, s)).collect();
-    v.sort_unstable();
-    v
+fn tenant_keys(pairing: &Pairing<'_, '_>, side: usize, t: &[&Symbol<'_>], out: &mut Vec<u32>) {
+    out.clear();
+    out.extend(t.iter().map(|s| pairing.key_id(side, s)));
+    out.sort_unstable();
 }
 
 /// Whether an old and a new struct layout are equal, remembered per pair of ids: many
@@ -119,11 +129,12 @@ pub struct SameLayouts {
 }
 
 /// The placement change of a paired data object, or `None` when nothing changed.
-pub fn data_change<'a>(
-    sides: &Sides<'_, 'a, '_>,
-    p: &Paired<'a, '_>,
+pub fn data_change<'a, 'd>(
+    sides: &Sides<'_, 'a, 'd>,
+    p: &Paired<'a, 'd>,
     hot: &mut HotTypes<'_, '_>,
     same: &mut SameLayouts,
+    scratch: &mut Scratch<'a, 'd>,
     runs: &RunOf,
     pinned: bool,
 ) -> Option<PlacementChange<'a>> {
@@ -135,15 +146,20 @@ pub fn data_change<'a>(
     }
     let old = place(o.place, o.size, ls);
     let new = place(n.place, n.size, ls);
-    let old_syms = tenants(&sides.ix.old_index[slot(o.space)], o, ls);
-    let new_syms = tenants(&sides.ix.new_index[slot(n.space)], n, ls);
-    let old_keys = tenant_keys(sides.pairing, 0, &old_syms);
-    let co_changed = old_keys != tenant_keys(sides.pairing, 1, &new_syms);
+    let Scratch { near, syms, keys } = scratch;
+    let [old_syms, new_syms] = syms;
+    let [old_keys, new_keys] = keys;
+    let (os, ns) = (slot(o.space), slot(n.space));
+    tenants(&sides.ix.old_index[os], &mut near[0][os], o, ls, old_syms);
+    tenants(&sides.ix.new_index[ns], &mut near[1][ns], n, ls, new_syms);
+    tenant_keys(sides.pairing, 0, old_syms, old_keys);
+    tenant_keys(sides.pairing, 1, new_syms, new_keys);
+    let co_changed = old_keys != new_keys;
     let moved = o.place != n.place || o.size != n.size;
     if !moved && !co_changed && !pinned {
         return None;
     }
-    let (old_t, new_t) = (as_tenants(&old_syms), as_tenants(&new_syms));
+    let (old_t, new_t) = (as_tenants(old_syms), as_tenants(new_syms));
     let var_new = sides.ix.new_vars.of(n);
     let var_old = sides.ix.old_vars.of(o);
     let type_name = var_new.or(var_old).map(|v| v.type_name());

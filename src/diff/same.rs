@@ -3,8 +3,6 @@
 //! that have them, and comparing their spellings for every member of every pair of
 //! structs was most of the struct comparison.
 
-use std::sync::Arc;
-
 use rustc_hash::FxHashMap;
 
 use crate::model::{CType, Member, StructLayout};
@@ -14,11 +12,11 @@ use crate::model::{CType, Member, StructLayout};
 pub struct SameTypes(FxHashMap<(*const CType, *const CType), bool>);
 
 impl SameTypes {
-    fn types(&mut self, a: &Arc<CType>, b: &Arc<CType>) -> bool {
+    fn types(&mut self, a: &CType, b: &CType) -> bool {
         *self
             .0
-            .entry((Arc::as_ptr(a), Arc::as_ptr(b)))
-            .or_insert_with(|| **a == **b)
+            .entry((a as *const CType, b as *const CType))
+            .or_insert_with(|| a == b)
     }
 
     /// `o == n`. Every field is named (no `..`), so a field added to the model

@@ -204,7 +204,8 @@ mod tests {
             ctype: std::sync::Arc::new(crate::model::CType {
                 c: "long".into(),
                 ..Default::default()
-            }),
+            })
+            .into(),
             offset,
             size,
             bit_offset: None,

@@ -104,10 +104,25 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
 
     /// `overlapping` without collecting (for callers that filter further).
     pub fn overlapping_iter(&self, lo: u64, hi: u64) -> impl Iterator<Item = &'a Symbol<'d>> {
-        let after = self.places.partition_point(|&p| p < hi);
+        let mut from = self.places.len() / 2;
+        self.overlapping_near(&mut from, lo, hi)
+    }
+
+    /// `overlapping_iter`, searched from `*near` (an index where the range is expected
+    /// to end, e.g. where the last search ended) and leaving there where this one
+    /// ended: a caller that asks in rising order finds each range a few entries on, in
+    /// cache, instead of halving the whole index twice.
+    pub fn overlapping_near<'s>(
+        &'s self,
+        near: &mut usize,
+        lo: u64,
+        hi: u64,
+    ) -> impl Iterator<Item = &'a Symbol<'d>> + use<'s, 'a, 'd> {
+        let after = partition_point_near(&self.places, *near, |&p| p < hi);
+        *near = after;
         // Back to the first symbol whose prefix maximum end reaches into the range
-        // (`max_end` never decreases, so that is a binary search).
-        let first = self.max_end[..after].partition_point(|&end| end <= lo);
+        // (`max_end` never decreases, so that is a search too).
+        let first = partition_point_near(&self.max_end[..after], after, |&end| end <= lo);
         self.symbols[first..after]
             .iter()
             .copied()
@@ -151,6 +166,37 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
             })
             .collect()
     }
+}
+
+/// `v.partition_point(pred)` (`pred` true on a prefix of `v`) found by galloping out
+/// from `near`, then halving: O(log d) probes for an answer `d` entries from `near`.
+fn partition_point_near<T>(v: &[T], near: usize, pred: impl Fn(&T) -> bool) -> usize {
+    let near = near.min(v.len());
+    // The answer lies in [lo, hi]: `pred` holds before `lo` and fails from `hi` on.
+    let (mut lo, mut hi);
+    let mut step = 1;
+    if near < v.len() && pred(&v[near]) {
+        (lo, hi) = (near + 1, v.len());
+        while let Some(probe) = near.checked_add(step).filter(|&p| p < v.len()) {
+            if !pred(&v[probe]) {
+                hi = probe;
+                break;
+            }
+            lo = probe + 1;
+            step *= 2;
+        }
+    } else {
+        (lo, hi) = (0, near);
+        while let Some(probe) = near.checked_sub(step) {
+            if pred(&v[probe]) {
+                lo = probe + 1;
+                break;
+            }
+            hi = probe;
+            step *= 2;
+        }
+    }
+    lo + v[lo..hi].partition_point(pred)
 }
 
 fn same_symbol(a: &Symbol<'_>, b: &Symbol<'_>) -> bool {
@@ -201,6 +247,20 @@ mod tests {
         assert_eq!(names, vec!["big", "b"]);
         let on_c: Vec<&str> = idx.overlapping(256, 320).iter().map(|s| s.name).collect();
         assert_eq!(on_c, vec!["c"]);
+    }
+
+    /// The search from a guess gives `partition_point`'s answer for every guess.
+    #[test]
+    fn partition_point_near_agrees_with_partition_point() {
+        let v = [1u64, 3, 3, 5, 8, 8, 8, 13, 21];
+        for limit in 0..23 {
+            let want = v.partition_point(|&x| x < limit);
+            for near in 0..v.len() + 3 {
+                let got = partition_point_near(&v, near, |&x| x < limit);
+                assert_eq!(got, want, "limit {limit}, near {near}");
+            }
+        }
+        assert_eq!(partition_point_near(&[] as &[u64], 5, |&x| x < 1), 0);
     }
 
     #[test]

@@ -633,7 +633,7 @@ pub(crate) fn read<'d>(
                     Variable {
                         name,
                         address: percpu_address.unwrap_or(0).wrapping_add(u64::from(offset)),
-                        ctype,
+                        ctype: ctype.into(),
                         size: table.size_of(ty),
                         layout: None,
                         is_array,

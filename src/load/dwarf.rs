@@ -441,7 +441,7 @@ fn variable<'d>(
         var: Variable {
             name,
             address,
-            ctype: table.ctype(ty),
+            ctype: table.ctype(ty).into(),
             size: table.size_of(ty),
             layout: None,
             is_array,

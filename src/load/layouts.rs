@@ -622,7 +622,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 flexible: false,
                 nested: None,
                 alignment: m.alignment(),
-                ctype,
+                ctype: ctype.into(),
                 type_padding: self.listing_padding(m.ty(), depth),
                 natural_alignment: self.listing_natural_align(m.ty()),
                 ..Member::default()
@@ -679,7 +679,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             flexible,
             nested,
             alignment: m.alignment(),
-            ctype,
+            ctype: ctype.into(),
             type_padding: self.listing_padding(m.ty(), depth),
             natural_alignment: self.listing_natural_align(m.ty()),
             ..Member::default()

@@ -3,6 +3,8 @@
 //! pointer-ness, plus its two spellings (C, and pahole's member declarator), both
 //! built once per type by the loader.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// What a type is once typedefs and qualifiers are followed.
@@ -68,5 +70,52 @@ impl CType {
         } else {
             self.kind
         }
+    }
+}
+
+/// Where a member's or variable's type lives: shared by the members of one compile
+/// unit (`Arc`, a load of DWARF or BTF), or borrowed from a snapshot's type table,
+/// which outlives the image. Borrowing touches no reference count: incrementing the
+/// count of a type decoded megabytes earlier missed the cache for every member and
+/// was half of a snapshot's member decoding. Compared and hashed as the type itself.
+#[derive(Debug, Clone)]
+pub enum TypeRef<'d> {
+    Shared(Arc<CType>),
+    Borrowed(&'d CType),
+}
+
+impl std::ops::Deref for TypeRef<'_> {
+    type Target = CType;
+    fn deref(&self) -> &CType {
+        match self {
+            TypeRef::Shared(t) => t,
+            TypeRef::Borrowed(t) => t,
+        }
+    }
+}
+
+impl Default for TypeRef<'_> {
+    fn default() -> Self {
+        TypeRef::Shared(Arc::default())
+    }
+}
+
+impl From<Arc<CType>> for TypeRef<'_> {
+    fn from(t: Arc<CType>) -> Self {
+        TypeRef::Shared(t)
+    }
+}
+
+impl PartialEq for TypeRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for TypeRef<'_> {}
+
+impl std::hash::Hash for TypeRef<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (**self).hash(state)
     }
 }

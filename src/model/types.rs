@@ -2,11 +2,10 @@
 //! reports them, and global variables with their types.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::CType;
+use super::TypeRef;
 
 /// Index of a struct in `Image::structs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -58,7 +57,7 @@ pub struct Member<'d> {
     /// The type as data (kind, qualifiers, dimensions) and its spellings; written as
     /// its C spelling (`type_name`).
     #[serde(rename = "type", serialize_with = "c_spelling")]
-    pub ctype: Arc<CType>,
+    pub ctype: TypeRef<'d>,
     /// Byte offset; for a bitfield, the start of its storage unit (as pahole prints).
     pub offset: u64,
     /// Size in bytes; for a bitfield, the size of its storage unit (its type's size).
@@ -97,7 +96,7 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-fn c_spelling<S: serde::Serializer>(t: &Arc<CType>, s: S) -> Result<S::Ok, S::Error> {
+fn c_spelling<S: serde::Serializer>(t: &TypeRef<'_>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&t.c)
 }
 
@@ -195,7 +194,7 @@ pub struct Variable<'d> {
     pub address: u64,
     /// The type as data: kind, qualifiers, dimensions; written as its C spelling.
     #[serde(rename = "type", serialize_with = "c_spelling")]
-    pub ctype: Arc<CType>,
+    pub ctype: TypeRef<'d>,
     /// Byte size of the type.
     pub size: Option<u64>,
     /// The struct/union its type resolves to through typedefs, qualifiers and arrays.

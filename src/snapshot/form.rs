@@ -7,7 +7,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -187,7 +186,7 @@ impl<'a> StringTable<'a> {
     }
 }
 
-/// Gives each distinct `CType` (by `Arc` identity, then by value) one index.
+/// Gives each distinct `CType` (by address, then by value) one index.
 #[derive(Default)]
 struct Interner<'a> {
     by_ptr: HashMap<*const CType, u32>,
@@ -196,8 +195,8 @@ struct Interner<'a> {
 }
 
 impl<'a> Interner<'a> {
-    fn index(&mut self, t: &'a Arc<CType>) -> u32 {
-        let ptr = Arc::as_ptr(t);
+    fn index(&mut self, t: &'a CType) -> u32 {
+        let ptr = t as *const CType;
         if let Some(&i) = self.by_ptr.get(&ptr) {
             return i;
         }

@@ -10,6 +10,8 @@
 mod form;
 mod read;
 
+pub use read::Types;
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -62,6 +64,8 @@ pub struct Opened {
     records: std::ops::Range<usize>,
     /// Their length once decompressed.
     records_len: usize,
+    /// The names' type table, built by the first load (an image borrows it too).
+    types: Types,
 }
 
 /// Granule of the source lines a snapshot keeps: `show --line` asks for the line of
@@ -235,6 +239,7 @@ pub fn open(path: &Path, bytes: &[u8]) -> Result<Opened> {
         names: unpack(path, &bytes[HEADER..names_end], names_len)?,
         records: names_end..bytes.len(),
         records_len: records_len as usize,
+        types: Types::default(),
     })
 }
 
@@ -257,7 +262,8 @@ pub fn image<'d>(
     file: &[u8],
     options: &LoadOptions,
 ) -> Result<Image<'d>> {
-    decode(path, &opened.names, &records(path, opened, file)?, options)
+    let records = records(path, opened, file)?;
+    decode(path, &opened.names, &opened.types, &records, options)
 }
 
 fn records(path: &Path, opened: &Opened, file: &[u8]) -> Result<Vec<u8>> {
@@ -276,11 +282,13 @@ pub fn parts(path: &Path, file: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
     Ok((opened.names, records))
 }
 
-/// The image that decompressed `names` and `records` hold, shaped by `options`.
+/// The image that decompressed `names` and `records` hold, shaped by `options`, its
+/// types kept in `types` (which must be empty or built from these names).
 #[doc(hidden)]
 pub fn decode<'d>(
     path: &Path,
     names: &'d [u8],
+    types: &'d Types,
     records: &[u8],
     options: &LoadOptions,
 ) -> Result<Image<'d>> {
@@ -288,7 +296,7 @@ pub fn decode<'d>(
         listing: options.pahole_text,
         dwarf: options.dwarf,
     };
-    let mut image = read::read(names, records, path, wanted).map_err(|m| bad(path, m))?;
+    let mut image = read::read(names, types, records, path, wanted).map_err(|m| bad(path, m))?;
     if let Some(line_size) = options.line_size {
         (image.line_size, image.line_size_overridden) = (line_size, true);
     }

@@ -10,14 +10,14 @@ use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::OnceLock;
 
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
 use super::form::{Bad, CTypeForm, SectionForm, Str, SymbolForm, VariableForm};
 use crate::model::{
     AggregateKind, BitHole, CType, Hole, Image, Member, Section, StructId, StructLayout, Symbol,
-    TypesFrom, Variable,
+    TypeRef, TypesFrom, Variable,
 };
 
 /// Deepest chain of struct layouts held in one another (`MemberForm::nested` and
@@ -35,20 +35,30 @@ pub(super) struct Wanted {
     pub dwarf: bool,
 }
 
+/// The type table of a snapshot's names, built by the first read that asks for it in
+/// each shape (a diff's, or pahole's listing's) and kept beside the names: members and
+/// variables borrow their types from it.
+#[derive(Debug, Default)]
+pub struct Types {
+    plain: OnceLock<Vec<CType>>,
+    listing: OnceLock<Vec<CType>>,
+}
+
 /// Reads a snapshot's decompressed `names` and `records` into an image at `path` (the
-/// line size not yet overridden).
+/// line size not yet overridden); `types` must belong to these names.
 pub(super) fn read<'d>(
     names: &'d [u8],
+    types: &'d Types,
     records: &[u8],
     path: &Path,
     wanted: Wanted,
 ) -> Result<Image<'d>, String> {
     let failure = Cell::new(None);
-    let head = head(names, wanted.listing, false, &failure)?;
+    let head = head(names, Some(types), wanted.listing, false, &failure)?;
     let with_units = wanted.dwarf && head.has_debug_info;
     let ctx = Ctx {
         names: &head.strings,
-        types: &head.types,
+        types: head.types,
         listing: wanted.listing,
         failure: &failure,
     };
@@ -89,7 +99,7 @@ pub(super) fn read<'d>(
 /// The source lines kept in a snapshot's decompressed `names` (`None` when written
 /// without them).
 pub(super) fn lines(names: &[u8]) -> Result<Option<Vec<(u64, &str)>>, String> {
-    Ok(head(names, false, true, &Cell::new(None))?.lines)
+    Ok(head(names, None, false, true, &Cell::new(None))?.lines)
 }
 
 /// The failure's reason, or postcard's message when the shape itself was wrong.
@@ -114,20 +124,23 @@ struct Head<'d> {
     boundaries: Vec<(&'static str, u64)>,
     function_prefix: u64,
     sections: Vec<Section<'d>>,
-    types: Vec<Arc<CType>>,
+    /// Empty when read for the source lines only.
+    types: &'d [CType],
     lines: Option<Vec<(u64, &'d str)>>,
 }
 
-/// Reads `form::Names` (types shaped for pahole's listing when `listing`; the source
-/// lines only when `lines`).
+/// Reads `form::Names` (into `types`, when given and not yet built, the types shaped
+/// for pahole's listing when `listing`; the source lines only when `lines`).
 fn head<'d>(
     names: &'d [u8],
+    types: Option<&'d Types>,
     listing: bool,
     lines: bool,
     failure: &Cell<Option<Bad>>,
 ) -> Result<Head<'d>, String> {
     let mut de = postcard::Deserializer::from_bytes(names);
     let visitor = NamesVisitor {
+        types,
         listing,
         lines,
         failure,
@@ -168,12 +181,12 @@ impl<'d> Strings<'d> {
 /// for a failure goes (postcard keeps no message of a custom error).
 struct Ctx<'c, 'd> {
     names: &'c Strings<'d>,
-    types: &'c [Arc<CType>],
+    types: &'d [CType],
     listing: bool,
     failure: &'c Cell<Option<Bad>>,
 }
 
-impl Ctx<'_, '_> {
+impl<'d> Ctx<'_, 'd> {
     fn fail<E: de::Error>(&self, why: Bad) -> E {
         self.failure.set(Some(why));
         E::custom(why)
@@ -183,9 +196,9 @@ impl Ctx<'_, '_> {
         r.map_err(|why| self.fail(why))
     }
 
-    fn ty<E: de::Error>(&self, i: u32) -> Result<Arc<CType>, E> {
+    fn ty<E: de::Error>(&self, i: u32) -> Result<TypeRef<'d>, E> {
         match self.types.get(i as usize) {
-            Some(t) => Ok(t.clone()),
+            Some(t) => Ok(TypeRef::Borrowed(t)),
             None => Err(self.fail("type index out of range")),
         }
     }
@@ -290,7 +303,8 @@ impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Each<S> {
 }
 
 /// Reads `form::Names`.
-struct NamesVisitor<'f> {
+struct NamesVisitor<'d, 'f> {
+    types: Option<&'d Types>,
     listing: bool,
     /// Decode the source lines (the last field; a load of the image never reads them,
     /// and they are most of a `--with-lines` snapshot's names).
@@ -298,7 +312,7 @@ struct NamesVisitor<'f> {
     failure: &'f Cell<Option<Bad>>,
 }
 
-impl<'de> Visitor<'de> for NamesVisitor<'_> {
+impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
     type Value = Head<'de>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a snapshot's names")
@@ -325,14 +339,12 @@ impl<'de> Visitor<'de> for NamesVisitor<'_> {
         let function_prefix: u64 = next(&mut seq)?;
         let sections: Vec<SectionForm<'de>> = next(&mut seq)?;
         let listing = self.listing;
-        let no_types = Vec::new();
-        let ctx = Ctx {
-            names: &strings,
-            types: &no_types,
-            listing,
-            failure: self.failure,
+        let forms: Vec<CTypeForm<'de>> = next(&mut seq)?;
+        let types: &'de [CType] = match self.types {
+            Some(t) => if listing { &t.listing } else { &t.plain }
+                .get_or_init(|| forms.into_iter().map(|t| ctype(t, listing)).collect()),
+            None => &[],
         };
-        let types = next_seed(&mut seq, list(&ctx, move |_, t| Ok(ctype(t, listing))))?;
         let lines: Option<Vec<(u64, &str)>> = if self.lines { next(&mut seq)? } else { None };
         if !(line_size.is_power_of_two() && (8..=4096).contains(&line_size)) {
             return Err(fail("line size is not a power of two between 8 and 4096"));
@@ -442,11 +454,11 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                 Ok(Variable {
                     name: c.names.get(v.name)?,
                     address: last_variable,
-                    ctype: c
-                        .types
-                        .get(v.ctype as usize)
-                        .cloned()
-                        .ok_or("type index out of range")?,
+                    ctype: TypeRef::Borrowed(
+                        c.types
+                            .get(v.ctype as usize)
+                            .ok_or("type index out of range")?,
+                    ),
                     size: v.size,
                     layout: v.layout,
                     is_array: v.is_array,
@@ -472,8 +484,8 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
 
 /// A type; what only pahole's listing prints is left out unless `listing`, as a load
 /// of the vmlinux for a diff leaves it.
-fn ctype(t: CTypeForm<'_>, listing: bool) -> Arc<CType> {
-    Arc::new(CType {
+fn ctype(t: CTypeForm<'_>, listing: bool) -> CType {
+    CType {
         kind: t.kind,
         element: t.element,
         is_const: t.is_const,
@@ -488,7 +500,7 @@ fn ctype(t: CTypeForm<'_>, listing: bool) -> Arc<CType> {
             .filter(|_| listing)
             .map(|(e, size)| (e.into_iter().map(|(n, v)| (n.into(), v)).collect(), size)),
         pahole_after_flexible: t.pahole_after_flexible.filter(|_| listing).map(Into::into),
-    })
+    }
 }
 
 /// One struct layout (`form::StructForm`), `depth` levels deep.
@@ -643,7 +655,8 @@ mod tests {
             dwarf: true,
         };
         let levels = |(names, records): &(Vec<u8>, Vec<u8>)| -> Result<u32, String> {
-            let image = read(names, records, Path::new("x"), wanted)?;
+            let types = Types::default();
+            let image = read(names, &types, records, Path::new("x"), wanted)?;
             let mut s = image.structs.first().ok_or("no struct")?;
             let mut n = 1;
             while let Some(inner) = s.members.first().and_then(|m| m.nested.as_deref()) {
@@ -678,7 +691,8 @@ mod tests {
             let form = super::super::form::from_image(image, &[], None);
             let names = postcard::to_stdvec(&form.names).unwrap();
             let records = postcard::to_stdvec(&form.records).unwrap();
-            let back = read(&names, &records, Path::new("x"), wanted)?;
+            let types = Types::default();
+            let back = read(&names, &types, &records, Path::new("x"), wanted)?;
             Ok((back.symbols.len(), back.variables.len()))
         };
         let counts = (image.symbols.len(), image.variables.len());
