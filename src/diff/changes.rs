@@ -247,7 +247,7 @@ pub struct PlacementChange<'a> {
     pub run: Option<usize>,
     /// For a struct-typed object whose type changed: members and their lines (new build).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub member_lines: Vec<MemberLines>,
+    pub member_lines: Vec<MemberLines<'a>>,
     pub severity: Severity,
     /// Place, size or line membership (co-tenants) changed (false for an unchanged
     /// object shown only because it was asked for).
@@ -309,8 +309,8 @@ impl Serialize for Reason {
 
 /// A member of an instance and the lines (relative to the instance's first line) it sits on.
 #[derive(Debug, Clone, Serialize)]
-pub struct MemberLines {
-    pub name: String,
+pub struct MemberLines<'a> {
+    pub name: &'a str,
     pub offset: Pair<Option<u64>>,
     pub line: Pair<Option<u64>>,
 }

@@ -190,25 +190,31 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
     let groups = groups as usize;
     let (old_starts, old_order) = group_by_id(&old_ids, groups);
     let (new_starts, new_order) = group_by_id(&new_ids, groups);
-    let mut pairs = Vec::with_capacity(old.len().min(new.len()));
+    // The i-th symbol of a key in one build pairs with the i-th of that key in the
+    // other (both lists are in place order: the model sorts symbols).
+    let mut partner = vec![u32::MAX; old.len()];
     let mut added = Vec::new();
     let mut removed = Vec::new();
     for k in 0..groups {
-        // Both lists are in place order (the model sorts symbols).
         let o = &old_order[old_starts[k]..old_starts[k + 1]];
         let n = &new_order[new_starts[k]..new_starts[k + 1]];
-        for i in 0..o.len().max(n.len()) {
-            match (o.get(i), n.get(i)) {
-                (Some(&a), Some(&b)) => pairs.push(Paired {
-                    old: &old[a as usize],
-                    new: &new[b as usize],
-                }),
-                (Some(&a), None) => removed.push(&old[a as usize]),
-                (None, Some(&b)) => added.push(&new[b as usize]),
-                (None, None) => {}
-            }
+        for (&a, &b) in o.iter().zip(n) {
+            partner[a as usize] = b;
         }
+        removed.extend(o.iter().skip(n.len()).map(|&a| &old[a as usize]));
+        added.extend(n.iter().skip(o.len()).map(|&b| &new[b as usize]));
     }
+    // Pairs in old symbol order, which is (almost) the order they are sorted into
+    // below: sorting them from key order instead scattered every comparison.
+    let mut pairs: Vec<Paired<'a, 'd>> = partner
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b != u32::MAX)
+        .map(|(a, &b)| Paired {
+            old: &old[a],
+            new: &new[b as usize],
+        })
+        .collect();
     pair_leftovers(&mut pairs, &mut added, &mut removed);
     let order = |s: &Symbol<'d>| (s.space, s.place, s.name, s.file);
     pairs.sort_by(|a, b| order(a.old).cmp(&order(b.old)));

@@ -11,8 +11,10 @@ use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::RunOf;
 use super::same::SameTypes;
-use crate::layout::{SpaceIndex, lay, place};
-use crate::model::{CType, Image, Space, StructId, Symbol, SymbolKind, SymbolVariables, Variable};
+use crate::layout::{SpaceIndex, place};
+use crate::model::{
+    CType, Image, Space, StructId, StructLayout, Symbol, SymbolKind, SymbolVariables, Variable,
+};
 
 /// What judging a paired data object looks up in each build: its line indexes and
 /// variables by address (built beside the pairing, which they do not need).
@@ -121,11 +123,13 @@ fn tenant_keys(pairing: &Pairing<'_, '_>, side: usize, t: &[&Symbol<'_>], out: &
 }
 
 /// Whether an old and a new struct layout are equal, remembered per pair of ids: many
-/// objects share a type, and comparing two layouts walks every member.
+/// objects share a type, and comparing two layouts walks every member. Likewise the
+/// members that change line, per pair of ids and of offsets in the line.
 #[derive(Default)]
-pub struct SameLayouts {
+pub struct SameLayouts<'a> {
     layouts: FxHashMap<(StructId, StructId), bool>,
     types: SameTypes,
+    member_lines: FxHashMap<(StructId, StructId, u64, u64), Vec<MemberLines<'a>>>,
 }
 
 /// The placement change of a paired data object, or `None` when nothing changed.
@@ -133,7 +137,7 @@ pub fn data_change<'a, 'd>(
     sides: &Sides<'_, 'a, 'd>,
     p: &Paired<'a, 'd>,
     hot: &mut HotTypes<'_, '_>,
-    same: &mut SameLayouts,
+    same: &mut SameLayouts<'a>,
     scratch: &mut Scratch<'a, 'd>,
     runs: &RunOf,
     pinned: bool,
@@ -299,21 +303,23 @@ pub fn data_change<'a, 'd>(
 
 /// For an object whose struct type changed: named members whose line in the
 /// instance changed (lines counted from the instance's first line).
-fn member_lines(
-    sides: &Sides<'_, '_, '_>,
+fn member_lines<'a>(
+    sides: &Sides<'_, 'a, '_>,
     (o, n): (&Symbol<'_>, &Symbol<'_>),
     (vo, vn): (Option<&Variable<'_>>, Option<&Variable<'_>>),
-    same: &mut SameLayouts,
-) -> Vec<MemberLines> {
+    same: &mut SameLayouts<'a>,
+) -> Vec<MemberLines<'a>> {
     let (Some(vo), Some(vn)) = (vo, vn) else {
         return Vec::new();
     };
     let (Some(lo), Some(ln)) = (vo.layout, vn.layout) else {
         return Vec::new();
     };
+    let ls = sides.line_size;
     let (so, sn) = (sides.old.struct_by_id(lo), sides.new.struct_by_id(ln));
+    let phases = (o.place % ls, n.place % ls);
     // The phase test first: it is cheap, and comparing two layouts walks every member.
-    if o.place % sides.line_size == n.place % sides.line_size
+    if phases.0 == phases.1
         && *same
             .layouts
             .entry((lo, ln))
@@ -321,36 +327,51 @@ fn member_lines(
     {
         return Vec::new();
     }
-    let lo = lay(so, Some(o.place), sides.line_size);
-    let ln = lay(sn, Some(n.place), sides.line_size);
-    // Names borrowed from the layouts: only the members whose line changed are spelled.
-    fn leaves<'x>(l: &crate::layout::LaidStruct<'x, '_>) -> Vec<(&'x str, u64, u64)> {
-        fn walk<'x>(
-            list: &[crate::layout::LaidMember<'x, '_>],
-            out: &mut Vec<(&'x str, u64, u64)>,
-        ) {
-            for x in list {
-                match (&x.members, x.name) {
-                    (Some(children), _) => walk(children, out),
-                    (None, Some(name)) => out.push((name, x.offset, x.first_line)),
-                    _ => {}
+    // The answer depends on the two layouts and the two offsets in the line only, and
+    // objects of one type are many.
+    same.member_lines
+        .entry((lo, ln, phases.0, phases.1))
+        .or_insert_with(|| moved_members(so, sn, phases, ls))
+        .clone()
+}
+
+/// The named leaf members of `new` (a layout at `phase` in its first line) whose line,
+/// counted from that first line, differs from the same-named member's in `old`.
+fn moved_members<'a>(
+    old: &'a StructLayout<'_>,
+    new: &'a StructLayout<'_>,
+    (old_phase, new_phase): (u64, u64),
+    line_size: u64,
+) -> Vec<MemberLines<'a>> {
+    // (name, offset, line) of every named leaf member, depth first: offsets count
+    // from the outermost struct's start at every nesting level.
+    fn leaves<'a>(
+        s: &'a StructLayout<'_>,
+        phase: u64,
+        ls: u64,
+        out: &mut Vec<(&'a str, u64, u64)>,
+    ) {
+        for m in &s.members {
+            match (&m.nested, m.name) {
+                (Some(inner), _) => leaves(inner, phase, ls, out),
+                (None, Some(name)) => {
+                    out.push((name, m.offset, phase.saturating_add(m.offset) / ls))
                 }
+                _ => {}
             }
         }
-        let mut m = Vec::new();
-        walk(&l.members, &mut m);
-        m
     }
-    let old_m: FxHashMap<&str, (u64, u64)> = leaves(&lo)
-        .into_iter()
-        .map(|(n, o, l)| (n, (o, l)))
-        .collect();
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    leaves(old, old_phase, line_size, &mut before);
+    leaves(new, new_phase, line_size, &mut after);
+    let old_m: FxHashMap<&str, (u64, u64)> =
+        before.into_iter().map(|(n, o, l)| (n, (o, l))).collect();
     let mut out = Vec::new();
-    for (name, off, line) in leaves(&ln) {
+    for (name, off, line) in after {
         let before = old_m.get(name);
         if before.map(|b| b.1) != Some(line) {
             out.push(MemberLines {
-                name: name.to_string(),
+                name,
                 offset: Pair {
                     old: before.map(|b| b.0),
                     new: Some(off),

@@ -339,11 +339,30 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
         let function_prefix: u64 = next(&mut seq)?;
         let sections: Vec<SectionForm<'de>> = next(&mut seq)?;
         let listing = self.listing;
-        let forms: Vec<CTypeForm<'de>> = next(&mut seq)?;
-        let types: &'de [CType] = match self.types {
-            Some(t) => if listing { &t.listing } else { &t.plain }
-                .get_or_init(|| forms.into_iter().map(|t| ctype(t, listing)).collect()),
-            None => &[],
+        let cell = self
+            .types
+            .map(|t| if listing { &t.listing } else { &t.plain });
+        // Built once per shape, each type where it is decoded; read past when built.
+        let types: &'de [CType] = match cell {
+            Some(cell) if cell.get().is_none() => {
+                let no_types = [];
+                let ctx = Ctx {
+                    names: &strings,
+                    types: &no_types,
+                    listing,
+                    failure: self.failure,
+                };
+                let built = next_seed(&mut seq, list(&ctx, move |_, t| Ok(ctype(t, listing))))?;
+                cell.get_or_init(|| built)
+            }
+            Some(cell) => {
+                let _: Vec<CTypeForm<'de>> = next(&mut seq)?;
+                cell.get().map_or(&[], Vec::as_slice)
+            }
+            None => {
+                let _: Vec<CTypeForm<'de>> = next(&mut seq)?;
+                &[]
+            }
         };
         let lines: Option<Vec<(u64, &str)>> = if self.lines { next(&mut seq)? } else { None };
         if !(line_size.is_power_of_two() && (8..=4096).contains(&line_size)) {
