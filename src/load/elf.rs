@@ -147,12 +147,13 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         .flatten()
         .map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
     let mut sections = Vec::new();
-    let mut section_names: HashMap<SectionIndex, &'d str> = HashMap::new();
+    // Each section's name and end address, by index.
+    let mut section_names: HashMap<SectionIndex, (&'d str, u64)> = HashMap::new();
     let mut percpu_index = None;
     let mut percpu_address = None;
     for s in file.sections().filter(|_| layout) {
         let name = s.name().unwrap_or("");
-        section_names.insert(s.index(), name);
+        section_names.insert(s.index(), (name, s.address().saturating_add(s.size())));
         if name == PERCPU_SECTION {
             percpu_index = Some(s.index());
             percpu_address = Some(s.address());
@@ -222,7 +223,7 @@ fn is_noise(name: &str) -> bool {
 
 fn read_symbols<'d, H: FileHeader>(
     file: &ElfFile<'d, H>,
-    section_names: &HashMap<SectionIndex, &'d str>,
+    section_names: &HashMap<SectionIndex, (&'d str, u64)>,
     percpu_index: Option<SectionIndex>,
     percpu_base: u64,
 ) -> (Vec<Symbol<'d>>, u64) {
@@ -261,6 +262,7 @@ fn read_symbols<'d, H: FileHeader>(
         };
         let percpu = Some(index) == percpu_index;
         let address = sym.address();
+        let (section, end) = section_names.get(&index).copied().unwrap_or(("", u64::MAX));
         out.push(Symbol {
             name,
             file: if binding == Binding::Local {
@@ -272,9 +274,11 @@ fn read_symbols<'d, H: FileHeader>(
             group: if binding == Binding::Local { group } else { 0 },
             kind,
             binding,
-            section: section_names.get(&index).copied().unwrap_or(""),
+            section,
             address,
-            size: sym.size(),
+            // Bounded by the section: a size running past its end (a wrong `.size` in
+            // assembly, a corrupt file) would put the object on every line after it.
+            size: sym.size().min(end.saturating_sub(address)),
             space: if percpu { Space::Percpu } else { Space::Global },
             place: if percpu {
                 address.wrapping_sub(percpu_base)
@@ -409,5 +413,29 @@ mod tests {
             info.debug.unwrap().sections[".debug_info"],
             &[7u8, 7, 7][..]
         );
+    }
+
+    /// A symbol whose size runs past the end of its section (here `root_user` given
+    /// 2^60 bytes) is bounded by that end; the others keep theirs.
+    #[test]
+    fn a_size_past_the_section_end_is_bounded_by_it() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/old.elf");
+        let mut bytes = std::fs::read(path).unwrap();
+        let file = ElfFile::<elf::FileHeader64<object::LittleEndian>>::parse(&bytes[..]).unwrap();
+        let data = file.section_by_name(".data").unwrap();
+        let data_end = data.address() + data.size();
+        let symtab = file.section_by_name(".symtab").unwrap();
+        let (symtab_at, _) = symtab.file_range().unwrap();
+        let root = file.symbol_by_name("root_user").unwrap();
+        // `st_size` is the last 8 bytes of a 24-byte `Elf64_Sym`.
+        let at = symtab_at as usize + root.index().0 * 24 + 16;
+        assert_eq!(bytes[at..at + 8], 0x88u64.to_le_bytes());
+        bytes[at..at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+        let none: [OnceLock<Vec<u8>>; DWARF_SECTIONS.len()] = Default::default();
+        let info = read(Path::new("old.elf"), &bytes, &none).unwrap();
+        let size = |name: &str| info.symbols.iter().find(|s| s.name == name).unwrap().size;
+        assert_eq!(0xffff_ffff_82a5_1260 + size("root_user"), data_end);
+        assert_eq!(size("init_user_ns"), 0x80);
+        assert_eq!(size("types__ptrace"), 0x20);
     }
 }

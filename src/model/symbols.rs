@@ -8,6 +8,7 @@ pub struct Section<'d> {
     pub name: &'d str,
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
+    /// `st_size`, bounded by the end of the symbol's section.
     pub size: u64,
     pub alignment: u64,
     pub compressed: bool,
@@ -58,6 +59,7 @@ pub struct Symbol<'d> {
     /// `st_value` as linked.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
+    /// `st_size`, bounded by the end of the symbol's section.
     pub size: u64,
     pub space: Space,
     /// The position that decides cache lines: the address, or the per-CPU offset

@@ -70,6 +70,9 @@ pub(super) fn read<'d>(
     let (symbols, structs, variables, units) = de
         .deserialize_tuple(RECORDS_FIELDS, body)
         .map_err(|e| reason(&failure, e))?;
+    if !within_sections(&symbols, &head.sections) {
+        return Err("a symbol runs past the end of its section".to_string());
+    }
     let (structs, variables, units) = if with_units {
         (structs, variables, units as usize)
     } else {
@@ -93,6 +96,32 @@ pub(super) fn read<'d>(
         structs,
         variables,
         units,
+    })
+}
+
+/// Every symbol ends within the last section of its section's name (loaders bound
+/// sizes by the symbol's own section): a size past that, crafted or corrupted, would
+/// put the object on every line after it and make finding co-tenants quadratic.
+fn within_sections(symbols: &[Symbol<'_>], sections: &[Section<'_>]) -> bool {
+    let mut ends: Vec<(&str, u64)> = Vec::new();
+    for s in sections {
+        let end = s.address.saturating_add(s.size);
+        match ends.iter_mut().find(|(n, _)| *n == s.name) {
+            Some((_, e)) => *e = (*e).max(end),
+            None => ends.push((s.name, end)),
+        }
+    }
+    // Symbols in one section follow one another: its end is looked up on a change.
+    let (mut name, mut end) = ("", u64::MAX);
+    symbols.iter().all(|s| {
+        if s.section.as_ptr() != name.as_ptr() || s.section.len() != name.len() {
+            name = s.section;
+            end = ends
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(u64::MAX, |&(_, e)| e);
+        }
+        s.size == 0 || s.address.checked_add(s.size).is_some_and(|e| e <= end)
     })
 }
 
@@ -731,6 +760,46 @@ mod tests {
             read_back(&swapped),
             Err("variables out of address order".to_string())
         );
+    }
+
+    /// A snapshot whose symbol runs past the end of its section is refused; one that
+    /// ends exactly there reads back.
+    #[test]
+    fn a_symbol_past_its_section_is_refused() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let file = crate::load::InputFile::open(&root.join("old.elf")).unwrap();
+        let options = crate::load::LoadOptions::default();
+        let wanted = Wanted {
+            listing: false,
+            dwarf: true,
+        };
+        let sized = |size: fn(u64, u64) -> u64| -> Result<u64, String> {
+            let mut image = file.load(&options).unwrap();
+            let data = image.sections.iter().find(|s| s.name == ".data").unwrap();
+            let end = data.address + data.size;
+            let s = image
+                .symbols
+                .iter_mut()
+                .find(|s| s.name == "root_user")
+                .unwrap();
+            s.size = size(s.address, end);
+            let form = super::super::form::from_image(&image, &[], None);
+            let names = postcard::to_stdvec(&form.names).unwrap();
+            let records = postcard::to_stdvec(&form.records).unwrap();
+            let types = Types::default();
+            let back = read(&names, &types, &records, Path::new("x"), wanted)?;
+            let s = back.symbols.iter().find(|s| s.name == "root_user").unwrap();
+            Ok(s.address + s.size)
+        };
+        let data_end = {
+            let image = file.load(&options).unwrap();
+            let data = image.sections.iter().find(|s| s.name == ".data").unwrap();
+            data.address + data.size
+        };
+        assert_eq!(sized(|at, end| end - at), Ok(data_end));
+        let refused = Err("a symbol runs past the end of its section".to_string());
+        assert_eq!(sized(|at, end| end - at + 1), refused);
+        assert_eq!(sized(|_, _| u64::MAX), refused);
     }
 
     #[test]
