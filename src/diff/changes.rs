@@ -219,22 +219,25 @@ impl<T: PartialEq> Pair<T> {
 }
 
 /// A data object (global or per-CPU) whose placement changed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct PlacementChange<'a> {
     pub name: SymbolName<'a>,
     pub space: Space,
     pub section: &'a str,
-    #[serde(rename = "type")]
     pub type_name: Option<&'a str>,
-    #[serde(serialize_with = "hex_pair")]
     pub place: Pair<u64>,
     pub size: Pair<u64>,
     pub delta: i64,
     pub old: Placement,
     pub new: Placement,
-    /// Neighbours on its lines before and after.
-    pub co_tenants: Pair<Vec<Tenant<'a>>>,
+    /// Neighbours on its lines before, then after (see `co_tenants`): one list, not
+    /// two, for each of tens of thousands of objects.
+    pub tenants: Vec<Tenant<'a>>,
+    /// How many of `tenants` are the old ones.
+    pub old_tenants: usize,
     pub co_tenants_changed: bool,
+    /// It has new neighbours (not only fewer).
+    pub sharing_grew: bool,
     /// It is writable and its type holds an atomic, refcount, lock or per-CPU counter.
     pub write_hot_type: bool,
     /// How many of its type's members are write-hot.
@@ -246,7 +249,6 @@ pub struct PlacementChange<'a> {
     /// The index of the shift run it belongs to, if any.
     pub run: Option<usize>,
     /// For a struct-typed object whose type changed: members and their lines (new build).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub member_lines: Vec<MemberLines<'a>>,
     pub severity: Severity,
     /// Place, size or line membership (co-tenants) changed (false for an unchanged
@@ -261,7 +263,114 @@ pub struct PlacementChange<'a> {
     /// Why it is not judged write-hot or straddling although writable: `boot-only`,
     /// `read-only after init`, `read-mostly` (tracepoints and static keys).
     pub quiet: Option<&'static str>,
-    pub reasons: Vec<Reason>,
+}
+
+impl<'a> PlacementChange<'a> {
+    /// Neighbours on its lines before and after.
+    pub fn co_tenants(&self) -> Pair<&[Tenant<'a>]> {
+        let (old, new) = self.tenants.split_at(self.old_tenants);
+        Pair { old, new }
+    }
+
+    /// Why it is listed, derived from its numbers (written only into JSON, so not
+    /// kept as a list for each object).
+    pub fn reasons(&self) -> Vec<Reason> {
+        let (o, n) = (&self.old, &self.new);
+        let pair = |old, new| Pair { old, new };
+        let mut out = Vec::new();
+        if o.offset_in_line != n.offset_in_line {
+            out.push(Reason::OffsetInLine(pair(
+                o.offset_in_line,
+                n.offset_in_line,
+            )));
+        }
+        if o.offset_in_pair != n.offset_in_pair {
+            out.push(Reason::InPair(pair(o.offset_in_pair, n.offset_in_pair)));
+        }
+        if o.lines != n.lines {
+            out.push(Reason::Lines(pair(o.lines, n.lines)));
+        }
+        if self.size.changed() {
+            out.push(Reason::Size(self.size));
+        }
+        if o.straddles != n.straddles {
+            out.push(Reason::Straddles(n.straddles));
+        }
+        if o.line_aligned != n.line_aligned {
+            out.push(Reason::StartsLine(n.line_aligned));
+        }
+        if self.sharing_grew {
+            out.push(Reason::CoTenantsChanged);
+        } else if self.co_tenants_changed {
+            out.push(Reason::FewerCoTenants);
+        }
+        if let Some(q) = self.quiet {
+            out.push(Reason::Quiet(q));
+        }
+        out
+    }
+}
+
+/// Written field by field as `docs/json.md` lists them, with `co_tenants` and
+/// `reasons` spelled out.
+impl Serialize for PlacementChange<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Written<'x, 'a> {
+            name: &'x SymbolName<'a>,
+            space: Space,
+            section: &'a str,
+            #[serde(rename = "type")]
+            type_name: Option<&'a str>,
+            #[serde(serialize_with = "hex_pair")]
+            place: Pair<u64>,
+            size: Pair<u64>,
+            delta: i64,
+            old: &'x Placement,
+            new: &'x Placement,
+            co_tenants: Pair<&'x [Tenant<'a>]>,
+            co_tenants_changed: bool,
+            write_hot_type: bool,
+            hot_members: usize,
+            gained_hot_neighbours: &'x [SymbolName<'a>],
+            explicit_alignment: Option<u64>,
+            run: Option<usize>,
+            #[serde(skip_serializing_if = "<[_]>::is_empty")]
+            member_lines: &'x [MemberLines<'a>],
+            severity: Severity,
+            changed: bool,
+            flagged: bool,
+            risk: u8,
+            quiet: Option<&'static str>,
+            reasons: Vec<Reason>,
+        }
+        Written {
+            name: &self.name,
+            space: self.space,
+            section: self.section,
+            type_name: self.type_name,
+            place: self.place,
+            size: self.size,
+            delta: self.delta,
+            old: &self.old,
+            new: &self.new,
+            co_tenants: self.co_tenants(),
+            co_tenants_changed: self.co_tenants_changed,
+            write_hot_type: self.write_hot_type,
+            hot_members: self.hot_members,
+            gained_hot_neighbours: &self.gained_hot_neighbours,
+            explicit_alignment: self.explicit_alignment,
+            run: self.run,
+            member_lines: &self.member_lines,
+            severity: self.severity,
+            changed: self.changed,
+            flagged: self.flagged,
+            risk: self.risk,
+            quiet: self.quiet,
+            reasons: self.reasons(),
+        }
+        .serialize(s)
+    }
 }
 
 /// Why a data object is listed: the numbers, spelled only when the report is written
@@ -316,17 +425,14 @@ pub struct MemberLines<'a> {
 }
 
 /// A function whose start mod line size (or line count) changed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct FunctionChange<'a> {
     pub name: SymbolName<'a>,
-    #[serde(serialize_with = "hex_pair")]
     pub address: Pair<u64>,
     pub size: Pair<u64>,
     pub delta: i64,
     /// Start modulo the line size.
     pub phase: Pair<u64>,
-    pub phase16: Pair<u64>,
-    pub phase32: Pair<u64>,
     pub lines: Pair<u64>,
     pub run: Option<usize>,
     pub severity: Severity,
@@ -335,6 +441,54 @@ pub struct FunctionChange<'a> {
     /// Counted in `flagged`: its phase or line count changed and it was asked for by
     /// name, or `--fail-on text` was given.
     pub flagged: bool,
+}
+
+impl FunctionChange<'_> {
+    /// Start modulo `n` bytes, old and new.
+    pub fn phase_mod(&self, n: u64) -> Pair<u64> {
+        Pair {
+            old: self.address.old % n,
+            new: self.address.new % n,
+        }
+    }
+}
+
+/// Written with its phases modulo 16 and 32 bytes too (`phase16`, `phase32`), derived
+/// from the addresses rather than kept for each of tens of thousands of functions.
+impl Serialize for FunctionChange<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Written<'x, 'a> {
+            name: &'x SymbolName<'a>,
+            #[serde(serialize_with = "hex_pair")]
+            address: Pair<u64>,
+            size: Pair<u64>,
+            delta: i64,
+            phase: Pair<u64>,
+            phase16: Pair<u64>,
+            phase32: Pair<u64>,
+            lines: Pair<u64>,
+            run: Option<usize>,
+            severity: Severity,
+            pinned: bool,
+            flagged: bool,
+        }
+        Written {
+            name: &self.name,
+            address: self.address,
+            size: self.size,
+            delta: self.delta,
+            phase: self.phase,
+            phase16: self.phase_mod(16),
+            phase32: self.phase_mod(32),
+            lines: self.lines,
+            run: self.run,
+            severity: self.severity,
+            pinned: self.pinned,
+            flagged: self.flagged,
+        }
+        .serialize(s)
+    }
 }
 
 /// A maximal sequence of neighbouring symbols (in old address order, one section)

@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::changes::{
-    FunctionChange, MemberLines, Pair, PlacementChange, Reason, Severity, SymbolName, Tenant,
+    FunctionChange, MemberLines, Pair, PlacementChange, Severity, SymbolName, Tenant,
 };
 use super::hot::HotTypes;
 use super::pairing::{Paired, Pairing};
@@ -99,10 +99,6 @@ fn tenants<'a, 'd>(
     out.dedup_by(|a, b| a.place == b.place && a.size == b.size);
 }
 
-fn as_tenants<'a>(list: &[&'a Symbol<'_>]) -> Vec<Tenant<'a>> {
-    list.iter().map(|&t| Tenant(t)).collect()
-}
-
 /// Data that can be written at run time: not in a read-only section, and the object
 /// itself not `const` (a `const char *` variable is writable, a `char *const` is not).
 fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
@@ -163,7 +159,11 @@ pub fn data_change<'a, 'd>(
     if !moved && !co_changed && !pinned {
         return None;
     }
-    let (old_t, new_t) = (as_tenants(old_syms), as_tenants(new_syms));
+    let tenants: Vec<Tenant<'a>> = old_syms
+        .iter()
+        .chain(new_syms.iter())
+        .map(|&t| Tenant(t))
+        .collect();
     let var_new = sides.ix.new_vars.of(n);
     let var_old = sides.ix.old_vars.of(o);
     let type_name = var_new.or(var_old).map(|v| v.type_name());
@@ -201,38 +201,7 @@ pub fn data_change<'a, 'd>(
             .and_then(|id| sides.new.struct_by_id(id).explicit_alignment))
     });
     let cacheline_aligned = explicit_alignment.is_some_and(|a| a >= ls);
-    let mut reasons = Vec::new();
     let in_line = old.offset_in_line != new.offset_in_line;
-    let pair = |o, n| Pair { old: o, new: n };
-    if in_line {
-        reasons.push(Reason::OffsetInLine(pair(
-            old.offset_in_line,
-            new.offset_in_line,
-        )));
-    }
-    if old.offset_in_pair != new.offset_in_pair {
-        reasons.push(Reason::InPair(pair(old.offset_in_pair, new.offset_in_pair)));
-    }
-    if old.lines != new.lines {
-        reasons.push(Reason::Lines(pair(old.lines, new.lines)));
-    }
-    if o.size != n.size {
-        reasons.push(Reason::Size(pair(o.size, n.size)));
-    }
-    if old.straddles != new.straddles {
-        reasons.push(Reason::Straddles(new.straddles));
-    }
-    if old.line_aligned != new.line_aligned {
-        reasons.push(Reason::StartsLine(new.line_aligned));
-    }
-    if sharing_grew {
-        reasons.push(Reason::CoTenantsChanged);
-    } else if co_changed {
-        reasons.push(Reason::FewerCoTenants);
-    }
-    if let Some(q) = quiet {
-        reasons.push(Reason::Quiet(q));
-    }
     let layout_same = !in_line && old.lines == new.lines && old.straddles == new.straddles;
     let severity = if quiet == Some(BOOT_ONLY) {
         Severity::Info
@@ -281,11 +250,10 @@ pub fn data_change<'a, 'd>(
         delta: p.delta(),
         old,
         new,
+        old_tenants: old_syms.len(),
+        tenants,
         co_tenants_changed: co_changed,
-        co_tenants: Pair {
-            old: old_t,
-            new: new_t,
-        },
+        sharing_grew,
         write_hot_type: write_hot,
         hot_members,
         gained_hot_neighbours,
@@ -297,7 +265,6 @@ pub fn data_change<'a, 'd>(
         flagged: severity.category().is_some(),
         risk,
         quiet,
-        reasons,
     })
 }
 
@@ -423,14 +390,6 @@ pub fn function_change<'a>(
         },
         delta: p.delta(),
         phase,
-        phase16: Pair {
-            old: o.place % 16,
-            new: n.place % 16,
-        },
-        phase32: Pair {
-            old: o.place % 32,
-            new: n.place % 32,
-        },
         lines: line_count,
         run: runs.get(pairing, o),
         severity: if changed {

@@ -197,8 +197,8 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
     if c.co_tenants_changed || pinned {
         lines.push(format!(
             "      shares lines with: {}  ->  {}",
-            tenant_names(&c.co_tenants.old),
-            tenant_names(&c.co_tenants.new)
+            tenant_names(c.co_tenants().old),
+            tenant_names(c.co_tenants().new)
         ));
     }
     if all || pinned {
