@@ -154,12 +154,12 @@ fn member_change(
             new: f(n, &|m| m.offset),
         },
         bit_offset: Pair {
-            old: o.and_then(|m| m.bit_offset),
-            new: n.and_then(|m| m.bit_offset),
+            old: o.and_then(|m| m.bit_offset.map(u64::from)),
+            new: n.and_then(|m| m.bit_offset.map(u64::from)),
         },
         bit_size: Pair {
-            old: o.and_then(|m| m.bit_size),
-            new: n.and_then(|m| m.bit_size),
+            old: o.and_then(|m| m.bit_size.map(u64::from)),
+            new: n.and_then(|m| m.bit_size.map(u64::from)),
         },
         size: Pair {
             old: f(o, &|m| m.size),

@@ -147,15 +147,15 @@ pub fn attribute(layout: &mut StructLayout<'_>, base: u64) {
             cur_end = bit_end;
         }
         // pahole keeps these in u16 / u8 fields.
-        let (hole, bit_hole) = (byte_holes as u16 as u64, bit_holes as u8 as u64);
+        let (hole, bit_hole) = (u32::from(byte_holes as u16), u32::from(bit_holes as u8));
         match last {
             Some(l) => {
                 layout.members[l].hole = hole;
                 layout.members[l].bit_hole = bit_hole;
             }
             None => {
-                layout.pre_hole = hole;
-                layout.pre_bit_hole = bit_hole;
+                layout.pre_hole = u64::from(hole);
+                layout.pre_bit_hole = u64::from(bit_hole);
             }
         }
         last = Some(k);
@@ -167,7 +167,7 @@ mod tests {
     use super::*;
     use crate::model::Member;
 
-    fn m(offset: u64, size: u64, bits: Option<(u64, u64)>) -> Member<'static> {
+    fn m(offset: u64, size: u64, bits: Option<(u32, u32)>) -> Member<'static> {
         Member {
             name: Some("m"),
             offset,

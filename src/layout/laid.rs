@@ -156,8 +156,8 @@ fn lay_members<'a, 'd>(
                 type_name: m.type_name(),
                 offset: m.offset,
                 size: m.size,
-                bit_offset: m.bit_offset,
-                bit_size: m.bit_size,
+                bit_offset: m.bit_offset.map(u64::from),
+                bit_size: m.bit_size.map(u64::from),
                 flexible: m.flexible,
                 first_line,
                 last_line,
@@ -166,8 +166,8 @@ fn lay_members<'a, 'd>(
                 members: nested,
                 holes: m.nested.as_ref().map(|n| n.holes.as_slice()),
                 alignment: m.alignment,
-                hole: m.hole,
-                bit_hole: m.bit_hole,
+                hole: u64::from(m.hole),
+                bit_hole: u64::from(m.bit_hole),
                 source: m,
             }
         })
@@ -190,7 +190,11 @@ pub fn sum_members(layout: &StructLayout<'_>) -> u64 {
 
 /// Bits taken by the bitfield members of one level.
 pub fn sum_bitfield_bits(layout: &StructLayout<'_>) -> u64 {
-    layout.members.iter().filter_map(|m| m.bit_size).sum()
+    layout
+        .members
+        .iter()
+        .filter_map(|m| m.bit_size.map(u64::from))
+        .sum()
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use rustc_hash::FxHasher;
 
 use super::dies::{Die, Name, UnitDies};
 use crate::layout::holes;
-use crate::model::{AggregateKind, CType, Member, StructLayout};
+use crate::model::{AggregateKind, CType, Member, StructLayout, saturate_u32};
 
 /// Deepest type chain followed before giving up (guards against malformed cycles).
 const MAX_DEPTH: usize = 48;
@@ -474,7 +474,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         let size = layout.size;
         let union = layout.kind == AggregateKind::Union;
         for m in &mut layout.members {
-            let nat = m.natural_alignment.max(1);
+            let nat = u64::from(m.natural_alignment.max(1));
             if let Some(n) = m.nested.as_deref_mut()
                 && n.kind == AggregateKind::Struct
                 && ((union && !size.is_multiple_of(nat))
@@ -488,7 +488,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         }
         let mut max = 1;
         for m in &layout.members {
-            let nat = m.natural_alignment.max(1);
+            let nat = u64::from(m.natural_alignment.max(1));
             if nat == 1 {
                 continue;
             }
@@ -617,14 +617,14 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 name: self.dies.name(m),
                 offset: base.saturating_add(offset),
                 size: storage,
-                bit_offset: Some(abs_bit - offset * 8),
-                bit_size: Some(bits),
+                bit_offset: Some(saturate_u32(abs_bit - offset * 8)),
+                bit_size: Some(saturate_u32(bits)),
                 flexible: false,
                 nested: None,
                 alignment: m.alignment(),
                 ctype: ctype.into(),
-                type_padding: self.listing_padding(m.ty(), depth),
-                natural_alignment: self.listing_natural_align(m.ty()),
+                type_padding: saturate_u32(self.listing_padding(m.ty(), depth)),
+                natural_alignment: saturate_u32(self.listing_natural_align(m.ty())),
                 ..Member::default()
             };
         }
@@ -680,8 +680,8 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             nested,
             alignment: m.alignment(),
             ctype: ctype.into(),
-            type_padding: self.listing_padding(m.ty(), depth),
-            natural_alignment: self.listing_natural_align(m.ty()),
+            type_padding: saturate_u32(self.listing_padding(m.ty(), depth)),
+            natural_alignment: saturate_u32(self.listing_natural_align(m.ty())),
             ..Member::default()
         }
     }

@@ -9,7 +9,9 @@ mod types;
 
 pub use ctype::{CType, TypeKind, TypeRef};
 pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};
-pub use types::{AggregateKind, BitHole, Hole, Member, StructId, StructLayout, Variable};
+pub use types::{
+    AggregateKind, BitHole, Hole, Member, StructId, StructLayout, Variable, saturate_u32,
+};
 
 use serde::Serialize;
 use std::path::PathBuf;

@@ -63,9 +63,9 @@ pub struct Member<'d> {
     /// Size in bytes; for a bitfield, the size of its storage unit (its type's size).
     pub size: u64,
     /// Bitfields only: bit position inside the storage unit.
-    pub bit_offset: Option<u64>,
+    pub bit_offset: Option<u32>,
     /// Bitfields only: width in bits.
-    pub bit_size: Option<u64>,
+    pub bit_size: Option<u32>,
     /// Flexible (`[]`) or zero-length (`[0]`) array: takes no room.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub flexible: bool,
@@ -77,23 +77,30 @@ pub struct Member<'d> {
     pub alignment: Option<u64>,
     /// Bytes and bits unused after this member, attributed as pahole does.
     #[serde(skip_serializing_if = "is_zero")]
-    pub hole: u64,
+    pub hole: u32,
     #[serde(skip_serializing_if = "is_zero")]
-    pub bit_hole: u64,
+    pub bit_hole: u32,
     /// When the member's type is a struct (not through a typedef): its tail padding.
     #[serde(skip)]
-    pub type_padding: u64,
+    pub type_padding: u32,
     /// A pointer member to an anonymous struct/union: that struct, offsets from its
     /// own start (pahole lists it; not part of this struct's storage).
     #[serde(skip)]
     pub pointee: Option<Box<StructLayout<'d>>>,
     /// pahole's natural alignment of the member's type (for packed inference).
     #[serde(skip)]
-    pub natural_alignment: u64,
+    pub natural_alignment: u32,
 }
 
-fn is_zero(v: &u64) -> bool {
-    *v == 0
+fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// `v` as a `u32`, `u32::MAX` when it does not fit: the model keeps bit positions and
+/// widths, holes and paddings of members in 32 bits (pahole keeps them in 8 and 16),
+/// which only a corrupt file exceeds.
+pub fn saturate_u32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 fn c_spelling<S: serde::Serializer>(t: &TypeRef<'_>, s: S) -> Result<S::Ok, S::Error> {
@@ -110,13 +117,13 @@ impl Member<'_> {
     pub fn start_bit(&self) -> u64 {
         self.offset
             .saturating_mul(8)
-            .saturating_add(self.bit_offset.unwrap_or(0))
+            .saturating_add(u64::from(self.bit_offset.unwrap_or(0)))
     }
 
     /// One past the last bit covered.
     pub fn end_bit(&self) -> u64 {
         match self.bit_size {
-            Some(bits) => self.start_bit().saturating_add(bits),
+            Some(bits) => self.start_bit().saturating_add(u64::from(bits)),
             None => self.offset.saturating_add(self.size).saturating_mul(8),
         }
     }

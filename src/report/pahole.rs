@@ -178,7 +178,7 @@ impl Listing {
         for (k, pos) in l.members.iter().enumerate() {
             if pos.alignment.is_some() {
                 sums.forced += 1;
-                let hole = last.map_or(l.pre_hole, |m| m.hole);
+                let hole = last.map_or(l.pre_hole, |m| u64::from(m.hole));
                 if hole != 0 {
                     sums.forced_holes += 1;
                     sums.sum_forced_holes += hole;
@@ -190,40 +190,40 @@ impl Listing {
             self.member(pos, depth, in_union, k == n - 1, n == 1);
             if pos.type_padding > 0 {
                 sums.paddings += 1;
-                sums.sum_paddings += pos.type_padding;
+                sums.sum_paddings += u64::from(pos.type_padding);
                 self.comment(
                     depth,
                     &format!(
                         "XXX last struct has {} byte{} of padding",
                         pos.type_padding,
-                        plural(pos.type_padding)
+                        plural(u64::from(pos.type_padding))
                     ),
                 );
             }
             if pos.bit_hole > 0 {
-                sums.bit_holes += pos.bit_hole;
+                sums.bit_holes += u64::from(pos.bit_hole);
                 self.comment(
                     depth,
                     &format!(
                         "XXX {} bit{} hole, try to pack",
                         pos.bit_hole,
-                        plural(pos.bit_hole)
+                        plural(u64::from(pos.bit_hole))
                     ),
                 );
             }
             if pos.hole > 0 {
-                sums.holes += pos.hole;
+                sums.holes += u64::from(pos.hole);
                 self.comment(
                     depth,
                     &format!(
                         "XXX {} byte{} hole, try to pack",
                         pos.hole,
-                        plural(pos.hole)
+                        plural(u64::from(pos.hole))
                     ),
                 );
             }
             match pos.bit_size {
-                Some(b) => sums.bits += b,
+                Some(b) => sums.bits += u64::from(b),
                 None => sums.bytes += pos.size,
             }
             let moved = last.is_none_or(|l| l.offset != pos.offset);

@@ -114,18 +114,18 @@ pub(super) struct MemberForm {
     pub name: Option<Str>,
     pub offset: u64,
     pub size: u64,
-    pub bit_offset: Option<u64>,
-    pub bit_size: Option<u64>,
+    pub bit_offset: Option<u32>,
+    pub bit_size: Option<u32>,
     pub flexible: bool,
     pub nested: Option<Box<StructForm>>,
     pub alignment: Option<u64>,
     /// Index into `Names::ctypes`.
     pub ctype: u32,
-    pub hole: u64,
-    pub bit_hole: u64,
-    pub type_padding: u64,
+    pub hole: u32,
+    pub bit_hole: u32,
+    pub type_padding: u32,
     pub pointee: Option<Box<StructForm>>,
-    pub natural_alignment: u64,
+    pub natural_alignment: u32,
 }
 
 /// A struct layout; `read::Layout` reads these fields back in this order.

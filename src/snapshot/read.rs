@@ -638,17 +638,17 @@ impl<'de, 'c, 'd> Visitor<'de> for OneMember<'c, 'd> {
         let name: Option<Str> = next(&mut seq)?;
         let offset: u64 = next(&mut seq)?;
         let size: u64 = next(&mut seq)?;
-        let bit_offset: Option<u64> = next(&mut seq)?;
-        let bit_size: Option<u64> = next(&mut seq)?;
+        let bit_offset: Option<u32> = next(&mut seq)?;
+        let bit_size: Option<u32> = next(&mut seq)?;
         let flexible: bool = next(&mut seq)?;
         let nested = next_seed(&mut seq, inner)?;
         let alignment: Option<u64> = next(&mut seq)?;
         let ctype: u32 = next(&mut seq)?;
-        let hole: u64 = next(&mut seq)?;
-        let bit_hole: u64 = next(&mut seq)?;
-        let type_padding: u64 = next(&mut seq)?;
+        let hole: u32 = next(&mut seq)?;
+        let bit_hole: u32 = next(&mut seq)?;
+        let type_padding: u32 = next(&mut seq)?;
         let pointee = next_seed(&mut seq, inner)?;
-        let natural_alignment: u64 = next(&mut seq)?;
+        let natural_alignment: u32 = next(&mut seq)?;
         Ok(Member {
             name: c.check(c.names.opt(name))?,
             offset,
