@@ -165,7 +165,7 @@ fn lay_members<'a, 'd>(
                 kind: m.nested.as_ref().map(|n| n.kind),
                 members: nested,
                 holes: m.nested.as_ref().map(|n| n.holes.as_slice()),
-                alignment: m.alignment,
+                alignment: m.alignment.map(u64::from),
                 hole: u64::from(m.hole),
                 bit_hole: u64::from(m.bit_hole),
                 source: m,

@@ -10,7 +10,7 @@ use gimli::constants as dw;
 
 use super::dies::Die;
 use super::layouts::TypeTable;
-use crate::model::{CType, TypeKind};
+use crate::model::{CType, Declaration, TypeKind};
 
 /// Deepest type chain followed while spelling (guards against malformed cycles).
 const MAX_DEPTH: usize = 32;
@@ -73,7 +73,12 @@ impl<'d> TypeTable<'_, 'd> {
         let Some(i) = ty.filter(|&i| i < self.dies.dies.len()) else {
             return Arc::new(CType {
                 c: "void".into(),
-                pahole_before: "void".into(),
+                listing: self.listing.then(|| {
+                    Box::new(Declaration {
+                        before: "void".into(),
+                        ..Declaration::default()
+                    })
+                }),
                 ..CType::default()
             });
         };
@@ -168,7 +173,6 @@ impl<'d> TypeTable<'_, 'd> {
                 (list, d.byte_size().unwrap_or(4))
             });
         CType {
-            anonymous_enum,
             kind,
             element,
             is_const: quals.c,
@@ -176,9 +180,14 @@ impl<'d> TypeTable<'_, 'd> {
             dims,
             aggregate,
             c: capped(self.c_decl(Some(i), String::new(), Quals::default(), 0)).into(),
-            pahole_before: capped(before.to_string()).into(),
-            pahole_after: capped(after.to_string()).into(),
-            pahole_after_flexible: flex.map(Box::from),
+            listing: self.listing.then(|| {
+                Box::new(Declaration {
+                    before: capped(before.to_string()).into(),
+                    after: capped(after.to_string()).into(),
+                    anonymous_enum,
+                    after_flexible: flex.map(Box::from),
+                })
+            }),
         }
     }
 

@@ -44,21 +44,44 @@ pub struct CType {
     /// C spelling without a declarator name: `const char *`, `char *const`,
     /// `void (*[4])(int)`.
     pub c: Box<str>,
+    /// How pahole's listing declares a member of this type; only loads for the
+    /// listing keep it (boxed: a diff's tens of thousands of types go without).
+    #[serde(skip)]
+    pub listing: Option<Box<Declaration>>,
+}
+
+/// What pahole's struct listing prints for a member of a type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Declaration {
     /// pahole's member declaration is `{before} NAME{after}`.
-    #[serde(skip)]
-    pub pahole_before: Box<str>,
-    #[serde(skip)]
-    pub pahole_after: Box<str>,
+    pub before: Box<str>,
+    pub after: Box<str>,
     /// An anonymous enum (the member's own type): its enumerators, which pahole
     /// prints inline, and its size in bytes.
-    #[serde(skip)]
     pub anonymous_enum: Option<(Vec<Enumerator>, u64)>,
     /// pahole's declaration for an array whose last dimension it prints as `[]`.
-    #[serde(skip)]
-    pub pahole_after_flexible: Option<Box<str>>,
+    pub after_flexible: Option<Box<str>>,
 }
 
 impl CType {
+    /// pahole's declaration of a member of this type is `{pahole_before} NAME{pahole_after}`
+    /// (empty without the listing).
+    pub fn pahole_before(&self) -> &str {
+        self.listing.as_ref().map_or("", |l| &l.before)
+    }
+
+    pub fn pahole_after(&self) -> &str {
+        self.listing.as_ref().map_or("", |l| &l.after)
+    }
+
+    pub fn anonymous_enum(&self) -> Option<&(Vec<Enumerator>, u64)> {
+        self.listing.as_ref()?.anonymous_enum.as_ref()
+    }
+
+    pub fn pahole_after_flexible(&self) -> Option<&str> {
+        self.listing.as_ref()?.after_flexible.as_deref()
+    }
+
     pub fn is_pointer(&self) -> bool {
         self.kind == TypeKind::Pointer
     }

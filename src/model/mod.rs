@@ -7,7 +7,7 @@ pub mod hex;
 mod symbols;
 mod types;
 
-pub use ctype::{CType, TypeKind, TypeRef};
+pub use ctype::{CType, Declaration, TypeKind, TypeRef};
 pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};
 pub use types::{
     AggregateKind, BitHole, Hole, Member, StructId, StructLayout, Variable, saturate_u32,

@@ -74,7 +74,7 @@ pub struct Member<'d> {
     pub nested: Option<Box<StructLayout<'d>>>,
     /// `DW_AT_alignment` on the member (`__aligned__(N)` in the source).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub alignment: Option<u64>,
+    pub alignment: Option<u32>,
     /// Bytes and bits unused after this member, attributed as pahole does.
     #[serde(skip_serializing_if = "is_zero")]
     pub hole: u32,

@@ -258,9 +258,9 @@ impl Listing {
         }
         let indent = "\t".repeat(depth);
         let _ = writeln!(self.out, "\n{indent}/* Force padding: */");
-        let before = match last.ctype.pahole_before.strip_suffix(' ') {
+        let before = match last.ctype.pahole_before().strip_suffix(' ') {
             Some(ty) => format!("{ty:<26} "),
-            None => last.ctype.pahole_before.to_string(),
+            None => last.ctype.pahole_before().to_string(),
         };
         let mut added = 0;
         // A corrupt input can claim gigabytes of padding: pahole would print a line per
@@ -276,7 +276,7 @@ impl Listing {
             let _ = writeln!(
                 self.out,
                 "{indent}{before}{}:{};",
-                last.ctype.pahole_after,
+                last.ctype.pahole_after(),
                 size * 8
             );
             added += size;
@@ -296,14 +296,14 @@ impl Listing {
                 );
                 bits = 0;
             }
-            let before = match pos.ctype.pahole_before.strip_suffix(' ') {
+            let before = match pos.ctype.pahole_before().strip_suffix(' ') {
                 Some(ty) => format!("{ty:<26} "),
-                None => pos.ctype.pahole_before.to_string(),
+                None => pos.ctype.pahole_before().to_string(),
             };
             let _ = writeln!(
                 self.out,
                 "{indent}{before}{}:{bits};",
-                pos.ctype.pahole_after
+                pos.ctype.pahole_after()
             );
         }
         if pos.offset < last.offset
@@ -394,15 +394,15 @@ impl Listing {
             return;
         }
         let c = &m.ctype;
-        let after = match &c.pahole_after_flexible {
+        let after = match c.pahole_after_flexible() {
             Some(flex) if last && !single && !in_union => flex,
-            _ => &c.pahole_after,
+            _ => c.pahole_after(),
         };
-        let before = match c.pahole_before.strip_suffix(' ') {
+        let before = match c.pahole_before().strip_suffix(' ') {
             Some(ty) => format!("{ty:<26} "),
-            None => c.pahole_before.to_string(),
+            None => c.pahole_before().to_string(),
         };
-        let mut decl = match &c.anonymous_enum {
+        let mut decl = match c.anonymous_enum() {
             // pahole lists an anonymous enum's enumerators inline.
             Some((values, size)) => {
                 let width = values.iter().map(|(n, _)| n.len()).max().unwrap_or(0);

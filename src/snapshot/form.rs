@@ -118,7 +118,7 @@ pub(super) struct MemberForm {
     pub bit_size: Option<u32>,
     pub flexible: bool,
     pub nested: Option<Box<StructForm>>,
-    pub alignment: Option<u64>,
+    pub alignment: Option<u32>,
     /// Index into `Names::ctypes`.
     pub ctype: u32,
     pub hole: u32,
@@ -310,13 +310,13 @@ fn ctype_form(t: &CType) -> CTypeForm<'_> {
         dims: t.dims.clone(),
         aggregate: t.aggregate.as_deref(),
         c: &t.c,
-        pahole_before: &t.pahole_before,
-        pahole_after: &t.pahole_after,
+        pahole_before: t.pahole_before(),
+        pahole_after: t.pahole_after(),
         anonymous_enum: t
-            .anonymous_enum
+            .anonymous_enum()
             .as_ref()
             .map(|(e, size)| (e.iter().map(|(n, v)| (&**n, *v)).collect(), *size)),
-        pahole_after_flexible: t.pahole_after_flexible.as_deref(),
+        pahole_after_flexible: t.pahole_after_flexible(),
     }
 }
 

@@ -16,8 +16,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
 use super::form::{Bad, CTypeForm, SectionForm, Str, SymbolForm, VariableForm};
 use crate::model::{
-    AggregateKind, BitHole, CType, Hole, Image, Member, Section, StructId, StructLayout, Symbol,
-    TypeRef, TypesFrom, Variable,
+    AggregateKind, BitHole, CType, Declaration, Hole, Image, Member, Section, StructId,
+    StructLayout, Symbol, TypeRef, TypesFrom, Variable,
 };
 
 /// Deepest chain of struct layouts held in one another (`MemberForm::nested` and
@@ -541,13 +541,16 @@ fn ctype(t: CTypeForm<'_>, listing: bool) -> CType {
         dims: t.dims,
         aggregate: t.aggregate.map(Into::into),
         c: t.c.into(),
-        pahole_before: if listing { t.pahole_before } else { "" }.into(),
-        pahole_after: if listing { t.pahole_after } else { "" }.into(),
-        anonymous_enum: t
-            .anonymous_enum
-            .filter(|_| listing)
-            .map(|(e, size)| (e.into_iter().map(|(n, v)| (n.into(), v)).collect(), size)),
-        pahole_after_flexible: t.pahole_after_flexible.filter(|_| listing).map(Into::into),
+        listing: listing.then(|| {
+            Box::new(Declaration {
+                before: t.pahole_before.into(),
+                after: t.pahole_after.into(),
+                anonymous_enum: t
+                    .anonymous_enum
+                    .map(|(e, size)| (e.into_iter().map(|(n, v)| (n.into(), v)).collect(), size)),
+                after_flexible: t.pahole_after_flexible.map(Into::into),
+            })
+        }),
     }
 }
 
@@ -642,7 +645,7 @@ impl<'de, 'c, 'd> Visitor<'de> for OneMember<'c, 'd> {
         let bit_size: Option<u32> = next(&mut seq)?;
         let flexible: bool = next(&mut seq)?;
         let nested = next_seed(&mut seq, inner)?;
-        let alignment: Option<u64> = next(&mut seq)?;
+        let alignment: Option<u32> = next(&mut seq)?;
         let ctype: u32 = next(&mut seq)?;
         let hole: u32 = next(&mut seq)?;
         let bit_hole: u32 = next(&mut seq)?;
