@@ -228,8 +228,8 @@ pub struct PlacementChange<'a> {
     pub place: Pair<u64>,
     pub size: Pair<u64>,
     pub delta: i64,
-    pub old: Placement,
-    pub new: Placement,
+    /// The line size its placements (`placement()`) are counted in.
+    pub line_size: u64,
     /// Neighbours on its lines before, then after (see `co_tenants`): one list, not
     /// two, for each of tens of thousands of objects.
     pub tenants: Vec<Tenant<'a>>,
@@ -266,6 +266,16 @@ pub struct PlacementChange<'a> {
 }
 
 impl<'a> PlacementChange<'a> {
+    /// Where it sits on lines in each build (derived from its place and size rather
+    /// than kept for each of tens of thousands of objects).
+    pub fn placement(&self) -> Pair<Placement> {
+        let at = |place, size| crate::layout::place(place, size, self.line_size);
+        Pair {
+            old: at(self.place.old, self.size.old),
+            new: at(self.place.new, self.size.new),
+        }
+    }
+
     /// Neighbours on its lines before and after.
     pub fn co_tenants(&self) -> Pair<&[Tenant<'a>]> {
         let (old, new) = self.tenants.split_at(self.old_tenants);
@@ -275,7 +285,7 @@ impl<'a> PlacementChange<'a> {
     /// Why it is listed, derived from its numbers (written only into JSON, so not
     /// kept as a list for each object).
     pub fn reasons(&self) -> Vec<Reason> {
-        let (o, n) = (&self.old, &self.new);
+        let Pair { old: o, new: n } = self.placement();
         let pair = |old, new| Pair { old, new };
         let mut out = Vec::new();
         if o.offset_in_line != n.offset_in_line {
@@ -326,8 +336,8 @@ impl Serialize for PlacementChange<'_> {
             place: Pair<u64>,
             size: Pair<u64>,
             delta: i64,
-            old: &'x Placement,
-            new: &'x Placement,
+            old: Placement,
+            new: Placement,
             co_tenants: Pair<&'x [Tenant<'a>]>,
             co_tenants_changed: bool,
             write_hot_type: bool,
@@ -344,6 +354,7 @@ impl Serialize for PlacementChange<'_> {
             quiet: Option<&'static str>,
             reasons: Vec<Reason>,
         }
+        let at = self.placement();
         Written {
             name: &self.name,
             space: self.space,
@@ -352,8 +363,8 @@ impl Serialize for PlacementChange<'_> {
             place: self.place,
             size: self.size,
             delta: self.delta,
-            old: &self.old,
-            new: &self.new,
+            old: at.old,
+            new: at.new,
             co_tenants: self.co_tenants(),
             co_tenants_changed: self.co_tenants_changed,
             write_hot_type: self.write_hot_type,

@@ -176,6 +176,7 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
     } else {
         String::new()
     };
+    let at = c.placement();
     let mut lines = vec![
         format!(
             "  {} ({ty})  {} -> {} ({}){hot}",
@@ -186,12 +187,12 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
         ),
         format!(
             "      offset in line {:#04x} -> {:#04x}, in pair {:#04x} -> {:#04x}, lines {} -> {}{size}",
-            c.old.offset_in_line,
-            c.new.offset_in_line,
-            c.old.offset_in_pair,
-            c.new.offset_in_pair,
-            c.old.lines,
-            c.new.lines
+            at.old.offset_in_line,
+            at.new.offset_in_line,
+            at.old.offset_in_pair,
+            at.new.offset_in_pair,
+            at.old.lines,
+            at.new.lines
         ),
     ];
     if c.co_tenants_changed || pinned {

@@ -144,9 +144,19 @@ fn item_html(item: &Item<'_>, line_size: u64, open: bool) -> String {
 fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
     let side = |old: bool| {
         let (place, size, at, tenants) = if old {
-            (c.place.old, c.size.old, &c.old, c.co_tenants().old)
+            (
+                c.place.old,
+                c.size.old,
+                c.placement().old,
+                c.co_tenants().old,
+            )
         } else {
-            (c.place.new, c.size.new, &c.new, c.co_tenants().new)
+            (
+                c.place.new,
+                c.size.new,
+                c.placement().new,
+                c.co_tenants().new,
+            )
         };
         let mut blocks: Vec<Block> = tenants
             .iter()
