@@ -33,8 +33,8 @@ pub struct DiffOptions {
 fn tally(counts: &mut Counts, c: &PlacementChange<'_>) {
     counts.changed += usize::from(c.changed);
     counts.flagged += usize::from(c.flagged);
-    counts.line_offset_changed +=
-        usize::from(c.place.old % c.line_size != c.place.new % c.line_size);
+    let at = c.placement();
+    counts.line_offset_changed += usize::from(at.old.offset_in_line != at.new.offset_in_line);
     counts.improvements += usize::from(c.severity == Severity::Improvement);
 }
 

@@ -11,6 +11,7 @@ use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::runs::RunOf;
 use super::same::SameTypes;
+use super::structs::leaves;
 use crate::layout::{SpaceIndex, place};
 use crate::model::{
     CType, Image, Space, StructId, StructLayout, Symbol, SymbolKind, SymbolVariables, Variable,
@@ -309,31 +310,21 @@ fn moved_members<'a>(
     (old_phase, new_phase): (u64, u64),
     line_size: u64,
 ) -> Vec<MemberLines<'a>> {
-    // (name, offset, line) of every named leaf member, depth first: offsets count
-    // from the outermost struct's start at every nesting level.
-    fn leaves<'a>(
-        s: &'a StructLayout<'_>,
-        phase: u64,
-        ls: u64,
-        out: &mut Vec<(&'a str, u64, u64)>,
-    ) {
-        for m in &s.members {
-            match (&m.nested, m.name) {
-                (Some(inner), _) => leaves(inner, phase, ls, out),
-                (None, Some(name)) => {
-                    out.push((name, m.offset, phase.saturating_add(m.offset) / ls))
-                }
-                _ => {}
-            }
-        }
-    }
-    let (mut before, mut after) = (Vec::new(), Vec::new());
-    leaves(old, old_phase, line_size, &mut before);
-    leaves(new, new_phase, line_size, &mut after);
+    // (name, offset, line) of every named leaf member: offsets count from the
+    // outermost struct's start at every nesting level.
+    let lines = |s: &'a StructLayout<'_>, phase: u64| {
+        leaves(s).into_iter().filter_map(move |m| {
+            Some((
+                m.name?,
+                m.offset,
+                phase.saturating_add(m.offset) / line_size,
+            ))
+        })
+    };
     let old_m: FxHashMap<&str, (u64, u64)> =
-        before.into_iter().map(|(n, o, l)| (n, (o, l))).collect();
+        lines(old, old_phase).map(|(n, o, l)| (n, (o, l))).collect();
     let mut out = Vec::new();
-    for (name, off, line) in after {
+    for (name, off, line) in lines(new, new_phase) {
         let before = old_m.get(name);
         if before.map(|b| b.1) != Some(line) {
             out.push(MemberLines {

@@ -100,8 +100,8 @@ fn id_of(image: &Image<'_>, s: &StructLayout<'_>) -> Option<StructId> {
         .then(|| StructId((at - all.start as usize) / size))
 }
 
-/// Named leaf members at every nesting level.
-fn leaves<'a, 'd>(s: &'a StructLayout<'d>) -> Vec<&'a Member<'d>> {
+/// Named leaf members at every nesting level, depth first.
+pub(super) fn leaves<'a, 'd>(s: &'a StructLayout<'d>) -> Vec<&'a Member<'d>> {
     s.flat_members()
         .into_iter()
         .filter(|(_, m)| m.nested.is_none() && m.name.is_some())

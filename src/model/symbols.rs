@@ -8,7 +8,6 @@ pub struct Section<'d> {
     pub name: &'d str,
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
-    /// `st_size`, bounded by the end of the symbol's section.
     pub size: u64,
     pub alignment: u64,
     pub compressed: bool,
