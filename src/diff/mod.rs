@@ -38,6 +38,34 @@ fn tally(counts: &mut Counts, c: &PlacementChange<'_>) {
     counts.improvements += usize::from(c.severity == Severity::Improvement);
 }
 
+/// The counts one pass over the judged changes takes: each row's, and how many
+/// changes fail the run.
+#[derive(Default)]
+struct Tally {
+    data: Counts,
+    percpu: Counts,
+    functions: Counts,
+    failing: usize,
+}
+
+impl Tally {
+    fn add(self, o: Tally) -> Tally {
+        let sum = |a: Counts, b: Counts| Counts {
+            changed: a.changed + b.changed,
+            flagged: a.flagged + b.flagged,
+            line_offset_changed: a.line_offset_changed + b.line_offset_changed,
+            improvements: a.improvements + b.improvements,
+            ..Counts::default()
+        };
+        Tally {
+            data: sum(self.data, o.data),
+            percpu: sum(self.percpu, o.percpu),
+            functions: sum(self.functions, o.functions),
+            failing: self.failing + o.failing,
+        }
+    }
+}
+
 /// Runs matching `pick`: (those that change line membership, whole-line runs).
 fn run_counts(runs: &[ShiftRun], pick: impl Fn(&ShiftRun) -> bool) -> (usize, usize) {
     let picked = runs.iter().filter(|r| pick(r));
@@ -71,7 +99,8 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
     // `flatten` first would gather pieces grown by doubling and copy them together).
     // Both kinds are boxed so that a slot is one pointer wide.
     enum Change<'a> {
-        Data(Box<PlacementChange<'a>>),
+        /// A data object of the space given.
+        Data(Space, Box<PlacementChange<'a>>),
         Function(Box<FunctionChange<'a>>),
         /// A function that moved or changed size, but neither its phase nor its line
         /// count: counted, not listed.
@@ -83,14 +112,11 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
             .as_ref()
             .is_some_and(|g| g.is_match(name))
     };
-    // The pairing and the runs (sequential) on one side; struct layouts and the
-    // lookup indexes, which need neither, on the other; then every pair is judged.
-    let ((pairing, (runs, run_of)), (structs, structs_added_removed, indexes, names)) = rayon::join(
-        || {
-            let pairing = pairing::pair(&old.symbols, &new.symbols);
-            let runs = runs::find(&pairing, [old, new], line_size, &alignment);
-            (pairing, runs)
-        },
+    // The pairing on one side; struct layouts and the lookup indexes, which do not
+    // need it, on the other. Then the shift runs beside the judging of every pair
+    // (which does not need them: a change learns its run afterwards).
+    let (pairing, (structs, structs_added_removed, indexes, names)) = rayon::join(
+        || pairing::pair(&old.symbols, &new.symbols),
         || {
             // The indexes a separate task, taken by whichever side is free first.
             let (structs, (added_removed, indexes, names)) = rayon::join(
@@ -113,65 +139,85 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         line_size,
         ix: indexes,
     };
-    let changes = pairing
-        .pairs
-        .par_iter()
-        .map_init(
-            || {
-                (
-                    hot::HotTypes::sharing(new, &names),
-                    placement::SameLayouts::default(),
-                    placement::Scratch::default(),
-                )
-            },
-            |(hot, same, scratch), p| {
-                let pinned = pinned_sym(p.new);
-                if p.old.kind == SymbolKind::Function {
-                    match placement::function_change(
-                        &pairing, p, line_size, &run_of, pinned, text_fails,
-                    ) {
-                        Some(f) => Some(Change::Function(Box::new(f))),
-                        None if p.old.place != p.new.place || p.old.size != p.new.size => {
-                            Some(Change::Moved)
+    let judge = || {
+        pairing
+            .pairs
+            .par_iter()
+            .map_init(
+                || {
+                    (
+                        hot::HotTypes::sharing(new, &names),
+                        placement::SameLayouts::default(),
+                        placement::Scratch::default(),
+                    )
+                },
+                |(hot, same, scratch), p| {
+                    let pinned = pinned_sym(p.new);
+                    if p.old.kind == SymbolKind::Function {
+                        match placement::function_change(p, line_size, pinned, text_fails) {
+                            Some(f) => Some(Change::Function(Box::new(f))),
+                            None if p.old.place != p.new.place || p.old.size != p.new.size => {
+                                Some(Change::Moved)
+                            }
+                            None => None,
                         }
-                        None => None,
+                    } else {
+                        placement::data_change(&sides, p, hot, same, scratch, pinned)
+                            .map(|c| Change::Data(c.space, Box::new(c)))
                     }
-                } else {
-                    placement::data_change(&sides, p, hot, same, scratch, &run_of, pinned)
-                        .map(|c| Change::Data(Box::new(c)))
-                }
-            },
-        )
-        .collect::<Vec<Option<Change<'a>>>>();
+                },
+            )
+            .collect::<Vec<Option<Change<'a>>>>()
+    };
+    let ((runs, run_of), mut changes) = rayon::join(
+        || runs::find(&pairing, [old, new], line_size, &alignment),
+        judge,
+    );
     drop(sides);
     let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
-    // One pass: each change goes to its list and into its row's counts (passes over
-    // the boxed changes, one per count, were a sequential tail of the diff).
+    // Each change learns its run and is counted into its row in parallel, so that the
+    // pass sorting them into lists below moves pointers without reading the changes.
+    let tallied = changes
+        .par_iter_mut()
+        .zip(&pairing.pairs)
+        .fold(Tally::default, |mut t, (c, p)| {
+            match c {
+                Some(Change::Moved) => t.functions.changed += 1,
+                Some(Change::Function(f)) => {
+                    f.run = run_of.get(&pairing, p.old);
+                    let counts = &mut t.functions;
+                    counts.changed += usize::from(f.address.changed() || f.size.changed());
+                    counts.flagged += usize::from(f.flagged);
+                    counts.line_offset_changed += usize::from(f.phase.changed());
+                    t.failing += usize::from(f.flagged && (f.pinned || text_fails));
+                }
+                Some(Change::Data(space, d)) => {
+                    d.run = run_of.get(&pairing, p.old);
+                    t.failing += usize::from(d.flagged && fails(d.severity));
+                    let counts = match space {
+                        Space::Percpu => &mut t.percpu,
+                        Space::Global => &mut t.data,
+                    };
+                    tally(counts, d);
+                }
+                None => {}
+            }
+            t
+        })
+        .reduce(Tally::default, Tally::add);
+    let Tally {
+        data: data_counts,
+        percpu: percpu_counts,
+        functions: function_counts,
+        failing,
+    } = tallied;
     let (mut data, mut percpu, mut functions) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut data_counts, mut percpu_counts) = (Counts::default(), Counts::default());
-    let mut function_counts = Counts::default();
-    let mut failing = 0;
     for c in changes.into_iter().flatten() {
         match c {
-            Change::Moved => function_counts.changed += 1,
-            Change::Function(f) => {
-                let counts = &mut function_counts;
-                counts.changed += usize::from(f.address.changed() || f.size.changed());
-                counts.flagged += usize::from(f.flagged);
-                counts.line_offset_changed += usize::from(f.phase.changed());
-                failing += usize::from(f.flagged && (f.pinned || text_fails));
-                functions.push(f);
-            }
-            Change::Data(d) => {
-                failing += usize::from(d.flagged && fails(d.severity));
-                if d.space == Space::Percpu {
-                    tally(&mut percpu_counts, &d);
-                    percpu.push(d);
-                } else {
-                    tally(&mut data_counts, &d);
-                    data.push(d);
-                }
-            }
+            Change::Moved => {}
+            Change::Function(f) => functions.push(f),
+            Change::Data(Space::Percpu, d) => percpu.push(d),
+            Change::Data(Space::Global, d) => data.push(d),
         }
     }
     let pinned_symbols: Vec<String> = pairing

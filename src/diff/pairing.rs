@@ -124,52 +124,37 @@ impl Pairing<'_, '_> {
     }
 }
 
-/// Positions of `ids` grouped by id (each group in position order): `(starts, order)`
-/// where group `k` is `order[starts[k]..starts[k + 1]]`.
-fn group_by_id(ids: &[u32], groups: usize) -> (Vec<usize>, Vec<u32>) {
-    let mut starts = vec![0usize; groups + 1];
-    for &k in ids {
-        starts[k as usize + 1] += 1;
-    }
-    for k in 0..groups {
-        starts[k + 1] += starts[k];
-    }
-    let mut next = starts.clone();
-    let mut order = vec![0u32; ids.len()];
-    for (i, &k) in ids.iter().enumerate() {
-        order[next[k as usize]] = i as u32;
-        next[k as usize] += 1;
-    }
-    (starts, order)
-}
-
 pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
-    // FxHash and keys that borrow their names: this hashes every symbol of both builds
-    // once, and SipHash with an owned key per dotted name was a tenth of the
-    // snapshot-pair diff.
-    // The table holds only where the first symbol of each key is (4 bytes: old symbols
-    // first, then new ones): probing a table of 16-byte buckets that outgrew the core's
-    // cache was three quarters of the pairing. Key ids are dense, in order of first
-    // appearance.
+    // FxHash and keys that borrow their names: SipHash with an owned key per dotted name
+    // was a tenth of the snapshot-pair diff. Each build's hashes are taken side by side.
+    let hashes = |list: &[Symbol<'d>]| -> Vec<u64> {
+        use std::hash::BuildHasher;
+        list.iter()
+            .map(|s| rustc_hash::FxBuildHasher.hash_one(key(s)))
+            .collect()
+    };
+    let (old_hashes, new_hashes) = rayon::join(|| hashes(old), || hashes(new));
+    // Symbol `g` of both builds in turn: old ones first, then new ones.
     let at = |g: u32| match old.get(g as usize) {
         Some(s) => s,
         None => &new[g as usize - old.len()],
     };
-    let hash = |s: &Symbol<'d>| {
-        use std::hash::BuildHasher;
-        rustc_hash::FxBuildHasher.hash_one(key(s))
+    let hash_at = |g: u32| match old_hashes.get(g as usize) {
+        Some(&h) => h,
+        None => new_hashes[g as usize - old.len()],
     };
-    let mut table: hashbrown::HashTable<u32> =
+    // The table holds, per key, where its first symbol is and the key's id (8 bytes):
+    // probing a table of 16-byte buckets that outgrew the core's cache was three
+    // quarters of the pairing. Key ids are dense, in order of first appearance.
+    let mut table: hashbrown::HashTable<(u32, u32)> =
         hashbrown::HashTable::with_capacity(old.len().max(new.len()));
-    let mut dense = vec![0u32; old.len() + new.len()];
     let mut groups = 0u32;
-    let mut id = |s: &'a Symbol<'d>, g: u32| {
-        let k = key(s);
-        match table.entry(hash(s), |&e| key(at(e)) == k, |&e| hash(at(e))) {
-            hashbrown::hash_table::Entry::Occupied(e) => dense[*e.get() as usize],
+    let mut id = |g: u32| {
+        let k = key(at(g));
+        match table.entry(hash_at(g), |&(e, _)| key(at(e)) == k, |&(e, _)| hash_at(e)) {
+            hashbrown::hash_table::Entry::Occupied(e) => e.get().1,
             hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert(g);
-                dense[g as usize] = groups;
+                e.insert((g, groups));
                 groups += 1;
                 groups - 1
             }
@@ -180,40 +165,47 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
     let mut old_ids = vec![0u32; old.len()];
     let mut new_ids = vec![0u32; new.len()];
     for i in 0..old.len().max(new.len()) {
-        if let Some(s) = old.get(i) {
-            old_ids[i] = id(s, i as u32);
+        if i < old.len() {
+            old_ids[i] = id(i as u32);
         }
-        if let Some(s) = new.get(i) {
-            new_ids[i] = id(s, (old.len() + i) as u32);
+        if i < new.len() {
+            new_ids[i] = id((old.len() + i) as u32);
         }
     }
-    let groups = groups as usize;
-    let (old_starts, old_order) = group_by_id(&old_ids, groups);
-    let (new_starts, new_order) = group_by_id(&new_ids, groups);
+    drop(table);
+    drop((old_hashes, new_hashes));
     // The i-th symbol of a key in one build pairs with the i-th of that key in the
-    // other (both lists are in place order: the model sorts symbols).
-    let mut partner = vec![u32::MAX; old.len()];
-    let mut added = Vec::new();
-    let mut removed = Vec::new();
-    for k in 0..groups {
-        let o = &old_order[old_starts[k]..old_starts[k + 1]];
-        let n = &new_order[new_starts[k]..new_starts[k + 1]];
-        for (&a, &b) in o.iter().zip(n) {
-            partner[a as usize] = b;
-        }
-        removed.extend(o.iter().skip(n.len()).map(|&a| &old[a as usize]));
-        added.extend(n.iter().skip(o.len()).map(|&b| &new[b as usize]));
+    // other (both lists are in place order: the model sorts symbols). Each key's new
+    // symbols are chained in place order (`first`, `next`) and taken in turn by its old
+    // symbols, in old order; a taken new symbol is marked in `next`.
+    const END: u32 = u32::MAX;
+    const TAKEN: u32 = u32::MAX - 1;
+    let mut first = vec![END; groups as usize];
+    let mut next = vec![END; new.len()];
+    for (j, &k) in new_ids.iter().enumerate().rev() {
+        next[j] = first[k as usize];
+        first[k as usize] = j as u32;
     }
-    // Pairs in old symbol order, which is (almost) the order they are sorted into
-    // below: sorting them from key order instead scattered every comparison.
-    let mut pairs: Vec<Paired<'a, 'd>> = partner
+    let mut pairs: Vec<Paired<'a, 'd>> = Vec::with_capacity(old.len().min(new.len()));
+    let mut removed = Vec::new();
+    for (i, &k) in old_ids.iter().enumerate() {
+        match first[k as usize] {
+            END => removed.push(&old[i]),
+            j => {
+                first[k as usize] = next[j as usize];
+                next[j as usize] = TAKEN;
+                pairs.push(Paired {
+                    old: &old[i],
+                    new: &new[j as usize],
+                });
+            }
+        }
+    }
+    let mut added: Vec<&'a Symbol<'d>> = new
         .iter()
-        .enumerate()
-        .filter(|&(_, &b)| b != u32::MAX)
-        .map(|(a, &b)| Paired {
-            old: &old[a],
-            new: &new[b as usize],
-        })
+        .zip(&next)
+        .filter(|&(_, &n)| n != TAKEN)
+        .map(|(s, _)| s)
         .collect();
     pair_leftovers(&mut pairs, &mut added, &mut removed);
     let order = |s: &Symbol<'d>| (s.space, s.place, s.name, s.file);

@@ -9,7 +9,6 @@ use super::changes::{
 use super::hot::HotTypes;
 use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
-use super::runs::RunOf;
 use super::same::SameTypes;
 use super::structs::leaves;
 use crate::layout::{SpaceIndex, place};
@@ -136,7 +135,6 @@ pub fn data_change<'a, 'd>(
     hot: &mut HotTypes<'_, '_>,
     same: &mut SameLayouts<'a>,
     scratch: &mut Scratch<'a, 'd>,
-    runs: &RunOf,
     pinned: bool,
 ) -> Option<PlacementChange<'a>> {
     let ls = sides.line_size;
@@ -258,7 +256,7 @@ pub fn data_change<'a, 'd>(
         hot_members,
         gained_hot_neighbours,
         explicit_alignment,
-        run: runs.get(sides.pairing, o),
+        run: None,
         member_lines,
         severity,
         changed: moved || co_changed,
@@ -346,10 +344,8 @@ fn moved_members<'a>(
 /// The change of a paired function, or `None` when its phase and line count held and
 /// it is not `pinned` (asked for by name).
 pub fn function_change<'a>(
-    pairing: &Pairing<'a, '_>,
     p: &Paired<'a, '_>,
     line_size: u64,
-    runs: &RunOf,
     pinned: bool,
     text_fails: bool,
 ) -> Option<FunctionChange<'a>> {
@@ -381,7 +377,7 @@ pub fn function_change<'a>(
         delta: p.delta(),
         phase,
         lines: line_count,
-        run: runs.get(pairing, o),
+        run: None,
         severity: if changed {
             Severity::Text
         } else {
