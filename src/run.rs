@@ -286,6 +286,16 @@ fn kaslr_for(
 }
 
 /// A spinner on stderr while loading, only when stderr is a terminal.
+/// Opens the input at `path` into `cell` and loads it.
+fn open_and_load<'c>(
+    path: &std::path::Path,
+    cell: &'c std::sync::OnceLock<InputFile>,
+    load: &LoadOptions,
+) -> layout_diff::Result<layout_diff::model::Image<'c>> {
+    let file = InputFile::open(path)?;
+    cell.get_or_init(|| file).load(load)
+}
+
 fn progress(message: &str) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
@@ -338,11 +348,15 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
-    // Opened side by side: opening a snapshot checks and decompresses it.
-    let (old_file, new_file) =
-        rayon::join(|| InputFile::open(&args.old), || InputFile::open(&args.new));
-    let (old_file, new_file) = (old_file?, new_file?);
-    let (old, new) = rayon::join(|| old_file.load(&load), || new_file.load(&load));
+    // Each build opened and loaded by one task, the two side by side (opening a
+    // snapshot checks and decompresses it): one hand-off to the second thread, not
+    // one for opening and another for loading. The files are kept in cells that
+    // outlive the images borrowing them.
+    let (old_file, new_file) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
+    let (old, new) = rayon::join(
+        || open_and_load(&args.old, &old_file, &load),
+        || open_and_load(&args.new, &new_file, &load),
+    );
     let (mut old, mut new) = (old?, new?);
     layout_diff::load::align_local_names(&mut old, &mut new);
     for (img, path) in [(&old, &args.old), (&new, &args.new)] {

@@ -126,32 +126,30 @@ impl Pairing<'_, '_> {
 
 pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
     // FxHash and keys that borrow their names: SipHash with an owned key per dotted name
-    // was a tenth of the snapshot-pair diff. Each build's hashes are taken side by side.
-    let hashes = |list: &[Symbol<'d>]| -> Vec<u64> {
+    // was a tenth of the snapshot-pair diff.
+    let hash = |s: &Symbol<'d>| {
         use std::hash::BuildHasher;
-        list.iter()
-            .map(|s| rustc_hash::FxBuildHasher.hash_one(key(s)))
-            .collect()
+        rustc_hash::FxBuildHasher.hash_one(key(s))
     };
-    let (old_hashes, new_hashes) = rayon::join(|| hashes(old), || hashes(new));
     // Symbol `g` of both builds in turn: old ones first, then new ones.
     let at = |g: u32| match old.get(g as usize) {
         Some(s) => s,
         None => &new[g as usize - old.len()],
     };
-    let hash_at = |g: u32| match old_hashes.get(g as usize) {
-        Some(&h) => h,
-        None => new_hashes[g as usize - old.len()],
-    };
     // The table holds, per key, where its first symbol is and the key's id (8 bytes):
     // probing a table of 16-byte buckets that outgrew the core's cache was three
     // quarters of the pairing. Key ids are dense, in order of first appearance.
+    // (Hashing both builds beforehand, side by side, saved nothing measurable.)
     let mut table: hashbrown::HashTable<(u32, u32)> =
         hashbrown::HashTable::with_capacity(old.len().max(new.len()));
     let mut groups = 0u32;
     let mut id = |g: u32| {
         let k = key(at(g));
-        match table.entry(hash_at(g), |&(e, _)| key(at(e)) == k, |&(e, _)| hash_at(e)) {
+        match table.entry(
+            hash(at(g)),
+            |&(e, _)| key(at(e)) == k,
+            |&(e, _)| hash(at(e)),
+        ) {
             hashbrown::hash_table::Entry::Occupied(e) => e.get().1,
             hashbrown::hash_table::Entry::Vacant(e) => {
                 e.insert((g, groups));
@@ -173,7 +171,6 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
         }
     }
     drop(table);
-    drop((old_hashes, new_hashes));
     // The i-th symbol of a key in one build pairs with the i-th of that key in the
     // other (both lists are in place order: the model sorts symbols). Each key's new
     // symbols are chained in place order (`first`, `next`) and taken in turn by its old
