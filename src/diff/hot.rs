@@ -34,6 +34,9 @@ pub struct HotTypes<'a, 'd> {
     image: &'a Image<'d>,
     by_name: std::borrow::Cow<'a, StructNames<'d>>,
     memo: FxHashMap<StructId, bool>,
+    /// `hot_members` of each struct asked about (objects of one type are many: tens of
+    /// thousands of judged objects walked a few thousand types' members again).
+    hot_members: FxHashMap<StructId, usize>,
     /// `is_hot_name` of each type seen, by address (types are shared, and the name test
     /// scans the spelling for every marker).
     hot_name: FxHashMap<*const CType, bool>,
@@ -58,6 +61,7 @@ impl<'a, 'd> HotTypes<'a, 'd> {
             image,
             by_name: std::borrow::Cow::Owned(struct_names(image)),
             memo: FxHashMap::default(),
+            hot_members: FxHashMap::default(),
             hot_name: FxHashMap::default(),
         }
     }
@@ -68,6 +72,7 @@ impl<'a, 'd> HotTypes<'a, 'd> {
             image,
             by_name: std::borrow::Cow::Borrowed(names),
             memo: FxHashMap::default(),
+            hot_members: FxHashMap::default(),
             hot_name: FxHashMap::default(),
         }
     }
@@ -82,16 +87,21 @@ impl<'a, 'd> HotTypes<'a, 'd> {
             return 1;
         }
         let Some(id) = layout else { return 0 };
+        if let Some(&n) = self.hot_members.get(&id) {
+            return n;
+        }
         // The image outlives `self`'s borrow: its members are walked without cloning
         // their types.
         let image = self.image;
-        image
+        let n = image
             .struct_by_id(id)
             .flat_members()
             .into_iter()
             .filter(|(_, m)| m.nested.is_none())
             .filter(|(_, m)| self.member_is_hot(&m.ctype, 0))
-            .count()
+            .count();
+        self.hot_members.insert(id, n);
+        n
     }
 
     fn hot_name(&mut self, ty: &CType) -> bool {
