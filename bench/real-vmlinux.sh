@@ -14,9 +14,10 @@
 #   LAYOUT_DIFF_CACHE      cache folder (default bench/cache)
 #
 # Installs what is missing: pahole (Debian package dwarves), /usr/bin/time
-# (package time), layout-audit (cargo install into bench/cache/tools). Builds
-# layout-diff with `cargo build --release` before any measurement, then runs
-# every measurement sequentially, one process at a time.
+# (package time), hyperfine (package hyperfine), layout-audit (cargo install
+# into bench/cache/tools). Builds layout-diff with `cargo build --release`
+# before any measurement, then runs every measurement sequentially, one process
+# at a time.
 #
 # stdout: a Markdown report (also saved to bench/cache/last-results.md);
 # raw per-run numbers go to bench/cache/last-results.tsv (others_cpu_s: CPU
@@ -73,6 +74,8 @@ command -v pahole >/dev/null 2>&1 || apt_install dwarves
 command -v pahole >/dev/null 2>&1 || die "pahole still missing after installing dwarves"
 [ -x /usr/bin/time ] || apt_install time
 [ -x /usr/bin/time ] || die "/usr/bin/time still missing after installing time"
+command -v hyperfine >/dev/null 2>&1 || apt_install hyperfine
+command -v hyperfine >/dev/null 2>&1 || die "hyperfine still missing after installing it"
 command -v timeout >/dev/null 2>&1 || die "coreutils 'timeout' not found"
 command -v cargo >/dev/null 2>&1 || die "cargo not found in PATH (install Rust, e.g. with rustup)"
 
@@ -210,8 +213,10 @@ measure() {
 log "warming the page cache with both inputs"
 cat "$old" "$new" > /dev/null
 
-# Default runs use rayon's default thread count whatever the caller's env says.
-plain=(env -u RAYON_NUM_THREADS)
+# Default runs use rayon's default thread count whatever the caller's env says (unset
+# here rather than with an `env -u` wrapper: one more process start per run, ~1 ms).
+unset RAYON_NUM_THREADS
+plain=()
 
 measure ld_diff "layout-diff OLD NEW" "${plain[@]}" "$ld" "$old" "$new"
 measure ld_diff_json "layout-diff OLD NEW --format json" "${plain[@]}" "$ld" "$old" "$new" --format json
@@ -233,6 +238,21 @@ measure pahole_old "pahole -F dwarf OLD" pahole -F dwarf "$old"
 measure pahole_new "pahole -F dwarf NEW" pahole -F dwarf "$new"
 measure la_diff "layout-audit diff OLD NEW" "$la" diff "$old" "$new"
 measure la_inspect "layout-audit inspect OLD --filter user_struct" "$la" inspect "$old" --filter user_struct
+
+# The vmlinux diff and the snapshot-pair diff once more, timed by hyperfine without a
+# shell or wrapper (-N): the runs above include ~3 ms to start `/usr/bin/time` and
+# `timeout`, which is noise for a 1 s command but 6% of a 50 ms one.
+hf_runs=$((runs * 4))
+hf_json="$logs/hyperfine.json"
+wait_for_quiet
+log "hyperfine: the vmlinux diff and the snapshot-pair diff, $hf_runs runs each"
+if ! hyperfine -N --warmup 1 --runs "$hf_runs" --ignore-failure --style none \
+    --export-json "$hf_json" \
+    -n ld_diff "$ld $old $new" \
+    -n ld_snap_diff "$ld $snap_old $snap_new" >&2; then
+  log "hyperfine failed; its section of the report stays empty"
+  rm -f "$hf_json"
+fi
 
 # Determinism: the 1-thread and 2-thread JSON reports must be byte-identical.
 log "checking that 1-thread and 2-thread JSON outputs are byte-identical"
@@ -268,7 +288,9 @@ log "snapshot diff identical: $snap_identical"
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
 [ -n "$cpu_model" ] || cpu_model=$(uname -m)
 report="$cache/last-results.md"
-python3 "$here/summarize.py" "$raw" \
+hf_args=()
+[ -s "$hf_json" ] && hf_args=(--hyperfine "$hf_json")
+python3 "$here/summarize.py" "$raw" "${hf_args[@]}" \
   --meta "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
   --meta "cpu=$cpu_model" \
   --meta "nproc=$(nproc)" \

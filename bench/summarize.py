@@ -2,7 +2,7 @@
 """Turn bench/real-vmlinux.sh's raw runs into a Markdown report.
 
 Usage:
-  bench/summarize.py RAW_TSV [--meta KEY=VALUE ...]
+  bench/summarize.py RAW_TSV [--hyperfine JSON] [--meta KEY=VALUE ...]
 
 RAW_TSV has a header line and the columns
   id  command  run  exit  wall_s  maxrss_kib  others_cpu_s
@@ -12,12 +12,16 @@ wall time is reported as possibly noisy), as written by bench/real-vmlinux.sh. E
 normal (1 = differences found / no match); any other exit is a failure, and
 the command is reported as failed with that exit code instead of a time.
 
+JSON (optional) is hyperfine's --export-json of the commands named ld_diff and
+ld_snap_diff, timed without wrappers: their medians and ratio get a section.
+
 Python 3.11, standard library only.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from dataclasses import dataclass, field
@@ -133,9 +137,34 @@ def ratios(commands: list[Command]) -> list[str]:
     return out
 
 
+def hyperfine_section(path: str) -> list[str]:
+    """The vmlinux diff against the snapshot-pair diff, as hyperfine timed them."""
+    with open(path, encoding="utf-8") as f:
+        results = {r["command"]: r for r in json.load(f).get("results", [])}
+    vm, snap = results.get("ld_diff"), results.get("ld_snap_diff")
+    if vm is None or snap is None:
+        return [f"- hyperfine: n/a (ld_diff or ld_snap_diff missing from {path})"]
+    out = []
+    for r, label in ((vm, "layout-diff OLD NEW"), (snap, "layout-diff old.snap new.snap")):
+        codes = sorted(set(r.get("exit_codes") or []))
+        if any(c not in (0, 1) for c in codes):
+            return [f"- hyperfine: `{label}` failed (exit codes {codes})"]
+        times = r["times"]
+        out.append(
+            f"- `{label}`: median **{r['median'] * 1000:.1f} ms** "
+            f"(min {r['min'] * 1000:.1f}, max {r['max'] * 1000:.1f}, {len(times)} runs)"
+        )
+    out.append(
+        f"- layout-diff diff of the vmlinux pair / diff of their snapshots, process alone: "
+        f"**{vm['median'] / snap['median']:.2f}x**"
+    )
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("raw")
+    ap.add_argument("--hyperfine", metavar="JSON")
     ap.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
     meta: dict[str, str] = {}
@@ -166,7 +195,7 @@ def main() -> int:
     lines += table(commands)
     lines.append("")
     lines.append("Medians over the runs; stdout to /dev/null; wall time from bash's `EPOCHREALTIME`")
-    lines.append("around each run (including ~3 ms to start `/usr/bin/time` and `timeout`), peak RSS")
+    lines.append("around each run (including ~2-3 ms to start `/usr/bin/time` and `timeout`), peak RSS")
     lines.append("from `/usr/bin/time -f '%M'`. Exit 1 means differences found (or no match) and is normal.")
     lines.append("")
     lines.append("Ratios of median wall time:")
@@ -178,6 +207,12 @@ def main() -> int:
         lines.append(f"- snapshot sizes: **{meta['snapshots']}**")
     if "snap_identical" in meta:
         lines.append(f"- diff of the snapshots == diff of the vmlinux files (text and JSON, paths replaced): **{meta['snap_identical']}**")
+    if args.hyperfine:
+        lines.append("")
+        lines.append("The two commands of the snapshot ratio again, timed by `hyperfine -N` (each process")
+        lines.append("alone: no shell, no `/usr/bin/time` or `timeout` around it; one warm-up run):")
+        lines.append("")
+        lines += hyperfine_section(args.hyperfine)
     lines.append("")
     lines.append("Notes (as observed with the versions above):")
     lines.append("")
