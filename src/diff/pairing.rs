@@ -317,6 +317,69 @@ mod tests {
         assert_eq!((p.pairs.len(), p.added.len(), p.removed.len()), (1, 0, 0));
     }
 
+    /// A global data symbol `name` at `place`.
+    fn global(name: &'static str, place: u64) -> Symbol<'static> {
+        Symbol {
+            file: None,
+            unit: None,
+            group: 0,
+            binding: crate::model::Binding::Global,
+            address: place,
+            place,
+            name,
+            ..local(name, None, "x.c")
+        }
+    }
+
+    #[test]
+    fn symbols_sharing_a_key_pair_in_place_order_and_the_rest_are_left_over() {
+        let places = |list: &[&Symbol<'_>]| list.iter().map(|s| s.place).collect::<Vec<_>>();
+        let pairs = |p: &Pairing<'_, 'static>| -> Vec<(&'static str, u64, u64)> {
+            p.pairs
+                .iter()
+                .map(|p| (p.old.name, p.old.place, p.new.place))
+                .collect()
+        };
+        // Three `x.12`-like clones in the old build, two in the new, around a `y`.
+        let old = [
+            global("x.1", 0x1000),
+            global("x.2", 0x2000),
+            global("y", 0x2800),
+            global("x.3", 0x3000),
+        ];
+        let new = [
+            global("x.7", 0x1100),
+            global("y", 0x1900),
+            global("x.8", 0x2100),
+        ];
+        let p = pair(&old, &new);
+        assert_eq!(
+            pairs(&p),
+            [
+                ("x.1", 0x1000, 0x1100),
+                ("x.2", 0x2000, 0x2100),
+                ("y", 0x2800, 0x1900)
+            ]
+        );
+        assert_eq!(places(&p.removed), [0x3000]);
+        assert!(p.added.is_empty());
+        // The other way round: the third new one is added.
+        let p = pair(&new, &old);
+        assert_eq!(
+            pairs(&p),
+            [
+                ("x.7", 0x1100, 0x1000),
+                ("y", 0x1900, 0x2800),
+                ("x.8", 0x2100, 0x2000)
+            ]
+        );
+        assert_eq!(places(&p.added), [0x3000]);
+        assert!(p.removed.is_empty());
+        // Equal key ids exactly for equal keys, across the builds.
+        assert_eq!(p.key_id(0, &new[0]), p.key_id(1, &old[3]));
+        assert_ne!(p.key_id(0, &new[0]), p.key_id(1, &old[2]));
+    }
+
     #[test]
     fn clone_numbers_are_dropped() {
         assert_eq!(base_name("foo"), "foo");
