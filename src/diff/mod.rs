@@ -112,24 +112,23 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
             .as_ref()
             .is_some_and(|g| g.is_match(name))
     };
-    // The pairing on one side; struct layouts and the lookup indexes, which do not
-    // need it, on the other. Then the shift runs beside the judging of every pair
-    // (which does not need them: a change learns its run afterwards).
-    let (pairing, (structs, structs_added_removed, indexes, names)) = rayon::join(
-        || pairing::pair(&old.symbols, &new.symbols),
+    // The pairing (and two small tasks) on one side; struct layouts and the lookup
+    // indexes, which do not need it, on the other, split so that whichever thread is
+    // free first takes what is left. Then the shift runs beside the judging of every
+    // pair (which does not need them: a change learns its run afterwards).
+    let ((pairing, structs_added_removed, names), (structs, indexes)) = rayon::join(
         || {
-            // The indexes a separate task, taken by whichever side is free first.
-            let (structs, (added_removed, indexes, names)) = rayon::join(
+            (
+                pairing::pair(&old.symbols, &new.symbols),
+                structs::added_removed(old, new),
+                hot::struct_names(new),
+            )
+        },
+        || {
+            rayon::join(
                 || structs::changes(old, new, line_size, &pinned_struct),
-                || {
-                    (
-                        structs::added_removed(old, new),
-                        placement::Indexes::new(old, new),
-                        hot::struct_names(new),
-                    )
-                },
-            );
-            (structs, added_removed, indexes, names)
+                || placement::Indexes::new(old, new),
+            )
         },
     );
     let sides = placement::Sides {

@@ -30,17 +30,24 @@ pub struct Indexes<'a, 'd> {
 
 impl<'a, 'd> Indexes<'a, 'd> {
     pub fn new(old: &'a Image<'d>, new: &'a Image<'d>) -> Self {
+        // Each build's as a task of its own, so that a thread done with its share of the
+        // diff can take the second.
+        let build = |image: &'a Image<'d>| {
+            (
+                [
+                    SpaceIndex::data(&image.symbols, Space::Global),
+                    SpaceIndex::data(&image.symbols, Space::Percpu),
+                ],
+                image.variables_of_symbols(),
+            )
+        };
+        let ((old_index, old_vars), (new_index, new_vars)) =
+            rayon::join(|| build(old), || build(new));
         Indexes {
-            old_index: [
-                SpaceIndex::data(&old.symbols, Space::Global),
-                SpaceIndex::data(&old.symbols, Space::Percpu),
-            ],
-            new_index: [
-                SpaceIndex::data(&new.symbols, Space::Global),
-                SpaceIndex::data(&new.symbols, Space::Percpu),
-            ],
-            old_vars: old.variables_of_symbols(),
-            new_vars: new.variables_of_symbols(),
+            old_index,
+            new_index,
+            old_vars,
+            new_vars,
             quiet: Quiet::new(new),
         }
     }
