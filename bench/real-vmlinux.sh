@@ -6,6 +6,9 @@
 #
 # Environment:
 #   RUNS=N                 runs per command (default 5); medians are reported
+#   WARMUP=N               unrecorded runs of each command before them (default 1:
+#                          the first run after a large process pays for the memory
+#                          it freed)
 #   TIMEOUT=SECONDS        per-run limit, a run past it counts as failed (default 900)
 #   BUILD_WAIT=SECONDS     how long to wait for a busy machine (someone else's
 #                          build or tests) to go quiet before measuring anyway
@@ -28,6 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cache="${LAYOUT_DIFF_CACHE:-$here/cache}"
 runs="${RUNS:-5}"
+warmup="${WARMUP:-1}"
 timeout_s="${TIMEOUT:-900}"
 build_wait="${BUILD_WAIT:-600}"
 tools="$cache/tools"
@@ -37,6 +41,7 @@ log() { printf '[bench] %s\n' "$*" >&2; }
 die() { printf '[bench] error: %s\n' "$*" >&2; exit 2; }
 
 case "$runs" in ''|*[!0-9]*|0) die "RUNS must be a positive integer (got '$runs')";; esac
+case "$warmup" in ''|*[!0-9]*) die "WARMUP must be a non-negative integer (got '$warmup')";; esac
 case "$timeout_s" in ''|*[!0-9]*|0) die "TIMEOUT must be a positive integer (got '$timeout_s')";; esac
 case "$build_wait" in ''|*[!0-9]*) die "BUILD_WAIT must be a non-negative integer (got '$build_wait')";; esac
 
@@ -168,7 +173,11 @@ measure() {
   local id=$1 display=$2; shift 2
   local i rc line wall rss cpu b0 b1 t0 t1 others retries
   local tf="$logs/$id.time" ef="$logs/$id.stderr"
-  log "measuring $display ($runs runs)"
+  log "measuring $display ($runs runs after $warmup unrecorded)"
+  for ((i = 1; i <= warmup; i++)); do
+    wait_for_quiet
+    timeout --kill-after=10 "$timeout_s" "$@" >/dev/null 2>&1 || true
+  done
   for ((i = 1; i <= runs; i++)); do
     retries=0
     while :; do
@@ -296,6 +305,7 @@ python3 "$here/summarize.py" "$raw" "${hf_args[@]}" \
   --meta "nproc=$(nproc)" \
   --meta "mem=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)" \
   --meta "runs=$runs" \
+  --meta "warmup=$warmup" \
   --meta "old=$old ($(stat -c %s "$old") bytes)" \
   --meta "new=$new ($(stat -c %s "$new") bytes)" \
   --meta "layout_diff=$ld_version (commit $ld_commit$ld_dirty)" \

@@ -187,6 +187,7 @@ def main() -> int:
         ("layout-audit", "layout_audit"),
         ("pahole", "pahole"),
         ("runs per command", "runs"),
+        ("unrecorded warm-up runs before them", "warmup"),
     ]
     for label, key in facts:
         if key in meta:
