@@ -334,6 +334,9 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
             .then(|| show::globs(&args.structs))
             .transpose()
             .context("bad --struct pattern")?,
+        // JSON writes every change; the other formats list only the flagged ones
+        // unless --all is given.
+        listed_only: !args.all && args.common.format() != Format::Json,
     };
     // A perf c2c report as --hot: its hot lines are followed into NEW (below).
     let c2c = match args.hot.as_deref().map(read_hot).transpose()? {

@@ -266,6 +266,19 @@ pub struct PlacementChange<'a> {
 }
 
 impl<'a> PlacementChange<'a> {
+    /// Whether the default view (without `--all`) can list it when not asked for by
+    /// name: a line-aligned, write-hot or straddling data object, a flagged per-CPU
+    /// variable (the planner also leaves out per-CPU variables of a shift run).
+    pub fn listed_by_default(&self) -> bool {
+        match self.space {
+            crate::model::Space::Percpu => self.flagged,
+            crate::model::Space::Global => matches!(
+                self.severity,
+                Severity::AlignedObject | Severity::WriteHot | Severity::Straddle
+            ),
+        }
+    }
+
     /// Where it sits on lines in each build (derived from its place and size rather
     /// than kept for each of tens of thousands of objects).
     pub fn placement(&self) -> Pair<Placement> {

@@ -26,16 +26,62 @@ pub struct DiffOptions {
     pub pinned_structs: Option<GlobSet>,
     /// Categories whose flagged changes make exit 1; `None`: all but `text`.
     pub fail_on: Option<Vec<Category>>,
+    /// Keep only the changes the default view lists (`PlacementChange::
+    /// listed_by_default`; no function by name): for a text, Markdown or HTML report
+    /// without `--all`. Every change is still judged and counted. Ignored when symbols
+    /// are pinned.
+    pub listed_only: bool,
 }
 
-/// What one pass over the judged data objects of a space counts (the rest of the row's
-/// `Counts` comes from the runs and the pairing).
-fn tally(counts: &mut Counts, c: &PlacementChange<'_>) {
-    counts.changed += usize::from(c.changed);
-    counts.flagged += usize::from(c.flagged);
-    let at = c.placement();
-    counts.line_offset_changed += usize::from(at.old.offset_in_line != at.new.offset_in_line);
-    counts.improvements += usize::from(c.severity == Severity::Improvement);
+/// What one judged change adds to its row's counts (the rest of a row's `Counts`
+/// comes from the runs and the pairing), and whether it fails the run.
+#[derive(Debug, Clone, Copy, Default)]
+struct Marks {
+    changed: bool,
+    flagged: bool,
+    line_offset_changed: bool,
+    improvement: bool,
+    failing: bool,
+}
+
+impl Marks {
+    fn data(c: &PlacementChange<'_>, fails: impl Fn(Severity) -> bool) -> Marks {
+        let at = c.placement();
+        Marks {
+            changed: c.changed,
+            flagged: c.flagged,
+            line_offset_changed: at.old.offset_in_line != at.new.offset_in_line,
+            improvement: c.severity == Severity::Improvement,
+            failing: c.flagged && fails(c.severity),
+        }
+    }
+
+    fn function(f: &FunctionChange<'_>, text_fails: bool) -> Marks {
+        Marks {
+            changed: f.address.changed() || f.size.changed(),
+            flagged: f.flagged,
+            line_offset_changed: f.phase.changed(),
+            improvement: false,
+            failing: f.flagged && (f.pinned || text_fails),
+        }
+    }
+}
+
+/// The row a change is counted in.
+#[derive(Debug, Clone, Copy)]
+enum Row {
+    Data,
+    Percpu,
+    Functions,
+}
+
+impl Row {
+    fn of(space: Space) -> Row {
+        match space {
+            Space::Global => Row::Data,
+            Space::Percpu => Row::Percpu,
+        }
+    }
 }
 
 /// The counts one pass over the judged changes takes: each row's, and how many
@@ -49,6 +95,19 @@ struct Tally {
 }
 
 impl Tally {
+    fn count(&mut self, row: Row, m: Marks) {
+        let counts = match row {
+            Row::Data => &mut self.data,
+            Row::Percpu => &mut self.percpu,
+            Row::Functions => &mut self.functions,
+        };
+        counts.changed += usize::from(m.changed);
+        counts.flagged += usize::from(m.flagged);
+        counts.line_offset_changed += usize::from(m.line_offset_changed);
+        counts.improvements += usize::from(m.improvement);
+        self.failing += usize::from(m.failing);
+    }
+
     fn add(self, o: Tally) -> Tally {
         let sum = |a: Counts, b: Counts| Counts {
             changed: a.changed + b.changed,
@@ -105,7 +164,12 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         /// A function that moved or changed size, but neither its phase nor its line
         /// count: counted, not listed.
         Moved,
+        /// A change the view asked for does not list (`DiffOptions::listed_only`):
+        /// counted only, never built into the report.
+        Counted(Row, Marks),
     }
+    let listed_only = options.listed_only && options.pinned_symbols.is_none();
+    let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
     let pinned_struct = |name: &str| {
         options
             .pinned_structs
@@ -154,6 +218,10 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
                     let pinned = pinned_sym(p.new);
                     if p.old.kind == SymbolKind::Function {
                         match placement::function_change(p, line_size, pinned, text_fails) {
+                            Some(f) if listed_only => Some(Change::Counted(
+                                Row::Functions,
+                                Marks::function(&f, text_fails),
+                            )),
                             Some(f) => Some(Change::Function(Box::new(f))),
                             None if p.old.place != p.new.place || p.old.size != p.new.size => {
                                 Some(Change::Moved)
@@ -161,8 +229,13 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
                             None => None,
                         }
                     } else {
-                        placement::data_change(&sides, p, hot, same, scratch, pinned)
-                            .map(|c| Change::Data(c.space, Box::new(c)))
+                        placement::data_change(&sides, p, hot, same, scratch, pinned).map(|c| {
+                            if listed_only && !c.listed_by_default() {
+                                Change::Counted(Row::of(c.space), Marks::data(&c, fails))
+                            } else {
+                                Change::Data(c.space, Box::new(c))
+                            }
+                        })
                     }
                 },
             )
@@ -173,7 +246,6 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         judge,
     );
     drop(sides);
-    let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
     // Each change learns its run and is counted into its row in parallel, so that the
     // pass sorting them into lists below moves pointers without reading the changes.
     let tallied = changes
@@ -184,21 +256,13 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
                 Some(Change::Moved) => t.functions.changed += 1,
                 Some(Change::Function(f)) => {
                     f.run = run_of.get(&pairing, p.old);
-                    let counts = &mut t.functions;
-                    counts.changed += usize::from(f.address.changed() || f.size.changed());
-                    counts.flagged += usize::from(f.flagged);
-                    counts.line_offset_changed += usize::from(f.phase.changed());
-                    t.failing += usize::from(f.flagged && (f.pinned || text_fails));
+                    t.count(Row::Functions, Marks::function(f, text_fails));
                 }
                 Some(Change::Data(space, d)) => {
                     d.run = run_of.get(&pairing, p.old);
-                    t.failing += usize::from(d.flagged && fails(d.severity));
-                    let counts = match space {
-                        Space::Percpu => &mut t.percpu,
-                        Space::Global => &mut t.data,
-                    };
-                    tally(counts, d);
+                    t.count(Row::of(*space), Marks::data(d, fails));
                 }
+                Some(Change::Counted(row, marks)) => t.count(*row, *marks),
                 None => {}
             }
             t
@@ -213,7 +277,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
     let (mut data, mut percpu, mut functions) = (Vec::new(), Vec::new(), Vec::new());
     for c in changes.into_iter().flatten() {
         match c {
-            Change::Moved => {}
+            Change::Moved | Change::Counted(..) => {}
             Change::Function(f) => functions.push(f),
             Change::Data(Space::Percpu, d) => percpu.push(d),
             Change::Data(Space::Global, d) => data.push(d),

@@ -201,7 +201,7 @@ fn percpu_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
     for c in percpu {
         let pinned = is_pinned(r, &c.name);
         let in_run = c.run.is_some_and(|i| !r.runs[i].whole_lines);
-        if pinned || all || (c.flagged && !in_run) {
+        if pinned || all || (c.listed_by_default() && !in_run) {
             items.push(Item::Placement {
                 change: c,
                 detail: Detail { pinned, all },
@@ -220,14 +220,7 @@ fn data_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
         .data
         .iter()
         .map(Box::as_ref)
-        .filter(|c| {
-            is_pinned(r, &c.name)
-                || all
-                || matches!(
-                    c.severity,
-                    Severity::AlignedObject | Severity::WriteHot | Severity::Straddle
-                )
-        })
+        .filter(|c| is_pinned(r, &c.name) || all || c.listed_by_default())
         .collect();
     data.sort_by_key(|c| {
         (
@@ -431,6 +424,7 @@ mod tests {
             pinned_symbols: Some(everything.clone()),
             pinned_structs: Some(everything),
             fail_on: None,
+            listed_only: false,
         };
         let mut checked = 0;
         for options in [DiffOptions::default(), pinned] {
@@ -445,6 +439,63 @@ mod tests {
         }
         // 3 views of the plain diff and 3 of the pinned one; not a vacuous loop.
         assert!(checked >= 6, "{checked}");
+    }
+
+    /// A diff that keeps only what the default view lists renders the same text,
+    /// Markdown and HTML, with the same counts and exit status, in every limited view;
+    /// it keeps exactly the listable data objects and no function.
+    #[test]
+    fn keeping_only_the_listed_changes_changes_no_limited_view() {
+        let open = |n: &str| InputFile::open(std::path::Path::new(n)).expect("fixture");
+        let (old, new) = (open("testdata/old.elf"), open("testdata/new.elf"));
+        let load = LoadOptions::default();
+        let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
+        let full = diff(&old, &new, &DiffOptions::default());
+        let listed_only = DiffOptions {
+            listed_only: true,
+            ..DiffOptions::default()
+        };
+        let listed = diff(&old, &new, &listed_only);
+        for limit in [Some(54), Some(5)] {
+            let (a, b) = (plan(&full, View { limit }), plan(&listed, View { limit }));
+            assert_eq!(
+                crate::report::diff_text::render(&a),
+                crate::report::diff_text::render(&b)
+            );
+            assert_eq!(
+                crate::report::diff_markdown::render(&a),
+                crate::report::diff_markdown::render(&b)
+            );
+            assert_eq!(
+                crate::report::html::diff(&a, None),
+                crate::report::html::diff(&b, None)
+            );
+        }
+        assert_eq!(
+            serde_json::to_string(&full.summary).unwrap(),
+            serde_json::to_string(&listed.summary).unwrap()
+        );
+        assert_eq!(
+            (full.flagged, full.failing),
+            (listed.flagged, listed.failing)
+        );
+        let listable = |r: &Report<'_>| -> Vec<String> {
+            r.data
+                .iter()
+                .chain(&r.percpu)
+                .filter(|c| c.listed_by_default())
+                .map(|c| c.name.to_string())
+                .collect()
+        };
+        let kept: Vec<String> = listed
+            .data
+            .iter()
+            .chain(&listed.percpu)
+            .map(|c| c.name.to_string())
+            .collect();
+        assert_eq!(kept, listable(&full));
+        assert!(kept.len() < full.data.len() + full.percpu.len());
+        assert_eq!((full.functions.len(), listed.functions.len()), (6, 0));
     }
 
     /// A budget of 5 lines keeps only what fits: the fixture's per-CPU section gets
