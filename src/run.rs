@@ -286,14 +286,14 @@ fn kaslr_for(
 }
 
 /// A spinner on stderr while loading, only when stderr is a terminal.
-/// Opens the input at `path` into `cell` and loads it.
+/// Finishes opening `file` (a snapshot is checked and decompressed) and loads it.
 fn open_and_load<'c>(
-    path: &std::path::Path,
-    cell: &'c std::sync::OnceLock<InputFile>,
+    file: &'c mut InputFile,
     load: &LoadOptions,
 ) -> layout_diff::Result<layout_diff::model::Image<'c>> {
-    let file = InputFile::open(path)?;
-    cell.get_or_init(|| file).load(load)
+    file.open_snapshot()?;
+    let file: &'c InputFile = file;
+    file.load(load)
 }
 
 fn progress(message: &str) -> Option<indicatif::ProgressBar> {
@@ -351,14 +351,14 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
-    // Each build opened and loaded by one task, the two side by side (opening a
-    // snapshot checks and decompresses it): one hand-off to the second thread, not
-    // one for opening and another for loading. The files are kept in cells that
-    // outlive the images borrowing them.
-    let (old_file, new_file) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
+    // Both files mapped first, so that a missing one fails at once; then each build
+    // is opened (a snapshot checked and decompressed) and loaded by one task, the two
+    // side by side: one hand-off to the second thread, not one for opening and
+    // another for loading.
+    let (mut old_file, mut new_file) = (InputFile::map(&args.old)?, InputFile::map(&args.new)?);
     let (old, new) = rayon::join(
-        || open_and_load(&args.old, &old_file, &load),
-        || open_and_load(&args.new, &new_file, &load),
+        || open_and_load(&mut old_file, &load),
+        || open_and_load(&mut new_file, &load),
     );
     let (mut old, mut new) = (old?, new?);
     layout_diff::load::align_local_names(&mut old, &mut new);

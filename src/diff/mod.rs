@@ -156,7 +156,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
     // Every pair is judged independently, in parallel; `collect` keeps pair order and,
     // the pairs being indexed, writes one slot per pair into a single vector (a
     // `flatten` first would gather pieces grown by doubling and copy them together).
-    // Both kinds are boxed so that a slot is one pointer wide.
+    // Both kinds of change are boxed so that a slot stays two words wide.
     enum Change<'a> {
         /// A data object of the space given.
         Data(Space, Box<PlacementChange<'a>>),

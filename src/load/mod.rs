@@ -102,8 +102,17 @@ pub struct InputFile {
 }
 
 impl InputFile {
-    /// Maps `path`; fails on a missing path, a directory or an empty file.
+    /// Maps `path`; fails on a missing path, a directory or an empty file. A snapshot
+    /// is checked and its names decompressed too (`open_snapshot`).
     pub fn open(path: &Path) -> Result<InputFile> {
+        let mut file = Self::map(path)?;
+        file.open_snapshot()?;
+        Ok(file)
+    }
+
+    /// `open` without checking a snapshot yet: what fails at once (a missing path, a
+    /// directory, an empty file), before any build is loaded.
+    pub fn map(path: &Path) -> Result<InputFile> {
         let io = |err| Error::Io {
             path: path.to_path_buf(),
             err,
@@ -124,16 +133,22 @@ impl InputFile {
         // truncation of the file by another process could fault; as with every
         // mmap-based reader (ripgrep, addr2line), that is accepted for speed.
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
-        let snapshot = crate::snapshot::is_snapshot(&map)
-            .then(|| crate::snapshot::open(path, &map))
-            .transpose()?;
         Ok(InputFile {
             path: path.to_path_buf(),
             map,
             owned: Default::default(),
-            snapshot,
+            snapshot: None,
             symbol_list: None,
         })
+    }
+
+    /// For a snapshot: checks its header and checksum and decompresses its names (the
+    /// second half of `open`).
+    pub fn open_snapshot(&mut self) -> Result<()> {
+        if self.snapshot.is_none() && crate::snapshot::is_snapshot(&self.map) {
+            self.snapshot = Some(crate::snapshot::open(&self.path, &self.map)?);
+        }
+        Ok(())
     }
 
     /// An input held in memory (fuzzing, tests): `name` stands for its path in errors.
