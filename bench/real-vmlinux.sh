@@ -225,23 +225,22 @@ cat "$old" "$new" > /dev/null
 # Default runs use rayon's default thread count whatever the caller's env says (unset
 # here rather than with an `env -u` wrapper: one more process start per run, ~1 ms).
 unset RAYON_NUM_THREADS
-plain=()
 
-measure ld_diff "layout-diff OLD NEW" "${plain[@]}" "$ld" "$old" "$new"
-measure ld_diff_json "layout-diff OLD NEW --format json" "${plain[@]}" "$ld" "$old" "$new" --format json
-measure ld_show_one "layout-diff show OLD --struct user_struct" "${plain[@]}" "$ld" show "$old" --struct user_struct
-measure ld_show_all "layout-diff show OLD --struct '*' --format json" "${plain[@]}" "$ld" show "$old" --struct '*' --format json
+measure ld_diff "layout-diff OLD NEW" "$ld" "$old" "$new"
+measure ld_diff_json "layout-diff OLD NEW --format json" "$ld" "$old" "$new" --format json
+measure ld_show_one "layout-diff show OLD --struct user_struct" "$ld" show "$old" --struct user_struct
+measure ld_show_all "layout-diff show OLD --struct '*' --format json" "$ld" show "$old" --struct '*' --format json
 measure ld_json_t1 "RAYON_NUM_THREADS=1 layout-diff OLD NEW --format json" env RAYON_NUM_THREADS=1 "$ld" "$old" "$new" --format json
 measure ld_json_t2 "RAYON_NUM_THREADS=2 layout-diff OLD NEW --format json" env RAYON_NUM_THREADS=2 "$ld" "$old" "$new" --format json
-measure ld_walk "layout-diff bench-walk OLD NEW (bare parallel DIE walk: the floor)" "${plain[@]}" "$ld" bench-walk "$old" "$new"
-measure ld_walk_parse "layout-diff bench-walk --parse OLD NEW (every attribute parsed)" "${plain[@]}" "$ld" bench-walk --parse "$old" "$new"
-measure ld_show_task "layout-diff show OLD --struct task_struct" "${plain[@]}" "$ld" show "$old" --struct task_struct
+measure ld_walk "layout-diff bench-walk OLD NEW (bare parallel DIE walk: the floor)" "$ld" bench-walk "$old" "$new"
+measure ld_walk_parse "layout-diff bench-walk --parse OLD NEW (every attribute parsed)" "$ld" bench-walk --parse "$old" "$new"
+measure ld_show_task "layout-diff show OLD --struct task_struct" "$ld" show "$old" --struct task_struct
 snap_old="$cache/old.snap"; snap_new="$cache/new.snap"
-measure ld_snapshot "layout-diff snapshot OLD -o old.snap" "${plain[@]}" "$ld" snapshot "$old" -o "$snap_old"
+measure ld_snapshot "layout-diff snapshot OLD -o old.snap" "$ld" snapshot "$old" -o "$snap_old"
 "$ld" snapshot "$new" -o "$snap_new" 2>/dev/null || die "layout-diff snapshot NEW failed"
 snapshots="OLD $(stat -c %s "$snap_old") bytes, NEW $(stat -c %s "$snap_new") bytes"
-measure ld_snap_diff "layout-diff old.snap new.snap" "${plain[@]}" "$ld" "$snap_old" "$snap_new"
-measure ld_snap_show "layout-diff show old.snap --struct user_struct" "${plain[@]}" "$ld" show "$snap_old" --struct user_struct
+measure ld_snap_diff "layout-diff old.snap new.snap" "$ld" "$snap_old" "$snap_new"
+measure ld_snap_show "layout-diff show old.snap --struct user_struct" "$ld" show "$snap_old" --struct user_struct
 measure pahole_one "pahole -F dwarf -C user_struct OLD" pahole -F dwarf -C user_struct "$old"
 measure pahole_old "pahole -F dwarf OLD" pahole -F dwarf "$old"
 measure pahole_new "pahole -F dwarf NEW" pahole -F dwarf "$new"
@@ -249,8 +248,8 @@ measure la_diff "layout-audit diff OLD NEW" "$la" diff "$old" "$new"
 measure la_inspect "layout-audit inspect OLD --filter user_struct" "$la" inspect "$old" --filter user_struct
 
 # The vmlinux diff and the snapshot-pair diff once more, timed by hyperfine without a
-# shell or wrapper (-N): the runs above include ~3 ms to start `/usr/bin/time` and
-# `timeout`, which is noise for a 1 s command but 6% of a 50 ms one.
+# shell or wrapper (-N): the runs above include ~2-3 ms to start `/usr/bin/time` and
+# `timeout`, which is noise for a 1 s command but 5-6% of a 45 ms one.
 hf_runs=$((runs * 4))
 hf_json="$logs/hyperfine.json"
 wait_for_quiet
