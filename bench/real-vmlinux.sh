@@ -18,7 +18,7 @@
 #
 # Installs what is missing: pahole (Debian package dwarves), /usr/bin/time
 # (package time), hyperfine (package hyperfine), layout-audit (cargo install
-# into bench/cache/tools). Builds layout-diff with `cargo build --release`
+# into bench/cache/tools). Builds layout-diff with `cargo build --profile dist`
 # before any measurement, then runs every measurement sequentially, one process
 # at a time.
 #
@@ -113,11 +113,11 @@ log "NEW = $new"
 
 # ------------------------------------------------------------------- build
 
-log "cargo build --release"
-(cd "$repo" && cargo build --release) >&2 || die "cargo build --release failed"
+log "cargo build --profile dist"
+(cd "$repo" && cargo build --profile dist) >&2 || die "cargo build --profile dist failed"
 # Measure a snapshot, so a rebuild by someone else mid-run changes nothing.
 ld="$tools/layout-diff.bench"
-cp -f "$repo/target/release/layout-diff" "$ld.tmp"
+cp -f "$repo/target/dist/layout-diff" "$ld.tmp"
 mv -f "$ld.tmp" "$ld"
 ld_version=$("$ld" --version 2>/dev/null || echo "layout-diff (unknown version)")
 ld_commit=$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)

@@ -221,13 +221,26 @@ pub struct DiffArgs {
     /// Always show these structs in full (names or globs).
     #[arg(long = "struct", value_name = "NAME|GLOB")]
     pub structs: Vec<String>,
-    /// File with one symbol name, glob or `sym+0xOFF` per line, always shown in full; or
-    /// `perf c2c report --stdio` output recorded on OLD (its hot lines followed into NEW).
+    /// Measured hot things, recorded on OLD (repeatable, kinds mixed): `perf c2c report
+    /// --stdio` (hot lines followed into NEW), `perf report --stdio --sort type,typeoff`,
+    /// `perf annotate --stdio --data-type`, `perf mem report -T`, `perf report --stdio
+    /// --sort sym`; or one symbol name, glob or `sym+0xOFF` per line (shown in full).
     #[arg(long, value_name = "FILE")]
-    pub hot: Option<PathBuf>,
-    /// Flagged categories that make exit 1, comma-separated: percpu, aligned, write-hot,
-    /// straddle, struct, text (default: all but text; functions named by --symbol/--hot
-    /// that changed phase always do).
+    pub hot: Vec<PathBuf>,
+    /// Known-hot entries to add to the built-in list or replace in it (TOML:
+    /// `[[object]]`, `[[type]]`, `[[member]]`, `[[function]]`, each with name, reason,
+    /// source). Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub hot_list: Vec<PathBuf>,
+    /// For one object, struct or function: the evidence, the root cause and the rule
+    /// that decided its severity.
+    #[arg(long, value_name = "NAME")]
+    pub explain: Option<String>,
+    /// Flagged categories that make exit 1, comma-separated: neighbour (a hot object
+    /// gained a written neighbour), member (a hot member moved line), aligned (a
+    /// line-aligned object no longer is), group (a cache-line group grew), text (a hot
+    /// function changed phase), possible (a type guess gained a written neighbour).
+    /// Default: all but possible.
     #[arg(long, value_name = "CATEGORIES", value_delimiter = ',')]
     pub fail_on: Vec<String>,
     #[command(flatten)]

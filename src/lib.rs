@@ -5,10 +5,12 @@
 //! `diff` (two images into a report), `report` (renderers that compute nothing).
 
 pub mod error;
+pub mod evidence;
 pub mod history;
 pub mod layout;
 pub mod load;
 pub mod model;
+pub mod perf;
 pub mod report;
 pub mod snapshot;
 

@@ -161,7 +161,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     }
     if let (Some(report), Some(path)) = (&c2c, &args.hot) {
         let kaslr = kaslr_for(report, &image, args.kaslr_offset, path)?;
-        let map = layout_diff::check::hotmap::map(report, &image, kaslr);
+        let map = layout_diff::perf::hotmap::map(report, &image, kaslr);
         text += &section(json, "layout-diff-hot", &header, "hot", &map, || {
             hot_text::show(&header, &map)
         })?;
@@ -237,50 +237,59 @@ fn section<T: serde::Serialize>(
 enum Hot {
     /// Names or globs (a `sym+0xOFF` line names `sym`).
     Names(Vec<String>),
-    C2c(layout_diff::check::c2c::C2cReport),
+    C2c(layout_diff::perf::c2c::C2cReport),
+    /// A perf data-type or symbol profile.
+    Profile(layout_diff::evidence::Measured),
 }
 
-/// Reads `--hot FILE`: a perf c2c report (recognised by its section titles), else one
-/// name, glob or `sym+0xOFF` per line; blank lines and `#` comments skipped.
+/// Reads `--hot FILE`: a perf c2c report or profile (recognised by its header words),
+/// else one name, glob or `sym+0xOFF` per line.
 fn read_hot(path: &std::path::Path) -> Result<Hot> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read hot list", path.display()))?;
-    if layout_diff::check::c2c::is_c2c(&text) {
-        let r = layout_diff::check::c2c::parse(&text).map_err(|e| {
-            anyhow::anyhow!("{}: not a usable perf c2c report: {e}", path.display())
-        })?;
-        return Ok(Hot::C2c(r));
-    }
-    Ok(Hot::Names(
-        text.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(|l| match l.split_once("+0x") {
-                Some((name, off)) if u64::from_str_radix(off, 16).is_ok() => name.to_string(),
-                _ => l.to_string(),
-            })
-            .collect(),
-    ))
+    use layout_diff::perf::HotInput;
+    Ok(
+        match layout_diff::perf::read(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        {
+            HotInput::C2c(r) => Hot::C2c(r),
+            HotInput::Profile(m) => Hot::Profile(m),
+            HotInput::Names(n) => Hot::Names(n),
+        },
+    )
 }
 
-/// The names of a `--hot` list (none for a c2c report, which is mapped instead).
+/// The names of a `--hot` list (none for a perf report, which is read as evidence).
 pub(crate) fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
     Ok(match read_hot(path)? {
         Hot::Names(names) => names,
-        Hot::C2c(_) => Vec::new(),
+        Hot::C2c(_) | Hot::Profile(_) => Vec::new(),
     })
+}
+
+/// The built-in known list with every `--hot-list` file added.
+fn known_list(paths: &[std::path::PathBuf]) -> Result<layout_diff::evidence::KnownList> {
+    let mut list = layout_diff::evidence::KnownList::builtin();
+    for p in paths {
+        let text = std::fs::read_to_string(p)
+            .with_context(|| format!("{}: cannot read hot list", p.display()))?;
+        let more = layout_diff::evidence::KnownList::parse(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        list.extend(more);
+    }
+    Ok(list)
 }
 
 /// The KASLR offset for a c2c report: `--kaslr-offset`, else inferred from `image`.
 fn kaslr_for(
-    report: &layout_diff::check::c2c::C2cReport,
+    report: &layout_diff::perf::c2c::C2cReport,
     image: &layout_diff::Image<'_>,
     given: Option<u64>,
     path: &std::path::Path,
-) -> Result<layout_diff::check::hotmap::Kaslr> {
+) -> Result<layout_diff::perf::hotmap::Kaslr> {
     match given {
-        Some(offset) => Ok(layout_diff::check::hotmap::Kaslr::Given { offset }),
-        None => layout_diff::check::hotmap::infer_kaslr(report, image)
+        Some(offset) => Ok(layout_diff::perf::hotmap::Kaslr::Given { offset }),
+        None => layout_diff::perf::hotmap::infer_kaslr(report, image)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
     }
 }
@@ -310,8 +319,29 @@ fn progress(message: &str) -> Option<indicatif::ProgressBar> {
 /// `layout-diff OLD NEW`.
 pub fn diff(args: &DiffArgs) -> Result<Output> {
     let mut symbols = args.symbols.clone();
-    if let Some(hot) = &args.hot {
-        symbols.extend(hot_names(hot)?);
+    // Every --hot file: names are shown in full and count as measured; perf profiles
+    // are measured evidence; c2c reports are mapped onto OLD once it is loaded.
+    let mut hotness = layout_diff::evidence::Hotness {
+        known: known_list(&args.hot_list)?,
+        measured: layout_diff::evidence::Measured::default(),
+    };
+    let mut c2c = Vec::new();
+    for path in &args.hot {
+        match read_hot(path)? {
+            Hot::Names(names) => {
+                for n in names.iter().filter(|n| layout_diff::perf::is_plain_name(n)) {
+                    let from = format!("named in {}", path.display());
+                    hotness.measured.add_object(n, "--hot list", from.clone());
+                    hotness.measured.add_function(n, "--hot list", from);
+                }
+                symbols.extend(names);
+            }
+            Hot::Profile(m) => hotness.measured.extend(m),
+            Hot::C2c(r) => c2c.push((r, path.clone())),
+        }
+    }
+    if args.kaslr_offset.is_some() && c2c.is_empty() {
+        anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
     }
     let fail_on = args
         .fail_on
@@ -319,12 +349,13 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
         .map(|c| {
             layout_diff::diff::Category::parse(c.trim()).with_context(|| {
                 format!(
-                    "--fail-on: unknown category {c:?} (percpu, aligned, write-hot, straddle, struct, text)"
+                    "--fail-on: unknown category {c:?} ({})",
+                    layout_diff::diff::Category::names()
                 )
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let options = DiffOptions {
+    let mut options = DiffOptions {
         fail_on: (!fail_on.is_empty()).then_some(fail_on),
         pinned_symbols: (!symbols.is_empty())
             .then(|| show::globs(&symbols))
@@ -334,14 +365,10 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
             .then(|| show::globs(&args.structs))
             .transpose()
             .context("bad --struct pattern")?,
-        // JSON writes every change; the other formats list only the flagged ones
-        // unless --all is given.
-        listed_only: !args.all && args.common.format() != Format::Json,
-    };
-    // A perf c2c report as --hot: its hot lines are followed into NEW (below).
-    let c2c = match args.hot.as_deref().map(read_hot).transpose()? {
-        Some(Hot::C2c(r)) => Some(r),
-        _ => None,
+        // JSON and --explain read every change; the other formats list only what the
+        // first screen can show unless --all is given.
+        listed_only: !args.all && args.common.format() != Format::Json && args.explain.is_none(),
+        hotness: None,
     };
     let load = LoadOptions {
         line_size: args.common.line_size,
@@ -381,16 +408,46 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     }
     let unmatched = unmatched_patterns(args, &symbols, &old, &new)?;
     let t1 = std::time::Instant::now();
-    // A c2c report recorded on OLD: its hot lines, followed into NEW.
-    let follow = match (&c2c, &args.hot) {
-        (Some(r), Some(path)) => {
-            let kaslr = kaslr_for(r, &old, args.kaslr_offset, path)?;
-            let map = layout_diff::check::hotmap::map(r, &old, kaslr);
-            Some(layout_diff::check::hotmap::follow(&map, &new))
+    // A c2c report recorded on OLD: the objects on its hot lines are measured hot, and
+    // its lines are followed into NEW.
+    let mut follow = None;
+    for (r, path) in &c2c {
+        let kaslr = kaslr_for(r, &old, args.kaslr_offset, path)?;
+        let map = layout_diff::perf::hotmap::map(r, &old, kaslr);
+        for line in &map.lines {
+            for o in &line.objects {
+                let bare = o.name.rsplit(':').next().unwrap_or(&o.name);
+                hotness.measured.add_object(
+                    bare,
+                    "perf c2c",
+                    format!("hot line #{} ({} HITM)", line.index, line.hitm),
+                );
+            }
         }
-        _ => None,
-    };
+        follow.get_or_insert_with(|| layout_diff::perf::hotmap::follow(&map, &new));
+    }
+    options.hotness = Some(&hotness);
     let report = layout_diff::diff::diff(&old, &new, &options);
+    if let Some(name) = &args.explain {
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let found = layout_diff::report::explain::explain(&report, name);
+        return Ok(match found {
+            Some(text) => Output {
+                text,
+                code: 0,
+                note: None,
+            },
+            None => Output {
+                text: String::new(),
+                code: 1,
+                note: Some(format!(
+                    "--explain {name}: no change of an object, struct or function of that name"
+                )),
+            },
+        });
+    }
     let t2 = std::time::Instant::now();
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -415,7 +472,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
                 #[serde(flatten)]
                 report: &'a layout_diff::diff::Report<'a>,
                 #[serde(skip_serializing_if = "Option::is_none")]
-                hot: Option<&'a layout_diff::check::hotmap::HotFollow>,
+                hot: Option<&'a layout_diff::perf::hotmap::HotFollow>,
             }
             let doc = WithHot {
                 report: &report,

@@ -3,38 +3,48 @@
 
 use serde::Serialize;
 
+use super::verdict::Decision;
+use crate::evidence::{Cold, Evidence};
 use crate::layout::Placement;
 use crate::model::Space;
 use crate::show::Header;
 
-/// How much a change can matter, most urgent first (the ranking order).
+/// How much a change can matter, most urgent first (the ranking order). The
+/// verdicts of `verdict.rs` map onto it; only the first five are flagged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
-    /// A per-CPU variable changed lines, offset in line or co-tenants.
-    Percpu,
-    /// An object whose type or declaration asks for line alignment moved in its line or got new neighbours.
-    AlignedObject,
-    /// A write-hot candidate (type holds an atomic, refcount, lock or per-CPU counter) got new neighbours.
-    WriteHot,
-    /// An object now straddles a line boundary.
-    Straddle,
-    /// A struct with a global or per-CPU instance changed layout.
-    StructWithInstance,
-    /// A struct's cache-line group grew, touches more lines, gained or lost a member.
+    /// Flagged: a hot object (measured, known or declared) gained a written neighbour.
+    HotNeighbour,
+    /// Flagged: an object declared line-aligned no longer starts its line.
+    LostAlignment,
+    /// Flagged: a hot member moved to another line (in an object or a struct).
+    HotMember,
+    /// Flagged: a struct's cache-line group grew, touches more lines, gained or lost a
+    /// member.
     Group,
+    /// Flagged: a hot function (measured, known or asked for) changed its start modulo
+    /// the line size, or its line count.
+    Text,
+    /// Listed, not flagged: only its type (a lock or an atomic) suggests it is hot, and
+    /// it gained a written neighbour. Fails only with `--fail-on possible`.
+    Possible,
+    /// A hot object whose lines changed for no flagged reason.
+    HotChanged,
+    /// Sharing went away (fewer neighbours) or the object now starts a line: shown for
+    /// hot objects, never flagged.
+    Improvement,
+    /// A struct with a global or per-CPU instance changed layout (no hot member moved).
+    StructWithInstance,
     /// A shift run that changes offsets in lines.
     ShiftRun,
     /// Any other placement change of a data object.
     Data,
     /// A struct without instances changed layout.
     Struct,
-    /// A function changed its start modulo the line size, or its line count.
-    Text,
-    /// Sharing went away (fewer or no neighbours, a write-hot neighbour gone): shown,
-    /// never flagged.
-    Improvement,
-    /// Recorded, not flagged (e.g. a whole-line shift).
+    /// A function without evidence of hotness changed its start modulo the line size.
+    Phase,
+    /// Recorded, not flagged (e.g. a whole-line shift, cold or boot-only storage).
     Info,
 }
 
@@ -42,36 +52,39 @@ pub enum Severity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
-    Percpu,
+    /// A hot object gained a written neighbour.
+    Neighbour,
+    /// A hot member moved to another line.
+    Member,
+    /// A line-aligned object is no longer line-aligned.
     Aligned,
-    WriteHot,
-    Straddle,
-    Struct,
+    /// A cache-line group grew or changed.
     Group,
+    /// A hot function changed phase.
     Text,
+    /// A type-only guess gained a written neighbour (off by default).
+    Possible,
 }
 
 impl Category {
-    pub const ALL: [Category; 7] = [
-        Category::Percpu,
+    pub const ALL: [Category; 6] = [
+        Category::Neighbour,
+        Category::Member,
         Category::Aligned,
-        Category::WriteHot,
-        Category::Straddle,
-        Category::Struct,
         Category::Group,
         Category::Text,
+        Category::Possible,
     ];
 
     /// The name `--fail-on` takes.
     pub fn name(self) -> &'static str {
         match self {
-            Category::Percpu => "percpu",
+            Category::Neighbour => "neighbour",
+            Category::Member => "member",
             Category::Aligned => "aligned",
-            Category::WriteHot => "write-hot",
-            Category::Straddle => "straddle",
-            Category::Struct => "struct",
             Category::Group => "group",
             Category::Text => "text",
+            Category::Possible => "possible",
         }
     }
 
@@ -79,33 +92,59 @@ impl Category {
         Category::ALL.into_iter().find(|c| c.name() == s)
     }
 
-    /// Without `--fail-on`: every category but `text` (phase changes are information).
+    /// Every name, comma-separated (for help and errors).
+    pub fn names() -> String {
+        Category::ALL.map(Category::name).join(", ")
+    }
+
+    /// Without `--fail-on`: every category standing on evidence (all but `possible`).
     pub fn default_fail_on() -> Vec<Category> {
         Category::ALL
             .into_iter()
-            .filter(|&c| c != Category::Text)
+            .filter(|&c| c != Category::Possible)
             .collect()
     }
 }
 
 impl Severity {
-    /// The category a severity is flagged under; `None` for severities that are only
-    /// recorded (`Data`, `Struct` without instances, `ShiftRun`, `Improvement`, `Info`).
-    /// `Text` is flagged only for pinned functions or with `--fail-on text`.
+    /// The category a severity falls in; `None` for severities that are only recorded.
     pub fn category(self) -> Option<Category> {
         match self {
-            Severity::Percpu => Some(Category::Percpu),
-            Severity::AlignedObject => Some(Category::Aligned),
-            Severity::WriteHot => Some(Category::WriteHot),
-            Severity::Straddle => Some(Category::Straddle),
-            Severity::StructWithInstance => Some(Category::Struct),
+            Severity::HotNeighbour => Some(Category::Neighbour),
+            Severity::LostAlignment => Some(Category::Aligned),
+            Severity::HotMember => Some(Category::Member),
             Severity::Group => Some(Category::Group),
             Severity::Text => Some(Category::Text),
-            Severity::ShiftRun
+            Severity::Possible => Some(Category::Possible),
+            Severity::HotChanged
+            | Severity::Improvement
+            | Severity::StructWithInstance
+            | Severity::ShiftRun
             | Severity::Data
             | Severity::Struct
-            | Severity::Improvement
+            | Severity::Phase
             | Severity::Info => None,
+        }
+    }
+
+    /// Counted as flagged: a category standing on evidence (not `possible`).
+    pub fn flagged(self) -> bool {
+        self.category().is_some_and(|c| c != Category::Possible)
+    }
+
+    /// The severity of a verdict on a data object or a struct.
+    pub fn of(v: super::verdict::Verdict) -> Severity {
+        use super::verdict::Verdict;
+        match v {
+            Verdict::Flag(Category::Neighbour) => Severity::HotNeighbour,
+            Verdict::Flag(Category::Aligned) => Severity::LostAlignment,
+            Verdict::Flag(Category::Member) => Severity::HotMember,
+            Verdict::Flag(Category::Group) => Severity::Group,
+            Verdict::Flag(Category::Text) => Severity::Text,
+            Verdict::Flag(Category::Possible) | Verdict::Possible => Severity::Possible,
+            Verdict::Improvement => Severity::Improvement,
+            Verdict::Changed => Severity::Data,
+            Verdict::Quiet => Severity::Info,
         }
     }
 }
@@ -242,24 +281,27 @@ pub struct PlacementChange<'a> {
     pub write_hot_type: bool,
     /// How many of its type's members are write-hot.
     pub hot_members: usize,
-    /// New neighbours on its lines that are write-hot too (false-sharing candidates).
-    pub gained_hot_neighbours: Vec<SymbolName<'a>>,
+    /// New neighbours on its lines that are written at run time (writable, not
+    /// read-mostly, not cold): what makes a hot object's new sharing a risk.
+    pub written_neighbours: Vec<SymbolName<'a>>,
     /// Its type (or the variable) has `DW_AT_alignment`.
     pub explicit_alignment: Option<u64>,
     /// The index of the shift run it belongs to, if any.
     pub run: Option<usize>,
     /// For a struct-typed object whose type changed: members and their lines (new build).
     pub member_lines: Vec<MemberLines<'a>>,
+    /// The strongest evidence that it is hot.
+    pub evidence: Option<Evidence<'a>>,
+    /// Why it is cold, when it is (never outweighs `evidence`).
+    pub cold: Option<Cold>,
+    /// The judgement and the rule that made it (`verdict::judge_object`).
+    pub decision: Decision,
     pub severity: Severity,
     /// Place, size or line membership (co-tenants) changed (false for an unchanged
     /// object shown only because it was asked for).
     pub changed: bool,
-    /// Counted in `flagged`: its severity has a category.
+    /// Counted in `flagged`: its severity has a category standing on evidence.
     pub flagged: bool,
-    /// Rank among flagged data, lowest first: 0 write-hot object with a new write-hot
-    /// neighbour, 1 line-aligned object moved in its line, 2 per-CPU write-hot variable
-    /// with a new neighbour, 3 anything else.
-    pub risk: u8,
     /// Why it is not judged write-hot or straddling although writable: `boot-only`,
     /// `read-only after init`, `read-mostly` (tracepoints and static keys).
     pub quiet: Option<&'static str>,
@@ -267,16 +309,23 @@ pub struct PlacementChange<'a> {
 
 impl<'a> PlacementChange<'a> {
     /// Whether the default view (without `--all`) can list it when not asked for by
-    /// name: a line-aligned, write-hot or straddling data object, a flagged per-CPU
-    /// variable (the planner also leaves out per-CPU variables of a shift run).
+    /// name: a hot object (evidence stronger than a type guess) whose lines changed,
+    /// for the worse or for the better.
     pub fn listed_by_default(&self) -> bool {
-        match self.space {
-            crate::model::Space::Percpu => self.flagged,
-            crate::model::Space::Global => matches!(
-                self.severity,
-                Severity::AlignedObject | Severity::WriteHot | Severity::Straddle
-            ),
+        match self.severity {
+            Severity::HotNeighbour
+            | Severity::LostAlignment
+            | Severity::HotMember
+            | Severity::HotChanged => true,
+            Severity::Improvement => self.is_hot(),
+            _ => false,
         }
+    }
+
+    /// Evidence stronger than a type guess.
+    pub fn is_hot(&self) -> bool {
+        self.evidence
+            .is_some_and(|e| e.strength() > crate::evidence::Strength::Inferred)
     }
 
     /// Where it sits on lines in each build (derived from its place and size rather
@@ -355,15 +404,17 @@ impl Serialize for PlacementChange<'_> {
             co_tenants_changed: bool,
             write_hot_type: bool,
             hot_members: usize,
-            gained_hot_neighbours: &'x [SymbolName<'a>],
+            written_neighbours: &'x [SymbolName<'a>],
             explicit_alignment: Option<u64>,
             run: Option<usize>,
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
             member_lines: &'x [MemberLines<'a>],
+            evidence: Option<Evidence<'a>>,
+            cold: Option<Cold>,
+            decision: Decision,
             severity: Severity,
             changed: bool,
             flagged: bool,
-            risk: u8,
             quiet: Option<&'static str>,
             reasons: Vec<Reason>,
         }
@@ -382,14 +433,16 @@ impl Serialize for PlacementChange<'_> {
             co_tenants_changed: self.co_tenants_changed,
             write_hot_type: self.write_hot_type,
             hot_members: self.hot_members,
-            gained_hot_neighbours: &self.gained_hot_neighbours,
+            written_neighbours: &self.written_neighbours,
             explicit_alignment: self.explicit_alignment,
             run: self.run,
             member_lines: &self.member_lines,
+            evidence: self.evidence,
+            cold: self.cold,
+            decision: self.decision,
             severity: self.severity,
             changed: self.changed,
             flagged: self.flagged,
-            risk: self.risk,
             quiet: self.quiet,
             reasons: self.reasons(),
         }
@@ -446,6 +499,9 @@ pub struct MemberLines<'a> {
     pub name: &'a str,
     pub offset: Pair<Option<u64>>,
     pub line: Pair<Option<u64>>,
+    /// Evidence that the member is hot (measured, known, or in a cache-line group).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence<'a>>,
 }
 
 /// A function whose start mod line size (or line count) changed.
@@ -459,11 +515,14 @@ pub struct FunctionChange<'a> {
     pub phase: Pair<u64>,
     pub lines: Pair<u64>,
     pub run: Option<usize>,
+    /// The strongest evidence that it is hot.
+    pub evidence: Option<Evidence<'a>>,
+    pub decision: Decision,
     pub severity: Severity,
     /// Asked for with `--symbol`/`--hot`.
     pub pinned: bool,
-    /// Counted in `flagged`: its phase or line count changed and it was asked for by
-    /// name, or `--fail-on text` was given.
+    /// Counted in `flagged`: its phase or line count changed and it is hot (measured,
+    /// known) or was asked for by name.
     pub flagged: bool,
 }
 
@@ -493,6 +552,8 @@ impl Serialize for FunctionChange<'_> {
             phase32: Pair<u64>,
             lines: Pair<u64>,
             run: Option<usize>,
+            evidence: Option<Evidence<'a>>,
+            decision: Decision,
             severity: Severity,
             pinned: bool,
             flagged: bool,
@@ -507,6 +568,8 @@ impl Serialize for FunctionChange<'_> {
             phase32: self.phase_mod(32),
             lines: self.lines,
             run: self.run,
+            evidence: self.evidence,
+            decision: self.decision,
             severity: self.severity,
             pinned: self.pinned,
             flagged: self.flagged,
@@ -541,6 +604,8 @@ pub struct ShiftRun {
     pub functions: bool,
     pub cause: Cause,
     pub severity: Severity,
+    /// Its root change: an index into `Report::causes` (data runs only).
+    pub root: Option<usize>,
 }
 
 /// What one symbol between a run and its previous neighbour did.
@@ -665,6 +730,8 @@ pub struct StructChange {
     /// Cache-line groups that changed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<super::groups::GroupChange>,
+    /// The judgement (`verdict::judge_struct`) and its rule.
+    pub decision: Decision,
     pub severity: Severity,
 }
 
@@ -693,6 +760,9 @@ pub struct MemberChange {
     /// Line (from the struct's offset 0) the member starts on.
     pub line: Pair<Option<u64>>,
     pub straddles: Pair<Option<bool>>,
+    /// Evidence that the member is hot (measured, known, in a cache-line group).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<crate::evidence::Noted>,
 }
 
 /// Counts per row of the report's summary table (see docs/json.md).
@@ -739,6 +809,8 @@ pub struct Report<'a> {
     pub percpu: Vec<Box<PlacementChange<'a>>>,
     pub functions: Vec<Box<FunctionChange<'a>>>,
     pub runs: Vec<ShiftRun>,
+    /// The root changes behind the data runs, most hot objects moved first.
+    pub causes: Vec<super::causes::RootCause>,
     /// Names asked for with --symbol/--struct/--hot that matched, shown in full.
     pub pinned_symbols: Vec<String>,
     pub pinned_structs: Vec<String>,
@@ -751,6 +823,27 @@ pub struct Report<'a> {
     pub failing: usize,
     /// Address ranges and sections treated as boot-only or read-mostly in the new build.
     pub quiet_regions: Vec<QuietRegion>,
+    /// What the report counts instead of listing: type guesses with a new written
+    /// neighbour by C type, cold storage that gained neighbours by kind.
+    pub patterns: Vec<PatternCount>,
+}
+
+/// Which list a pattern count belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatternKind {
+    /// Only a type guess says it is hot (`possible`).
+    Possible,
+    /// Cold by convention (tracing, sysfs, ...).
+    Cold,
+}
+
+/// How many unlisted objects of one pattern changed for the worse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PatternCount {
+    pub kind: PatternKind,
+    pub what: String,
+    pub count: usize,
 }
 
 /// A range whose objects are never judged write-hot or straddling.

@@ -1,6 +1,7 @@
 //! Diff: two images in, a `Report` of typed, ranked changes out. Pure: no I/O and no
 //! printing; the order of everything in the report is fixed by sorting.
 
+pub mod causes;
 pub mod changes;
 pub mod groups;
 mod hot;
@@ -10,22 +11,28 @@ mod quiet;
 mod runs;
 mod same;
 mod structs;
+pub mod verdict;
 
 use globset::GlobSet;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 pub use changes::*;
 
+use crate::evidence::{Cold, Hotness};
 use crate::model::{Image, Space, SymbolKind};
 use crate::show::Header;
 
-/// What the caller wants shown in full whether or not it changed.
+/// What the caller wants shown in full whether or not it changed, and the evidence
+/// of hotness to judge by.
 #[derive(Debug, Default, Clone)]
-pub struct DiffOptions {
+pub struct DiffOptions<'h> {
     pub pinned_symbols: Option<GlobSet>,
     pub pinned_structs: Option<GlobSet>,
-    /// Categories whose flagged changes make exit 1; `None`: all but `text`.
+    /// Categories whose flagged changes make exit 1; `None`: all but `possible`.
     pub fail_on: Option<Vec<Category>>,
+    /// Known and measured evidence; `None`: the built-in known list alone.
+    pub hotness: Option<&'h Hotness>,
     /// Keep only the changes the default view lists (`PlacementChange::
     /// listed_by_default`; no function by name): for a text, Markdown or HTML report
     /// without `--all`. Every change is still judged and counted. Ignored when symbols
@@ -36,35 +43,55 @@ pub struct DiffOptions {
 /// What one judged change adds to its row's counts (the rest of a row's `Counts`
 /// comes from the runs and the pairing), and whether it fails the run.
 #[derive(Debug, Clone, Copy, Default)]
-struct Marks {
+struct Marks<'a> {
     changed: bool,
     flagged: bool,
     line_offset_changed: bool,
     improvement: bool,
     failing: bool,
+    /// The pattern it is counted under when not listed: a type guess or cold storage.
+    pattern: Option<Pattern<'a>>,
 }
 
-impl Marks {
-    fn data(c: &PlacementChange<'_>, fails: impl Fn(Severity) -> bool) -> Marks {
+impl<'a> Marks<'a> {
+    fn data(c: &PlacementChange<'a>, fails: impl Fn(Severity) -> bool) -> Marks<'a> {
         let at = c.placement();
+        let pattern = match (c.severity, c.cold) {
+            (Severity::Possible, _) => Some(Pattern::Possible(c.type_name.unwrap_or("?"))),
+            (_, Some(cold)) if c.decision.verdict == verdict::Verdict::Quiet => {
+                Some(Pattern::Cold(cold))
+            }
+            _ => None,
+        };
         Marks {
             changed: c.changed,
             flagged: c.flagged,
             line_offset_changed: at.old.offset_in_line != at.new.offset_in_line,
             improvement: c.severity == Severity::Improvement,
-            failing: c.flagged && fails(c.severity),
+            failing: fails(c.severity),
+            pattern: pattern.filter(|_| c.sharing_grew || at.old.lines < at.new.lines),
         }
     }
 
-    fn function(f: &FunctionChange<'_>, text_fails: bool) -> Marks {
+    fn function(f: &FunctionChange<'_>, fails: impl Fn(Severity) -> bool) -> Marks<'a> {
         Marks {
             changed: f.address.changed() || f.size.changed(),
             flagged: f.flagged,
             line_offset_changed: f.phase.changed(),
             improvement: false,
-            failing: f.flagged && (f.pinned || text_fails),
+            failing: f.flagged && fails(f.severity),
+            pattern: None,
         }
     }
+}
+
+/// What an unlisted change is counted under in the report's last section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Pattern<'a> {
+    /// A type guess (the object's C type) that gained a written neighbour.
+    Possible(&'a str),
+    /// Cold storage that gained neighbours or lines.
+    Cold(Cold),
 }
 
 /// The row a change is counted in.
@@ -84,18 +111,19 @@ impl Row {
     }
 }
 
-/// The counts one pass over the judged changes takes: each row's, and how many
-/// changes fail the run.
+/// The counts one pass over the judged changes takes: each row's, how many changes
+/// fail the run, and the patterns of what is not listed.
 #[derive(Default)]
-struct Tally {
+struct Tally<'a> {
     data: Counts,
     percpu: Counts,
     functions: Counts,
     failing: usize,
+    patterns: FxHashMap<Pattern<'a>, usize>,
 }
 
-impl Tally {
-    fn count(&mut self, row: Row, m: Marks) {
+impl<'a> Tally<'a> {
+    fn count(&mut self, row: Row, m: Marks<'a>) {
         let counts = match row {
             Row::Data => &mut self.data,
             Row::Percpu => &mut self.percpu,
@@ -106,9 +134,12 @@ impl Tally {
         counts.line_offset_changed += usize::from(m.line_offset_changed);
         counts.improvements += usize::from(m.improvement);
         self.failing += usize::from(m.failing);
+        if let Some(p) = m.pattern {
+            *self.patterns.entry(p).or_default() += 1;
+        }
     }
 
-    fn add(self, o: Tally) -> Tally {
+    fn add(mut self, o: Tally<'a>) -> Tally<'a> {
         let sum = |a: Counts, b: Counts| Counts {
             changed: a.changed + b.changed,
             flagged: a.flagged + b.flagged,
@@ -116,13 +147,45 @@ impl Tally {
             improvements: a.improvements + b.improvements,
             ..Counts::default()
         };
+        for (p, n) in o.patterns {
+            *self.patterns.entry(p).or_default() += n;
+        }
         Tally {
             data: sum(self.data, o.data),
             percpu: sum(self.percpu, o.percpu),
             functions: sum(self.functions, o.functions),
             failing: self.failing + o.failing,
+            patterns: self.patterns,
         }
     }
+}
+
+/// The patterns of unlisted changes, largest first: type guesses by C type, cold
+/// storage by kind.
+fn pattern_counts(patterns: FxHashMap<Pattern<'_>, usize>) -> Vec<PatternCount> {
+    let mut out: Vec<PatternCount> = patterns
+        .into_iter()
+        .map(|(p, count)| match p {
+            Pattern::Possible(t) => PatternCount {
+                kind: PatternKind::Possible,
+                what: t.to_string(),
+                count,
+            },
+            Pattern::Cold(c) => PatternCount {
+                kind: PatternKind::Cold,
+                what: c.name().to_string(),
+                count,
+            },
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (a.kind, std::cmp::Reverse(a.count), &a.what).cmp(&(
+            b.kind,
+            std::cmp::Reverse(b.count),
+            &b.what,
+        ))
+    });
+    out
 }
 
 /// Runs matching `pick`: (those that change line membership, whole-line runs).
@@ -133,8 +196,11 @@ fn run_counts(runs: &[ShiftRun], pick: impl Fn(&ShiftRun) -> bool) -> (usize, us
 }
 
 /// Compares `old` with `new`. Both must use the same line size.
-pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -> Report<'a> {
+pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a>) -> Report<'a> {
     let line_size = new.line_size;
+    let hotness: &'a Hotness = options
+        .hotness
+        .unwrap_or_else(|| crate::evidence::builtin());
     let alignment = |s: &crate::model::Symbol<'_>| {
         let v = new.variable_for(s)?;
         v.alignment.or(v
@@ -145,7 +211,6 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         .fail_on
         .clone()
         .unwrap_or_else(Category::default_fail_on);
-    let text_fails = fail_on.contains(&Category::Text);
     // A symbol is asked for by its name or by the qualified name the report prints.
     let pinned_sym = |s: &crate::model::Symbol<'_>| {
         options
@@ -166,7 +231,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         Moved,
         /// A change the view asked for does not list (`DiffOptions::listed_only`):
         /// counted only, never built into the report.
-        Counted(Row, Marks),
+        Counted(Row, Marks<'a>),
     }
     let listed_only = options.listed_only && options.pinned_symbols.is_none();
     let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
@@ -190,7 +255,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         },
         || {
             rayon::join(
-                || structs::changes(old, new, line_size, &pinned_struct),
+                || structs::changes(old, new, line_size, &pinned_struct, hotness),
                 || placement::Indexes::new(old, new),
             )
         },
@@ -200,6 +265,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         old,
         new,
         line_size,
+        hotness,
         ix: indexes,
     };
     let judge = || {
@@ -217,11 +283,10 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
                 |(hot, same, scratch), p| {
                     let pinned = pinned_sym(p.new);
                     if p.old.kind == SymbolKind::Function {
-                        match placement::function_change(p, line_size, pinned, text_fails) {
-                            Some(f) if listed_only => Some(Change::Counted(
-                                Row::Functions,
-                                Marks::function(&f, text_fails),
-                            )),
+                        match placement::function_change(p, line_size, pinned, hotness) {
+                            Some(f) if listed_only && !f.flagged && f.evidence.is_none() => {
+                                Some(Change::Counted(Row::Functions, Marks::function(&f, fails)))
+                            }
                             Some(f) => Some(Change::Function(Box::new(f))),
                             None if p.old.place != p.new.place || p.old.size != p.new.size => {
                                 Some(Change::Moved)
@@ -241,7 +306,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
             )
             .collect::<Vec<Option<Change<'a>>>>()
     };
-    let ((runs, run_of), mut changes) = rayon::join(
+    let ((mut runs, run_of), mut changes) = rayon::join(
         || runs::find(&pairing, [old, new], line_size, &alignment),
         judge,
     );
@@ -256,7 +321,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
                 Some(Change::Moved) => t.functions.changed += 1,
                 Some(Change::Function(f)) => {
                     f.run = run_of.get(&pairing, p.old);
-                    t.count(Row::Functions, Marks::function(f, text_fails));
+                    t.count(Row::Functions, Marks::function(f, fails));
                 }
                 Some(Change::Data(space, d)) => {
                     d.run = run_of.get(&pairing, p.old);
@@ -273,6 +338,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         percpu: percpu_counts,
         functions: function_counts,
         failing,
+        patterns,
     } = tallied;
     let (mut data, mut percpu, mut functions) = (Vec::new(), Vec::new(), Vec::new());
     for c in changes.into_iter().flatten() {
@@ -283,6 +349,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
             Change::Data(Space::Global, d) => data.push(d),
         }
     }
+    let causes = causes::find(&mut runs, [&data, &percpu], new, &structs);
     let pinned_symbols: Vec<String> = pairing
         .pairs
         .iter()
@@ -322,10 +389,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
                 .iter()
                 .filter(|s| s.severity != Severity::Info)
                 .count(),
-            flagged: structs
-                .iter()
-                .filter(|s| s.severity.category().is_some())
-                .count(),
+            flagged: structs.iter().filter(|s| s.severity.flagged()).count(),
             line_offset_changed: structs
                 .iter()
                 .filter(|s| s.members.iter().any(|m| m.line.changed()))
@@ -373,11 +437,13 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions) -
         percpu,
         functions,
         runs,
+        causes,
         pinned_symbols,
         pinned_structs,
         flagged,
         fail_on,
         failing,
         quiet_regions,
+        patterns: pattern_counts(patterns),
     }
 }

@@ -11,6 +11,8 @@ use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::same::SameTypes;
 use super::structs::leaves;
+use super::verdict::{self, ObjectFacts};
+use crate::evidence::{Evidence, Hotness};
 use crate::layout::{SpaceIndex, place};
 use crate::model::{
     CType, Image, Space, StructId, StructLayout, Symbol, SymbolKind, SymbolVariables, Variable,
@@ -59,6 +61,8 @@ pub struct Sides<'p, 'a, 'd> {
     pub old: &'a Image<'d>,
     pub new: &'a Image<'d>,
     pub line_size: u64,
+    /// Known and measured evidence of hotness.
+    pub hotness: &'a Hotness,
     pub ix: Indexes<'a, 'd>,
 }
 
@@ -186,60 +190,71 @@ pub fn data_change<'a, 'd>(
         .filter(|t| old_keys.binary_search(&sides.pairing.key_id(1, t)).is_err())
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
-    // New neighbours that are themselves writable and write-hot: a false-sharing pair.
-    let gained_hot_neighbours: Vec<SymbolName<'a>> = if sharing_grew && write_hot {
-        new_tenants
-            .iter()
-            .filter(|t| {
-                let v = sides.ix.new_vars.of(t);
-                writable(t, v.map(|v| &*v.ctype))
-                    && sides.ix.quiet.of(t, v.map(|v| v.type_name())).is_none()
-                    && v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
-            })
-            .map(|t| SymbolName::of(t))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // New neighbours written at run time: writable, not read-mostly or boot-only, not
+    // cold by convention.
+    let written_neighbours: Vec<SymbolName<'a>> = new_tenants
+        .iter()
+        .filter(|t| {
+            let v = sides.ix.new_vars.of(t);
+            let tn = v.map(|v| v.type_name());
+            writable(t, v.map(|v| &*v.ctype))
+                && sides.ix.quiet.of(t, tn).is_none()
+                && crate::evidence::cold::of(t.name, t.section, tn).is_none()
+        })
+        .map(|t| SymbolName::of(t))
+        .collect();
     let explicit_alignment = var_new.and_then(|v| {
         v.alignment.or(v
             .layout
             .and_then(|id| sides.new.struct_by_id(id).explicit_alignment))
     });
-    let cacheline_aligned = explicit_alignment.is_some_and(|a| a >= ls);
-    let in_line = old.offset_in_line != new.offset_in_line;
-    let layout_same = !in_line && old.lines == new.lines && old.straddles == new.straddles;
-    let severity = if quiet == Some(BOOT_ONLY) {
-        Severity::Info
-    } else if layout_same && !sharing_grew {
-        if co_changed {
-            Severity::Improvement
-        } else {
-            Severity::Info
-        }
-    } else if o.space == Space::Percpu {
-        Severity::Percpu
-    } else if cacheline_aligned && (in_line || sharing_grew) {
-        Severity::AlignedObject
-    } else if sharing_grew && write_hot {
-        Severity::WriteHot
-    } else if new.straddles && !old.straddles && is_writable {
-        Severity::Straddle
-    } else if co_changed && !sharing_grew && !in_line {
-        Severity::Improvement
-    } else {
-        Severity::Data
-    };
-    let risk = if severity == Severity::WriteHot && !gained_hot_neighbours.is_empty() {
-        0
-    } else if severity == Severity::AlignedObject && in_line {
-        1
-    } else if severity == Severity::Percpu && write_hot && sharing_grew {
-        2
-    } else {
-        3
-    };
+    let struct_name = var_new
+        .and_then(|v| v.layout)
+        .map(|id| sides.new.struct_by_id(id).name)
+        .filter(|n| !n.is_empty());
+    let evidence = [
+        sides.hotness.object(n.name, struct_name),
+        crate::evidence::declared(n.name, explicit_alignment, ls).map(Evidence::Declared),
+        write_hot.then_some(Evidence::Inferred {
+            members: hot_members,
+        }),
+    ]
+    .into_iter()
+    .fold(None, Evidence::stronger);
+    let cold = crate::evidence::cold::of(n.name, n.section, type_name);
     let member_lines = member_lines(sides, (o, n), (var_old, var_new), same);
+    let facts = ObjectFacts {
+        hot: evidence.map(|e| e.strength()),
+        cold: cold.is_some(),
+        boot_only: quiet == Some(BOOT_ONLY),
+        gained_neighbour: sharing_grew,
+        gained_written_neighbour: !written_neighbours.is_empty(),
+        more_lines: new.lines > old.lines,
+        lost_line_alignment: explicit_alignment.is_some_and(|a| a >= ls)
+            && old.line_aligned
+            && !new.line_aligned,
+        hot_member_moved: member_lines.iter().any(|m| {
+            m.evidence
+                .is_some_and(|e| e.strength() > crate::evidence::Strength::Inferred)
+        }),
+        // Starting a line by chance is no improvement; for a hot object it is.
+        improved: (co_changed && !sharing_grew)
+            || (new.line_aligned
+                && !old.line_aligned
+                && evidence.is_some_and(|e| e.strength() > crate::evidence::Strength::Inferred)),
+        line_facts_changed: co_changed
+            || old.offset_in_line != new.offset_in_line
+            || old.lines != new.lines,
+    };
+    let decision = verdict::judge_object(&facts);
+    let mut severity = Severity::of(decision.verdict);
+    if severity == Severity::Data
+        && facts
+            .hot
+            .is_some_and(|s| s > crate::evidence::Strength::Inferred)
+    {
+        severity = Severity::HotChanged;
+    }
     Some(PlacementChange {
         name: SymbolName::of(n),
         space: n.space,
@@ -261,14 +276,16 @@ pub fn data_change<'a, 'd>(
         sharing_grew,
         write_hot_type: write_hot,
         hot_members,
-        gained_hot_neighbours,
+        written_neighbours,
         explicit_alignment,
         run: None,
         member_lines,
+        evidence,
+        cold,
+        decision,
         severity,
         changed: moved || co_changed,
-        flagged: severity.category().is_some(),
-        risk,
+        flagged: severity.flagged(),
         quiet,
     })
 }
@@ -303,7 +320,7 @@ fn member_lines<'a>(
     // objects of one type are many.
     same.member_lines
         .entry((lo, ln, phases.0, phases.1))
-        .or_insert_with(|| moved_members(so, sn, phases, ls))
+        .or_insert_with(|| moved_members(so, sn, phases, ls, sides.hotness))
         .clone()
 }
 
@@ -314,6 +331,7 @@ fn moved_members<'a>(
     new: &'a StructLayout<'_>,
     (old_phase, new_phase): (u64, u64),
     line_size: u64,
+    hotness: &'a Hotness,
 ) -> Vec<MemberLines<'a>> {
     // (name, offset, line) of every named leaf member: offsets count from the
     // outermost struct's start at every nesting level.
@@ -342,6 +360,7 @@ fn moved_members<'a>(
                     old: before.map(|b| b.1),
                     new: Some(line),
                 },
+                evidence: hotness.member(new.name, name, off),
             });
         }
     }
@@ -354,7 +373,7 @@ pub fn function_change<'a>(
     p: &Paired<'a, '_>,
     line_size: u64,
     pinned: bool,
-    text_fails: bool,
+    hotness: &'a Hotness,
 ) -> Option<FunctionChange<'a>> {
     let (o, n) = (p.old, p.new);
     debug_assert!(o.kind == SymbolKind::Function);
@@ -371,6 +390,9 @@ pub fn function_change<'a>(
     if !changed && !pinned {
         return None;
     }
+    let evidence = hotness.function(n.name);
+    let decision = verdict::judge_function(evidence.map(|e| e.strength()), pinned);
+    let flagged = changed && decision.verdict == verdict::Verdict::Flag(super::Category::Text);
     Some(FunctionChange {
         name: SymbolName::of(n),
         address: Pair {
@@ -385,12 +407,14 @@ pub fn function_change<'a>(
         phase,
         lines: line_count,
         run: None,
-        severity: if changed {
-            Severity::Text
-        } else {
-            Severity::Info
+        evidence,
+        decision,
+        severity: match (changed, flagged) {
+            (false, _) => Severity::Info,
+            (true, true) => Severity::Text,
+            (true, false) => Severity::Phase,
         },
         pinned,
-        flagged: changed && (pinned || text_fails),
+        flagged,
     })
 }

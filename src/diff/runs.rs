@@ -110,9 +110,10 @@ fn runs_in_section<'a, 'd>(
                 cause,
                 severity: match (whole_lines, functions) {
                     (true, _) => Severity::Info,
-                    (false, true) => Severity::Text,
+                    (false, true) => Severity::Phase,
                     (false, false) => Severity::ShiftRun,
                 },
+                root: None,
             });
         }
         i = j;

@@ -5,6 +5,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
 use super::same::SameTypes;
+use super::verdict;
+use crate::evidence::{Declared, Evidence, Hotness, Strength};
 use crate::layout::lay;
 use crate::model::{Image, Member, StructId, StructLayout, Symbol, SymbolKind};
 
@@ -100,6 +102,30 @@ fn id_of(image: &Image<'_>, s: &StructLayout<'_>) -> Option<StructId> {
         .then(|| StructId((at - all.start as usize) / size))
 }
 
+/// Notes the evidence of each member of `changes` (new layout `n`): measured or known
+/// by name and offset, else declared by a cache-line group around it.
+fn note_hot_members(
+    n: &StructLayout<'_>,
+    line_size: u64,
+    hotness: &Hotness,
+    changes: &mut [MemberChange],
+) {
+    if changes.is_empty() {
+        return;
+    }
+    let groups = crate::layout::groups(n, line_size);
+    for m in changes {
+        let off = m.offset.new.or(m.offset.old).unwrap_or(0);
+        let e = hotness.member(n.name, &m.name, off).or_else(|| {
+            groups
+                .iter()
+                .any(|g| g.members.contains(&m.name))
+                .then_some(Evidence::Declared(Declared::CachelineGroup))
+        });
+        m.evidence = e.map(Into::into);
+    }
+}
+
 /// Named leaf members at every nesting level, depth first.
 pub(super) fn leaves<'a, 'd>(s: &'a StructLayout<'d>) -> Vec<&'a Member<'d>> {
     s.flat_members()
@@ -169,6 +195,7 @@ fn member_change(
             old: f(o, &|m| m.offset / line_size),
             new: f(n, &|m| m.offset / line_size),
         },
+        evidence: None,
         straddles: Pair {
             old: o.map(|m| straddles(m, line_size)),
             new: n.map(|m| straddles(m, line_size)),
@@ -244,6 +271,7 @@ pub fn changes(
     new: &Image<'_>,
     line_size: u64,
     pinned: &(dyn Fn(&str) -> bool + Sync),
+    hotness: &Hotness,
 ) -> Vec<StructChange> {
     let mut out = Vec::new();
     // One build's types from DWARF, the other's from BTF: facts BTF lacks (declaring
@@ -258,12 +286,14 @@ pub fn changes(
         if same(o, n, mixed, &mut types) && !full {
             continue;
         }
-        let members = member_changes(o, n, line_size, false);
-        let layout = if full {
+        let mut members = member_changes(o, n, line_size, false);
+        let mut layout = if full {
             member_changes(o, n, line_size, true)
         } else {
             Vec::new()
         };
+        note_hot_members(n, line_size, hotness, &mut members);
+        note_hot_members(n, line_size, hotness, &mut layout);
         let (lo, ln) = (lay(o, None, line_size), lay(n, None, line_size));
         let groups = super::groups::changes(o, n, line_size);
         let same_shape = o.size == n.size
@@ -303,6 +333,7 @@ pub fn changes(
                 new: n.padding,
             },
             // Decided below, once the instances are known.
+            decision: verdict::judge_struct(false, false),
             severity: if members.is_empty() && same_shape {
                 Severity::Info
             } else {
@@ -332,12 +363,17 @@ pub fn changes(
             c.instances = names(o.and_then(|id| inst_old.get(&id)));
         }
         if c.severity != Severity::Info {
-            c.severity = if !c.instances.is_empty() {
-                Severity::StructWithInstance
-            } else if c.groups.iter().any(|g| g.flagged) {
-                Severity::Group
-            } else {
-                Severity::Struct
+            let hot_moved = c.members.iter().any(|m| {
+                m.line.changed()
+                    && m.evidence
+                        .as_ref()
+                        .is_some_and(|e| e.strength > Strength::Inferred)
+            });
+            c.decision = verdict::judge_struct(c.groups.iter().any(|g| g.flagged), hot_moved);
+            c.severity = match c.decision.verdict {
+                verdict::Verdict::Flag(_) => Severity::of(c.decision.verdict),
+                _ if !c.instances.is_empty() => Severity::StructWithInstance,
+                _ => Severity::Struct,
             };
         }
     }

@@ -153,6 +153,30 @@ impl<'d> Image<'d> {
             })
     }
 
+    /// An image with nothing in it, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn test_empty() -> Image<'static> {
+        Image {
+            path: PathBuf::from("test"),
+            arch: "x86_64".into(),
+            big_endian: false,
+            file_kind: "exec",
+            build_id: None,
+            line_size: 64,
+            line_size_overridden: false,
+            has_debug_info: true,
+            types_from: TypesFrom::Dwarf,
+            percpu_base: None,
+            boundaries: Vec::new(),
+            function_prefix: 0,
+            sections: Vec::new(),
+            symbols: Vec::new(),
+            structs: Vec::new(),
+            variables: Vec::new(),
+            units: 0,
+        }
+    }
+
     /// Count of symbols of one kind in one space.
     pub fn count(&self, kind: SymbolKind, space: Space) -> usize {
         self.symbols

@@ -6,9 +6,10 @@ use std::fmt::Write;
 
 use super::place_str;
 use super::plan::{Detail, FunctionItem, Item, TextSection};
+use crate::diff::causes::RootCause;
 use crate::diff::{
-    Cause, FunctionChange, MemberChange, MemberChangeKind, PlacementChange, Report, Severity,
-    ShiftRun, StructChange,
+    Cause, FunctionChange, MemberChange, MemberChangeKind, PatternCount, PatternKind,
+    PlacementChange, Report, Severity, ShiftRun, StructChange,
 };
 
 pub(crate) fn signed(d: i64) -> String {
@@ -162,14 +163,11 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
         Some(t) => format!("{t}, {} B", c.size.new),
         None => format!("{} B", c.size.new),
     };
-    let hot = match (c.write_hot_type, c.gained_hot_neighbours.is_empty()) {
-        _ if c.severity == Severity::Improvement => "  [improvement: fewer neighbours]".to_string(),
-        (true, false) => format!(
-            "  [write-hot, new write-hot neighbour {}]",
-            names(&c.gained_hot_neighbours)
-        ),
-        (true, true) => "  [write-hot]".to_string(),
-        _ => String::new(),
+    let hot = match c.severity.category() {
+        Some(cat) if c.severity.flagged() => format!("  [flagged: {}]", cat.name()),
+        Some(_) => "  [possible]".to_string(),
+        None if c.severity == Severity::Improvement => "  [improvement]".to_string(),
+        None => String::new(),
     };
     let size = if c.size.changed() {
         format!(", size {} -> {}", c.size.old, c.size.new)
@@ -196,28 +194,44 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
         ),
     ];
     if c.co_tenants_changed || pinned {
+        let written = if c.written_neighbours.is_empty() {
+            String::new()
+        } else {
+            format!(" (written: {})", names(&c.written_neighbours))
+        };
         lines.push(format!(
-            "      shares lines with: {}  ->  {}",
+            "      shares lines with: {}  ->  {}{written}",
             tenant_names(c.co_tenants().old),
             tenant_names(c.co_tenants().new)
         ));
     }
+    lines.push(format!(
+        "      evidence: {}; {}",
+        c.evidence
+            .map_or_else(|| "none".to_string(), |e| e.to_string()),
+        c.decision.rule
+    ));
     if all || pinned {
         for m in &c.member_lines {
+            let hot = m.evidence.map(|e| format!("  [{e}]")).unwrap_or_default();
             lines.push(format!(
-                "      member {} now on line {} (was {})",
+                "      member {} now on line {} (was {}){hot}",
                 m.name,
                 opt(m.line.new),
                 opt(m.line.old)
             ));
         }
     } else if !c.member_lines.is_empty() {
-        let moves: Vec<String> = c
-            .member_lines
+        let mut ordered: Vec<&crate::diff::MemberLines> = c.member_lines.iter().collect();
+        ordered.sort_by_key(|m| m.evidence.is_none());
+        let moves: Vec<String> = ordered
             .iter()
-            .map(|m| match m.line.old {
-                Some(old) => format!("{} {old}->{}", m.name, opt(m.line.new)),
-                None => format!("{} (new) {}", m.name, opt(m.line.new)),
+            .map(|m| {
+                let hot = if m.evidence.is_some() { " (hot)" } else { "" };
+                match m.line.old {
+                    Some(old) => format!("{}{hot} {old}->{}", m.name, opt(m.line.new)),
+                    None => format!("{}{hot} (new) {}", m.name, opt(m.line.new)),
+                }
             })
             .collect();
         lines.push(format!("      members changing line: {}", names(&moves)));
@@ -444,8 +458,14 @@ pub(crate) fn group_line(g: &crate::diff::groups::GroupChange) -> String {
     t
 }
 pub(crate) fn function_line(c: &FunctionChange, line_size: u64) -> String {
+    let why = match (c.flagged, c.evidence) {
+        (true, Some(e)) => format!("  [flagged: text; {e}]"),
+        (true, None) => "  [flagged: text; asked for by name]".to_string(),
+        (false, Some(e)) => format!("  [{}, not flagged]", e.strength().name()),
+        (false, None) => String::new(),
+    };
     format!(
-        "  {}  {:016x} -> {:016x}  mod {line_size} {:#04x} -> {:#04x}, lines {} -> {}",
+        "  {}  {:016x} -> {:016x}  mod {line_size} {:#04x} -> {:#04x}, lines {} -> {}{why}",
         c.name, c.address.old, c.address.new, c.phase.old, c.phase.new, c.lines.old, c.lines.new
     )
 }
@@ -465,11 +485,16 @@ pub(crate) fn closing(r: &Report, cut: usize) -> String {
     let cats: Vec<&str> = r.fail_on.iter().map(|c| c.name()).collect();
     let code = u8::from(r.failing > 0);
     format!(
-        "exit {code}: {} flagged changes, {} in --fail-on categories ({}){more} (--format json for all data)",
-        r.flagged,
+        "exit {code}: {} flagged on evidence, {} in --fail-on categories ({}){more} (--explain NAME says why; --format json for all data)",
+        count(r.flagged, "change", "changes"),
         r.failing,
         cats.join(",")
     )
+}
+
+/// `1 change`, `2 changes`.
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// How many objects only lost neighbours, when any did.
@@ -477,30 +502,90 @@ pub(crate) fn improvements_line(r: &Report) -> Option<String> {
     let (d, p) = (r.summary.data.improvements, r.summary.percpu.improvements);
     (d + p > 0).then(|| {
         format!(
-            "improvements (only lost neighbours, not flagged; --all lists them): {d} data objects, {p} per-CPU"
+            "improvements (fewer neighbours or now line-aligned; hot ones are listed, --all lists every one): {d} data, {p} per-CPU"
         )
     })
 }
 
-/// Which storage the report never judges write-hot or straddling.
+/// What is counted rather than listed, by pattern: one line for type guesses, one
+/// for cold storage, each with its five largest patterns.
+pub(crate) fn pattern_lines(patterns: &[PatternCount]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (kind, label) in [
+        (
+            PatternKind::Possible,
+            "possible (only the type suggests hot, gained a written neighbour; not flagged, --fail-on possible)",
+        ),
+        (
+            PatternKind::Cold,
+            "cold by convention (gained neighbours or lines; never flagged)",
+        ),
+    ] {
+        let list: Vec<&PatternCount> = patterns.iter().filter(|p| p.kind == kind).collect();
+        if list.is_empty() {
+            continue;
+        }
+        let total: usize = list.iter().map(|p| p.count).sum();
+        let top: Vec<String> = list
+            .iter()
+            .take(5)
+            .map(|p| format!("{} {}", p.what, p.count))
+            .collect();
+        let rest = list.len().saturating_sub(5);
+        let more = if rest > 0 {
+            format!(", {rest} more patterns")
+        } else {
+            String::new()
+        };
+        out.push(format!("  {label}: {total}"));
+        out.push(format!("      {}{more}", top.join(", ")));
+    }
+    out
+}
+
+/// Which storage is never judged hot by its type.
 pub(crate) fn quiet_line(r: &Report) -> String {
     let list: Vec<String> = r
         .quiet_regions
         .iter()
         .map(|q| format!("{} {}", q.what, q.from))
         .collect();
-    format!("not judged write-hot or straddling: {}", list.join("; "))
+    format!("not judged by type: {}", list.join("; "))
 }
 
 /// What each column of the summary counts.
 pub(crate) fn legend() -> &'static str {
-    "changed: place, size or line neighbours changed; moved in line: offset in line (functions: start mod line) changed;\n\
-     shift runs: runs of equal shift that change line membership; whole-line runs: shifts by whole lines"
+    "changed: place, size or line neighbours changed; flagged: a change for the worse to something with evidence of hotness;\n\
+     moved in line: offset in line (functions: start mod line) changed; shift runs: runs of equal shift that change line membership"
+}
+
+/// One root change: what it is, what it moved, the hot objects among them.
+fn cause_lines(c: &RootCause) -> Vec<String> {
+    let mut moved = format!("{} moved across lines", count(c.moved, "object", "objects"));
+    if c.moved_whole_lines > 0 {
+        let _ = write!(moved, ", {} by whole lines", c.moved_whole_lines);
+    }
+    let space = match (c.global, c.percpu) {
+        (true, true) => "data and per-CPU",
+        (false, true) => "per-CPU",
+        _ => "data",
+    };
+    let mut out = vec![format!(
+        "  {}: {moved} ({space}, {}), {} hot",
+        c.what,
+        count(c.runs.len(), "run", "runs"),
+        c.hot
+    )];
+    if !c.hot_names.is_empty() {
+        out.push(format!("      hot: {}", names(&c.hot_names)));
+    }
+    out
 }
 
 /// The lines of one planned item.
 pub(crate) fn item_lines(item: &Item<'_>) -> Vec<String> {
     match item {
+        Item::Cause(c) => cause_lines(c),
         Item::Run(r) => vec![format!("  {}", run_line(r))],
         Item::Placement { change, detail } => placement_lines(change, *detail),
         Item::Struct {
@@ -515,17 +600,19 @@ pub(crate) fn item_lines(item: &Item<'_>) -> Vec<String> {
 pub(crate) fn text_lines(t: &TextSection<'_>, line_size: u64) -> Vec<String> {
     let f = t.counts;
     let flagged = if f.flagged > 0 {
-        format!(
-            "{} flagged (asked for by name or --fail-on text)",
-            f.flagged
-        )
+        format!("{} measured hot or asked for, flagged", f.flagged)
     } else {
-        "information, not flagged (--fail-on text flags them)".to_string()
+        "none measured hot or asked for".to_string()
     };
     let mut out = vec![format!(
-        "  {} functions changed their start mod {}: {flagged}; {} runs change line membership, {} shift by whole lines; largest:",
-        f.line_offset_changed, line_size, f.runs, f.whole_line_runs
+        "  {} changed their start mod {line_size} ({flagged}); {} change line membership, {} shift by whole lines",
+        count(f.line_offset_changed, "function", "functions"),
+        count(f.runs, "run", "runs"),
+        f.whole_line_runs
     )];
+    if !t.runs.is_empty() {
+        out.push("  largest runs:".to_string());
+    }
     for run in &t.runs {
         out.push(format!("  {}", run_line(run)));
     }

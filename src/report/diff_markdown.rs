@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::diff_lines::{closing, improvements_line, item_lines, legend, quiet_line, text_lines};
+use super::diff_lines::{closing, improvements_line, legend, quiet_line};
 use super::plan::Plan;
 
 pub fn render(p: &Plan<'_>) -> String {
@@ -45,12 +45,7 @@ pub fn render(p: &Plan<'_>) -> String {
         let _ = writeln!(out, "{l}\n");
     }
     let _ = writeln!(out, "{}", quiet_line(r));
-    let blocks = p
-        .sections
-        .iter()
-        .map(|s| (s.title, s.items.iter().flat_map(item_lines).collect()))
-        .chain(std::iter::once(("text", text_lines(&p.text, r.line_size))));
-    for (title, lines) in blocks {
+    for (title, lines) in p.blocks() {
         let _ = writeln!(out, "\n**{title}**\n\n```");
         for l in lines {
             let _ = writeln!(out, "{l}");

@@ -5,9 +5,7 @@ use std::fmt::Write;
 
 use prettytable::{Table, format, row};
 
-use super::diff_lines::{
-    build, closing, improvements_line, item_lines, legend, quiet_line, text_lines,
-};
+use super::diff_lines::{build, closing, improvements_line, legend, quiet_line};
 use super::plan::Plan;
 
 /// The planned report as text.
@@ -45,15 +43,11 @@ pub fn render(p: &Plan<'_>) -> String {
         let _ = writeln!(out, "{l}");
     }
     let _ = writeln!(out, "{}", quiet_line(r));
-    for s in &p.sections {
-        let _ = writeln!(out, "\n{}", s.title);
-        for l in s.items.iter().flat_map(item_lines) {
+    for (title, lines) in p.blocks() {
+        let _ = writeln!(out, "\n{title}");
+        for l in lines {
             let _ = writeln!(out, "{l}");
         }
-    }
-    let _ = writeln!(out, "\ntext");
-    for l in text_lines(&p.text, r.line_size) {
-        let _ = writeln!(out, "{l}");
     }
     let _ = writeln!(out, "\n{}", closing(r, p.cut));
     out

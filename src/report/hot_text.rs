@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::check::hotmap::{HotFollow, HotMap, Kaslr, MappedLine, Region};
+use crate::perf::hotmap::{HotFollow, HotMap, Kaslr, MappedLine, Region};
 use crate::show::Header;
 
 fn kaslr(k: &Kaslr) -> String {

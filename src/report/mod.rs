@@ -6,6 +6,7 @@ pub mod check_text;
 pub mod diff_lines;
 pub mod diff_markdown;
 pub mod diff_text;
+pub mod explain;
 pub mod history_text;
 pub mod hot_text;
 pub mod html;

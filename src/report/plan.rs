@@ -2,11 +2,12 @@
 //! within which line budget, and returns typed sections. The text, Markdown and HTML
 //! renderers only draw a `Plan`; none of them selects, ranks or cuts.
 
+use crate::diff::causes::RootCause;
 use crate::diff::{
-    Counts, FunctionChange, MemberChange, MemberChangeKind, PlacementChange, Report, Severity,
-    ShiftRun, StructChange,
+    Counts, FunctionChange, MemberChange, MemberChangeKind, PatternCount, PlacementChange, Report,
+    Severity, ShiftRun, StructChange,
 };
-use crate::model::Space;
+use crate::evidence::Strength;
 
 /// How much to show.
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +35,8 @@ impl Detail {
 /// One item of a section.
 #[derive(Debug, Clone)]
 pub enum Item<'r> {
+    /// A root change with what it moved.
+    Cause(&'r RootCause),
     /// A shift run with its cause.
     Run(&'r ShiftRun),
     /// A data or per-CPU object that moved.
@@ -53,9 +56,17 @@ pub enum Item<'r> {
 /// Which part of the report a section is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SectionKind {
-    Percpu,
-    Data,
+    /// Root changes, most hot objects moved first.
+    Causes,
+    /// Hot objects whose lines changed, flagged first.
+    Hot,
+    /// Structs whose hot members changed line or whose groups changed.
     Structs,
+    /// Hot objects that lost neighbours or now start a line.
+    Improvements,
+    /// With `--all`: every other object whose lines changed.
+    Objects,
+    /// With `--all`: every data shift run.
     DataRuns,
 }
 
@@ -74,7 +85,7 @@ pub struct FunctionItem<'r> {
     pub run: Option<&'r ShiftRun>,
 }
 
-/// The closing `text` section: function counts, the largest runs, named functions.
+/// The closing `text` section: function counts, the largest runs, hot functions.
 #[derive(Debug, Clone)]
 pub struct TextSection<'r> {
     pub counts: &'r Counts,
@@ -90,17 +101,19 @@ pub struct Plan<'r> {
     pub empty: bool,
     /// Rows of the summary table.
     pub summary: [(&'static str, &'r Counts); 4],
-    /// Sections that have at least one item, in severity order.
+    /// Sections that have at least one item, in the order to show them.
     pub sections: Vec<Section<'r>>,
     pub text: TextSection<'r>,
+    /// What is counted rather than listed: type guesses and cold storage, by pattern.
+    pub patterns: &'r [PatternCount],
     /// Items left out by the line budget.
     pub cut: usize,
     pub view: View,
 }
 
-/// Shares of the line budget per section (per-CPU, data, structs, runs), in percent;
-/// what a section leaves unused carries over to the next.
-const SHARES: [usize; 4] = [30, 25, 35, 10];
+/// Shares of the line budget per section (causes, hot objects, structs,
+/// improvements), in percent; what a section leaves unused carries over to the next.
+const SHARES: [usize; 4] = [25, 40, 20, 15];
 
 /// Plans the report of `r` for `view`.
 pub fn plan<'r>(r: &'r Report<'r>, view: View) -> Plan<'r> {
@@ -108,33 +121,23 @@ pub fn plan<'r>(r: &'r Report<'r>, view: View) -> Plan<'r> {
     let nothing = summary.iter().all(|(_, c)| {
         c.changed + c.added + c.removed + c.line_offset_changed + c.runs + c.whole_line_runs == 0
     });
-    let candidates = [
-        percpu_items(r, view),
-        data_items(r, view),
-        struct_items(r, view),
-        run_items(r, view),
+    let all = view.limit.is_none();
+    let mut candidates = vec![
+        (SectionKind::Causes, cause_items(r, view)),
+        (SectionKind::Hot, hot_items(r, view)),
+        (SectionKind::Structs, struct_items(r, view)),
+        (SectionKind::Improvements, improvement_items(r, view)),
     ];
-    let titles = [
-        (
-            SectionKind::Percpu,
-            "per-CPU (offsets from __per_cpu_start)",
-        ),
-        (
-            SectionKind::Data,
-            "data objects (cacheline-aligned, write-hot with new neighbours, new straddlers)",
-        ),
-        (
-            SectionKind::Structs,
-            "structs with a global or per-CPU instance",
-        ),
-        (SectionKind::DataRuns, "data shift runs (largest first)"),
-    ];
+    if all {
+        candidates.push((SectionKind::Objects, other_items(r)));
+        candidates.push((SectionKind::DataRuns, run_items(r)));
+    }
     let mut carry = 0usize;
     let mut cut = 0usize;
     let mut sections = Vec::new();
-    for (i, items) in candidates.into_iter().enumerate() {
+    for (i, (kind, items)) in candidates.into_iter().enumerate() {
         let mut budget = match view.limit {
-            Some(l) => l * SHARES[i] / 100 + carry,
+            Some(l) => l * SHARES.get(i).copied().unwrap_or(0) / 100 + carry,
             None => usize::MAX,
         };
         let mut kept = Vec::new();
@@ -152,10 +155,9 @@ pub fn plan<'r>(r: &'r Report<'r>, view: View) -> Plan<'r> {
         }
         carry = if view.limit.is_some() { budget } else { 0 };
         if !kept.is_empty() {
-            let (kind, title) = titles[i];
             sections.push(Section {
                 kind,
-                title,
+                title: title(kind),
                 items: kept,
             });
         }
@@ -166,8 +168,21 @@ pub fn plan<'r>(r: &'r Report<'r>, view: View) -> Plan<'r> {
         summary,
         sections,
         text: text_section(r, view),
+        patterns: &r.patterns,
         cut,
         view,
+    }
+}
+
+/// A section's title.
+pub fn title(kind: SectionKind) -> &'static str {
+    match kind {
+        SectionKind::Causes => "root causes (each change once, with what it moved across lines)",
+        SectionKind::Hot => "hot objects whose lines changed (flagged first)",
+        SectionKind::Structs => "structs whose hot members changed line, and cache-line groups",
+        SectionKind::Improvements => "improvements to hot objects",
+        SectionKind::Objects => "other objects whose lines changed",
+        SectionKind::DataRuns => "data shift runs (largest first)",
     }
 }
 
@@ -186,53 +201,73 @@ fn is_pinned(r: &Report<'_>, name: &crate::diff::SymbolName<'_>) -> bool {
     r.pinned_symbols.iter().any(|p| name.is(p))
 }
 
-/// Per-CPU: runs (each with its cause), then changes outside flagged runs, pinned
-/// first, then by risk (a write-hot variable with a new neighbour first).
-fn percpu_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
+/// Root changes that moved something across lines (every one with --all), most hot
+/// objects first.
+fn cause_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
     let all = view.limit.is_none();
-    let mut items: Vec<Item<'_>> = r
-        .runs
+    r.causes
         .iter()
-        .filter(|x| x.space == Space::Percpu)
-        .map(Item::Run)
-        .collect();
-    let mut percpu: Vec<&PlacementChange> = r.percpu.iter().map(Box::as_ref).collect();
-    percpu.sort_by_key(|c| (!is_pinned(r, &c.name), c.risk, c.place.old));
-    for c in percpu {
-        let pinned = is_pinned(r, &c.name);
-        let in_run = c.run.is_some_and(|i| !r.runs[i].whole_lines);
-        if pinned || all || (c.listed_by_default() && !in_run) {
-            items.push(Item::Placement {
-                change: c,
-                detail: Detail { pinned, all },
-            });
-        }
-    }
-    items
+        .filter(|c| all || c.moved > 0)
+        .map(Item::Cause)
+        .collect()
 }
 
-/// Data objects: line-aligned, write-hot and straddling ones (every one with --all),
-/// by risk (write-hot with a new write-hot neighbour, line-aligned moved in its line,
-/// ...), then severity and hot members.
-fn data_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
+/// Every data and per-CPU change, in one list.
+fn objects<'r>(r: &'r Report<'r>) -> impl Iterator<Item = &'r PlacementChange<'r>> {
+    r.data.iter().chain(&r.percpu).map(Box::as_ref)
+}
+
+/// The rank of a hot object: flagged before not, then stronger evidence, then place.
+fn hot_rank(c: &PlacementChange<'_>) -> (Severity, std::cmp::Reverse<Option<Strength>>) {
+    (
+        c.severity,
+        std::cmp::Reverse(c.evidence.map(|e| e.strength())),
+    )
+}
+
+/// Hot objects whose lines changed for the worse or with no verdict (and pinned ones):
+/// flagged first, by severity, then evidence, then place.
+fn hot_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
     let all = view.limit.is_none();
-    let mut data: Vec<&PlacementChange> = r
-        .data
-        .iter()
-        .map(Box::as_ref)
-        .filter(|c| is_pinned(r, &c.name) || all || c.listed_by_default())
+    let mut list: Vec<&PlacementChange> = objects(r)
+        .filter(|c| {
+            is_pinned(r, &c.name) || (c.listed_by_default() && c.severity != Severity::Improvement)
+        })
         .collect();
-    data.sort_by_key(|c| {
-        (
-            !is_pinned(r, &c.name),
-            c.risk,
-            c.severity,
-            c.gained_hot_neighbours.is_empty(),
-            std::cmp::Reverse(c.hot_members),
-            c.place.old,
-        )
-    });
-    data.into_iter()
+    list.sort_by_key(|c| (!is_pinned(r, &c.name), hot_rank(c), c.space, c.place.old));
+    placements(r, list, all)
+}
+
+/// Hot objects that improved.
+fn improvement_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
+    let all = view.limit.is_none();
+    let mut list: Vec<&PlacementChange> = objects(r)
+        .filter(|c| !is_pinned(r, &c.name) && c.severity == Severity::Improvement && c.is_hot())
+        .collect();
+    list.sort_by_key(|c| (hot_rank(c), c.space, c.place.old));
+    placements(r, list, all)
+}
+
+/// With --all: every object not in the hot or improvement sections.
+fn other_items<'r>(r: &'r Report<'r>) -> Vec<Item<'r>> {
+    let mut list: Vec<&PlacementChange> = objects(r)
+        .filter(|c| {
+            let shown = is_pinned(r, &c.name)
+                || c.listed_by_default()
+                || (c.severity == Severity::Improvement && c.is_hot());
+            !shown
+        })
+        .collect();
+    list.sort_by_key(|c| (c.severity, c.space, c.place.old));
+    placements(r, list, true)
+}
+
+fn placements<'r>(
+    r: &'r Report<'r>,
+    list: Vec<&'r PlacementChange<'r>>,
+    all: bool,
+) -> Vec<Item<'r>> {
+    list.into_iter()
         .map(|c| Item::Placement {
             change: c,
             detail: Detail {
@@ -243,18 +278,15 @@ fn data_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
         .collect()
 }
 
-/// Structs with an instance (or in a group, or asked for); most members changing line
-/// (or added/removed) first: those move hot fields.
+/// Structs whose hot members changed line or whose groups changed (every changed
+/// struct with --all, and those asked for); most members changing line first.
 fn struct_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
     let all = view.limit.is_none();
     let pinned = |n: &str| r.pinned_structs.iter().any(|p| p == n);
     let mut structs: Vec<&StructChange> = r
         .structs
         .iter()
-        .filter(|s| {
-            all || pinned(&s.name)
-                || matches!(s.severity, Severity::StructWithInstance | Severity::Group)
-        })
+        .filter(|s| all || pinned(&s.name) || s.severity.flagged())
         .collect();
     structs.sort_by_key(|s| {
         let moved = s
@@ -280,6 +312,7 @@ fn struct_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
             members.sort_by_key(|m| {
                 let k = m.kinds.first().copied();
                 (
+                    m.evidence.is_none(),
                     !matches!(k, Some(MemberChangeKind::Added | MemberChangeKind::Removed)),
                     !m.line.changed(),
                 )
@@ -296,21 +329,16 @@ fn struct_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
         .collect()
 }
 
-/// Data shift runs that change line membership (whole-line ones too with --all),
-/// largest first.
-fn run_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
-    let all = view.limit.is_none();
-    let mut runs: Vec<&ShiftRun> = r
-        .runs
-        .iter()
-        .filter(|x| x.space == Space::Global && !x.functions && (all || !x.whole_lines))
-        .collect();
+/// Every data shift run, largest first (with --all).
+fn run_items<'r>(r: &'r Report<'r>) -> Vec<Item<'r>> {
+    let mut runs: Vec<&ShiftRun> = r.runs.iter().filter(|x| !x.functions).collect();
     runs.sort_by(|a, b| b.count.cmp(&a.count).then(a.start.old.cmp(&b.start.old)));
     runs.into_iter().map(Item::Run).collect()
 }
 
 /// Functions: the two largest runs that change line membership (all with --all),
-/// then the functions asked for by name (every changed function with --all).
+/// then the hot functions whose start moved in the line and those asked for by name
+/// (every changed function with --all).
 fn text_section<'r>(r: &'r Report<'r>, view: View) -> TextSection<'r> {
     let all = view.limit.is_none();
     let mut runs: Vec<&ShiftRun> = r
@@ -322,15 +350,26 @@ fn text_section<'r>(r: &'r Report<'r>, view: View) -> TextSection<'r> {
     if !all {
         runs.truncate(2);
     }
-    let functions = r
+    let mut functions: Vec<FunctionItem<'r>> = r
         .functions
         .iter()
-        .filter(|c| all || r.pinned_symbols.iter().any(|p| c.name.is(p)))
+        .filter(|c| {
+            all || c.flagged
+                || c.evidence.is_some()
+                || r.pinned_symbols.iter().any(|p| c.name.is(p))
+        })
         .map(|c| FunctionItem {
             change: c,
             run: c.run.and_then(|i| r.runs.get(i)).filter(|_| !all),
         })
         .collect();
+    functions.sort_by_key(|f| {
+        (
+            !f.change.flagged,
+            std::cmp::Reverse(f.change.evidence.map(|e| e.strength())),
+            f.change.address.old,
+        )
+    });
     TextSection {
         counts: &r.summary.functions,
         runs,
@@ -338,11 +377,40 @@ fn text_section<'r>(r: &'r Report<'r>, view: View) -> TextSection<'r> {
     }
 }
 
+impl<'r> Plan<'r> {
+    /// Every titled block of lines the text and Markdown reports print, in order:
+    /// causes, hot objects and structs, functions, improvements, what `--all` adds,
+    /// then what is counted by pattern.
+    pub fn blocks(&self) -> Vec<(&'static str, Vec<String>)> {
+        use super::diff_lines::{item_lines, pattern_lines, text_lines};
+        let section = |s: &Section<'_>| (s.title, s.items.iter().flat_map(item_lines).collect());
+        let early = |k: SectionKind| {
+            matches!(
+                k,
+                SectionKind::Causes | SectionKind::Hot | SectionKind::Structs
+            )
+        };
+        let mut out: Vec<(&'static str, Vec<String>)> = self
+            .sections
+            .iter()
+            .filter(|s| early(s.kind))
+            .map(section)
+            .collect();
+        out.push(("functions", text_lines(&self.text, self.report.line_size)));
+        out.extend(self.sections.iter().filter(|s| !early(s.kind)).map(section));
+        let patterns = pattern_lines(self.patterns);
+        if !patterns.is_empty() {
+            out.push(("the rest, counted by pattern", patterns));
+        }
+        out
+    }
+}
+
 impl Item<'_> {
     /// Always shown, whatever the budget.
     pub fn pinned(&self) -> bool {
         match self {
-            Item::Run(_) => false,
+            Item::Cause(_) | Item::Run(_) => false,
             Item::Placement { detail, .. } | Item::Struct { detail, .. } => detail.pinned,
         }
     }
@@ -350,6 +418,7 @@ impl Item<'_> {
     /// The name the item is known by (a run: its first symbol).
     pub fn name(&self) -> std::borrow::Cow<'_, str> {
         match self {
+            Item::Cause(c) => c.what.as_str().into(),
             Item::Run(r) => r.first.as_str().into(),
             Item::Placement { change, .. } => change.name.to_string().into(),
             Item::Struct { change, .. } => change.name.as_str().into(),
@@ -359,6 +428,7 @@ impl Item<'_> {
     /// Lines the item takes in the text report: what the budget counts.
     pub fn height(&self) -> usize {
         match self {
+            Item::Cause(c) => 1 + usize::from(!c.hot_names.is_empty()),
             Item::Run(_) => 1,
             Item::Placement { change, detail } => {
                 let tenants = usize::from(change.co_tenants_changed || detail.pinned);
@@ -367,7 +437,7 @@ impl Item<'_> {
                 } else {
                     usize::from(!change.member_lines.is_empty())
                 };
-                2 + tenants + members
+                3 + tenants + members
             }
             Item::Struct {
                 change,
@@ -425,6 +495,7 @@ mod tests {
             pinned_structs: Some(everything),
             fail_on: None,
             listed_only: false,
+            hotness: None,
         };
         let mut checked = 0;
         for options in [DiffOptions::default(), pinned] {
@@ -443,7 +514,7 @@ mod tests {
 
     /// A diff that keeps only what the default view lists renders the same text,
     /// Markdown and HTML, with the same counts and exit status, in every limited view;
-    /// it keeps exactly the listable data objects and no function.
+    /// it keeps exactly the listable data objects and the functions with evidence.
     #[test]
     fn keeping_only_the_listed_changes_changes_no_limited_view() {
         let open = |n: &str| InputFile::open(std::path::Path::new(n)).expect("fixture");
@@ -456,7 +527,7 @@ mod tests {
             ..DiffOptions::default()
         };
         let listed = diff(&old, &new, &listed_only);
-        for limit in [Some(54), Some(5)] {
+        for limit in [Some(54), Some(8)] {
             let (a, b) = (plan(&full, View { limit }), plan(&listed, View { limit }));
             assert_eq!(
                 crate::report::diff_text::render(&a),
@@ -495,11 +566,13 @@ mod tests {
             .collect();
         assert_eq!(kept, listable(&full));
         assert!(kept.len() < full.data.len() + full.percpu.len());
-        assert_eq!((full.functions.len(), listed.functions.len()), (6, 0));
+        // Of the functions, only those with evidence (the known-hot futex_hash) are kept.
+        assert_eq!((full.functions.len(), listed.functions.len()), (6, 1));
+        assert_eq!(listed.functions[0].name.to_string(), "futex_hash");
     }
 
-    /// A budget of 5 lines keeps only what fits: the fixture's per-CPU section gets
-    /// 5 * 30% = 1 line, so one run, and every later item over budget is cut.
+    /// A budget of 8 lines keeps only what fits: the fixture's root causes get
+    /// 8 * 25% = 2 lines, so one two-line cause, and every later item over budget is cut.
     #[test]
     fn a_small_budget_cuts_items_and_counts_them() {
         let open = |n: &str| InputFile::open(std::path::Path::new(n)).expect("fixture");
@@ -508,7 +581,7 @@ mod tests {
         let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
         let report = diff(&old, &new, &DiffOptions::default());
         let all = plan(&report, View { limit: None });
-        let small = plan(&report, View { limit: Some(5) });
+        let small = plan(&report, View { limit: Some(8) });
         let count = |p: &Plan<'_>| p.sections.iter().map(|s| s.items.len()).sum::<usize>();
         assert_eq!(all.cut, 0);
         assert_eq!(
@@ -520,7 +593,7 @@ mod tests {
                 }
             ))
         );
-        assert_eq!(small.sections[0].kind, SectionKind::Percpu);
+        assert_eq!(small.sections[0].kind, SectionKind::Causes);
         assert_eq!(small.sections[0].items.len(), 1);
     }
 }

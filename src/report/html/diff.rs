@@ -162,7 +162,7 @@ fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
             .iter()
             .map(|t: &Tenant| {
                 let mut b = Block::new(t.place(), t.size(), t.name().to_string(), "co-tenant");
-                b.hot = !old && c.gained_hot_neighbours.contains(&t.name());
+                b.hot = !old && c.written_neighbours.contains(&t.name());
                 b
             })
             .collect();

@@ -481,8 +481,8 @@ fn members_on_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::c2c::{Access, HotLine};
     use crate::load::{InputFile, LoadOptions};
+    use crate::perf::c2c::{Access, HotLine};
 
     /// testdata/check/base.elf (FACTS.md): hot_path ffffffff81000000 (0x11 B),
     /// cold_path ffffffff81000020 (0x13 B), a_long_function_name_cut_by_perf_c2c

@@ -1,0 +1,375 @@
+//! Root causes: every data shift run is filed under the one change that started it
+//! (the largest item of its cause: an object resized, added or removed, a realignment,
+//! or alignment padding), and a resized object whose struct type changed size is filed
+//! under the struct. One root change is one line of the report with counts of what it
+//! moved across lines and how many of those are hot, however many runs it started.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use super::changes::{Cause, CauseItem, ItemKind, PlacementChange, ShiftRun, StructChange};
+use crate::model::{Image, Space, SymbolKind};
+
+/// What started one or more shift runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Root {
+    /// A struct type changed size; `via` is the first resized object of that type.
+    Struct {
+        name: String,
+        bytes: i64,
+        via: String,
+    },
+    /// An object or function changed size (its type, if any, kept its size).
+    Resized {
+        symbol: String,
+        bytes: i64,
+    },
+    Added {
+        symbol: String,
+        bytes: i64,
+    },
+    Removed {
+        symbol: String,
+        bytes: i64,
+    },
+    /// An object must now start on a larger alignment.
+    Realigned {
+        symbol: String,
+    },
+    /// Nothing in between changed size: alignment padding before the run moved.
+    Padding {
+        alignment: u64,
+    },
+    /// The shift could not be explained.
+    Unexplained,
+}
+
+impl std::fmt::Display for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Root::Struct { name, bytes, via } => {
+                write!(f, "struct {name} {bytes:+} B (via {via})")
+            }
+            Root::Resized { symbol, bytes } => write!(f, "{symbol} {bytes:+} B"),
+            Root::Added { symbol, bytes } => write!(f, "{symbol} added ({bytes} B)"),
+            Root::Removed { symbol, bytes } => write!(f, "{symbol} removed ({bytes} B)"),
+            Root::Realigned { symbol } => write!(f, "{symbol} now aligned"),
+            Root::Padding { alignment } => write!(f, "alignment padding (align {alignment})"),
+            Root::Unexplained => f.write_str("unexplained shift"),
+        }
+    }
+}
+
+/// One root change and everything it moved.
+#[derive(Debug, Clone, Serialize)]
+pub struct RootCause {
+    pub root: Root,
+    /// The sentence the report prints for `root`.
+    pub what: String,
+    /// Indexes of its runs in `Report::runs`.
+    pub runs: Vec<usize>,
+    /// Objects in its runs that changed line membership (delta not a whole number of
+    /// lines), and those in whole-line runs.
+    pub moved: usize,
+    pub moved_whole_lines: usize,
+    /// Of the moved objects, those with evidence of hotness whose lines changed.
+    pub hot: usize,
+    /// Their names (the first few in place order).
+    pub hot_names: Vec<String>,
+    /// Spaces its runs are in.
+    pub percpu: bool,
+    pub global: bool,
+}
+
+/// The item of a cause that stands for it: the largest in bytes (a realignment when
+/// nothing has bytes).
+fn main_item(c: &Cause) -> Option<&CauseItem> {
+    let items = match c {
+        Cause::Changes { items, .. }
+        | Cause::Reordered { items, .. }
+        | Cause::Unexplained { items, .. } => items,
+        Cause::Padding { .. } => return None,
+    };
+    items
+        .iter()
+        .filter(|i| i.change != ItemKind::Prefix)
+        .max_by(|a, b| {
+            (a.bytes.unsigned_abs(), std::cmp::Reverse(&a.symbol))
+                .cmp(&(b.bytes.unsigned_abs(), std::cmp::Reverse(&b.symbol)))
+        })
+}
+
+/// The root of one run, with the struct behind a resized object when its type grew.
+fn root_of(run: &ShiftRun, grown: &FxHashMap<String, (String, i64)>) -> Root {
+    if let Cause::Unexplained { .. } = run.cause
+        && main_item(&run.cause).is_none()
+    {
+        return Root::Unexplained;
+    }
+    let Some(i) = main_item(&run.cause) else {
+        return match run.cause {
+            Cause::Padding { alignment, .. } => Root::Padding { alignment },
+            _ => Root::Unexplained,
+        };
+    };
+    let symbol = i.symbol.clone();
+    match i.change {
+        ItemKind::Resized | ItemKind::MovedIn | ItemKind::MovedOut | ItemKind::Prefix => {
+            match grown.get(&symbol) {
+                Some((name, bytes)) => Root::Struct {
+                    name: name.clone(),
+                    bytes: *bytes,
+                    via: symbol,
+                },
+                None => Root::Resized {
+                    symbol,
+                    bytes: i.bytes,
+                },
+            }
+        }
+        ItemKind::Added => Root::Added {
+            symbol,
+            bytes: i.bytes,
+        },
+        ItemKind::Removed => Root::Removed {
+            symbol,
+            bytes: -i.bytes,
+        },
+        ItemKind::Realigned => Root::Realigned { symbol },
+    }
+}
+
+/// Resized objects (by the qualified name the causes use) whose struct type changed
+/// size between the builds, with the struct's name and growth.
+fn grown_types(
+    runs: &[ShiftRun],
+    new: &Image<'_>,
+    structs: &[StructChange],
+) -> FxHashMap<String, (String, i64)> {
+    let grew: FxHashMap<&str, i64> = structs
+        .iter()
+        .filter(|s| s.size.changed())
+        .map(|s| (s.name.as_str(), s.size.new as i64 - s.size.old as i64))
+        .collect();
+    let wanted: FxHashSet<&str> = runs
+        .iter()
+        .filter_map(|r| main_item(&r.cause))
+        .filter(|i| i.change == ItemKind::Resized)
+        .map(|i| i.symbol.rsplit(':').next().unwrap_or(&i.symbol))
+        .collect();
+    let mut out = FxHashMap::default();
+    if grew.is_empty() || wanted.is_empty() {
+        return out;
+    }
+    let vars = new.variables_by_address();
+    for s in new
+        .symbols
+        .iter()
+        .filter(|s| s.kind != SymbolKind::Function && wanted.contains(s.name))
+    {
+        let Some(layout) = vars.of(s).and_then(|v| v.layout) else {
+            continue;
+        };
+        let name = new.struct_by_id(layout).name;
+        if let Some(&bytes) = grew.get(name) {
+            out.insert(s.qualified_name(), (name.to_string(), bytes));
+        }
+    }
+    out
+}
+
+/// Files every data run under its root change; returns the roots, most hot objects
+/// first, and sets each run's `root`.
+pub fn find(
+    runs: &mut [ShiftRun],
+    changes: [&[Box<PlacementChange<'_>>]; 2],
+    new: &Image<'_>,
+    structs: &[StructChange],
+) -> Vec<RootCause> {
+    let grown = grown_types(runs, new, structs);
+    // Hot objects whose lines changed, by run.
+    let mut hot_by_run: FxHashMap<usize, Vec<(u64, String)>> = FxHashMap::default();
+    for c in changes.iter().flat_map(|l| l.iter()) {
+        if let Some(run) = c.run
+            && c.is_hot()
+            && c.listed_by_default()
+        {
+            hot_by_run
+                .entry(run)
+                .or_default()
+                .push((c.place.old, c.name.to_string()));
+        }
+    }
+    let mut roots: Vec<RootCause> = Vec::new();
+    let mut index: FxHashMap<Root, usize> = FxHashMap::default();
+    for (i, run) in runs.iter_mut().enumerate() {
+        if run.functions {
+            continue;
+        }
+        let root = root_of(run, &grown);
+        let at = *index.entry(root.clone()).or_insert_with(|| {
+            roots.push(RootCause {
+                what: root.to_string(),
+                root,
+                runs: Vec::new(),
+                moved: 0,
+                moved_whole_lines: 0,
+                hot: 0,
+                hot_names: Vec::new(),
+                percpu: false,
+                global: false,
+            });
+            roots.len() - 1
+        });
+        run.root = Some(at);
+        let r = &mut roots[at];
+        r.runs.push(i);
+        if run.whole_lines {
+            r.moved_whole_lines += run.count;
+        } else {
+            r.moved += run.count;
+        }
+        match run.space {
+            Space::Percpu => r.percpu = true,
+            Space::Global => r.global = true,
+        }
+        if let Some(hot) = hot_by_run.get_mut(&i) {
+            hot.sort();
+            r.hot += hot.len();
+            r.hot_names.extend(hot.drain(..).map(|(_, n)| n));
+        }
+    }
+    for r in &mut roots {
+        r.hot_names.truncate(8);
+    }
+    roots.sort_by(|a, b| {
+        (
+            std::cmp::Reverse(a.hot),
+            std::cmp::Reverse(a.moved),
+            &a.root,
+        )
+            .cmp(&(
+                std::cmp::Reverse(b.hot),
+                std::cmp::Reverse(b.moved),
+                &b.root,
+            ))
+    });
+    // Runs point at roots by their new order.
+    let order: FxHashMap<usize, usize> = roots
+        .iter()
+        .enumerate()
+        .flat_map(|(new_at, r)| r.runs.iter().map(move |&run| (run, new_at)))
+        .collect();
+    for (i, run) in runs.iter_mut().enumerate() {
+        run.root = order.get(&i).copied();
+    }
+    roots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::changes::{Pair, Severity};
+
+    fn run(cause: Cause, count: usize, whole: bool) -> ShiftRun {
+        ShiftRun {
+            space: Space::Global,
+            section: ".data".into(),
+            first: "a".into(),
+            last: "b".into(),
+            count,
+            start: Pair { old: 0, new: 0 },
+            end: Pair { old: 0, new: 0 },
+            delta: 8,
+            base: Pair { old: 0, new: 0 },
+            previous_delta: 0,
+            whole_lines: whole,
+            functions: false,
+            cause,
+            severity: Severity::ShiftRun,
+            root: None,
+        }
+    }
+
+    fn changes(symbol: &str, kind: ItemKind, old: u64, new: u64) -> Cause {
+        Cause::Changes {
+            previous: None,
+            items: vec![
+                CauseItem {
+                    symbol: "small".into(),
+                    change: ItemKind::Resized,
+                    size: Pair { old: 8, new: 16 },
+                    bytes: 8,
+                },
+                CauseItem {
+                    symbol: symbol.into(),
+                    change: kind,
+                    size: Pair { old, new },
+                    bytes: new as i64 - old as i64,
+                },
+            ],
+            omitted_items: 0,
+            bytes: 0,
+            padding: 0,
+            alignment: 8,
+        }
+    }
+
+    /// Runs with one main item share one root; the largest item stands for a cause;
+    /// a resized object whose type grew is filed under its struct.
+    #[test]
+    fn runs_are_filed_under_their_largest_change() {
+        let mut runs = vec![
+            run(changes("dev_a", ItemKind::Resized, 736, 744), 10, false),
+            run(changes("big", ItemKind::Added, 0, 384), 58, true),
+            run(changes("dev_a", ItemKind::Resized, 736, 744), 5, false),
+            run(
+                Cause::Padding {
+                    previous: None,
+                    bytes: 0,
+                    padding: 16,
+                    alignment: 32,
+                },
+                3,
+                false,
+            ),
+        ];
+        let grown: FxHashMap<String, (String, i64)> =
+            [("dev_a".to_string(), ("device".to_string(), 8))]
+                .into_iter()
+                .collect();
+        assert_eq!(
+            root_of(&runs[0], &grown),
+            Root::Struct {
+                name: "device".into(),
+                bytes: 8,
+                via: "dev_a".into()
+            }
+        );
+        assert_eq!(root_of(&runs[1], &grown).to_string(), "big added (384 B)");
+        assert_eq!(
+            root_of(&runs[3], &grown).to_string(),
+            "alignment padding (align 32)"
+        );
+        let image = Image::test_empty();
+        let roots = find(&mut runs, [&[], &[]], &image, &[]);
+        // No struct changes given: dev_a is filed as itself, its two runs together.
+        let what: Vec<(&str, usize, usize)> = roots
+            .iter()
+            .map(|r| (r.what.as_str(), r.moved, r.moved_whole_lines))
+            .collect();
+        assert_eq!(
+            what,
+            vec![
+                ("dev_a +8 B", 15, 0),
+                ("alignment padding (align 32)", 3, 0),
+                ("big added (384 B)", 0, 58),
+            ]
+        );
+        assert_eq!(
+            runs.iter().map(|r| r.root).collect::<Vec<_>>(),
+            vec![Some(0), Some(2), Some(0), Some(1)]
+        );
+    }
+}

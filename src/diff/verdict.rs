@@ -1,0 +1,400 @@
+//! The diff's central judgement, as one pure function: given what changed on an
+//! object's lines and the evidence that it is hot, is the change flagged, listed as
+//! possible, an improvement, or only recorded, and by which rule. `--explain` prints
+//! the same decision. Only a change for the worse to something whose evidence is
+//! stronger than a type guess is flagged.
+
+use serde::Serialize;
+
+use super::changes::Category;
+use crate::evidence::Strength;
+
+/// What the judgement of one data object (global or per-CPU) reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ObjectFacts {
+    /// The strongest evidence that the object is hot, if any.
+    pub hot: Option<Strength>,
+    /// Cold by type, section or name (tracing metadata, sysfs attributes, ...).
+    pub cold: bool,
+    /// In storage freed after boot.
+    pub boot_only: bool,
+    /// A neighbour on its lines in the new build that was not there before.
+    pub gained_neighbour: bool,
+    /// One of those neighbours is written at run time (writable, not read-mostly,
+    /// not cold).
+    pub gained_written_neighbour: bool,
+    /// It spans more lines than before.
+    pub more_lines: bool,
+    /// It was line-aligned by declaration (alignment of a line or more) and started a
+    /// line, and now does not.
+    pub lost_line_alignment: bool,
+    /// A member with evidence of its own (measured, known, declared) moved to
+    /// another line of the instance.
+    pub hot_member_moved: bool,
+    /// Fewer neighbours than before, or it starts a line now and did not.
+    pub improved: bool,
+    /// Its offset in its line, its line count or its neighbours changed.
+    pub line_facts_changed: bool,
+}
+
+/// What the judgement concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "verdict", content = "category")]
+pub enum Verdict {
+    /// A change for the worse to something hot: counted, and fails the run when its
+    /// category is in `--fail-on`.
+    Flag(Category),
+    /// A change for the worse that only a type guess calls hot: listed, counted by
+    /// pattern, fails only with `--fail-on possible`.
+    Possible,
+    /// Sharing went away or it now starts a line: shown for hot objects.
+    Improvement,
+    /// Its line facts changed, nothing for the worse with evidence.
+    Changed,
+    /// Nothing that can matter (boot-only, cold, same lines and neighbours).
+    Quiet,
+}
+
+/// A verdict and the rule that decided it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    pub rule: &'static str,
+}
+
+fn decided(verdict: Verdict, rule: &'static str) -> Decision {
+    Decision { verdict, rule }
+}
+
+/// Judges one data object; the rules are tried in order and the first that applies
+/// decides.
+pub fn judge_object(f: &ObjectFacts) -> Decision {
+    let evidenced = f.hot.is_some_and(|s| s > Strength::Inferred);
+    if f.boot_only && !evidenced {
+        return decided(Verdict::Quiet, "boot-only storage is freed after boot");
+    }
+    if f.lost_line_alignment {
+        return decided(
+            Verdict::Flag(Category::Aligned),
+            "a line-aligned object is no longer line-aligned",
+        );
+    }
+    if evidenced && f.gained_written_neighbour {
+        return decided(
+            Verdict::Flag(Category::Neighbour),
+            "a hot object gained a written neighbour on its lines",
+        );
+    }
+    if evidenced && f.hot_member_moved {
+        return decided(
+            Verdict::Flag(Category::Member),
+            "a hot member moved to another line",
+        );
+    }
+    if f.cold && !evidenced {
+        return decided(Verdict::Quiet, "cold by type, section or name");
+    }
+    if f.hot == Some(Strength::Inferred) && f.gained_written_neighbour {
+        return decided(
+            Verdict::Possible,
+            "only its type suggests it is hot (a lock or an atomic), and it gained a written neighbour",
+        );
+    }
+    let worse = f.gained_neighbour || f.more_lines;
+    if !worse && f.improved {
+        return decided(
+            Verdict::Improvement,
+            "same or fewer lines and neighbours, and fewer neighbours or now line-aligned",
+        );
+    }
+    if !worse {
+        return decided(
+            Verdict::Quiet,
+            "same or fewer lines and neighbours: never flagged, whatever its offset",
+        );
+    }
+    if evidenced {
+        return decided(
+            Verdict::Changed,
+            "a hot object's lines changed, but no written neighbour came and no hot member moved line",
+        );
+    }
+    if f.line_facts_changed {
+        return decided(Verdict::Changed, "no evidence that it is hot");
+    }
+    decided(Verdict::Quiet, "nothing on its lines changed")
+}
+
+/// Judges one function whose start mod the line size or line count changed. Most
+/// functions change phase in every build (functions are aligned to 16 bytes, not to a
+/// line), so only measurement or a request by name flags one; a known-hot function's
+/// change is shown, not flagged.
+pub fn judge_function(hot: Option<Strength>, pinned: bool) -> Decision {
+    if pinned {
+        decided(
+            Verdict::Flag(Category::Text),
+            "a function asked for by name changed its start in its line",
+        )
+    } else if hot == Some(Strength::Measured) {
+        decided(
+            Verdict::Flag(Category::Text),
+            "a function measured hot changed its start in its line",
+        )
+    } else if hot == Some(Strength::Known) {
+        decided(
+            Verdict::Changed,
+            "a known-hot function changed phase, as most functions do in every build: flagged only when measured (--hot with perf report --sort sym)",
+        )
+    } else {
+        decided(Verdict::Changed, "no evidence that the function is hot")
+    }
+}
+
+/// Judges one struct whose layout changed.
+pub fn judge_struct(group_flagged: bool, hot_member_moved: bool) -> Decision {
+    if group_flagged {
+        decided(
+            Verdict::Flag(Category::Group),
+            "a cache-line group grew beyond its lines or changed members",
+        )
+    } else if hot_member_moved {
+        decided(
+            Verdict::Flag(Category::Member),
+            "a hot member moved to another line",
+        )
+    } else {
+        decided(Verdict::Changed, "no hot member moved line")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Strength::*;
+
+    fn facts() -> ObjectFacts {
+        ObjectFacts {
+            line_facts_changed: true,
+            ..ObjectFacts::default()
+        }
+    }
+
+    /// One row per rule, and the rows where evidence decides.
+    #[test]
+    fn object_truth_table() {
+        let neighbour = ObjectFacts {
+            gained_neighbour: true,
+            gained_written_neighbour: true,
+            ..facts()
+        };
+        let rows: &[(&str, ObjectFacts, Verdict)] = &[
+            (
+                "measured + written neighbour",
+                ObjectFacts {
+                    hot: Some(Measured),
+                    ..neighbour
+                },
+                Verdict::Flag(Category::Neighbour),
+            ),
+            (
+                "known + written neighbour",
+                ObjectFacts {
+                    hot: Some(Known),
+                    ..neighbour
+                },
+                Verdict::Flag(Category::Neighbour),
+            ),
+            (
+                "declared + written neighbour",
+                ObjectFacts {
+                    hot: Some(Declared),
+                    ..neighbour
+                },
+                Verdict::Flag(Category::Neighbour),
+            ),
+            (
+                "inferred + written neighbour",
+                ObjectFacts {
+                    hot: Some(Inferred),
+                    ..neighbour
+                },
+                Verdict::Possible,
+            ),
+            (
+                "no evidence + written neighbour",
+                neighbour,
+                Verdict::Changed,
+            ),
+            (
+                "cold + inferred",
+                ObjectFacts {
+                    hot: Some(Inferred),
+                    cold: true,
+                    ..neighbour
+                },
+                Verdict::Quiet,
+            ),
+            (
+                "cold but known",
+                ObjectFacts {
+                    hot: Some(Known),
+                    cold: true,
+                    ..neighbour
+                },
+                Verdict::Flag(Category::Neighbour),
+            ),
+            (
+                "boot-only + inferred",
+                ObjectFacts {
+                    hot: Some(Inferred),
+                    boot_only: true,
+                    ..neighbour
+                },
+                Verdict::Quiet,
+            ),
+            (
+                "known + unwritten neighbour",
+                ObjectFacts {
+                    hot: Some(Known),
+                    gained_neighbour: true,
+                    ..facts()
+                },
+                Verdict::Changed,
+            ),
+            (
+                "known + member moved",
+                ObjectFacts {
+                    hot: Some(Known),
+                    hot_member_moved: true,
+                    ..facts()
+                },
+                Verdict::Flag(Category::Member),
+            ),
+            (
+                "inferred + member moved",
+                ObjectFacts {
+                    hot: Some(Inferred),
+                    hot_member_moved: true,
+                    ..facts()
+                },
+                Verdict::Quiet,
+            ),
+            (
+                "lost line alignment",
+                ObjectFacts {
+                    hot: Some(Declared),
+                    lost_line_alignment: true,
+                    ..facts()
+                },
+                Verdict::Flag(Category::Aligned),
+            ),
+            (
+                "known, fewer neighbours",
+                ObjectFacts {
+                    hot: Some(Known),
+                    improved: true,
+                    ..facts()
+                },
+                Verdict::Improvement,
+            ),
+            (
+                "known, offset only",
+                ObjectFacts {
+                    hot: Some(Known),
+                    ..facts()
+                },
+                Verdict::Quiet,
+            ),
+            (
+                "known, more lines",
+                ObjectFacts {
+                    hot: Some(Known),
+                    more_lines: true,
+                    ..facts()
+                },
+                Verdict::Changed,
+            ),
+            (
+                "nothing, more lines",
+                ObjectFacts {
+                    more_lines: true,
+                    ..facts()
+                },
+                Verdict::Changed,
+            ),
+            (
+                "nothing changed on its lines",
+                ObjectFacts {
+                    gained_neighbour: true,
+                    line_facts_changed: false,
+                    ..ObjectFacts::default()
+                },
+                Verdict::Quiet,
+            ),
+        ];
+        for (what, f, want) in rows {
+            assert_eq!(judge_object(f).verdict, *want, "{what}");
+        }
+    }
+
+    /// Whatever the evidence, an object with the same or fewer lines and neighbours is
+    /// never flagged.
+    #[test]
+    fn same_or_fewer_lines_and_neighbours_is_never_flagged() {
+        for hot in [
+            None,
+            Some(Inferred),
+            Some(Declared),
+            Some(Known),
+            Some(Measured),
+        ] {
+            for cold in [false, true] {
+                for improved in [false, true] {
+                    let f = ObjectFacts {
+                        hot,
+                        cold,
+                        improved,
+                        ..facts()
+                    };
+                    let v = judge_object(&f).verdict;
+                    assert!(
+                        !matches!(v, Verdict::Flag(_) | Verdict::Possible),
+                        "{f:?}: {v:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn functions_and_structs() {
+        assert_eq!(judge_function(Some(Known), false).verdict, Verdict::Changed);
+        assert_eq!(
+            judge_function(Some(Measured), false).verdict,
+            Verdict::Flag(Category::Text)
+        );
+        assert_eq!(
+            judge_function(None, true).verdict,
+            Verdict::Flag(Category::Text)
+        );
+        assert_eq!(judge_function(None, false).verdict, Verdict::Changed);
+        assert_eq!(
+            judge_function(Some(Inferred), false).verdict,
+            Verdict::Changed
+        );
+        assert_eq!(
+            judge_struct(true, false).verdict,
+            Verdict::Flag(Category::Group)
+        );
+        assert_eq!(
+            judge_struct(true, true).verdict,
+            Verdict::Flag(Category::Group)
+        );
+        assert_eq!(
+            judge_struct(false, true).verdict,
+            Verdict::Flag(Category::Member)
+        );
+        assert_eq!(judge_struct(false, false).verdict, Verdict::Changed);
+    }
+}

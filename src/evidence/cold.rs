@@ -1,0 +1,268 @@
+//! Storage that kernel conventions mark as cold: written when tracing or debugging is
+//! switched on, when a device or module registers, at boot, or once. Recognised by
+//! the type the kernel's macros give such objects, by the sections those macros put
+//! them in and by the names they generate (`DEFINE_EVENT`, `DEFINE_DYNAMIC_DEBUG_
+//! METADATA`, `DEVICE_ATTR`, `DEFINE_RATELIMIT_STATE`, `module_param`, `WARN_ONCE`).
+//! Cold never outweighs evidence of hotness; it only keeps type guesses quiet.
+
+use serde::Serialize;
+
+/// Why storage is cold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cold {
+    /// Trace events, tracepoints, their formats and static calls: written when
+    /// tracing is switched on (`include/trace/trace_events.h`, `tracepoint.h`).
+    Tracing,
+    /// Dynamic debug descriptors (`include/linux/dynamic_debug.h`).
+    DynamicDebug,
+    /// sysfs and kobject attributes (`DEVICE_ATTR`, `__ATTR`, attribute groups).
+    SysfsAttribute,
+    /// Rate limiters of log messages (`DEFINE_RATELIMIT_STATE`, `printk_ratelimited`).
+    RateLimiter,
+    /// ID allocators (`DEFINE_IDA`, `DEFINE_IDR`): used when something registers.
+    IdAllocator,
+    /// Module parameters (`module_param`): written by sysfs or the command line.
+    ModuleParam,
+    /// Drivers, buses, classes and operation tables: written when they register.
+    Registration,
+    /// `WARN_ONCE` and `printk_once` flags (`.data.once`).
+    OnceFlag,
+    /// Lockdep keys and other zero-work markers.
+    LockdepKey,
+}
+
+impl Cold {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cold::Tracing => "tracing metadata",
+            Cold::DynamicDebug => "dynamic debug",
+            Cold::SysfsAttribute => "sysfs attributes",
+            Cold::RateLimiter => "rate limiters",
+            Cold::IdAllocator => "id allocators",
+            Cold::ModuleParam => "module parameters",
+            Cold::Registration => "driver and ops registration",
+            Cold::OnceFlag => "once flags",
+            Cold::LockdepKey => "lockdep keys",
+        }
+    }
+}
+
+/// Struct types the macros give cold objects (the `struct` prefix left out).
+const TYPES: &[(&str, Cold)] = &[
+    ("trace_event_call", Cold::Tracing),
+    ("trace_event_class", Cold::Tracing),
+    ("trace_event_fields", Cold::Tracing),
+    ("trace_event_functions", Cold::Tracing),
+    ("trace_print_flags", Cold::Tracing),
+    ("tracepoint", Cold::Tracing),
+    ("bpf_raw_event_map", Cold::Tracing),
+    ("syscall_metadata", Cold::Tracing),
+    ("static_call_key", Cold::Tracing),
+    ("_ddebug", Cold::DynamicDebug),
+    ("ddebug_class_map", Cold::DynamicDebug),
+    ("attribute", Cold::SysfsAttribute),
+    ("attribute_group", Cold::SysfsAttribute),
+    ("bin_attribute", Cold::SysfsAttribute),
+    ("device_attribute", Cold::SysfsAttribute),
+    ("dev_ext_attribute", Cold::SysfsAttribute),
+    ("kobj_attribute", Cold::SysfsAttribute),
+    ("class_attribute", Cold::SysfsAttribute),
+    ("driver_attribute", Cold::SysfsAttribute),
+    ("bus_attribute", Cold::SysfsAttribute),
+    ("module_attribute", Cold::SysfsAttribute),
+    ("ratelimit_state", Cold::RateLimiter),
+    ("ida", Cold::IdAllocator),
+    ("idr", Cold::IdAllocator),
+    ("kernel_param", Cold::ModuleParam),
+    ("kparam_string", Cold::ModuleParam),
+    ("kparam_array", Cold::ModuleParam),
+    ("bus_type", Cold::Registration),
+    ("class", Cold::Registration),
+    ("device_driver", Cold::Registration),
+    ("miscdevice", Cold::Registration),
+    ("notifier_block", Cold::Registration),
+    ("ctl_table", Cold::Registration),
+    ("lock_class_key", Cold::LockdepKey),
+];
+
+/// Type-name endings of registration objects: `struct pci_driver`, `struct
+/// file_operations`, `struct net_device_ops`.
+const TYPE_SUFFIXES: &[(&str, Cold)] = &[
+    ("_driver", Cold::Registration),
+    ("_operations", Cold::Registration),
+    ("_ops", Cold::Registration),
+];
+
+/// Sections (exact, or prefix when ending in `.`/`*`) the macros put cold objects in.
+const SECTIONS: &[(&str, Cold)] = &[
+    ("_ftrace_events", Cold::Tracing),
+    ("_ftrace_eval_map", Cold::Tracing),
+    ("__tracepoints", Cold::Tracing),
+    ("__tracepoints_ptrs", Cold::Tracing),
+    ("__tracepoints_strings", Cold::Tracing),
+    ("__bpf_raw_tp_map", Cold::Tracing),
+    ("__syscalls_metadata", Cold::Tracing),
+    ("__dyndbg", Cold::DynamicDebug),
+    ("__dyndbg_classes", Cold::DynamicDebug),
+    ("__param", Cold::ModuleParam),
+    (".data.once", Cold::OnceFlag),
+];
+
+/// Name prefixes the macros generate.
+const PREFIXES: &[(&str, Cold)] = &[
+    ("__tracepoint_", Cold::Tracing),
+    ("__event_", Cold::Tracing),
+    ("event_class_", Cold::Tracing),
+    ("print_fmt_", Cold::Tracing),
+    ("trace_event_fields_", Cold::Tracing),
+    ("trace_event_type_funcs_", Cold::Tracing),
+    ("__bpf_trace_tp_map_", Cold::Tracing),
+    ("__tpstrtab_", Cold::Tracing),
+    ("__SCK__", Cold::Tracing),
+    ("__SCT__", Cold::Tracing),
+    ("__syscall_meta_", Cold::Tracing),
+    ("event_enter_", Cold::Tracing),
+    ("event_exit_", Cold::Tracing),
+    ("types__", Cold::Tracing),
+    ("args__", Cold::Tracing),
+    ("str__", Cold::Tracing),
+    ("__UNIQUE_ID_ddebug", Cold::DynamicDebug),
+    ("dev_attr_", Cold::SysfsAttribute),
+    ("driver_attr_", Cold::SysfsAttribute),
+    ("class_attr_", Cold::SysfsAttribute),
+    ("bus_attr_", Cold::SysfsAttribute),
+    ("__param_", Cold::ModuleParam),
+    ("__already_done", Cold::OnceFlag),
+    ("__warned", Cold::OnceFlag),
+    ("__print_once", Cold::OnceFlag),
+];
+
+/// Why an object named `name` (bare symbol name, clone suffixes included) in
+/// `section`, of type `type_name` (C spelling), is cold, if it is.
+pub fn of(name: &str, section: &str, type_name: Option<&str>) -> Option<Cold> {
+    if let Some(&(_, c)) = SECTIONS.iter().find(|(s, _)| *s == section) {
+        return Some(c);
+    }
+    if let Some(c) = type_name.and_then(by_type) {
+        return Some(c);
+    }
+    // A function-local static is `name.N`; the macro's name is before the dot.
+    let base = name.split('.').next().unwrap_or(name);
+    if base == "_rs" {
+        return Some(Cold::RateLimiter);
+    }
+    if base == "descriptor" && section == "__dyndbg" {
+        return Some(Cold::DynamicDebug);
+    }
+    PREFIXES
+        .iter()
+        .find(|(p, _)| base.starts_with(p))
+        .map(|&(_, c)| c)
+}
+
+/// Cold by the struct an object's type names (through `const`, arrays and typedef-free
+/// C spelling: `const struct device_attribute`, `struct attribute *[4]` is not).
+fn by_type(c: &str) -> Option<Cold> {
+    // Pointers (and arrays of them) point at cold storage; they are not it.
+    if c.contains('*') {
+        return None;
+    }
+    let c = c
+        .trim_start_matches("const ")
+        .trim_start_matches("volatile ");
+    let name = c.strip_prefix("struct ")?;
+    let name = name.split([' ', '[']).next().unwrap_or(name);
+    if let Some(&(_, cold)) = TYPES.iter().find(|(t, _)| *t == name) {
+        return Some(cold);
+    }
+    TYPE_SUFFIXES
+        .iter()
+        .find(|(s, _)| name.ends_with(s))
+        .map(|&(_, cold)| cold)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cold_by_section_type_and_name() {
+        let cases: &[(&str, &str, Option<&str>, Option<Cold>)] = &[
+            // DEFINE_EVENT's call and its class, in .data.
+            (
+                "event_sched_switch",
+                ".data",
+                Some("struct trace_event_call"),
+                Some(Cold::Tracing),
+            ),
+            (
+                "print_fmt_sched_switch",
+                ".data",
+                Some("char[201]"),
+                Some(Cold::Tracing),
+            ),
+            (
+                "__SCK__tp_func_sched_switch",
+                ".data",
+                None,
+                Some(Cold::Tracing),
+            ),
+            (
+                "__tracepoint_sched_switch",
+                "__tracepoints",
+                None,
+                Some(Cold::Tracing),
+            ),
+            ("descriptor.12", "__dyndbg", None, Some(Cold::DynamicDebug)),
+            (
+                "dev_attr_online",
+                ".data",
+                Some("struct device_attribute"),
+                Some(Cold::SysfsAttribute),
+            ),
+            (
+                "_rs.3",
+                ".data",
+                Some("struct ratelimit_state"),
+                Some(Cold::RateLimiter),
+            ),
+            ("_rs.7", ".data", None, Some(Cold::RateLimiter)),
+            (
+                "loop_index_ida",
+                ".data",
+                Some("struct ida"),
+                Some(Cold::IdAllocator),
+            ),
+            ("__param_debug", "__param", None, Some(Cold::ModuleParam)),
+            (
+                "e1000_driver",
+                ".data",
+                Some("struct pci_driver"),
+                Some(Cold::Registration),
+            ),
+            (
+                "my_fops",
+                ".data",
+                Some("struct file_operations"),
+                Some(Cold::Registration),
+            ),
+            (
+                "__already_done.4",
+                ".data.once",
+                Some("bool"),
+                Some(Cold::OnceFlag),
+            ),
+            // Hot storage and pointers to cold things are not cold.
+            ("runqueues", ".data..percpu", Some("struct rq"), None),
+            ("attrs", ".data", Some("struct attribute *[4]"), None),
+            ("nr_threads", ".data", Some("int"), None),
+            ("tasklist_lock", ".data", Some("rwlock_t"), None),
+            // `struct idr_layer` is not `struct idr`.
+            ("x", ".data", Some("struct idr_layer"), None),
+        ];
+        for &(name, section, ty, want) in cases {
+            assert_eq!(of(name, section, ty), want, "{name} {section} {ty:?}");
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! Everything read from perf: `perf c2c report --stdio` (hot lines, mapped back to the
+//! objects and members on them), and the data-type and symbol profiles read as
+//! measured evidence (`crate::evidence::measured`).
+
+pub mod c2c;
+pub mod hotmap;
+
+use crate::evidence::measured::{Kind, Measured};
+
+/// What one `--hot FILE` holds, recognised by its header words.
+pub enum HotInput {
+    /// `perf c2c report --stdio`: hot lines, to be mapped onto a build.
+    C2c(c2c::C2cReport),
+    /// A perf data-type or symbol profile: types, members, objects and functions.
+    Profile(Measured),
+    /// A hand-written list: one name, glob or `sym+0xOFF` per line.
+    Names(Vec<String>),
+}
+
+/// Reads the text of a `--hot` file; an error says what is wrong with it.
+pub fn read(text: &str) -> Result<HotInput, String> {
+    if c2c::is_c2c(text) {
+        return c2c::parse(text)
+            .map(HotInput::C2c)
+            .map_err(|e| format!("not a usable perf c2c report: {e}"));
+    }
+    if let Some(kind) = Kind::detect(text) {
+        return Measured::parse(text, kind).map(HotInput::Profile);
+    }
+    Ok(HotInput::Names(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| match l.split_once("+0x") {
+                Some((name, off)) if u64::from_str_radix(off, 16).is_ok() => name.to_string(),
+                _ => l.to_string(),
+            })
+            .collect(),
+    ))
+}
+
+/// Whether a hot-list name is a plain name (not a glob): only those count as measured.
+pub fn is_plain_name(name: &str) -> bool {
+    !name.contains(['*', '?', '[', '{'])
+}
