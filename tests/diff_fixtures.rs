@@ -352,8 +352,9 @@ fn text_report_names_the_signal() {
     assert_eq!(code, 1);
     for needle in [
         "line 64 B (target), pair 128 B",
-        "  struct mce +8 B (via injectm): 2 objects moved across lines (per-CPU, 1 run), 0 hot",
-        "  vclock_new_counter added (4 B): 1 object moved across lines (per-CPU, 1 run), 0 hot",
+        "  vclock_new_counter added (4 B): 4 objects moved across lines, 2 by whole lines (per-CPU, 3 runs), 1 hot",
+        "      hot: process_counts",
+        "  struct mce +8 B (via injectm): 4 objects moved across lines (per-CPU, 2 runs), 0 hot",
         "  root_user now aligned: 1 object moved across lines (data, 1 run), 1 hot",
         "  process_counts (long unsigned int, 8 B)  percpu+0x1210 -> percpu+0x1230 (+0x20)  [flagged: neighbour]",
         "  root_user (struct user_struct, 192 B)  ffffffff82a51260 -> ffffffff82a51280 (+0x20)  [improvement]",

@@ -14,11 +14,11 @@ use crate::model::{Image, Space, SymbolKind};
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Root {
-    /// A struct type changed size; `via` is the first resized object of that type.
+    /// A struct type changed size (`RootCause::via` names the resized objects of that
+    /// type that started runs).
     Struct {
         name: String,
         bytes: i64,
-        via: String,
     },
     /// An object or function changed size (its type, if any, kept its size).
     Resized {
@@ -37,26 +37,30 @@ pub enum Root {
     Realigned {
         symbol: String,
     },
-    /// Nothing in between changed size: alignment padding before the run moved.
+    /// Nothing in between changed size and the symbol before did not move: the
+    /// alignment padding before `before` changed.
     Padding {
+        before: String,
         alignment: u64,
     },
     /// The shift could not be explained.
-    Unexplained,
+    Unexplained {
+        before: String,
+    },
 }
 
 impl std::fmt::Display for Root {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Root::Struct { name, bytes, via } => {
-                write!(f, "struct {name} {bytes:+} B (via {via})")
-            }
+            Root::Struct { name, bytes } => write!(f, "struct {name} {bytes:+} B"),
             Root::Resized { symbol, bytes } => write!(f, "{symbol} {bytes:+} B"),
             Root::Added { symbol, bytes } => write!(f, "{symbol} added ({bytes} B)"),
             Root::Removed { symbol, bytes } => write!(f, "{symbol} removed ({bytes} B)"),
             Root::Realigned { symbol } => write!(f, "{symbol} now aligned"),
-            Root::Padding { alignment } => write!(f, "alignment padding (align {alignment})"),
-            Root::Unexplained => f.write_str("unexplained shift"),
+            Root::Padding { before, alignment } => {
+                write!(f, "alignment padding before {before} (align {alignment})")
+            }
+            Root::Unexplained { before } => write!(f, "unexplained shift before {before}"),
         }
     }
 }
@@ -69,6 +73,9 @@ pub struct RootCause {
     pub what: String,
     /// Indexes of its runs in `Report::runs`.
     pub runs: Vec<usize>,
+    /// For a struct: its resized objects that started runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<String>,
     /// Objects in its runs that changed line membership (delta not a whole number of
     /// lines), and those in whole-line runs.
     pub moved: usize,
@@ -102,15 +109,15 @@ fn main_item(c: &Cause) -> Option<&CauseItem> {
 
 /// The root of one run, with the struct behind a resized object when its type grew.
 fn root_of(run: &ShiftRun, grown: &FxHashMap<String, (String, i64)>) -> Root {
-    if let Cause::Unexplained { .. } = run.cause
-        && main_item(&run.cause).is_none()
-    {
-        return Root::Unexplained;
-    }
     let Some(i) = main_item(&run.cause) else {
         return match run.cause {
-            Cause::Padding { alignment, .. } => Root::Padding { alignment },
-            _ => Root::Unexplained,
+            Cause::Padding { alignment, .. } => Root::Padding {
+                before: run.first.clone(),
+                alignment,
+            },
+            _ => Root::Unexplained {
+                before: run.first.clone(),
+            },
         };
     };
     let symbol = i.symbol.clone();
@@ -120,7 +127,6 @@ fn root_of(run: &ShiftRun, grown: &FxHashMap<String, (String, i64)>) -> Root {
                 Some((name, bytes)) => Root::Struct {
                     name: name.clone(),
                     bytes: *bytes,
-                    via: symbol,
                 },
                 None => Root::Resized {
                     symbol,
@@ -179,6 +185,32 @@ fn grown_types(
     out
 }
 
+/// For each run, the data run holding the symbol its shift is measured from (its
+/// base), when that symbol moved too.
+fn upstream_runs(runs: &[ShiftRun]) -> Vec<Option<usize>> {
+    let mut by_section: FxHashMap<(Space, &str), Vec<(u64, u64, usize)>> = FxHashMap::default();
+    for (i, r) in runs.iter().enumerate().filter(|(_, r)| !r.functions) {
+        by_section
+            .entry((r.space, r.section.as_str()))
+            .or_default()
+            .push((r.start.old, r.end.old, i));
+    }
+    for v in by_section.values_mut() {
+        v.sort_unstable();
+    }
+    runs.iter()
+        .map(|r| {
+            if r.functions || r.previous_delta == 0 {
+                return None;
+            }
+            let list = by_section.get(&(r.space, r.section.as_str()))?;
+            let k = list.partition_point(|&(start, _, _)| start <= r.base.old);
+            let &(start, end, i) = list.get(k.checked_sub(1)?)?;
+            (start <= r.base.old && r.base.old < end.max(start + 1)).then_some(i)
+        })
+        .collect()
+}
+
 /// Files every data run under its root change; returns the roots, most hot objects
 /// first, and sets each run's `root`.
 pub fn find(
@@ -201,18 +233,35 @@ pub fn find(
                 .push((c.place.old, c.name.to_string()));
         }
     }
+    let direct: Vec<Option<Root>> = runs
+        .iter()
+        .map(|r| (!r.functions).then(|| root_of(r, &grown)))
+        .collect();
+    let upstream = upstream_runs(runs);
     let mut roots: Vec<RootCause> = Vec::new();
     let mut index: FxHashMap<Root, usize> = FxHashMap::default();
     for (i, run) in runs.iter_mut().enumerate() {
-        if run.functions {
+        let Some(mut root) = direct[i].clone() else {
             continue;
+        };
+        // A run whose only change is padding moved because the run before it did: it
+        // is filed under that run's root (followed through chains of such runs).
+        let mut at = i;
+        for _ in 0..64 {
+            match (&root, upstream[at]) {
+                (Root::Padding { .. }, Some(up)) if direct[up].is_some() => {
+                    at = up;
+                    root = direct[up].clone().unwrap_or(root);
+                }
+                _ => break,
+            }
         }
-        let root = root_of(run, &grown);
         let at = *index.entry(root.clone()).or_insert_with(|| {
             roots.push(RootCause {
                 what: root.to_string(),
                 root,
                 runs: Vec::new(),
+                via: Vec::new(),
                 moved: 0,
                 moved_whole_lines: 0,
                 hot: 0,
@@ -225,6 +274,11 @@ pub fn find(
         run.root = Some(at);
         let r = &mut roots[at];
         r.runs.push(i);
+        if let (Root::Struct { .. }, Some(item)) = (&r.root, main_item(&run.cause))
+            && !r.via.contains(&item.symbol)
+        {
+            r.via.push(item.symbol.clone());
+        }
         if run.whole_lines {
             r.moved_whole_lines += run.count;
         } else {
@@ -242,6 +296,14 @@ pub fn find(
     }
     for r in &mut roots {
         r.hot_names.truncate(8);
+        if !r.via.is_empty() {
+            let more = match r.via.len() {
+                n if n > 3 => format!(", +{} more", n - 3),
+                _ => String::new(),
+            };
+            let first: Vec<&str> = r.via.iter().take(3).map(String::as_str).collect();
+            r.what = format!("{} (via {}{more})", r.what, first.join(", "));
+        }
     }
     roots.sort_by(|a, b| {
         (
@@ -344,13 +406,12 @@ mod tests {
             Root::Struct {
                 name: "device".into(),
                 bytes: 8,
-                via: "dev_a".into()
             }
         );
         assert_eq!(root_of(&runs[1], &grown).to_string(), "big added (384 B)");
         assert_eq!(
             root_of(&runs[3], &grown).to_string(),
-            "alignment padding (align 32)"
+            "alignment padding before a (align 32)"
         );
         let image = Image::test_empty();
         let roots = find(&mut runs, [&[], &[]], &image, &[]);
@@ -363,7 +424,7 @@ mod tests {
             what,
             vec![
                 ("dev_a +8 B", 15, 0),
-                ("alignment padding (align 32)", 3, 0),
+                ("alignment padding before a (align 32)", 3, 0),
                 ("big added (384 B)", 0, 58),
             ]
         );

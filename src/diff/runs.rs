@@ -317,8 +317,22 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 p.new.size,
             ));
         }
-        let mut align = (self.alignment)(first.new)
-            .unwrap_or_else(|| implied_alignment(first.old.place | first.new.place));
+        // The first symbol's own alignment, or what its addresses imply. When it may
+        // start its object file's input section (its unit or `STT_FILE` group differs
+        // from the previous symbol's, or either is unknown), the linker aligned that
+        // section to its most-aligned member: what both addresses allow.
+        let implied = implied_alignment(first.old.place | first.new.place);
+        let starts_input_section = prev.is_none_or(|p| {
+            p.old.unit.is_none()
+                || first.old.unit.is_none()
+                || p.old.unit != first.old.unit
+                || p.old.group != first.old.group
+        });
+        let mut align = match (self.alignment)(first.new) {
+            Some(a) if starts_input_section => a.max(implied),
+            Some(a) => a,
+            None => implied,
+        };
         for p in &old_pairs {
             let (o, n) = (old_bytes.get(p.old), new_bytes.get(p.new));
             let kind = match n {
@@ -408,7 +422,10 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             items.truncate(MAX_ITEMS);
         }
         let padding = change.wrapping_sub(bytes);
-        let explained = padding.unsigned_abs() < align;
+        // Each symbol in the gap, and the first one, may sit after up to `align - 1`
+        // bytes of padding in either build.
+        let gap = in_old.len().max(in_new.len()) as u64;
+        let explained = padding.unsigned_abs() < align.saturating_mul(gap + 1);
         let previous = prev.map(|p| p.old.qualified_name());
         let cause = match (reordered, items.is_empty(), explained) {
             (_, _, false) => Cause::Unexplained {
