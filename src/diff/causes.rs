@@ -185,10 +185,13 @@ fn grown_types(
     out
 }
 
+/// A run's old start, old end and index.
+type Span = (u64, u64, usize);
+
 /// For each run, the data run holding the symbol its shift is measured from (its
 /// base), when that symbol moved too.
 fn upstream_runs(runs: &[ShiftRun]) -> Vec<Option<usize>> {
-    let mut by_section: FxHashMap<(Space, &str), Vec<(u64, u64, usize)>> = FxHashMap::default();
+    let mut by_section: FxHashMap<(Space, &str), Vec<Span>> = FxHashMap::default();
     for (i, r) in runs.iter().enumerate().filter(|(_, r)| !r.functions) {
         by_section
             .entry((r.space, r.section.as_str()))
