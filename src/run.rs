@@ -38,14 +38,18 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if let Some(Hot::Names(names)) = &hot {
         symbol_args.extend(names.iter().cloned());
     }
-    let c2c = match hot {
-        Some(Hot::C2c(r)) => Some(r),
-        _ => None,
+    let (c2c, profile) = match hot {
+        Some(Hot::C2c(r)) => (Some(r), None),
+        Some(Hot::Profile(m)) => (None, Some(m)),
+        _ => (None, None),
     };
     let structs = show::globs(&args.structs).context("bad --struct pattern")?;
     let symbols = show::globs(&symbol_args).context("bad --symbol pattern")?;
-    let summary_only =
-        args.structs.is_empty() && symbol_args.is_empty() && args.line.is_none() && c2c.is_none();
+    let summary_only = args.structs.is_empty()
+        && symbol_args.is_empty()
+        && args.line.is_none()
+        && c2c.is_none()
+        && profile.is_none();
     let html = args.common.format() == Format::Html;
     if html && (summary_only || args.line.is_some() || c2c.is_some()) {
         anyhow::bail!(
@@ -54,9 +58,16 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     }
     let options = LoadOptions {
         line_size: args.common.line_size,
-        dwarf: summary_only || !args.structs.is_empty() || !symbol_args.is_empty() || c2c.is_some(),
+        dwarf: summary_only
+            || !args.structs.is_empty()
+            || !symbol_args.is_empty()
+            || c2c.is_some()
+            || profile.is_some(),
         structs: if summary_only {
             StructFilter::All
+        } else if let (true, Some(m)) = (args.structs.is_empty(), &profile) {
+            // The profile's types, found by name as `--struct NAME` finds them.
+            StructFilter::Named(m.types().iter().map(|(t, _)| t.to_string()).collect())
         } else if args.structs.is_empty() {
             StructFilter::None
         } else if args.structs.iter().all(|p| !p.contains(GLOB_CHARS)) {
@@ -65,7 +76,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         } else {
             StructFilter::Matching(structs.clone())
         },
-        variables: summary_only || !symbol_args.is_empty() || c2c.is_some(),
+        variables: summary_only || !symbol_args.is_empty() || c2c.is_some() || profile.is_some(),
         pahole_text: true,
         // Only names spelled out in full, as `pahole -C NAME` takes them.
         typedefs: args
@@ -164,6 +175,24 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         let map = layout_diff::perf::hotmap::map(report, &image, kaslr);
         text += &section(json, "layout-diff-hot", &header, "hot", &map, || {
             hot_text::show(&header, &map)
+        })?;
+    }
+    if let Some(m) = &profile {
+        let (types, objects) = show::hot_types(&image, m);
+        if types.is_empty() && objects.is_empty() {
+            missing.push("no type or object of the perf profile is in this image".to_string());
+        }
+        #[derive(serde::Serialize)]
+        struct HotTypes<'a> {
+            types: &'a [show::HotTypeView],
+            objects: &'a [show::HotObjectView],
+        }
+        let doc = HotTypes {
+            types: &types,
+            objects: &objects,
+        };
+        text += &section(json, "layout-diff-hot-types", &header, "hot", &doc, || {
+            hot_text::types(&header, &types, &objects)
         })?;
     }
     let code = if missing.is_empty() { 0 } else { 1 };

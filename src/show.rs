@@ -247,3 +247,117 @@ pub fn line<'a, 'd>(
         sources,
     }
 }
+
+/// One struct type a perf data-type profile measured, laid at offset 0: its sampled
+/// members with the lines they sit on, most sampled first.
+#[derive(Debug, Clone, Serialize)]
+pub struct HotTypeView {
+    pub name: String,
+    pub size: u64,
+    pub lines: u64,
+    /// Share of samples in the type, as perf printed it (summed over offsets).
+    pub share: f64,
+    pub members: Vec<HotMemberView>,
+    /// Global and per-CPU objects of the type.
+    pub instances: Vec<String>,
+}
+
+/// A sampled member: its offset, the line it sits on (from the struct's start) and
+/// whether it straddles one.
+#[derive(Debug, Clone, Serialize)]
+pub struct HotMemberView {
+    pub offset: u64,
+    pub member: String,
+    pub size: Option<u64>,
+    pub line: u64,
+    pub straddles: bool,
+    pub share: f64,
+}
+
+/// A sampled object (a variable perf named): where it sits.
+#[derive(Debug, Clone, Serialize)]
+pub struct HotObjectView {
+    pub name: String,
+    pub share: f64,
+    pub placement: Option<Placement>,
+}
+
+/// The types, members and objects of `measured` found in `image`.
+pub fn hot_types(
+    image: &Image<'_>,
+    measured: &crate::evidence::Measured,
+) -> (Vec<HotTypeView>, Vec<HotObjectView>) {
+    let ls = image.line_size;
+    let vars = image.variables_by_address();
+    let mut types = Vec::new();
+    for (name, datum) in measured.types() {
+        let Some(layout) = image.structs.iter().find(|s| s.name == name) else {
+            continue;
+        };
+        let leaves: Vec<&crate::model::Member<'_>> = layout
+            .flat_members()
+            .into_iter()
+            .filter(|(_, m)| m.nested.is_none())
+            .map(|(_, m)| m)
+            .collect();
+        let mut members: Vec<HotMemberView> = measured
+            .members_of(name)
+            .into_iter()
+            .map(|(offset, path, d)| {
+                // The member perf named, else the one at the offset it sampled (the
+                // profile may come from another build of the struct).
+                let leaf = path.rsplit('.').next().unwrap_or(path);
+                let m = leaves.iter().find(|m| m.name == Some(leaf)).or_else(|| {
+                    leaves
+                        .iter()
+                        .find(|m| m.offset <= offset && offset < m.offset + m.size.max(1))
+                });
+                let at = m.map_or(offset, |m| m.offset);
+                let size = m.map(|m| m.size);
+                let end = at + size.unwrap_or(1).max(1) - 1;
+                HotMemberView {
+                    offset: at,
+                    member: path.to_string(),
+                    size,
+                    line: at / ls,
+                    straddles: at / ls != end / ls,
+                    share: d.share,
+                }
+            })
+            .collect();
+        members.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.offset.cmp(&b.offset)));
+        let instances = image
+            .symbols
+            .iter()
+            .filter(|s| s.kind != SymbolKind::Function)
+            .filter(|s| {
+                vars.of(s)
+                    .and_then(|v| v.layout)
+                    .is_some_and(|id| image.struct_by_id(id).name == name)
+            })
+            .map(|s| s.qualified_name())
+            .collect();
+        types.push(HotTypeView {
+            name: name.to_string(),
+            size: layout.size,
+            lines: layout.size.div_ceil(ls).max(1),
+            share: datum.share,
+            members,
+            instances,
+        });
+    }
+    let objects = measured
+        .objects()
+        .into_iter()
+        .map(|(name, d)| HotObjectView {
+            name: name.to_string(),
+            share: d.share,
+            placement: image
+                .symbols
+                .iter()
+                .find(|s| s.name == name && s.kind != SymbolKind::Function)
+                .map(|s| place(s.place, s.size, ls)),
+        })
+        .collect();
+    (types, objects)
+}

@@ -10,7 +10,8 @@ use common::{run, testdata};
 fn report(format: &str) -> String {
     let (old, new) = (testdata("old.elf"), testdata("new.elf"));
     let (code, out, err) = run(&[&old, &new, "--format", format]);
-    assert_eq!(code, 1, "{err}");
+    // Nothing on the fixture pair is flagged on evidence.
+    assert_eq!(code, 0, "{err}");
     let dir = testdata("");
     out.replace(&dir, "[testdata]/")
         .replace("[testdata]//", "[testdata]/")

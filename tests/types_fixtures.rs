@@ -186,7 +186,8 @@ fn options_before_the_files() {
         &testdata("old.elf"),
         &testdata("new.elf"),
     ]);
-    assert_eq!(code, 1, "{err}");
+    // The fixture pair flags nothing on evidence (process_counts' new neighbours hold no lock, atomic or evidence).
+    assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["format"], "layout-diff-diff");
 }
@@ -195,7 +196,8 @@ fn options_before_the_files() {
 fn all_before_the_files() {
     let (old, new) = (testdata("old.elf"), testdata("new.elf"));
     let (code, out, err) = run(&["--all", &old, &new]);
-    assert_eq!(code, 1, "{err}");
+    // The fixture pair flags nothing on evidence (process_counts' new neighbours hold no lock, atomic or evidence).
+    assert_eq!(code, 0, "{err}");
     assert_eq!(
         out.lines().next(),
         Some(format!("layout-diff  {old} (no build-id)  ->  {new} (no build-id)").as_str())
@@ -234,7 +236,8 @@ fn diff_patterns_that_match_nothing_are_reported() {
         "--symbol",
         "no_such_*",
     ]);
-    assert_eq!(code, 1);
+    // The fixture pair flags nothing on evidence (process_counts' new neighbours hold no lock, atomic or evidence).
+    assert_eq!(code, 0);
     assert_eq!(
         err,
         "layout-diff: --struct no_such_struct: no struct of that name in either build\n\

@@ -190,8 +190,10 @@ pub fn data_change<'a, 'd>(
         .filter(|t| old_keys.binary_search(&sides.pairing.key_id(1, t)).is_err())
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
-    // New neighbours written at run time: writable, not read-mostly or boot-only, not
-    // cold by convention.
+    // New neighbours written at run time: writable, not read-mostly, boot-only or cold
+    // by convention, and with some sign of being written: a lock, an atomic or a
+    // counter in their type, or evidence of their own. A plain pointer or flag beside
+    // a hot object is most often set at boot and only read after.
     let written_neighbours: Vec<SymbolName<'a>> = new_tenants
         .iter()
         .filter(|t| {
@@ -200,6 +202,15 @@ pub fn data_change<'a, 'd>(
             writable(t, v.map(|v| &*v.ctype))
                 && sides.ix.quiet.of(t, tn).is_none()
                 && crate::evidence::cold::of(t.name, t.section, tn).is_none()
+                && (v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
+                    || sides
+                        .hotness
+                        .object(
+                            t.name,
+                            v.and_then(|v| v.layout)
+                                .map(|id| sides.new.struct_by_id(id).name),
+                        )
+                        .is_some())
         })
         .map(|t| SymbolName::of(t))
         .collect();
@@ -212,16 +223,20 @@ pub fn data_change<'a, 'd>(
         .and_then(|v| v.layout)
         .map(|id| sides.new.struct_by_id(id).name)
         .filter(|n| !n.is_empty());
+    let cold = crate::evidence::cold::of(n.name, n.section, type_name);
+    // A declaration counts for storage that can be written and is not cold by
+    // convention: a line-aligned ops table in .rodata declares nothing about hotness.
+    let declared = crate::evidence::declared(n.name, explicit_alignment, ls)
+        .filter(|_| writable(n, ty) && cold.is_none());
     let evidence = [
         sides.hotness.object(n.name, struct_name),
-        crate::evidence::declared(n.name, explicit_alignment, ls).map(Evidence::Declared),
+        declared.map(Evidence::Declared),
         write_hot.then_some(Evidence::Inferred {
             members: hot_members,
         }),
     ]
     .into_iter()
     .fold(None, Evidence::stronger);
-    let cold = crate::evidence::cold::of(n.name, n.section, type_name);
     let member_lines = member_lines(sides, (o, n), (var_old, var_new), same);
     let facts = ObjectFacts {
         hot: evidence.map(|e| e.strength()),

@@ -86,7 +86,9 @@ pub fn judge_object(f: &ObjectFacts) -> Decision {
             "a hot object gained a written neighbour on its lines",
         );
     }
-    if evidenced && f.hot_member_moved {
+    // A member's own evidence makes the struct flagged; an instance is flagged for it
+    // only when the instance itself is known or measured hot.
+    if f.hot >= Some(Strength::Known) && f.hot_member_moved {
         return decided(
             Verdict::Flag(Category::Member),
             "a hot member moved to another line",

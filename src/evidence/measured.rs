@@ -165,6 +165,14 @@ impl Measured {
         v
     }
 
+    /// Every measured object with its datum, largest share first.
+    pub fn objects(&self) -> Vec<(&str, &Datum)> {
+        let mut v: Vec<(&str, &Datum)> =
+            self.objects.iter().map(|(k, d)| (k.as_str(), d)).collect();
+        v.sort_by(|a, b| b.1.share.total_cmp(&a.1.share).then(a.0.cmp(b.0)));
+        v
+    }
+
     /// Every measured type with its share, largest first.
     pub fn types(&self) -> Vec<(&str, &Datum)> {
         let mut v: Vec<(&str, &Datum)> = self.types.iter().map(|(k, d)| (k.as_str(), d)).collect();

@@ -205,12 +205,15 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
             tenant_names(c.co_tenants().new)
         ));
     }
-    lines.push(format!(
-        "      evidence: {}; {}",
-        c.evidence
-            .map_or_else(|| "none".to_string(), |e| e.to_string()),
-        c.decision.rule
-    ));
+    // The rule that decided is for --all and --explain; the evidence always shows.
+    let evidence = c
+        .evidence
+        .map_or_else(|| "none".to_string(), |e| e.to_string());
+    lines.push(if all || pinned {
+        format!("      evidence: {evidence}; {}", c.decision.rule)
+    } else {
+        format!("      evidence: {evidence}")
+    });
     if all || pinned {
         for m in &c.member_lines {
             let hot = m.evidence.map(|e| format!("  [{e}]")).unwrap_or_default();

@@ -51,12 +51,11 @@ fn run_cause(out: &mut String, r: &Report<'_>, run: Option<usize>) {
 fn run_summary(out: &mut String, run: &ShiftRun) -> std::fmt::Result {
     writeln!(
         out,
-        "  the run moved {} {} by {} bytes{}",
-        run.count,
+        "  the run moved {} by {} bytes{}",
         if run.functions {
-            "functions"
+            super::diff_lines::count(run.count, "function", "functions")
         } else {
-            "objects"
+            super::diff_lines::count(run.count, "object", "objects")
         },
         run.delta,
         if run.whole_lines {

@@ -151,3 +151,58 @@ pub fn follow(f: &HotFollow) -> String {
     out += &outside(f.outside);
     out
 }
+
+/// `show --hot` with a perf data-type profile: each sampled struct with its sampled
+/// members and their lines, most sampled first, then the sampled variables.
+pub fn types(
+    h: &Header,
+    types: &[crate::show::HotTypeView],
+    objects: &[crate::show::HotObjectView],
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: hot types from a perf data-type profile (line {} B, lines counted from each struct's start)",
+        h.file, h.line_size
+    );
+    for t in types {
+        let inst = if t.instances.is_empty() {
+            String::new()
+        } else {
+            format!("; instances: {}", super::diff_lines::names(&t.instances))
+        };
+        let _ = writeln!(
+            out,
+            "  struct {} ({} B, {} line{}{inst})  {:.2}%",
+            t.name,
+            t.size,
+            t.lines,
+            if t.lines == 1 { "" } else { "s" },
+            t.share
+        );
+        for m in &t.members {
+            let _ = writeln!(
+                out,
+                "      {:>6}  {:<24} line {}{}  {:.2}%",
+                format!("+{:#x}", m.offset),
+                m.member,
+                m.line,
+                if m.straddles { " (straddles)" } else { "" },
+                m.share
+            );
+        }
+    }
+    for o in objects {
+        let at = o
+            .placement
+            .as_ref()
+            .map_or("not in this image".to_string(), |p| {
+                format!(
+                    "offset in line {:#04x}, {} line(s)",
+                    p.offset_in_line, p.lines
+                )
+            });
+        let _ = writeln!(out, "  {}  {at}  {:.2}%", o.name, o.share);
+    }
+    out
+}

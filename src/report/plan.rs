@@ -113,7 +113,7 @@ pub struct Plan<'r> {
 
 /// Shares of the line budget per section (causes, hot objects, structs,
 /// improvements), in percent; what a section leaves unused carries over to the next.
-const SHARES: [usize; 4] = [25, 40, 20, 15];
+const SHARES: [usize; 4] = [20, 50, 20, 10];
 
 /// Plans the report of `r` for `view`.
 pub fn plan<'r>(r: &'r Report<'r>, view: View) -> Plan<'r> {
@@ -336,6 +336,9 @@ fn run_items<'r>(r: &'r Report<'r>) -> Vec<Item<'r>> {
     runs.into_iter().map(Item::Run).collect()
 }
 
+/// Known-hot functions listed when they only changed phase (default view).
+const KNOWN_FUNCTIONS: usize = 6;
+
 /// Functions: the two largest runs that change line membership (all with --all),
 /// then the hot functions whose start moved in the line and those asked for by name
 /// (every changed function with --all).
@@ -350,26 +353,36 @@ fn text_section<'r>(r: &'r Report<'r>, view: View) -> TextSection<'r> {
     if !all {
         runs.truncate(2);
     }
+    let pinned = |c: &FunctionChange<'_>| r.pinned_symbols.iter().any(|p| c.name.is(p));
+    // Flagged and asked-for functions with the run they moved in; known-hot ones that
+    // only changed phase, one line each, at most `KNOWN_FUNCTIONS` of them.
     let mut functions: Vec<FunctionItem<'r>> = r
         .functions
         .iter()
-        .filter(|c| {
-            all || c.flagged
-                || c.evidence.is_some()
-                || r.pinned_symbols.iter().any(|p| c.name.is(p))
-        })
+        .filter(|c| all || c.flagged || c.evidence.is_some() || pinned(c))
         .map(|c| FunctionItem {
             change: c,
-            run: c.run.and_then(|i| r.runs.get(i)).filter(|_| !all),
+            run: c
+                .run
+                .and_then(|i| r.runs.get(i))
+                .filter(|_| !all && (c.flagged || pinned(c))),
         })
         .collect();
     functions.sort_by_key(|f| {
         (
-            !f.change.flagged,
+            !(f.change.flagged || pinned(f.change)),
             std::cmp::Reverse(f.change.evidence.map(|e| e.strength())),
             f.change.address.old,
         )
     });
+    if !all {
+        let mut known = 0;
+        functions.retain(|f| {
+            let shown = f.change.flagged || pinned(f.change) || known < KNOWN_FUNCTIONS;
+            known += usize::from(!(f.change.flagged || pinned(f.change)));
+            shown
+        });
+    }
     TextSection {
         counts: &r.summary.functions,
         runs,
@@ -527,7 +540,7 @@ mod tests {
             ..DiffOptions::default()
         };
         let listed = diff(&old, &new, &listed_only);
-        for limit in [Some(54), Some(8)] {
+        for limit in [Some(54), Some(10)] {
             let (a, b) = (plan(&full, View { limit }), plan(&listed, View { limit }));
             assert_eq!(
                 crate::report::diff_text::render(&a),
@@ -571,8 +584,8 @@ mod tests {
         assert_eq!(listed.functions[0].name.to_string(), "futex_hash");
     }
 
-    /// A budget of 8 lines keeps only what fits: the fixture's root causes get
-    /// 8 * 25% = 2 lines, so one two-line cause, and every later item over budget is cut.
+    /// A budget of 10 lines keeps only what fits: the fixture's root causes get
+    /// 10 * 20% = 2 lines, so one two-line cause, and every later item over budget is cut.
     #[test]
     fn a_small_budget_cuts_items_and_counts_them() {
         let open = |n: &str| InputFile::open(std::path::Path::new(n)).expect("fixture");
@@ -581,7 +594,7 @@ mod tests {
         let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
         let report = diff(&old, &new, &DiffOptions::default());
         let all = plan(&report, View { limit: None });
-        let small = plan(&report, View { limit: Some(8) });
+        let small = plan(&report, View { limit: Some(10) });
         let count = |p: &Plan<'_>| p.sections.iter().map(|s| s.items.len()).sum::<usize>();
         assert_eq!(all.cut, 0);
         assert_eq!(

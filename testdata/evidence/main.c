@@ -1,0 +1,70 @@
+/*
+ * main.c - the testdata/evidence fixture, built three times by build.sh:
+ *   old.elf         as is;
+ *   new.elf         -DNEW: a known-hot, a declared-hot and a measured-hot object
+ *                   each gain a written neighbour, and a measured-hot member of
+ *                   struct msg_queue moves to another line;
+ *   cold.elf        -DCOLD: only grow_me grows, moving 100 cold objects (trace
+ *                   formats) behind it.
+ * FACTS.md holds nm's and readelf's view of all three.
+ */
+typedef struct { int counter; } atomic_t;
+typedef struct { atomic_t val; } spinlock_t;
+
+#define __aligned(n) __attribute__((aligned(n)))
+#define __used __attribute__((used))
+/* Each case has an input section of its own; evidence.lds starts each on a line. */
+#define __in(s) __attribute__((used, section(".data." #s)))
+
+/* Known hot (kernel/fork.c's nr_threads): alone after a 56-byte pad in OLD; in
+ * NEW a lock lands on its line. */
+__in(known) char pad_a[56] = { 1 };
+#ifdef NEW
+__in(known) spinlock_t evil_lock = { { 0 } };
+#endif
+__in(known) int nr_threads = 1;
+
+/* Declared hot: a line-aligned object (____cacheline_aligned) alone on its line
+ * in OLD; in NEW an atomic counter shares it. */
+__in(declared) long hot_stat[4] __aligned(64) = { 1 };
+#ifdef NEW
+__in(declared) atomic_t stat_neighbour = { 2 };
+#endif
+
+/* Measured hot (perf-type.txt names `mstat`): after a pad in OLD; in NEW an
+ * atomic is placed before it on its line. */
+__in(measured) char pad_m[48] = { 1 };
+#ifdef NEW
+__in(measured) atomic_t mstat_neighbour = { 3 };
+#endif
+__in(measured) long mstat = 4;
+
+/* Measured-hot member: perf-type.txt samples msg_queue's tail (+0x38 in OLD).
+ * NEW inserts two words before head, moving tail from line 0 to line 1. */
+struct msg_queue {
+	char name[48];
+#ifdef NEW
+	long extra[2];
+#endif
+	long head;
+	long tail;
+};
+__in(member) struct msg_queue mq = { .name = "mq" };
+
+/* Cold: grow_me grows by 8 bytes in COLD and moves the 100 trace formats after
+ * it (print_fmt_*, what DEFINE_EVENT generates) across lines. */
+#ifdef COLD
+__in(cold) char grow_me[24] = { 1 };
+#else
+__in(cold) char grow_me[16] = { 1 };
+#endif
+#define FMT(n) __in(cold) char print_fmt_ev##n[20] = "\"x=%d\", REC->x";
+#define FMT10(d) FMT(d##0) FMT(d##1) FMT(d##2) FMT(d##3) FMT(d##4) \
+	FMT(d##5) FMT(d##6) FMT(d##7) FMT(d##8) FMT(d##9)
+FMT10(0) FMT10(1) FMT10(2) FMT10(3) FMT10(4)
+FMT10(5) FMT10(6) FMT10(7) FMT10(8) FMT10(9)
+
+__attribute__((noinline, used)) long start(void)
+{
+	return nr_threads + mstat + mq.tail + hot_stat[0];
+}

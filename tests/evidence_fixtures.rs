@@ -1,0 +1,246 @@
+//! End-to-end tests of judgement by evidence on testdata/evidence/{old,new,cold}.elf:
+//! every address below is read from testdata/evidence/FACTS.md (nm), and the perf
+//! report from testdata/evidence/perf-type.txt (see testdata/evidence/README.md).
+
+mod common;
+
+use common::{json, run, testdata};
+use serde_json::Value;
+
+fn change<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no data change {name}"))
+}
+
+fn flagged(v: &Value) -> Vec<(String, String, String)> {
+    v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["flagged"] == true)
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["decision"]["category"].as_str().unwrap().to_string(),
+                c["evidence"]["strength"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn known_and_declared_objects_with_a_new_written_neighbour_exit_1() {
+    // nm: nr_threads 0x...38 -> 0x...3c with evil_lock (spinlock_t) at 0x...38 in NEW;
+    // hot_stat (aligned 64) at 0x...40, stat_neighbour (atomic_t) at 0x...60 in NEW.
+    let (code, v) = json(&[&testdata("evidence/old.elf"), &testdata("evidence/new.elf")]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        flagged(&v),
+        vec![
+            ("nr_threads".into(), "neighbour".into(), "known".into()),
+            ("hot_stat".into(), "neighbour".into(), "declared".into()),
+        ]
+    );
+    let n = change(&v, "nr_threads");
+    assert_eq!(n["written_neighbours"], serde_json::json!(["evil_lock"]));
+    assert_eq!(
+        n["decision"]["rule"],
+        "a hot object gained a written neighbour on its lines"
+    );
+    assert_eq!(
+        change(&v, "hot_stat")["evidence"]["what"],
+        "declared: aligned to 64 B"
+    );
+    // mstat gained an atomic too, but nothing says it is hot without the profile.
+    assert_eq!(change(&v, "mstat")["flagged"], false);
+    let (_, text, _) = run(&[&testdata("evidence/old.elf"), &testdata("evidence/new.elf")]);
+    assert!(
+        text.contains("      evidence: known: thread count, incremented in copy_process()"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_perf_data_type_profile_flags_measured_objects_and_members() {
+    let (code, v) = json(&[
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/new.elf"),
+        "--hot",
+        &testdata("evidence/perf-type.txt"),
+    ]);
+    assert_eq!(code, 1);
+    // mstat 0x...b0 -> 0x...b8 behind mstat_neighbour (atomic_t); mq's tail (sampled at
+    // +0x38) moves from offset 56 (line 0) to 72 (line 1).
+    let mut got = flagged(&v);
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            ("hot_stat".into(), "neighbour".into(), "declared".into()),
+            ("mq".into(), "member".into(), "measured".into()),
+            ("mstat".into(), "neighbour".into(), "measured".into()),
+            ("nr_threads".into(), "neighbour".into(), "known".into()),
+        ]
+    );
+    assert_eq!(
+        change(&v, "mstat")["evidence"]["what"],
+        "measured: perf data-type profile (25.00% of samples, long int)"
+    );
+    let tail = change(&v, "mq")["member_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "tail")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            tail["offset"]["old"].as_u64(),
+            tail["offset"]["new"].as_u64()
+        ),
+        (Some(56), Some(72))
+    );
+    assert_eq!(
+        (tail["line"]["old"].as_u64(), tail["line"]["new"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(tail["evidence"]["strength"], "measured");
+    let s = v["structs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "msg_queue")
+        .unwrap();
+    assert_eq!(s["severity"], "hot_member");
+    assert_eq!(s["decision"]["category"], "member");
+}
+
+#[test]
+fn show_hot_ranks_sampled_members_with_their_lines() {
+    let (code, out, _) = run(&[
+        "show",
+        &testdata("evidence/new.elf"),
+        "--hot",
+        &testdata("evidence/perf-type.txt"),
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("  struct msg_queue (80 B, 2 lines; instances: mq)  62.50%\n       +0x48  tail                     line 1  62.50%\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  mstat  offset in line 0x38, 1 line(s)  25.00%"),
+        "{out}"
+    );
+}
+
+#[test]
+fn moving_only_cold_objects_exits_0_with_one_root_cause() {
+    // cold.elf: grow_me 16 -> 24 B moves print_fmt_ev00..ev99 by 0x10 (nm: 0x...110 ->
+    // 0x...120 for the first).
+    let (code, out, _) = run(&[
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/cold.elf"),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let causes: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("root causes"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        causes,
+        vec!["  grow_me +8 B: 100 objects moved across lines (data, 1 run), 0 hot"]
+    );
+    let (_, v) = json(&[
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/cold.elf"),
+    ]);
+    assert_eq!(v["flagged"], 0);
+    assert_eq!(
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["cold"] == "tracing")
+            .count(),
+        100
+    );
+}
+
+#[test]
+fn explain_prints_the_evidence_the_cause_and_the_rule() {
+    let (code, out, _) = run(&[
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/new.elf"),
+        "--explain",
+        "nr_threads",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "nr_threads (int, 4 B) in .data\n\
+         \x20 place 0xffffffff82a00038 -> 0xffffffff82a0003c; offset in line 0x38 -> 0x3c; lines 1 -> 1\n\
+         \x20 neighbours: pad_a  ->  pad_a, evil_lock\n\
+         \x20 new neighbours written at run time: evil_lock\n\
+         \x20 evidence: known: thread count, incremented in copy_process() and decremented at exit for every thread [kernel/fork.c: int nr_threads]\n\
+         \x20 root cause: evil_lock added (4 B)\n\
+         \x20 in run ffffffff82a00038 .. ffffffff82a0003c  1 object nr_threads  +0x4  cause: +evil_lock (4 B) = +4 B after pad_a\n\
+         \x20 the run moved 1 object by 4 bytes\n\
+         \x20 decided: hot_neighbour by rule \"a hot object gained a written neighbour on its lines\"; flagged, and its category is in --fail-on: exit 1\n"
+    );
+    let (code, _, err) = run(&[
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/new.elf"),
+        "--explain",
+        "no_such_thing",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        "layout-diff: --explain no_such_thing: no change of an object, struct or function of that name\n"
+    );
+}
+
+#[test]
+fn a_hot_list_adds_evidence_and_a_bad_one_is_refused() {
+    let dir = std::env::temp_dir().join(format!("layout-diff-hl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let list = dir.join("hot.toml");
+    std::fs::write(
+        &list,
+        "[[object]]\nname = \"mstat\"\nreason = \"our counter\"\nsource = \"bench run 12\"\n",
+    )
+    .unwrap();
+    let (code, v) = json(&[
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/new.elf"),
+        "--hot-list",
+        list.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        change(&v, "mstat")["evidence"]["what"],
+        "known: our counter [bench run 12]"
+    );
+    std::fs::write(&list, "[[object]]\nname = \"mstat\"\nreason = \"r\"\n").unwrap();
+    let (code, out, err) = run(&[
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/new.elf"),
+        "--hot-list",
+        list.to_str().unwrap(),
+    ]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(
+        err,
+        format!(
+            "layout-diff: {}: line 1: missing field `source`\n",
+            list.display()
+        )
+    );
+}
