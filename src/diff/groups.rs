@@ -1,5 +1,6 @@
 //! Cache-line group changes of a struct between two builds: a group that grew, touches
-//! more lines, gained or lost a member, or stopped starting a line.
+//! more lines, gained or lost a member, or stopped starting a line; only more lines
+//! or a lost line start is flagged.
 
 use serde::Serialize;
 
@@ -17,8 +18,7 @@ pub struct GroupChange {
     pub line_aligned: Pair<Option<bool>>,
     pub added_members: Vec<String>,
     pub removed_members: Vec<String>,
-    /// Grew, touches more lines, gained or lost a member, lost its line start, or
-    /// appeared or disappeared: worth a reviewer's look.
+    /// Touches more lines than before, or no longer starts a line: flagged.
     pub flagged: bool,
 }
 
@@ -67,18 +67,24 @@ fn change(o: Option<&Group>, n: Option<&Group>) -> Option<GroupChange> {
         added_members,
         removed_members,
     };
-    let flagged = o.is_none()
+    // Worse: a group in both builds that now touches more lines or no longer starts
+    // one. A group that appeared, or gained members within its lines, is recorded.
+    let flagged = o.is_some()
+        && n.is_some()
+        && (c.lines.new > c.lines.old
+            || c.line_aligned
+                == (Pair {
+                    old: Some(true),
+                    new: Some(false),
+                }));
+    let changed = o.is_none()
         || n.is_none()
-        || c.size.new > c.size.old
-        || c.lines.new > c.lines.old
+        || c.offset.changed()
+        || c.size.changed()
+        || c.lines.changed()
         || !c.added_members.is_empty()
-        || !c.removed_members.is_empty()
-        || c.line_aligned
-            == (Pair {
-                old: Some(true),
-                new: Some(false),
-            });
-    if !flagged && !c.offset.changed() && !c.size.changed() && !c.lines.changed() {
+        || !c.removed_members.is_empty();
+    if !changed {
         return None;
     }
     Some(GroupChange { flagged, ..c })

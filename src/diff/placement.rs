@@ -250,7 +250,7 @@ pub fn data_change<'a, 'd>(
             && !new.line_aligned,
         hot_member_moved: member_lines.iter().any(|m| {
             m.evidence
-                .is_some_and(|e| e.strength() > crate::evidence::Strength::Inferred)
+                .is_some_and(|e| e.strength() >= crate::evidence::Strength::Known)
         }),
         // Starting a line by chance is no improvement; for a hot object it is.
         improved: (co_changed && !sharing_grew)

@@ -364,10 +364,12 @@ pub fn changes(
         }
         if c.severity != Severity::Info {
             let hot_moved = c.members.iter().any(|m| {
+                // A cache-line group's members are judged by the group rule; a member
+                // is flagged on its own when known or measured hot.
                 m.line.changed()
                     && m.evidence
                         .as_ref()
-                        .is_some_and(|e| e.strength > Strength::Inferred)
+                        .is_some_and(|e| e.strength >= Strength::Known)
             });
             c.decision = verdict::judge_struct(c.groups.iter().any(|g| g.flagged), hot_moved);
             c.severity = match c.decision.verdict {

@@ -28,8 +28,7 @@ pub struct ObjectFacts {
     /// It was line-aligned by declaration (alignment of a line or more) and started a
     /// line, and now does not.
     pub lost_line_alignment: bool,
-    /// A member with evidence of its own (measured, known, declared) moved to
-    /// another line of the instance.
+    /// A member known or measured hot moved to another line of the instance.
     pub hot_member_moved: bool,
     /// Fewer neighbours than before, or it starts a line now and did not.
     pub improved: bool,
