@@ -34,8 +34,8 @@ fn flagged(v: &Value) -> Vec<(String, String, String)> {
 
 #[test]
 fn known_and_declared_objects_with_a_new_written_neighbour_exit_1() {
-    // nm: nr_threads 0x...38 -> 0x...3c with evil_lock (spinlock_t) at 0x...38 in NEW;
-    // hot_stat (aligned 64) at 0x...40, stat_neighbour (atomic_t) at 0x...60 in NEW.
+    // nm: nr_threads 0x...30 -> 0x...38 behind total_forks (known hot) at 0x...30 in
+    // NEW; hot_stat (aligned 64) at 0x...80 with calc_load_tasks (known) at 0x...a0.
     let (code, v) = json(&[&testdata("evidence/old.elf"), &testdata("evidence/new.elf")]);
     assert_eq!(code, 1);
     assert_eq!(
@@ -46,16 +46,24 @@ fn known_and_declared_objects_with_a_new_written_neighbour_exit_1() {
         ]
     );
     let n = change(&v, "nr_threads");
-    assert_eq!(n["written_neighbours"], serde_json::json!(["evil_lock"]));
+    assert_eq!(n["written_neighbours"], serde_json::json!(["total_forks"]));
     assert_eq!(
         n["decision"]["rule"],
-        "a hot object gained a written neighbour on its lines"
+        "a hot object gained a written neighbour on its lines that is hot too"
     );
+    // pidmap_lock (known) gained evil_lock, a spinlock nothing says is hot: listed
+    // as possible, not flagged.
+    let p = change(&v, "pidmap_lock");
+    assert_eq!(
+        (p["severity"].as_str(), p["flagged"].as_bool()),
+        (Some("possible"), Some(false))
+    );
+    assert_eq!(p["written_neighbours"], serde_json::json!(["evil_lock"]));
     assert_eq!(
         change(&v, "hot_stat")["evidence"]["what"],
         "declared: aligned to 64 B"
     );
-    // mstat gained an atomic too, but nothing says it is hot without the profile.
+    // mstat gained a hot neighbour too, but nothing says it is hot without the profile.
     assert_eq!(change(&v, "mstat")["flagged"], false);
     let (_, text, _) = run(&[&testdata("evidence/old.elf"), &testdata("evidence/new.elf")]);
     assert!(
@@ -73,8 +81,8 @@ fn a_perf_data_type_profile_flags_measured_objects_and_members() {
         &testdata("evidence/perf-type.txt"),
     ]);
     assert_eq!(code, 1);
-    // mstat 0x...b0 -> 0x...b8 behind mstat_neighbour (atomic_t); mq's tail (sampled at
-    // +0x38) moves from offset 56 (line 0) to 72 (line 1).
+    // mstat 0x...f0 -> 0x...f8 behind tcp_memory_allocated (known); mq's tail (sampled
+    // at +0x38) moves from offset 56 (line 0) to 72 (line 1).
     let mut got = flagged(&v);
     got.sort();
     assert_eq!(
@@ -185,14 +193,14 @@ fn explain_prints_the_evidence_the_cause_and_the_rule() {
     assert_eq!(
         out,
         "nr_threads (int, 4 B) in .data\n\
-         \x20 place 0xffffffff82a00038 -> 0xffffffff82a0003c; offset in line 0x38 -> 0x3c; lines 1 -> 1\n\
-         \x20 neighbours: pad_a  ->  pad_a, evil_lock\n\
-         \x20 new neighbours written at run time: evil_lock\n\
+         \x20 place 0xffffffff82a00030 -> 0xffffffff82a00038; offset in line 0x30 -> 0x38; lines 1 -> 1\n\
+         \x20 neighbours: pad_a  ->  pad_a, total_forks\n\
+         \x20 new neighbours written at run time: total_forks\n\
          \x20 evidence: known: thread count, incremented in copy_process() and decremented at exit for every thread [kernel/fork.c: int nr_threads]\n\
-         \x20 root cause: evil_lock added (4 B)\n\
-         \x20 in run ffffffff82a00038 .. ffffffff82a0003c  1 object nr_threads  +0x4  cause: +evil_lock (4 B) = +4 B after pad_a\n\
-         \x20 the run moved 1 object by 4 bytes\n\
-         \x20 decided: hot_neighbour by rule \"a hot object gained a written neighbour on its lines\"; flagged, and its category is in --fail-on: exit 1\n"
+         \x20 root cause: total_forks added (8 B)\n\
+         \x20 in run ffffffff82a00030 .. ffffffff82a00034  1 object nr_threads  +0x8  cause: +total_forks (8 B) = +8 B after pad_a\n\
+         \x20 the run moved 1 object by 8 bytes\n\
+         \x20 decided: hot_neighbour by rule \"a hot object gained a written neighbour on its lines that is hot too\"; flagged, and its category is in --fail-on: exit 1\n"
     );
     let (code, _, err) = run(&[
         &testdata("evidence/old.elf"),

@@ -317,7 +317,7 @@ impl<'a> PlacementChange<'a> {
             | Severity::LostAlignment
             | Severity::HotMember
             | Severity::HotChanged => true,
-            Severity::Improvement => self.is_hot(),
+            Severity::Improvement | Severity::Possible => self.is_hot(),
             _ => false,
         }
     }

@@ -57,7 +57,9 @@ impl<'a> Marks<'a> {
     fn data(c: &PlacementChange<'a>, fails: impl Fn(Severity) -> bool) -> Marks<'a> {
         let at = c.placement();
         let pattern = match (c.severity, c.cold) {
-            (Severity::Possible, _) => Some(Pattern::Possible(c.type_name.unwrap_or("?"))),
+            (Severity::Possible, _) if !c.is_hot() => {
+                Some(Pattern::Possible(c.type_name.unwrap_or("?")))
+            }
             (_, Some(cold)) if c.decision.verdict == verdict::Verdict::Quiet => {
                 Some(Pattern::Cold(cold))
             }

@@ -119,6 +119,22 @@ fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
         && !ty.is_some_and(|t| t.is_const)
 }
 
+/// A bare global sleeping lock (`DEFINE_MUTEX`, `DEFINE_SEMAPHORE`, `DECLARE_RWSEM`,
+/// `DECLARE_WAIT_QUEUE_HEAD`, `DECLARE_COMPLETION`): taken in process context, by
+/// kernel convention on configuration and registration paths, so not counted as a
+/// neighbour written at run time (a struct that holds one still is).
+fn sleeping_lock(type_name: &str) -> bool {
+    matches!(
+        type_name.trim_start_matches("volatile "),
+        "struct mutex"
+            | "struct semaphore"
+            | "struct rw_semaphore"
+            | "struct wait_queue_head"
+            | "wait_queue_head_t"
+            | "struct completion"
+    )
+}
+
 /// What identifies a neighbour in both builds: its unit path (or file) and its name
 /// with clone numbers removed, so renumbered or re-suffixed neighbours are not a change.
 /// That is the pairing key (co-tenants are data of one space), so its id stands for
@@ -191,26 +207,35 @@ pub fn data_change<'a, 'd>(
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
     // New neighbours written at run time: writable, not read-mostly, boot-only or cold
-    // by convention, and with some sign of being written: a lock, an atomic or a
-    // counter in their type, or evidence of their own. A plain pointer or flag beside
-    // a hot object is most often set at boot and only read after.
+    // by convention, and with some sign of being written: evidence of their own (then
+    // they are hot too), or a lock, an atomic or a counter in their type. A plain
+    // pointer or flag beside a hot object is most often set at boot and only read.
+    let mut hot_written = false;
     let written_neighbours: Vec<SymbolName<'a>> = new_tenants
         .iter()
         .filter(|t| {
             let v = sides.ix.new_vars.of(t);
             let tn = v.map(|v| v.type_name());
-            writable(t, v.map(|v| &*v.ctype))
-                && sides.ix.quiet.of(t, tn).is_none()
-                && crate::evidence::cold::of(t.name, t.section, tn).is_none()
-                && (v.is_some_and(|v| hot.hot_members(&v.ctype, v.layout) > 0)
-                    || sides
-                        .hotness
-                        .object(
-                            t.name,
-                            v.and_then(|v| v.layout)
-                                .map(|id| sides.new.struct_by_id(id).name),
-                        )
-                        .is_some())
+            if !writable(t, v.map(|v| &*v.ctype))
+                || sides.ix.quiet.of(t, tn).is_some()
+                || crate::evidence::cold::of(t.name, t.section, tn).is_some()
+            {
+                return false;
+            }
+            let layout = v.and_then(|v| v.layout);
+            let alignment = v.and_then(|v| {
+                v.alignment
+                    .or(layout.and_then(|id| sides.new.struct_by_id(id).explicit_alignment))
+            });
+            let own = sides
+                .hotness
+                .object(t.name, layout.map(|id| sides.new.struct_by_id(id).name))
+                .is_some()
+                || crate::evidence::declared(t.name, alignment, ls).is_some();
+            hot_written |= own;
+            own || v.is_some_and(|v| {
+                hot.hot_members(&v.ctype, v.layout) > 0 && !sleeping_lock(v.type_name())
+            })
         })
         .map(|t| SymbolName::of(t))
         .collect();
@@ -244,6 +269,7 @@ pub fn data_change<'a, 'd>(
         boot_only: quiet == Some(BOOT_ONLY),
         gained_neighbour: sharing_grew,
         gained_written_neighbour: !written_neighbours.is_empty(),
+        gained_hot_written_neighbour: hot_written,
         more_lines: new.lines > old.lines,
         lost_line_alignment: explicit_alignment.is_some_and(|a| a >= ls)
             && old.line_aligned

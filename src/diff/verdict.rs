@@ -20,9 +20,13 @@ pub struct ObjectFacts {
     pub boot_only: bool,
     /// A neighbour on its lines in the new build that was not there before.
     pub gained_neighbour: bool,
-    /// One of those neighbours is written at run time (writable, not read-mostly,
-    /// not cold).
+    /// One of those neighbours is written at run time: writable, not read-mostly or
+    /// cold, and its type holds a lock, an atomic or a counter (inferred) or it has
+    /// evidence of its own.
     pub gained_written_neighbour: bool,
+    /// One of those written neighbours is hot itself (measured, known or declared):
+    /// false sharing between two things with evidence.
+    pub gained_hot_written_neighbour: bool,
     /// It spans more lines than before.
     pub more_lines: bool,
     /// It was line-aligned by declaration (alignment of a line or more) and started a
@@ -79,10 +83,10 @@ pub fn judge_object(f: &ObjectFacts) -> Decision {
             "a line-aligned object is no longer line-aligned",
         );
     }
-    if evidenced && f.gained_written_neighbour {
+    if evidenced && f.gained_hot_written_neighbour {
         return decided(
             Verdict::Flag(Category::Neighbour),
-            "a hot object gained a written neighbour on its lines",
+            "a hot object gained a written neighbour on its lines that is hot too",
         );
     }
     // A member's own evidence makes the struct flagged; an instance is flagged for it
@@ -95,6 +99,12 @@ pub fn judge_object(f: &ObjectFacts) -> Decision {
     }
     if f.cold && !evidenced {
         return decided(Verdict::Quiet, "cold by type, section or name");
+    }
+    if evidenced && f.gained_written_neighbour {
+        return decided(
+            Verdict::Possible,
+            "a hot object gained a neighbour that only its type says is written (a lock or an atomic)",
+        );
     }
     if f.hot == Some(Strength::Inferred) && f.gained_written_neighbour {
         return decided(
@@ -187,7 +197,12 @@ mod tests {
         let neighbour = ObjectFacts {
             gained_neighbour: true,
             gained_written_neighbour: true,
+            gained_hot_written_neighbour: true,
             ..facts()
+        };
+        let typed_neighbour = ObjectFacts {
+            gained_hot_written_neighbour: false,
+            ..neighbour
         };
         let rows: &[(&str, ObjectFacts, Verdict)] = &[
             (

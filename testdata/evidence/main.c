@@ -2,8 +2,9 @@
  * main.c - the testdata/evidence fixture, built three times by build.sh:
  *   old.elf         as is;
  *   new.elf         -DNEW: a known-hot, a declared-hot and a measured-hot object
- *                   each gain a written neighbour, and a measured-hot member of
- *                   struct msg_queue moves to another line;
+ *                   each gain a written neighbour that is hot too; a known-hot
+ *                   object gains a lock nothing says is hot (possible only); a
+ *                   measured-hot member of struct msg_queue moves to another line;
  *   cold.elf        -DCOLD: only grow_me grows, moving 100 cold objects (trace
  *                   formats) behind it.
  * FACTS.md holds nm's and readelf's view of all three.
@@ -17,25 +18,33 @@ typedef struct { atomic_t val; } spinlock_t;
 #define __in(s) __attribute__((used, section(".data." #s)))
 
 /* Known hot (kernel/fork.c's nr_threads): alone after a 56-byte pad in OLD; in
- * NEW a lock lands on its line. */
-__in(known) char pad_a[56] = { 1 };
+ * NEW total_forks, the other per-fork counter, lands on its line. */
+__in(known) char pad_a[48] = { 1 };
 #ifdef NEW
-__in(known) spinlock_t evil_lock = { { 0 } };
+__in(known) unsigned long total_forks = 0;
 #endif
 __in(known) int nr_threads = 1;
 
+/* Known hot (pidmap_lock, taken for every pid) gains a lock nothing says is hot:
+ * listed as possible, not flagged. */
+__in(possible) char pad_p[56] = { 1 };
+#ifdef NEW
+__in(possible) spinlock_t evil_lock = { { 0 } };
+#endif
+__in(possible) spinlock_t pidmap_lock = { { 0 } };
+
 /* Declared hot: a line-aligned object (____cacheline_aligned) alone on its line
- * in OLD; in NEW an atomic counter shares it. */
+ * in OLD; in NEW a known-hot counter (calc_load_tasks) shares it. */
 __in(declared) long hot_stat[4] __aligned(64) = { 1 };
 #ifdef NEW
-__in(declared) atomic_t stat_neighbour = { 2 };
+__in(declared) atomic_t calc_load_tasks = { 2 };
 #endif
 
-/* Measured hot (perf-type.txt names `mstat`): after a pad in OLD; in NEW an
- * atomic is placed before it on its line. */
+/* Measured hot (perf-type.txt names `mstat`): after a pad in OLD; in NEW a
+ * known-hot counter (tcp_memory_allocated) is placed before it on its line. */
 __in(measured) char pad_m[48] = { 1 };
 #ifdef NEW
-__in(measured) atomic_t mstat_neighbour = { 3 };
+__in(measured) atomic_t tcp_memory_allocated = { 3 };
 #endif
 __in(measured) long mstat = 4;
 
@@ -66,5 +75,5 @@ FMT10(5) FMT10(6) FMT10(7) FMT10(8) FMT10(9)
 
 __attribute__((noinline, used)) long start(void)
 {
-	return nr_threads + mstat + mq.tail + hot_stat[0];
+	return nr_threads + mstat + mq.tail + hot_stat[0] + pidmap_lock.val.counter;
 }
