@@ -238,6 +238,38 @@ mod tests {
                 Verdict::Possible,
             ),
             (
+                "known + neighbour written by type only",
+                ObjectFacts {
+                    hot: Some(Known),
+                    ..typed_neighbour
+                },
+                Verdict::Possible,
+            ),
+            (
+                "measured + neighbour written by type only",
+                ObjectFacts {
+                    hot: Some(Measured),
+                    ..typed_neighbour
+                },
+                Verdict::Possible,
+            ),
+            (
+                "declared + neighbour written by type only",
+                ObjectFacts {
+                    hot: Some(Declared),
+                    ..typed_neighbour
+                },
+                Verdict::Possible,
+            ),
+            (
+                "inferred + neighbour written by type only",
+                ObjectFacts {
+                    hot: Some(Inferred),
+                    ..typed_neighbour
+                },
+                Verdict::Possible,
+            ),
+            (
                 "no evidence + written neighbour",
                 neighbour,
                 Verdict::Changed,
