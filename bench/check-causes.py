@@ -70,7 +70,7 @@ def bad_items_before(r, c, sizes_of, pfx):
     """Whether any non-prefix item's size is missing from nm (checked again here so the
     bound metric does not count a run with a wrong item)."""
     for it in c.get("items", []):
-        if it["change"] == "prefix":
+        if it["change"] in ("prefix", "padding"):
             continue
         for s, k in ((0, "old"), (1, "new")):
             size = it["size"][k]
@@ -152,6 +152,9 @@ def main():
                             and abs(padding) < c.get("alignment", 1) * (gap + 1))
             ok = abs(change - c["bytes"]) <= TOLERANCE
         for it in c.get("items", []):
+            if it["change"] == "padding":
+                # Padding between the gap's symbols: not a symbol, nothing to look up.
+                continue
             if it["change"] == "prefix":
                 # __pfx_ padding: a multiple of the build's __pfx_ symbol size.
                 for s, k in ((0, "old"), (1, "new")):

@@ -119,14 +119,18 @@ fn reordered_functions_are_said_to_be_reordered() {
     assert_eq!(alpha["delta"], 0x10);
     assert_eq!(
         alpha["cause"],
+        // f_lead ends at 0x05 (FACTS.md): 11 bytes of padding before f_beta in NEW,
+        // and 12 before f_alpha instead of 11.
         serde_json::json!({"kind": "reordered", "previous": "f_lead", "items": [
-            {"symbol": "f_beta", "change": "moved_in", "size": {"old": 0, "new": 4}, "bytes": 4}
-        ], "bytes": 4, "padding": 12, "alignment": 16})
+            {"symbol": "f_beta", "change": "moved_in", "size": {"old": 0, "new": 4}, "bytes": 4},
+            {"symbol": "padding between them", "change": "padding", "size": {"old": 0, "new": 11}, "bytes": 11}
+        ], "bytes": 15, "padding": 1, "alignment": 16})
     );
     let beta = run_starting_at(&v, "f_beta");
     assert_eq!(beta["delta"], -0x30);
     assert_eq!(beta["cause"]["kind"], "reordered");
-    assert_eq!(beta["cause"]["bytes"], -0x2e);
+    // f_alpha (0x2e B) and the 11 bytes of padding before it left the gap.
+    assert_eq!(beta["cause"]["bytes"], -0x2e - 11);
     // f_tail: f_grow grew 4 -> 0x35 B, f_tail moved 0x70 -> 0xa0.
     let tail = run_starting_at(&v, "f_tail");
     assert_eq!(tail["cause"]["bytes"], 0x31);

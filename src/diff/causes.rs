@@ -100,7 +100,7 @@ fn main_item(c: &Cause) -> Option<&CauseItem> {
     };
     items
         .iter()
-        .filter(|i| i.change != ItemKind::Prefix)
+        .filter(|i| !matches!(i.change, ItemKind::Prefix | ItemKind::Padding))
         .max_by(|a, b| {
             (a.bytes.unsigned_abs(), std::cmp::Reverse(&a.symbol))
                 .cmp(&(b.bytes.unsigned_abs(), std::cmp::Reverse(&b.symbol)))
@@ -122,18 +122,20 @@ fn root_of(run: &ShiftRun, grown: &FxHashMap<String, (String, i64)>) -> Root {
     };
     let symbol = i.symbol.clone();
     match i.change {
-        ItemKind::Resized | ItemKind::MovedIn | ItemKind::MovedOut | ItemKind::Prefix => {
-            match grown.get(&symbol) {
-                Some((name, bytes)) => Root::Struct {
-                    name: name.clone(),
-                    bytes: *bytes,
-                },
-                None => Root::Resized {
-                    symbol,
-                    bytes: i.bytes,
-                },
-            }
-        }
+        ItemKind::Resized
+        | ItemKind::MovedIn
+        | ItemKind::MovedOut
+        | ItemKind::Prefix
+        | ItemKind::Padding => match grown.get(&symbol) {
+            Some((name, bytes)) => Root::Struct {
+                name: name.clone(),
+                bytes: *bytes,
+            },
+            None => Root::Resized {
+                symbol,
+                bytes: i.bytes,
+            },
+        },
         ItemKind::Added => Root::Added {
             symbol,
             bytes: i.bytes,

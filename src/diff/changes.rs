@@ -621,9 +621,12 @@ pub enum ItemKind {
     /// The run's first symbol must now start on `alignment` (`DW_AT_alignment`); it
     /// adds no bytes itself, only padding.
     Realigned,
-    /// The `__pfx_` padding before the functions in the gap (and before the run's first
-    /// function): its size differs between the builds, or functions came or went.
+    /// The `__pfx_` padding before the run's first function: its size differs between
+    /// the builds.
     Prefix,
+    /// The alignment padding (and `__pfx_` bytes) between the symbols in the gap, from
+    /// their addresses: it changed with what lies there.
+    Padding,
     /// A paired symbol that lies in the gap in the new build only (reordered in).
     MovedIn,
     /// A paired symbol that lies in the gap in the old build only (reordered out).

@@ -304,8 +304,15 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 .iter()
                 .filter(sized)
                 .any(|p| !old_set.contains(&ptr(p)));
-        let old_bytes = counted(prev.map(|p| p.old), &in_old);
-        let new_bytes = counted(prev.map(|p| p.new), &in_new);
+        let gap_start = |side: usize| match prev {
+            Some(p) => {
+                let s = if side == 0 { p.old } else { p.new };
+                s.place.saturating_add(s.size)
+            }
+            None => [base.old, base.new][side],
+        };
+        let old_bytes = counted(gap_start(0), &in_old);
+        let new_bytes = counted(gap_start(1), &in_new);
         let mut items: Vec<CauseItem> = Vec::new();
         if let Some(p) = prev
             && p.old.size != p.new.size
@@ -378,28 +385,29 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 items.push(item(s.qualified_name(), kind, o, n));
             }
         }
-        // Functions carry `__pfx_` padding the model does not list: count it per function
-        // in the gap, and for the first function itself.
+        // Alignment padding between the symbols of the gap (with the `__pfx_` bytes
+        // before each function there), measured from their addresses.
+        let (pad_old, pad_new) = (old_bytes.padding(), new_bytes.padding());
+        if pad_old != pad_new {
+            items.push(item(
+                "padding between them".to_string(),
+                ItemKind::Padding,
+                pad_old,
+                pad_new,
+            ));
+        }
+        // The run's first function carries `__pfx_` padding the model does not list.
         let prefix = [
             self.images[0].function_prefix,
             self.images[1].function_prefix,
         ];
-        if first.old.kind == SymbolKind::Function && prefix != [0, 0] {
-            let fns = |list: &[&Symbol<'d>]| {
-                1 + list
-                    .iter()
-                    .filter(|s| s.kind == SymbolKind::Function)
-                    .count() as u64
-            };
-            let (o, n) = (fns(&in_old) * prefix[0], fns(&in_new) * prefix[1]);
-            if o != n {
-                items.push(item(
-                    format!("__pfx_ padding ({} B per function)", prefix[1]),
-                    ItemKind::Prefix,
-                    o,
-                    n,
-                ));
-            }
+        if first.old.kind == SymbolKind::Function && prefix[0] != prefix[1] {
+            items.push(item(
+                format!("__pfx_ padding ({} B per function)", prefix[1]),
+                ItemKind::Prefix,
+                prefix[0],
+                prefix[1],
+            ));
         }
         if let Some(a) = (self.alignment)(first.new).filter(|&a| a > 1)
             && first.new.place.is_multiple_of(a)
@@ -477,29 +485,42 @@ fn item(symbol: String, change: ItemKind, old: u64, new: u64) -> CauseItem {
     }
 }
 
-/// Bytes each symbol of `list` (one build, any order) adds to the gap after `base`:
-/// its size, or nothing when it has no size or lies inside a symbol already counted
-/// (an alias). Keyed by the symbol's address in memory.
-struct Counted(FxHashMap<*const (), u64>);
+/// Bytes each symbol of `list` (one build, any order) adds to the gap that starts at
+/// `start` (the end of the run's base): its size, or nothing when it has no size or lies
+/// inside a symbol already counted (an alias); and with the padding before it (from the
+/// end of what was counted before it). Keyed by the symbol's address in memory.
+struct Counted(FxHashMap<*const (), (u64, u64)>);
 
 impl Counted {
+    /// The size it adds.
     fn get(&self, s: &Symbol<'_>) -> Option<u64> {
-        self.0.get(&(s as *const Symbol<'_> as *const ())).copied()
+        self.0
+            .get(&(s as *const Symbol<'_> as *const ()))
+            .map(|c| c.0)
+    }
+
+    /// Alignment padding (and `__pfx_` bytes) between the counted symbols: what they
+    /// add with the padding before each, less their sizes.
+    fn padding(&self) -> u64 {
+        self.0.values().map(|&(size, padded)| padded - size).sum()
     }
 }
 
-fn counted<'d>(base: Option<&Symbol<'d>>, list: &[&Symbol<'d>]) -> Counted {
+fn counted<'d>(start: u64, list: &[&Symbol<'d>]) -> Counted {
     let mut sorted: Vec<&Symbol<'d>> = list.to_vec();
     sorted.sort_by_key(|s| (s.place, std::cmp::Reverse(s.size), s.name));
-    let mut covered = base.map_or(0, |b| b.place.saturating_add(b.size));
+    let mut covered = start;
     let mut out = FxHashMap::default();
     for s in sorted {
         let end = s.place.saturating_add(s.size);
         let bytes = if s.size == 0 || end <= covered {
-            0
+            (0, 0)
         } else {
+            // A symbol overlapping what was counted adds only its tail.
+            let size = end - covered.max(s.place);
+            let padded = end - covered;
             covered = end;
-            s.size
+            (size.min(s.size), padded)
         };
         out.insert(s as *const Symbol<'_> as *const (), bytes);
     }
@@ -525,7 +546,7 @@ mod tests {
             sym("b", 0x120, 0x20),
         );
         let list = [&alias, &a, &zero, &inner, &b];
-        let c = counted(Some(&base), &list);
+        let c = counted(base.place + base.size, &list);
         let got: Vec<u64> = list.iter().map(|s| c.get(s).unwrap()).collect();
         // One of the two aliases counts (the first by name), the marker and the
         // symbol inside `base` add nothing.

@@ -101,7 +101,9 @@ fn items_str(items: &[crate::diff::CauseItem], omitted: usize) -> String {
         crate::diff::ItemKind::Added => format!("+{} ({} B)", i.symbol, i.size.new),
         crate::diff::ItemKind::Removed => format!("-{} ({} B)", i.symbol, i.size.old),
         crate::diff::ItemKind::Realigned => format!("{} now aligned", i.symbol),
-        crate::diff::ItemKind::Prefix => format!("{} {} -> {} B", i.symbol, i.size.old, i.size.new),
+        crate::diff::ItemKind::Prefix | crate::diff::ItemKind::Padding => {
+            format!("{} {} -> {} B", i.symbol, i.size.old, i.size.new)
+        }
         crate::diff::ItemKind::MovedIn => format!("{} moved in ({} B)", i.symbol, i.size.new),
         crate::diff::ItemKind::MovedOut => format!("{} moved out ({} B)", i.symbol, i.size.old),
     };

@@ -9,7 +9,7 @@ use crate::diff::{MemberChange, MemberChangeKind, PlacementChange, StructChange,
 use crate::report::diff_lines::{
     build, closing, improvements_line, item_lines, legend as columns, quiet_line, text_lines,
 };
-use crate::report::plan::{Item, Plan};
+use crate::report::plan::{Item, Plan, SectionKind};
 
 /// The planned report as one HTML page; `extra` is text appended as its own section
 /// (a followed perf c2c report).
@@ -50,7 +50,15 @@ pub fn render(p: &Plan<'_>, extra: Option<(&str, &str)>) -> String {
         "<p class=\"noprint\"><button id=\"open-all\" type=\"button\">expand all</button></p>\n",
     );
     let open_items = p.view.limit.is_some();
-    for s in &p.sections {
+    // The text report's order: causes, hot objects and structs, functions, then the
+    // rest; what is counted by pattern last.
+    let early = |k: SectionKind| {
+        matches!(
+            k,
+            SectionKind::Causes | SectionKind::Hot | SectionKind::Structs
+        )
+    };
+    let mut section = |s: &super::super::plan::Section<'_>, out: &mut String| {
         let _ = writeln!(
             out,
             "<section class=\"sec\" data-kind=\"{:?}\"><h2>{}</h2>",
@@ -61,12 +69,26 @@ pub fn render(p: &Plan<'_>, extra: Option<(&str, &str)>) -> String {
             out.push_str(&item_html(item, r.line_size, open_items));
         }
         out.push_str("</section>\n");
+    };
+    for s in p.sections.iter().filter(|s| early(s.kind)) {
+        section(s, &mut out);
     }
     let _ = writeln!(
         out,
-        "<section class=\"sec\" data-kind=\"Text\"><h2>text</h2>{}</section>",
+        "<section class=\"sec\" data-kind=\"Text\"><h2>functions</h2>{}</section>",
         pre(&text_lines(&p.text, r.line_size))
     );
+    for s in p.sections.iter().filter(|s| !early(s.kind)) {
+        section(s, &mut out);
+    }
+    let patterns = super::super::diff_lines::pattern_lines(p.patterns);
+    if !patterns.is_empty() {
+        let _ = writeln!(
+            out,
+            "<section class=\"sec\" data-kind=\"Patterns\"><h2>the rest, counted by pattern</h2>{}</section>",
+            pre(&patterns)
+        );
+    }
     if let Some((title, text)) = extra {
         let _ = writeln!(
             out,
@@ -106,7 +128,7 @@ fn item_html(item: &Item<'_>, line_size: u64, open: bool) -> String {
     // With --all, maps for flagged and asked-for items only: tens of thousands of
     // unflagged moves would make the page hundreds of megabytes.
     let maps = match item {
-        Item::Run(_) => None,
+        Item::Cause(_) | Item::Run(_) => None,
         Item::Placement { change, detail } if change.flagged || !detail.all || detail.pinned => {
             Some(placement_maps(change, line_size))
         }
