@@ -58,7 +58,7 @@ pub fn render(p: &Plan<'_>, extra: Option<(&str, &str)>) -> String {
             SectionKind::Causes | SectionKind::Hot | SectionKind::Structs
         )
     };
-    let mut section = |s: &super::super::plan::Section<'_>, out: &mut String| {
+    let section = |s: &super::super::plan::Section<'_>, out: &mut String| {
         let _ = writeln!(
             out,
             "<section class=\"sec\" data-kind=\"{:?}\"><h2>{}</h2>",
