@@ -23,71 +23,130 @@ pub struct Cli {
 impl Cli {
     /// Parses the process arguments; `layout-diff OLD NEW ...` means `layout-diff diff OLD NEW ...`.
     pub fn parse_args() -> Cli {
-        Cli::parse_from(with_default_command(std::env::args_os().collect()))
+        let args = std::env::args_os().collect();
+        match with_default_command(args) {
+            Ok(args) => Cli::parse_from(args),
+            Err(e) => {
+                eprintln!("layout-diff: {e}");
+                std::process::exit(2)
+            }
+        }
     }
 }
 
+/// Every subcommand's name, and every option that takes a value as the next argument
+/// (unless written `--opt=value`), read from clap's own description of the command line.
+fn names_and_value_options() -> (Vec<String>, Vec<String>) {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let mut subcommands = vec!["help".to_string()];
+    let mut with_value = Vec::new();
+    for sub in cmd.get_subcommands() {
+        subcommands.push(sub.get_name().to_string());
+        for arg in sub
+            .get_arguments()
+            .filter(|a| a.get_action().takes_values())
+        {
+            if let Some(l) = arg.get_long() {
+                with_value.push(format!("--{l}"));
+            }
+            if let Some(s) = arg.get_short() {
+                with_value.push(format!("-{s}"));
+            }
+        }
+    }
+    with_value.sort();
+    with_value.dedup();
+    (subcommands, with_value)
+}
+
 /// Inserts `diff` when the first positional argument is not a subcommand, so options
-/// may come before the files (`layout-diff --format json OLD NEW`).
-pub fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    // Options that take a value as the next argument (unless written `--opt=value`).
-    const WITH_VALUE: &[&str] = &[
-        "--format",
-        "--line-size",
-        "--limit",
-        "--symbol",
-        "--struct",
-        "--hot",
-        "--line",
-        "--fail-on",
-        "--kaslr-offset",
-        "--rules",
-        "--output",
-        "-o",
-    ];
-    let known = [
-        "show",
-        "diff",
-        "check",
-        "snapshot",
-        "history",
-        "bench-walk",
-        "help",
-    ];
+/// may come before the files (`layout-diff --format json OLD NEW`). A first word that
+/// is no file and is close to a subcommand's name is a misspelled subcommand.
+pub fn with_default_command(
+    mut args: Vec<std::ffi::OsString>,
+) -> Result<Vec<std::ffi::OsString>, String> {
+    let (known, with_value) = names_and_value_options();
     let mut i = 1;
     while let Some(arg) = args.get(i).map(|a| a.to_string_lossy().into_owned()) {
         if arg == "--" {
             break;
         }
         if arg.starts_with('-') {
-            i += if WITH_VALUE.contains(&arg.as_str()) {
-                2
-            } else {
-                1
-            };
+            i += if with_value.contains(&arg) { 2 } else { 1 };
             continue;
         }
-        if !known.contains(&arg.as_str()) {
+        if !known.contains(&arg) {
+            let closest = known
+                .iter()
+                .map(|k| (strsim::damerau_levenshtein(k, &arg), k))
+                .min();
+            if let Some((d, k)) = closest
+                && d <= 2
+                && !std::path::Path::new(&arg).exists()
+            {
+                return Err(format!(
+                    "unknown command {arg:?} (no such file either); did you mean {k:?}?"
+                ));
+            }
             args.insert(1, "diff".into());
         }
         break;
     }
-    args
+    Ok(args)
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Inspect one build: a summary, or structs, symbols, or one line.
+    #[command(
+        after_help = "Formats: text, json, html (html draws --struct and --symbol).\n\n\
+Examples:\n  \
+layout-diff show vmlinux --struct user_struct          # as pahole -C prints it\n  \
+layout-diff show vmlinux --symbol root_user            # lines, neighbours, type laid at its address\n  \
+layout-diff show vmlinux --percpu --line 0x233e0       # everything on one per-CPU line\n  \
+layout-diff show vmlinux --hot perf-type.txt           # sampled members of a perf data-type profile, with their lines",
+        mut_arg("format", |a| a.hide_possible_values(true).help("Output format: text, json or html"))
+    )]
     Show(ShowArgs),
     /// What layout changed between two builds (the default command).
+    #[command(after_help = "Examples:\n  \
+layout-diff old/vmlinux new/vmlinux                     # the first screen: root causes, hot objects, ...\n  \
+layout-diff old/vmlinux new/vmlinux --explain root_user # evidence, root cause and rule for one name\n  \
+layout-diff old.snap new.snap --hot perf-type.txt --format json   # measured evidence, every change\n\n\
+Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
     Diff(DiffArgs),
     /// Evaluate a rules file on a build (IMAGE), or on NEW with growth against OLD.
+    #[command(
+        after_help = "Rule keys, by table (every rule may carry why = \"...\"):\n  \
+[struct.NAME]        max_size, max_cachelines, max_growth (needs OLD NEW), max_holes,\n                       \
+line_start = [members], separate = [[members]], together = [[members]]\n  \
+[symbol.NAME]        aligned = N, alone = true, not_with = [names], max_lines = N\n  \
+[function.NAME]      align = N\n  \
+[group.\"STRUCT.G\"]   max_size, max_lines, aligned = true\n\n\
+Formats: text, json, markdown, html.\n\n\
+Examples:\n  \
+layout-diff check --rules layout.toml vmlinux\n  \
+layout-diff check --rules layout.toml old/vmlinux new/vmlinux   # growth rules against OLD\n  \
+layout-diff check --rules layout.toml vmlinux --format markdown # for a review comment"
+    )]
     Check(CheckArgs),
     /// Write one build's layout facts to a small snapshot file, which every command
     /// accepts wherever it accepts a vmlinux.
+    #[command(after_help = "Examples:\n  \
+layout-diff snapshot vmlinux -o v6.1.170.snap\n  \
+layout-diff snapshot vmlinux --with-lines -o v6.1.170.snap      # with source lines for show --line\n  \
+layout-diff snapshot vmlinux.btf --symbols System.map -o v.snap # a raw BTF blob and its addresses")]
     Snapshot(SnapshotArgs),
     /// One table per symbol or struct, one row per build (vmlinux files or snapshots,
     /// in series order), marking the builds where it changed lines.
+    #[command(
+        after_help = "Formats: text, json, markdown.\n\n\
+Examples:\n  \
+layout-diff history v6.1.*.snap --symbol root_user\n  \
+layout-diff history a.snap b.snap c.snap --struct task_struct --format json",
+        mut_arg("format", |a| a.hide_possible_values(true).help("Output format: text, json or markdown"))
+    )]
     History(HistoryArgs),
     /// Walk every DIE of each file in parallel and decode nothing (the cold-path floor).
     #[command(hide = true)]
@@ -209,9 +268,10 @@ pub struct DiffArgs {
     /// Print every change, not only the first screen.
     #[arg(long)]
     pub all: bool,
-    /// Lines of flagged items in the default report (the whole report stays under ~80 lines).
-    #[arg(long, value_name = "N", default_value_t = 54)]
-    pub limit: usize,
+    /// Lines of items in the default report (default 54: the whole report stays under
+    /// ~80 lines); not with --all, which prints everything.
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub limit: Option<usize>,
     /// Run-time minus link-time address for a c2c `--hot` report (hex; inferred when absent).
     #[arg(long, value_name = "HEX", value_parser = parse_hex)]
     pub kaslr_offset: Option<u64>,
@@ -268,6 +328,7 @@ mod default_command_tests {
     fn args(v: &[&str]) -> Vec<String> {
         let os = v.iter().map(|s| std::ffi::OsString::from(*s)).collect();
         with_default_command(os)
+            .expect("no misspelled command")
             .into_iter()
             .map(|s| s.to_string_lossy().into_owned())
             .collect()
@@ -294,6 +355,61 @@ mod default_command_tests {
         );
         assert_eq!(args(&["ld", "show", "f"]), ["ld", "show", "f"]);
         assert_eq!(args(&["ld", "--version"]), ["ld", "--version"]);
+        // Options that take a value come from clap: --hot-list's value is not a file.
+        assert_eq!(
+            args(&["ld", "--hot-list", "h.toml", "a", "b"]),
+            ["ld", "diff", "--hot-list", "h.toml", "a", "b"]
+        );
+    }
+
+    #[test]
+    fn a_misspelled_subcommand_that_names_no_file_is_refused() {
+        let os = |v: &[&str]| v.iter().map(|s| std::ffi::OsString::from(*s)).collect();
+        assert_eq!(
+            with_default_command(os(&["ld", "shwo", "x"])).unwrap_err(),
+            "unknown command \"shwo\" (no such file either); did you mean \"show\"?"
+        );
+        assert_eq!(
+            with_default_command(os(&["ld", "--all", "chekc", "x"])).unwrap_err(),
+            "unknown command \"chekc\" (no such file either); did you mean \"check\"?"
+        );
+        // Far from every name: a file name, left to the diff to open.
+        assert_eq!(
+            args(&["ld", "vmlinux-6.1", "b"]),
+            ["ld", "diff", "vmlinux-6.1", "b"]
+        );
+    }
+
+    /// `check --help` lists every key of every rule table (read from the rules' source).
+    #[test]
+    fn check_help_lists_every_rule_key() {
+        use clap::CommandFactory;
+        let mut cmd = super::Cli::command();
+        let help = cmd
+            .find_subcommand_mut("check")
+            .expect("check")
+            .render_long_help()
+            .to_string();
+        let source = include_str!("../src/check/rules.rs");
+        let mut keys = 0;
+        for line in source.lines().map(str::trim) {
+            let Some(rest) = line.strip_prefix("pub ") else {
+                continue;
+            };
+            let Some((name, ty)) = rest.split_once(": ") else {
+                continue;
+            };
+            if !(ty.starts_with("Option<") || ty.starts_with("Vec<")) || name == "why" {
+                continue;
+            }
+            if ["structs", "symbols", "functions", "groups", "line"].contains(&name) {
+                continue;
+            }
+            assert!(help.contains(name), "check --help does not list {name}");
+            keys += 1;
+        }
+        // 7 struct keys, 4 symbol, 1 function, 3 group.
+        assert_eq!(keys, 15);
     }
 }
 

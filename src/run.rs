@@ -21,6 +21,10 @@ pub struct Output {
     pub note: Option<String>,
 }
 
+/// Lines of items in the default diff report: with the header, summary and closing
+/// line, the whole report stays within about 80 lines.
+const DEFAULT_LIMIT: usize = 54;
+
 /// Characters that make a `--struct` pattern a glob rather than a plain name.
 const GLOB_CHARS: [char; 5] = ['*', '?', '[', '{', '\\'];
 
@@ -37,6 +41,12 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     let mut symbol_args = args.symbols.clone();
     if let Some(Hot::Names(names)) = &hot {
         symbol_args.extend(names.iter().cloned());
+    }
+    if args.annotate && args.structs.is_empty() {
+        anyhow::bail!("--annotate annotates --struct layouts; give --struct NAME");
+    }
+    if args.kaslr_offset.is_some() && !matches!(hot, Some(Hot::C2c(_))) {
+        anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
     }
     let (c2c, profile) = match hot {
         Some(Hot::C2c(r)) => (Some(r), None),
@@ -482,7 +492,11 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
         b.finish_and_clear();
     }
     let view = plan::View {
-        limit: if args.all { None } else { Some(args.limit) },
+        limit: if args.all {
+            None
+        } else {
+            Some(args.limit.unwrap_or(DEFAULT_LIMIT))
+        },
     };
     let planned = plan::plan(&report, view);
     let mut text = match args.common.format() {

@@ -111,7 +111,7 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
         }
         // Formats added elsewhere (HTML) have no history rendering.
         #[allow(unreachable_patterns)]
-        other => anyhow::bail!("history has no {other:?} output; use text, json or markdown"),
+        _ => anyhow::bail!("history has no html output; use --format text, json or markdown"),
     };
     Ok(Output {
         text,

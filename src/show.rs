@@ -190,6 +190,8 @@ fn view<'a, 'd>(
 #[derive(Debug, Clone, Serialize)]
 pub struct LineView<'a, 'd> {
     pub space: Space,
+    /// The line's number (its start divided by the line size; hex above 2^53).
+    #[serde(serialize_with = "crate::model::hex::big")]
     pub line: u64,
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub start: u64,

@@ -25,6 +25,14 @@ fn outcome<'a>(v: &'a Value, target: &str, key: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no outcome {target} {key} in {v}"))
 }
 
+/// A number, or a hex string for values above 2^53 (addresses; docs/json.md).
+fn number(v: &Value) -> u64 {
+    match v.as_str() {
+        Some(h) => u64::from_str_radix(h.trim_start_matches("0x"), 16).unwrap(),
+        None => v.as_u64().unwrap(),
+    }
+}
+
 fn offenders(o: &Value) -> Vec<(String, u64, Vec<u64>)> {
     o["offenders"]
         .as_array()
@@ -33,13 +41,8 @@ fn offenders(o: &Value) -> Vec<(String, u64, Vec<u64>)> {
         .map(|f| {
             (
                 f["name"].as_str().unwrap().to_string(),
-                f["offset"].as_u64().unwrap(),
-                f["lines"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|l| l.as_u64().unwrap())
-                    .collect(),
+                number(&f["offset"]),
+                f["lines"].as_array().unwrap().iter().map(number).collect(),
             )
         })
         .collect()

@@ -51,6 +51,8 @@ pub fn place(start: u64, size: u64, line_size: u64) -> Placement {
 /// The objects found on one line.
 #[derive(Debug, Clone, Serialize)]
 pub struct LineTenants<'a, 'd> {
+    /// The line's number (hex above 2^53).
+    #[serde(serialize_with = "crate::model::hex::big")]
     pub line: u64,
     /// Start of the line in the space (address, or per-CPU offset).
     #[serde(serialize_with = "crate::model::hex::addr")]

@@ -22,6 +22,33 @@ pub fn opt_addr<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error>
     }
 }
 
+/// The largest integer every JSON reader keeps exact (doubles: 2^53).
+pub const EXACT: u64 = 1 << 53;
+
+/// A value that is an address for some rules and a small offset for others (an
+/// offender's offset, a line number): a number up to 2^53, a hex string above.
+pub fn big<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+    if *v > EXACT {
+        s.serialize_str(&text(*v))
+    } else {
+        s.serialize_u64(*v)
+    }
+}
+
+/// A list of values spelled as `big` spells each.
+pub fn big_list<S: Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(v.len()))?;
+    for x in v {
+        if *x > EXACT {
+            seq.serialize_element(&text(*x))?;
+        } else {
+            seq.serialize_element(x)?;
+        }
+    }
+    seq.end()
+}
+
 /// Old and new address, as `{"old": "0x...", "new": "0x..."}`.
 pub fn pair<S: Serializer>(old: u64, new: u64, s: S) -> Result<S::Ok, S::Error> {
     let mut st = s.serialize_struct("Pair", 2)?;

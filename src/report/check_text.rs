@@ -49,10 +49,12 @@ pub fn title(r: &CheckReport) -> String {
 
 pub fn closing(r: &CheckReport) -> String {
     let total = r.passed + r.failed;
-    if r.failed == 0 {
-        format!("all {total} rules pass")
-    } else {
-        format!("{} of {total} rules fail (exit 1)", r.failed)
+    let rules = if total == 1 { "rule" } else { "rules" };
+    match (r.failed, total) {
+        (0, 1) => "the rule passes".to_string(),
+        (0, _) => format!("all {total} rules pass"),
+        (1, 1) => "the rule fails (exit 1)".to_string(),
+        (f, _) => format!("{f} of {total} {rules} fail (exit 1)"),
     }
 }
 

@@ -171,7 +171,16 @@ fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
         "offset in pair",
         format!("{:#x} ({} B pair)", p.offset_in_pair, 2 * line_size)
     ]);
-    t.add_row(row!["straddles", if p.straddles { "yes" } else { "no" }]);
+    // Straddling is spanning more lines than the size needs; a large object on the
+    // fewest lines it can take does not straddle, and the row says so.
+    t.add_row(row![
+        "straddles",
+        match (p.straddles, p.lines) {
+            (true, n) => format!("yes: {n} lines, one more than its size needs"),
+            (false, 1) => "no".to_string(),
+            (false, n) => format!("no: {n} lines, the fewest its size allows"),
+        }
+    ]);
     if let Some(a) = v.variable.and_then(|var| var.alignment) {
         t.add_row(row!["DW_AT_alignment", a]);
     }

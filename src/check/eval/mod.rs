@@ -65,6 +65,7 @@ pub enum Measured {
     },
     /// Lines (starts) two or more members have in common; `together`: the shared line.
     SharedLines {
+        #[serde(serialize_with = "crate::model::hex::big_list")]
         lines: Vec<u64>,
     },
 }
@@ -73,8 +74,11 @@ pub enum Measured {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Offender {
     pub name: String,
+    /// An object's address, or a member's offset (hex strings above 2^53).
+    #[serde(serialize_with = "crate::model::hex::big")]
     pub offset: u64,
     pub size: u64,
+    #[serde(serialize_with = "crate::model::hex::big_list")]
     pub lines: Vec<u64>,
 }
 
