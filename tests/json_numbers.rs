@@ -12,12 +12,11 @@ const EXACT: u64 = 1 << 53;
 /// Paths (`a.b[3].c`) of every integer above 2^53 in `v`.
 fn big_numbers(v: &Value, at: &str, out: &mut Vec<String>) {
     match v {
-        Value::Number(n) => {
+        Value::Number(n)
             if n.as_u64().is_some_and(|x| x > EXACT)
-                || n.as_i64().is_some_and(|x| x < -(EXACT as i64))
-            {
-                out.push(format!("{at} = {n}"));
-            }
+                || n.as_i64().is_some_and(|x| x < -(EXACT as i64)) =>
+        {
+            out.push(format!("{at} = {n}"));
         }
         Value::Array(a) => {
             for (i, x) in a.iter().enumerate() {
