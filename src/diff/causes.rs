@@ -5,89 +5,11 @@
 //! moved across lines and how many of those are hot, however many runs it started.
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Serialize;
 
-use super::changes::{Cause, CauseItem, ItemKind, PlacementChange, ShiftRun, StructChange};
+use super::changes::{
+    Cause, CauseItem, ItemKind, PlacementChange, Root, RootCause, ShiftRun, StructChange,
+};
 use crate::model::{Image, Space, SymbolKind};
-
-/// What started one or more shift runs.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Root {
-    /// A struct type changed size (`RootCause::via` names the resized objects of that
-    /// type that started runs).
-    Struct {
-        name: String,
-        bytes: i64,
-    },
-    /// An object or function changed size (its type, if any, kept its size).
-    Resized {
-        symbol: String,
-        bytes: i64,
-    },
-    Added {
-        symbol: String,
-        bytes: i64,
-    },
-    Removed {
-        symbol: String,
-        bytes: i64,
-    },
-    /// An object must now start on a larger alignment.
-    Realigned {
-        symbol: String,
-    },
-    /// Nothing in between changed size and the symbol before did not move: the
-    /// alignment padding before `before` changed.
-    Padding {
-        before: String,
-        alignment: u64,
-    },
-    /// The shift could not be explained.
-    Unexplained {
-        before: String,
-    },
-}
-
-impl std::fmt::Display for Root {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Root::Struct { name, bytes } => write!(f, "struct {name} {bytes:+} B"),
-            Root::Resized { symbol, bytes } => write!(f, "{symbol} {bytes:+} B"),
-            Root::Added { symbol, bytes } => write!(f, "{symbol} added ({bytes} B)"),
-            Root::Removed { symbol, bytes } => write!(f, "{symbol} removed ({bytes} B)"),
-            Root::Realigned { symbol } => write!(f, "{symbol} now aligned"),
-            Root::Padding { before, alignment } => {
-                write!(f, "alignment padding before {before} (align {alignment})")
-            }
-            Root::Unexplained { before } => write!(f, "unexplained shift before {before}"),
-        }
-    }
-}
-
-/// One root change and everything it moved.
-#[derive(Debug, Clone, Serialize)]
-pub struct RootCause {
-    pub root: Root,
-    /// The sentence the report prints for `root`.
-    pub what: String,
-    /// Indexes of its runs in `Report::runs`.
-    pub runs: Vec<usize>,
-    /// For a struct: its resized objects that started runs.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub via: Vec<String>,
-    /// Objects in its runs that changed line membership (delta not a whole number of
-    /// lines), and those in whole-line runs.
-    pub moved: usize,
-    pub moved_whole_lines: usize,
-    /// Of the moved objects, those with evidence of hotness whose lines changed.
-    pub hot: usize,
-    /// Their names (the first few in place order).
-    pub hot_names: Vec<String>,
-    /// Spaces its runs are in.
-    pub percpu: bool,
-    pub global: bool,
-}
 
 /// The item of a cause that stands for it: the largest in bytes (a realignment when
 /// nothing has bytes).

@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use super::verdict::Decision;
+use super::verdict::{Category, Decision};
 use crate::evidence::{Cold, Evidence};
 use crate::layout::Placement;
+use crate::model::Header;
 use crate::model::Space;
-use crate::show::Header;
 
 /// How much a change can matter, most urgent first (the ranking order). The
 /// verdicts of `verdict.rs` map onto it; only the first five are flagged.
@@ -46,64 +46,6 @@ pub enum Severity {
     Phase,
     /// Recorded, not flagged (e.g. a whole-line shift, cold or boot-only storage).
     Info,
-}
-
-/// The categories a flagged change falls in; `--fail-on` picks which make exit 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Category {
-    /// A hot object gained a written neighbour.
-    Neighbour,
-    /// A hot member moved to another line.
-    Member,
-    /// A line-aligned object is no longer line-aligned.
-    Aligned,
-    /// A cache-line group grew or changed.
-    Group,
-    /// A hot function changed phase.
-    Text,
-    /// A type-only guess gained a written neighbour (off by default).
-    Possible,
-}
-
-impl Category {
-    pub const ALL: [Category; 6] = [
-        Category::Neighbour,
-        Category::Member,
-        Category::Aligned,
-        Category::Group,
-        Category::Text,
-        Category::Possible,
-    ];
-
-    /// The name `--fail-on` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Category::Neighbour => "neighbour",
-            Category::Member => "member",
-            Category::Aligned => "aligned",
-            Category::Group => "group",
-            Category::Text => "text",
-            Category::Possible => "possible",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Category> {
-        Category::ALL.into_iter().find(|c| c.name() == s)
-    }
-
-    /// Every name, comma-separated (for help and errors).
-    pub fn names() -> String {
-        Category::ALL.map(Category::name).join(", ")
-    }
-
-    /// Without `--fail-on`: every category standing on evidence (all but `possible`).
-    pub fn default_fail_on() -> Vec<Category> {
-        Category::ALL
-            .into_iter()
-            .filter(|&c| c != Category::Possible)
-            .collect()
-    }
 }
 
 impl Severity {
@@ -732,7 +674,7 @@ pub struct StructChange {
     pub instances: Vec<String>,
     /// Cache-line groups that changed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub groups: Vec<super::groups::GroupChange>,
+    pub groups: Vec<GroupChange>,
     /// The judgement (`verdict::judge_struct`) and its rule.
     pub decision: Decision,
     pub severity: Severity,
@@ -766,6 +708,99 @@ pub struct MemberChange {
     /// Evidence that the member is hot (measured, known, in a cache-line group).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<crate::evidence::Noted>,
+}
+
+/// What happened to one group (present in both builds, or in one).
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupChange {
+    pub name: String,
+    pub offset: Pair<Option<u64>>,
+    pub size: Pair<Option<u64>>,
+    pub lines: Pair<Option<u64>>,
+    pub line_aligned: Pair<Option<bool>>,
+    pub added_members: Vec<String>,
+    pub removed_members: Vec<String>,
+    /// Touches more lines than before, or no longer starts a line: flagged.
+    pub flagged: bool,
+}
+
+/// What started one or more shift runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Root {
+    /// A struct type changed size (`RootCause::via` names the resized objects of that
+    /// type that started runs).
+    Struct {
+        name: String,
+        bytes: i64,
+    },
+    /// An object or function changed size (its type, if any, kept its size).
+    Resized {
+        symbol: String,
+        bytes: i64,
+    },
+    Added {
+        symbol: String,
+        bytes: i64,
+    },
+    Removed {
+        symbol: String,
+        bytes: i64,
+    },
+    /// An object must now start on a larger alignment.
+    Realigned {
+        symbol: String,
+    },
+    /// Nothing in between changed size and the symbol before did not move: the
+    /// alignment padding before `before` changed.
+    Padding {
+        before: String,
+        alignment: u64,
+    },
+    /// The shift could not be explained.
+    Unexplained {
+        before: String,
+    },
+}
+
+impl std::fmt::Display for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Root::Struct { name, bytes } => write!(f, "struct {name} {bytes:+} B"),
+            Root::Resized { symbol, bytes } => write!(f, "{symbol} {bytes:+} B"),
+            Root::Added { symbol, bytes } => write!(f, "{symbol} added ({bytes} B)"),
+            Root::Removed { symbol, bytes } => write!(f, "{symbol} removed ({bytes} B)"),
+            Root::Realigned { symbol } => write!(f, "{symbol} now aligned"),
+            Root::Padding { before, alignment } => {
+                write!(f, "alignment padding before {before} (align {alignment})")
+            }
+            Root::Unexplained { before } => write!(f, "unexplained shift before {before}"),
+        }
+    }
+}
+
+/// One root change and everything it moved.
+#[derive(Debug, Clone, Serialize)]
+pub struct RootCause {
+    pub root: Root,
+    /// The sentence the report prints for `root`.
+    pub what: String,
+    /// Indexes of its runs in `Report::runs`.
+    pub runs: Vec<usize>,
+    /// For a struct: its resized objects that started runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<String>,
+    /// Objects in its runs that changed line membership (delta not a whole number of
+    /// lines), and those in whole-line runs.
+    pub moved: usize,
+    pub moved_whole_lines: usize,
+    /// Of the moved objects, those with evidence of hotness whose lines changed.
+    pub hot: usize,
+    /// Their names (the first few in place order).
+    pub hot_names: Vec<String>,
+    /// Spaces its runs are in.
+    pub percpu: bool,
+    pub global: bool,
 }
 
 /// Counts per row of the report's summary table (see docs/json.md).
@@ -813,7 +848,7 @@ pub struct Report<'a> {
     pub functions: Vec<Box<FunctionChange<'a>>>,
     pub runs: Vec<ShiftRun>,
     /// The root changes behind the data runs, most hot objects moved first.
-    pub causes: Vec<super::causes::RootCause>,
+    pub causes: Vec<RootCause>,
     /// Names asked for with --symbol/--struct/--hot that matched, shown in full.
     pub pinned_symbols: Vec<String>,
     pub pinned_structs: Vec<String>,

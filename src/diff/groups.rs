@@ -2,25 +2,9 @@
 //! more lines, gained or lost a member, or stopped starting a line; only more lines
 //! or a lost line start is flagged.
 
-use serde::Serialize;
-
-use super::changes::Pair;
+use super::changes::{GroupChange, Pair};
 use crate::layout::{Group, groups};
 use crate::model::StructLayout;
-
-/// What happened to one group (present in both builds, or in one).
-#[derive(Debug, Clone, Serialize)]
-pub struct GroupChange {
-    pub name: String,
-    pub offset: Pair<Option<u64>>,
-    pub size: Pair<Option<u64>>,
-    pub lines: Pair<Option<u64>>,
-    pub line_aligned: Pair<Option<bool>>,
-    pub added_members: Vec<String>,
-    pub removed_members: Vec<String>,
-    /// Touches more lines than before, or no longer starts a line: flagged.
-    pub flagged: bool,
-}
 
 /// Changed groups of `old` -> `new`, in new order then groups removed in old order.
 pub fn changes(o: &StructLayout<'_>, n: &StructLayout<'_>, line_size: u64) -> Vec<GroupChange> {

@@ -18,10 +18,11 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use changes::*;
+pub use verdict::Category;
 
 use crate::evidence::{Cold, Hotness};
+use crate::model::Header;
 use crate::model::{Image, Space, SymbolKind};
-use crate::show::Header;
 
 /// What the caller wants shown in full whether or not it changed, and the evidence
 /// of hotness to judge by.

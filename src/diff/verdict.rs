@@ -6,8 +6,65 @@
 
 use serde::Serialize;
 
-use super::changes::Category;
 use crate::evidence::Strength;
+
+/// The categories a flagged change falls in; `--fail-on` picks which make exit 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    /// A hot object gained a written neighbour.
+    Neighbour,
+    /// A hot member moved to another line.
+    Member,
+    /// A line-aligned object is no longer line-aligned.
+    Aligned,
+    /// A cache-line group grew or changed.
+    Group,
+    /// A hot function changed phase.
+    Text,
+    /// A type-only guess gained a written neighbour (off by default).
+    Possible,
+}
+
+impl Category {
+    pub const ALL: [Category; 6] = [
+        Category::Neighbour,
+        Category::Member,
+        Category::Aligned,
+        Category::Group,
+        Category::Text,
+        Category::Possible,
+    ];
+
+    /// The name `--fail-on` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Neighbour => "neighbour",
+            Category::Member => "member",
+            Category::Aligned => "aligned",
+            Category::Group => "group",
+            Category::Text => "text",
+            Category::Possible => "possible",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// Every name, comma-separated (for help and errors).
+    pub fn names() -> String {
+        Category::ALL.map(Category::name).join(", ")
+    }
+
+    /// Without `--fail-on`: every category standing on evidence (all but `possible`).
+    pub fn default_fail_on() -> Vec<Category> {
+        Category::ALL
+            .into_iter()
+            .filter(|&c| c != Category::Possible)
+            .collect()
+    }
+}
 
 /// What the judgement of one data object (global or per-CPU) reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -3,11 +3,13 @@
 //! and `layout`, `diff` and `report` read it.
 
 mod ctype;
+pub mod header;
 pub mod hex;
 mod symbols;
 mod types;
 
 pub use ctype::{CType, Declaration, TypeKind, TypeRef};
+pub use header::Header;
 pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};
 pub use types::{
     AggregateKind, BitHole, Hole, Member, StructId, StructLayout, Variable, saturate_u32,

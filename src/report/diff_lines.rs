@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use super::place_str;
-use super::plan::{Detail, FunctionItem, Item, TextSection};
-use crate::diff::causes::RootCause;
+use super::plan::{Detail, FunctionItem, Item, Plan, Section, SectionKind, TextSection};
+use crate::diff::RootCause;
 use crate::diff::{
     Cause, FunctionChange, MemberChange, MemberChangeKind, PatternCount, PatternKind,
     PlacementChange, Report, Severity, ShiftRun, StructChange,
@@ -435,7 +435,7 @@ fn struct_lines(s: &StructChange, ms: &[&MemberChange], detail: Detail) -> Vec<S
 }
 
 /// One changed cache-line group: `group rx: 20+20 B, 1 line -> 20+76 B, 2 lines, +rx_dropped`.
-pub(crate) fn group_line(g: &crate::diff::groups::GroupChange) -> String {
+pub(crate) fn group_line(g: &crate::diff::GroupChange) -> String {
     let side = |o: Option<u64>, s: Option<u64>, l: Option<u64>, a: Option<bool>| match (o, s, l) {
         (Some(o), Some(s), Some(l)) => format!(
             "{o}+{s} B, {l} line{}{}",
@@ -631,6 +631,32 @@ pub(crate) fn text_lines(t: &TextSection<'_>, line_size: u64) -> Vec<String> {
                 cause(&run.cause, run.previous_delta)
             ));
         }
+    }
+    out
+}
+
+/// Every titled block of lines the text and Markdown reports print, in order:
+/// causes, hot objects and structs, functions, improvements, what `--all` adds,
+/// then what is counted by pattern.
+pub(crate) fn blocks(p: &Plan<'_>) -> Vec<(&'static str, Vec<String>)> {
+    let section = |s: &Section<'_>| (s.title, s.items.iter().flat_map(item_lines).collect());
+    let early = |k: SectionKind| {
+        matches!(
+            k,
+            SectionKind::Causes | SectionKind::Hot | SectionKind::Structs
+        )
+    };
+    let mut out: Vec<(&'static str, Vec<String>)> = p
+        .sections
+        .iter()
+        .filter(|s| early(s.kind))
+        .map(section)
+        .collect();
+    out.push(("functions", text_lines(&p.text, p.report.line_size)));
+    out.extend(p.sections.iter().filter(|s| !early(s.kind)).map(section));
+    let patterns = pattern_lines(p.patterns);
+    if !patterns.is_empty() {
+        out.push(("the rest, counted by pattern", patterns));
     }
     out
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::diff_lines::{closing, improvements_line, legend, quiet_line};
+use super::diff_lines::{blocks, closing, improvements_line, legend, quiet_line};
 use super::plan::Plan;
 
 pub fn render(p: &Plan<'_>) -> String {
@@ -45,7 +45,7 @@ pub fn render(p: &Plan<'_>) -> String {
         let _ = writeln!(out, "{l}\n");
     }
     let _ = writeln!(out, "{}", quiet_line(r));
-    for (title, lines) in p.blocks() {
+    for (title, lines) in blocks(p) {
         let _ = writeln!(out, "\n**{title}**\n\n```");
         for l in lines {
             let _ = writeln!(out, "{l}");

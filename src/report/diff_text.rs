@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use prettytable::{Table, format, row};
 
-use super::diff_lines::{build, closing, improvements_line, legend, quiet_line};
+use super::diff_lines::{blocks, build, closing, improvements_line, legend, quiet_line};
 use super::plan::Plan;
 
 /// The planned report as text.
@@ -43,7 +43,7 @@ pub fn render(p: &Plan<'_>) -> String {
         let _ = writeln!(out, "{l}");
     }
     let _ = writeln!(out, "{}", quiet_line(r));
-    for (title, lines) in p.blocks() {
+    for (title, lines) in blocks(p) {
         let _ = writeln!(out, "\n{title}");
         for l in lines {
             let _ = writeln!(out, "{l}");

@@ -2,7 +2,7 @@
 //! within which line budget, and returns typed sections. The text, Markdown and HTML
 //! renderers only draw a `Plan`; none of them selects, ranks or cuts.
 
-use crate::diff::causes::RootCause;
+use crate::diff::RootCause;
 use crate::diff::{
     Counts, FunctionChange, MemberChange, MemberChangeKind, PatternCount, PlacementChange, Report,
     Severity, ShiftRun, StructChange,
@@ -387,35 +387,6 @@ fn text_section<'r>(r: &'r Report<'r>, view: View) -> TextSection<'r> {
         counts: &r.summary.functions,
         runs,
         functions,
-    }
-}
-
-impl<'r> Plan<'r> {
-    /// Every titled block of lines the text and Markdown reports print, in order:
-    /// causes, hot objects and structs, functions, improvements, what `--all` adds,
-    /// then what is counted by pattern.
-    pub fn blocks(&self) -> Vec<(&'static str, Vec<String>)> {
-        use super::diff_lines::{item_lines, pattern_lines, text_lines};
-        let section = |s: &Section<'_>| (s.title, s.items.iter().flat_map(item_lines).collect());
-        let early = |k: SectionKind| {
-            matches!(
-                k,
-                SectionKind::Causes | SectionKind::Hot | SectionKind::Structs
-            )
-        };
-        let mut out: Vec<(&'static str, Vec<String>)> = self
-            .sections
-            .iter()
-            .filter(|s| early(s.kind))
-            .map(section)
-            .collect();
-        out.push(("functions", text_lines(&self.text, self.report.line_size)));
-        out.extend(self.sections.iter().filter(|s| !early(s.kind)).map(section));
-        let patterns = pattern_lines(self.patterns);
-        if !patterns.is_empty() {
-            out.push(("the rest, counted by pattern", patterns));
-        }
-        out
     }
 }
 

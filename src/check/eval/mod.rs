@@ -10,7 +10,7 @@ use crate::layout::{SpaceIndex, groups, place};
 use crate::model::{Image, Space, Symbol, SymbolKind};
 
 mod structs;
-use crate::show::Header;
+use crate::model::Header;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

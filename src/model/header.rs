@@ -1,0 +1,52 @@
+//! The file-level facts every report starts with: which file, which target, which
+//! build, which line size and where it came from. Part of the model because every
+//! stage that reports (show, diff, check) names the image the same way.
+
+use serde::Serialize;
+
+use super::Image;
+
+/// The file-level facts every report starts with.
+#[derive(Debug, Clone, Serialize)]
+pub struct Header {
+    pub file: String,
+    pub arch: String,
+    pub build_id: Option<String>,
+    pub line_size: u64,
+    /// `target` or `--line-size`.
+    pub line_size_from: &'static str,
+    /// What the image cannot tell (types from BTF: other globals' types), said once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
+}
+
+/// The note for a relocatable object (a kernel module `.ko`).
+pub const REL_NOTE: &str = "relocatable object (a module?): placement is per section and \
+relative to the section's start; final addresses are known only at load time";
+
+/// The note for an image whose types came from BTF.
+pub const BTF_NOTE: &str = "types from BTF: structs and per-CPU variables are described; \
+other globals are placed from the symbol table, their types and members unknown";
+
+impl Header {
+    pub fn of(image: &Image<'_>) -> Header {
+        Header {
+            file: image.path.display().to_string(),
+            arch: image.arch.clone(),
+            build_id: image.build_id.clone(),
+            line_size: image.line_size,
+            line_size_from: if image.line_size_overridden {
+                "--line-size"
+            } else {
+                "target"
+            },
+            note: if image.types_from == crate::model::TypesFrom::Btf {
+                Some(BTF_NOTE)
+            } else if image.file_kind == "rel" {
+                Some(REL_NOTE)
+            } else {
+                None
+            },
+        }
+    }
+}
