@@ -252,3 +252,33 @@ fn a_hot_list_adds_evidence_and_a_bad_one_is_refused() {
         )
     );
 }
+
+/// entry.S's entry_SYSCALL_64 (readelf: ffffffff81000040, 12 B, NOTYPE, no DWARF) is a
+/// function everywhere: show --symbol, show --line, a [function] rule.
+#[test]
+fn assembly_entry_code_is_a_function() {
+    let old = testdata("evidence/old.elf");
+    let (code, v) = json(&["show", &old, "--symbol", "entry_SYSCALL_64"]);
+    assert_eq!(code, 0);
+    let s = &v["symbols"][0]["symbol"];
+    assert_eq!(
+        (s["name"].as_str(), s["kind"].as_str(), s["size"].as_u64()),
+        (Some("entry_SYSCALL_64"), Some("function"), Some(12))
+    );
+    assert_eq!(common::json_hex(&s["address"]), 0xffffffff81000040);
+    let (code, out, _) = run(&["show", &old, "--line", "ffffffff81000040"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(" entry_SYSCALL_64  function  ffffffff81000040    12  0x0..0xc "),
+        "{out}"
+    );
+    let dir = std::env::temp_dir().join(format!("layout-diff-asm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("entry.toml");
+    std::fs::write(&rules, "[function.entry_SYSCALL_64]\nalign = 64\n").unwrap();
+    let (code, out, _) = run(&["check", "--rules", rules.to_str().unwrap(), &old]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(
+        "PASS function entry_SYSCALL_64: align = 64: ffffffff81000040 is a multiple of 64\n"
+    ));
+}

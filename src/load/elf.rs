@@ -2,7 +2,7 @@
 //! for layout, the per-CPU base, and the raw DWARF sections (decompressed, and
 //! relocated for `ET_REL` objects only; a linked vmlinux already holds final values).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use object::elf;
@@ -147,13 +147,17 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         .flatten()
         .map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
     let mut sections = Vec::new();
-    // Each section's name and end address, by index.
+    // Each section's name and end address, by index, and the executable ones.
     let mut section_names: HashMap<SectionIndex, (&'d str, u64)> = HashMap::new();
+    let mut executable: HashSet<SectionIndex> = HashSet::new();
     let mut percpu_index = None;
     let mut percpu_address = None;
     for s in file.sections().filter(|_| layout) {
         let name = s.name().unwrap_or("");
         section_names.insert(s.index(), (name, s.address().saturating_add(s.size())));
+        if s.kind() == object::SectionKind::Text {
+            executable.insert(s.index());
+        }
         if name == PERCPU_SECTION {
             percpu_index = Some(s.index());
             percpu_address = Some(s.address());
@@ -182,6 +186,7 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         read_symbols(
             &file,
             &section_names,
+            &executable,
             percpu_index,
             percpu_base.unwrap_or(0),
         )
@@ -224,6 +229,7 @@ fn is_noise(name: &str) -> bool {
 fn read_symbols<'d, H: FileHeader>(
     file: &ElfFile<'d, H>,
     section_names: &HashMap<SectionIndex, (&'d str, u64)>,
+    executable: &HashSet<SectionIndex>,
     percpu_index: Option<SectionIndex>,
     percpu_base: u64,
 ) -> (Vec<Symbol<'d>>, u64) {
@@ -241,6 +247,14 @@ fn read_symbols<'d, H: FileHeader>(
             ObjKind::Text => SymbolKind::Function,
             ObjKind::Data => SymbolKind::Object,
             ObjKind::Tls => SymbolKind::Tls,
+            // Assembly entry code (`entry_SYSCALL_64`, `asm_exc_page_fault`) is sized
+            // `STT_NOTYPE` in an executable section: a function for layout.
+            ObjKind::Unknown
+                if sym.size() > 0
+                    && matches!(sym.section(), SymbolSection::Section(i) if executable.contains(&i)) =>
+            {
+                SymbolKind::Function
+            }
             _ => continue,
         };
         let SymbolSection::Section(index) = sym.section() else {
