@@ -97,7 +97,12 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             .collect(),
         all_typedefs: false,
     };
-    let image = file.load(&options)?;
+    let bar = progress(&format!("loading {}", args.file.display()));
+    let image = file.load(&options);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let image = image?;
     if !args.structs.is_empty() && !image.has_debug_info {
         return Err(layout_diff::Error::NoDebugInfo {
             path: args.file.clone(),
@@ -344,7 +349,7 @@ fn open_and_load<'c>(
     file.load(load)
 }
 
-fn progress(message: &str) -> Option<indicatif::ProgressBar> {
+pub(crate) fn progress(message: &str) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
         return None;
@@ -592,10 +597,17 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
     let old_file = old_path.map(|p| InputFile::open(p)).transpose()?;
     // OLD is read only for growth rules (the others are about NEW).
     let old_file = old_file.filter(|_| rules.needs_old());
+    let bar = progress(match old_file {
+        Some(_) => "loading both builds",
+        None => "loading the build",
+    });
     let (new, old) = rayon::join(
         || new_file.load(&options),
         || old_file.as_ref().map(|f| f.load(&options)).transpose(),
     );
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     let (new, old) = (new?, old?);
     for img in std::iter::once(&new).chain(old.as_ref()) {
         if options.dwarf && !img.has_debug_info {

@@ -20,7 +20,15 @@ pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
         file = file.with_symbols(list)?;
     }
     let t0 = std::time::Instant::now();
-    let written = layout_diff::snapshot::write(&file, &args.output, args.with_lines)?;
+    let bar = crate::run::progress(&format!(
+        "reading {} and writing the snapshot",
+        args.file.display()
+    ));
+    let written = layout_diff::snapshot::write(&file, &args.output, args.with_lines);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let written = written?;
     Ok(Output {
         text: String::new(),
         code: 0,
@@ -32,6 +40,22 @@ pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
             t0.elapsed().as_secs_f64()
         )),
     })
+}
+
+/// A bar counting `len` steps on stderr, only when stderr is a terminal.
+fn progress_count(message: &str, len: usize) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg} {pos}/{len} {bar:30}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(message.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(bar)
 }
 
 /// `layout-diff history BUILD...`.
@@ -66,20 +90,21 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
     // hundreds of builds holds their rows, not their images. The first failure in
     // series order is the one reported, whatever the thread count.
     use rayon::prelude::*;
+    let bar = progress_count("reading builds", args.files.len());
     let read = |path: &std::path::PathBuf| -> layout_diff::Result<_> {
         let file = InputFile::open(path)?;
         let image = file.load(&options)?;
-        Ok(layout_diff::history::facts(
-            &image,
-            sym_set.as_ref(),
-            struct_set.as_ref(),
-        ))
+        let facts = layout_diff::history::facts(&image, sym_set.as_ref(), struct_set.as_ref());
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        Ok(facts)
     };
-    let mut builds = args
-        .files
-        .par_iter()
-        .map(read)
-        .collect::<Vec<_>>()
+    let builds = args.files.par_iter().map(read).collect::<Vec<_>>();
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let mut builds = builds
         .into_iter()
         .collect::<layout_diff::Result<Vec<_>>>()?;
     if let Some(first) = builds.first()
