@@ -220,6 +220,17 @@ pub struct Common {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text, global = true)]
     pub format: FormatArg,
+    /// Which compile units' types to read: `c` (C and assembly, as `pahole
+    /// --lang_exclude rust`) or `all` (Rust units' bindgen copies of C structs too).
+    #[arg(long, value_enum, default_value_t = LangArg::C, global = true)]
+    pub lang: LangArg,
+}
+
+/// `--lang`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LangArg {
+    C,
+    All,
 }
 
 #[derive(Debug, Args)]
@@ -424,6 +435,11 @@ pub enum FormatArg {
 }
 
 impl Common {
+    /// Whether Rust units are read (`--lang all`).
+    pub fn rust(&self) -> bool {
+        self.lang == LangArg::All
+    }
+
     /// The output format the library renders.
     pub fn format(&self) -> Format {
         match self.format {

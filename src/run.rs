@@ -68,6 +68,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     }
     let options = LoadOptions {
         line_size: args.common.line_size,
+        rust: args.common.rust(),
         dwarf: summary_only
             || !args.structs.is_empty()
             || !symbol_args.is_empty()
@@ -416,6 +417,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     };
     let load = LoadOptions {
         line_size: args.common.line_size,
+        rust: args.common.rust(),
         pahole_text: false,
         ..LoadOptions::default()
     };
@@ -584,6 +586,7 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
     let patterns = rules.struct_patterns();
     let options = LoadOptions {
         line_size: args.common.line_size,
+        rust: args.common.rust(),
         dwarf: !patterns.is_empty(),
         structs: if patterns.is_empty() {
             StructFilter::None

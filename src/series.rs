@@ -77,6 +77,7 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
         .context("bad --struct pattern")?;
     let options = LoadOptions {
         line_size: args.common.line_size,
+        rust: args.common.rust(),
         pahole_text: false,
         variables: false,
         structs: match &struct_set {

@@ -348,6 +348,9 @@ fn read_unit<'d>(
             acc.ranges.push((r.begin, r.end, index));
         }
     }
+    if !language_wanted(&unit, options)? {
+        return Ok(acc);
+    }
     let dies = dies::read_unit(dwarf, &unit, ctx.strings, options.pahole_text)?;
     let files = |i: u64| file_name(dwarf, &unit, i);
     let table = TypeTable::new(
@@ -455,6 +458,23 @@ fn variable<'d>(
 /// The unit's `DW_AT_name`, without the directories it shares with its
 /// `DW_AT_comp_dir` when absolute (assembler units carry the version-specific build
 /// path: `/build/linux-6.1.170/arch/x86/lib/memcpy_64.S` -> `arch/x86/lib/memcpy_64.S`).
+/// Whether a unit's types and variables are read: every language with
+/// `LoadOptions::rust`, else all but Rust (bindgen's Rust copies of C structs carry C
+/// names with Rust layouts: `pahole --lang_exclude rust`, as the kernel's BTF build).
+pub(super) fn language_wanted(unit: &Unit<'_>, options: &LoadOptions) -> gimli::Result<bool> {
+    if options.rust {
+        return Ok(true);
+    }
+    let mut entries = unit.entries();
+    let Some(root) = entries.next_dfs()? else {
+        return Ok(true);
+    };
+    Ok(!matches!(
+        root.attr_value(gimli::DW_AT_language),
+        Some(gimli::AttributeValue::Language(gimli::DW_LANG_Rust))
+    ))
+}
+
 pub(super) fn unit_path<'d>(unit: &Unit<'d>) -> Option<&'d str> {
     let name = unit.name?.to_string().ok()?;
     if !name.starts_with('/') {

@@ -257,6 +257,9 @@ fn read_unit<'d>(
             acc.ranges.push((r.begin, r.end, index));
         }
     }
+    if !super::dwarf::language_wanted(&unit, options)? {
+        return Ok(acc);
+    }
     let start = unit.header.offset().0;
     let end = start.saturating_add(unit.header.length_including_self());
     let data = ctx.debug_info.get(start..end).unwrap_or(&[]);

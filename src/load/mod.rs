@@ -69,6 +69,9 @@ pub struct LoadOptions {
     /// Build what pahole's text needs (spellings, members' struct padding, packed
     /// structs); `show --struct`/`--symbol` want it, a diff does not.
     pub pahole_text: bool,
+    /// Read Rust units' types and variables too (`--lang all`); by default only C and
+    /// assembly units are read, as `pahole --lang_exclude rust`.
+    pub rust: bool,
 }
 
 impl Default for LoadOptions {
@@ -81,6 +84,7 @@ impl Default for LoadOptions {
             all_typedefs: false,
             pahole_text: true,
             variables: true,
+            rust: false,
         }
     }
 }
