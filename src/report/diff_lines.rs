@@ -408,13 +408,12 @@ fn struct_lines(s: &StructChange, ms: &[&MemberChange], detail: Detail) -> Vec<S
         String::new()
     };
     let mut lines = vec![format!(
-        "  {} {} ({} -> {} B, {} -> {} lines{align}, holes {} -> {} B, padding {} -> {}{inst})",
+        "  {} {} ({} -> {} B, {}{align}, holes {} -> {} B, padding {} -> {}{inst})",
         s.kind,
         s.name,
         s.size.old,
         s.size.new,
-        s.cachelines.old,
-        s.cachelines.new,
+        lines_pair(s.cachelines.old, s.cachelines.new),
         s.sum_holes.old,
         s.sum_holes.new,
         s.padding.old,
@@ -497,6 +496,16 @@ pub(crate) fn closing(r: &Report, cut: usize) -> String {
     )
 }
 
+/// `1 line`, `2 -> 3 lines`, `1 -> 1 line`: a line count before and after.
+pub(crate) fn lines_pair(old: u64, new: u64) -> String {
+    let word = if old == 1 && new == 1 {
+        "line"
+    } else {
+        "lines"
+    };
+    format!("{old} -> {new} {word}")
+}
+
 /// `1 change`, `2 changes`.
 pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -548,14 +557,21 @@ pub(crate) fn pattern_lines(patterns: &[PatternCount]) -> Vec<String> {
     out
 }
 
-/// Which storage is never judged hot by its type.
+/// Which storage is never judged hot by its type, grouped by what it is.
 pub(crate) fn quiet_line(r: &Report) -> String {
-    let list: Vec<String> = r
-        .quiet_regions
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for q in &r.quiet_regions {
+        let from = q.from.strip_prefix("sections ").unwrap_or(&q.from);
+        match groups.iter_mut().find(|(w, _)| *w == q.what) {
+            Some((_, list)) => list.push(from),
+            None => groups.push((q.what, vec![from])),
+        }
+    }
+    let parts: Vec<String> = groups
         .iter()
-        .map(|q| format!("{} {}", q.what, q.from))
+        .map(|(what, from)| format!("{what} ({})", from.join(", ")))
         .collect();
-    format!("not judged by type: {}", list.join("; "))
+    format!("not judged by type: {}", parts.join("; "))
 }
 
 /// What each column of the summary counts.

@@ -152,8 +152,12 @@ fn function(out: &mut String, r: &Report<'_>, f: &FunctionChange<'_>) {
 fn structure(out: &mut String, s: &StructChange) {
     let _ = writeln!(
         out,
-        "{} {} ({} -> {} B, {} -> {} lines)",
-        s.kind, s.name, s.size.old, s.size.new, s.cachelines.old, s.cachelines.new
+        "{} {} ({} -> {} B, {})",
+        s.kind,
+        s.name,
+        s.size.old,
+        s.size.new,
+        super::diff_lines::lines_pair(s.cachelines.old, s.cachelines.new)
     );
     let hot: Vec<String> = s
         .members

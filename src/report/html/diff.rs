@@ -39,6 +39,13 @@ pub fn render(p: &Plan<'_>, extra: Option<(&str, &str)>) -> String {
             p.text.functions.len()
         );
     }
+    // The verdict first, as the text report's last line says it: a reader of the page
+    // sees the exit status without scrolling.
+    let _ = write!(
+        out,
+        "<p class=\"closing\" id=\"verdict\">{}</p>",
+        esc(&closing(r, p.cut))
+    );
     out.push_str(&summary_table(p));
     let _ = write!(out, "<p class=\"note\">{}</p>", esc(columns()));
     if let Some(l) = improvements_line(r) {
