@@ -426,7 +426,14 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         // still sums them all.
         let omitted_items = items.len().saturating_sub(MAX_ITEMS);
         if omitted_items > 0 {
-            items.sort_by_key(|i| (std::cmp::Reverse(i.bytes.unsigned_abs()), i.symbol.clone()));
+            // Largest first, then by name, compared in place (a key that cloned each
+            // name allocated on every comparison: a fifth of a 6.12 -> 7.2 diff).
+            items.sort_by(|a, b| {
+                b.bytes
+                    .unsigned_abs()
+                    .cmp(&a.bytes.unsigned_abs())
+                    .then_with(|| a.symbol.cmp(&b.symbol))
+            });
             items.truncate(MAX_ITEMS);
         }
         let padding = change.wrapping_sub(bytes);
