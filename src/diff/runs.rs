@@ -558,6 +558,40 @@ mod tests {
         // One of the two aliases counts (the first by name), the marker and the
         // symbol inside `base` add nothing.
         assert_eq!(got, [0, 8, 0, 0, 0x20]);
+        // The padding between them: 0 before `a` (0x110, right after base), 8 before
+        // `b` (0x118 -> 0x120).
+        assert_eq!(c.padding(), 8);
+    }
+
+    proptest::proptest! {
+        /// For any symbols laid one after another with gaps, what `counted` gives
+        /// them (sizes plus the padding before each) covers exactly the span from the
+        /// gap's start to the last symbol's end: a cause's bytes plus its residual
+        /// padding always account for the whole shift.
+        #[test]
+        fn sizes_and_padding_cover_the_gap(
+            layout in proptest::collection::vec((0u64..64, 0u64..200), 0..40),
+            start in 0u64..4096,
+        ) {
+            let mut place = start;
+            let mut syms = Vec::new();
+            for (gap, size) in &layout {
+                place += gap;
+                syms.push(sym("s", place, *size));
+                place += size;
+            }
+            let list: Vec<&Symbol<'_>> = syms.iter().collect();
+            let c = counted(start, &list);
+            let sizes: u64 = list.iter().filter_map(|s| c.get(s)).sum();
+            let last_end = syms
+                .iter()
+                .filter(|s| s.size > 0)
+                .map(|s| s.place + s.size)
+                .max()
+                .unwrap_or(start);
+            proptest::prop_assert_eq!(sizes, syms.iter().map(|s| s.size).sum::<u64>());
+            proptest::prop_assert_eq!(sizes + c.padding(), last_end - start);
+        }
     }
 
     #[test]
