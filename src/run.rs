@@ -7,6 +7,7 @@ use crate::cli::{CheckArgs, DiffArgs, ShowArgs};
 use layout_diff::diff::DiffOptions;
 use layout_diff::load::{InputFile, LoadOptions, StructFilter};
 use layout_diff::model::Space;
+use layout_diff::perf::HotInput;
 use layout_diff::report::{
     Format, check_markdown, check_text, diff_markdown, diff_text, hot_text, html, json, plan,
     show_text,
@@ -39,18 +40,18 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     }
     let hot = args.hot.as_deref().map(read_hot).transpose()?;
     let mut symbol_args = args.symbols.clone();
-    if let Some(Hot::Names(names)) = &hot {
+    if let Some(HotInput::Names(names)) = &hot {
         symbol_args.extend(names.iter().cloned());
     }
     if args.annotate && args.structs.is_empty() {
         anyhow::bail!("--annotate annotates --struct layouts; give --struct NAME");
     }
-    if args.kaslr_offset.is_some() && !matches!(hot, Some(Hot::C2c(_))) {
+    if args.kaslr_offset.is_some() && !matches!(hot, Some(HotInput::C2c(_))) {
         anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
     }
     let (c2c, profile) = match hot {
-        Some(Hot::C2c(r)) => (Some(r), None),
-        Some(Hot::Profile(m)) => (None, Some(m)),
+        Some(HotInput::C2c(r)) => (Some(r), None),
+        Some(HotInput::Profile(m)) => (None, Some(m)),
         _ => (None, None),
     };
     let structs = show::globs(&args.structs).context("bad --struct pattern")?;
@@ -278,37 +279,19 @@ fn section<T: serde::Serialize>(
     Ok(out)
 }
 
-/// What `--hot FILE` holds.
-enum Hot {
-    /// Names or globs (a `sym+0xOFF` line names `sym`).
-    Names(Vec<String>),
-    C2c(layout_diff::perf::c2c::C2cReport),
-    /// A perf data-type or symbol profile.
-    Profile(layout_diff::evidence::Measured),
-}
-
 /// Reads `--hot FILE`: a perf c2c report or profile (recognised by its header words),
 /// else one name, glob or `sym+0xOFF` per line.
-fn read_hot(path: &std::path::Path) -> Result<Hot> {
+fn read_hot(path: &std::path::Path) -> Result<HotInput> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read hot list", path.display()))?;
-    use layout_diff::perf::HotInput;
-    Ok(
-        match layout_diff::perf::read(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
-        {
-            HotInput::C2c(r) => Hot::C2c(r),
-            HotInput::Profile(m) => Hot::Profile(m),
-            HotInput::Names(n) => Hot::Names(n),
-        },
-    )
+    layout_diff::perf::read(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// The names of a `--hot` list (none for a perf report, which is read as evidence).
 pub(crate) fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
     Ok(match read_hot(path)? {
-        Hot::Names(names) => names,
-        Hot::C2c(_) | Hot::Profile(_) => Vec::new(),
+        HotInput::Names(names) => names,
+        HotInput::C2c(_) | HotInput::Profile(_) => Vec::new(),
     })
 }
 
@@ -373,7 +356,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let mut c2c = Vec::new();
     for path in &args.hot {
         match read_hot(path)? {
-            Hot::Names(names) => {
+            HotInput::Names(names) => {
                 for n in names.iter().filter(|n| layout_diff::perf::is_plain_name(n)) {
                     let from = format!("named in {}", path.display());
                     hotness.measured.add_object(n, "--hot list", from.clone());
@@ -381,8 +364,8 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
                 }
                 symbols.extend(names);
             }
-            Hot::Profile(m) => hotness.measured.extend(m),
-            Hot::C2c(r) => c2c.push((r, path.clone())),
+            HotInput::Profile(m) => hotness.measured.extend(m),
+            HotInput::C2c(r) => c2c.push((r, path.clone())),
         }
     }
     if args.kaslr_offset.is_some() && c2c.is_empty() {

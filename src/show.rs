@@ -291,8 +291,8 @@ pub fn hot_types(
             .filter(|s| s.kind != SymbolKind::Function)
             .filter(|s| {
                 vars.of(s)
-                    .and_then(|v| v.layout)
-                    .is_some_and(|id| image.struct_by_id(id).name == name)
+                    .and_then(|v| image.struct_name(v))
+                    .is_some_and(|n| n == name)
             })
             .map(|s| s.qualified_name())
             .collect();

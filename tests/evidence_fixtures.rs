@@ -4,17 +4,8 @@
 
 mod common;
 
-use common::{json, run, testdata};
+use common::{data_change, json, run, testdata};
 use serde_json::Value;
-
-fn change<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no data change {name}"))
-}
 
 fn flagged(v: &Value) -> Vec<(String, String, String)> {
     v["data"]
@@ -45,7 +36,7 @@ fn known_and_declared_objects_with_a_new_written_neighbour_exit_1() {
             ("hot_stat".into(), "neighbour".into(), "declared".into()),
         ]
     );
-    let n = change(&v, "nr_threads");
+    let n = data_change(&v, "nr_threads");
     assert_eq!(n["written_neighbours"], serde_json::json!(["total_forks"]));
     assert_eq!(
         n["decision"]["rule"],
@@ -53,18 +44,18 @@ fn known_and_declared_objects_with_a_new_written_neighbour_exit_1() {
     );
     // pidmap_lock (known) gained evil_lock, a spinlock nothing says is hot: listed
     // as possible, not flagged.
-    let p = change(&v, "pidmap_lock");
+    let p = data_change(&v, "pidmap_lock");
     assert_eq!(
         (p["severity"].as_str(), p["flagged"].as_bool()),
         (Some("possible"), Some(false))
     );
     assert_eq!(p["written_neighbours"], serde_json::json!(["evil_lock"]));
     assert_eq!(
-        change(&v, "hot_stat")["evidence"]["what"],
+        data_change(&v, "hot_stat")["evidence"]["what"],
         "declared: aligned to 64 B"
     );
     // mstat gained a hot neighbour too, but nothing says it is hot without the profile.
-    assert_eq!(change(&v, "mstat")["flagged"], false);
+    assert_eq!(data_change(&v, "mstat")["flagged"], false);
     let (_, text, _) = run(&[&testdata("evidence/old.elf"), &testdata("evidence/new.elf")]);
     assert!(
         text.contains("      evidence: known: thread count, incremented in copy_process()"),
@@ -95,10 +86,10 @@ fn a_perf_data_type_profile_flags_measured_objects_and_members() {
         ]
     );
     assert_eq!(
-        change(&v, "mstat")["evidence"]["what"],
+        data_change(&v, "mstat")["evidence"]["what"],
         "measured: perf data-type profile (25.00% of samples, long int)"
     );
-    let tail = change(&v, "mq")["member_lines"]
+    let tail = data_change(&v, "mq")["member_lines"]
         .as_array()
         .unwrap()
         .iter()
@@ -233,7 +224,7 @@ fn a_hot_list_adds_evidence_and_a_bad_one_is_refused() {
     ]);
     assert_eq!(code, 1);
     assert_eq!(
-        change(&v, "mstat")["evidence"]["what"],
+        data_change(&v, "mstat")["evidence"]["what"],
         "known: our counter [bench run 12]"
     );
     std::fs::write(&list, "[[object]]\nname = \"mstat\"\nreason = \"r\"\n").unwrap();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{json, run, testdata};
+use common::{data_change, json, run, testdata};
 use serde_json::Value;
 
 fn pair() -> (String, String) {
@@ -16,15 +16,6 @@ fn diff(extra: &[&str]) -> (i32, Value) {
     let mut args = vec![old.as_str(), new.as_str()];
     args.extend_from_slice(extra);
     json(&args)
-}
-
-fn data<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no data change {name}"))
 }
 
 fn run_starting_at<'a>(v: &'a Value, first: &str) -> &'a Value {
@@ -142,7 +133,7 @@ fn locals_of_two_dup_c_files_pair_by_path() {
     // Old: a/dup.c:dup_counter at 0xffffffff82a00010 and b/dup.c:dup_counter at
     // 0x...18 (two STT_FILE "dup.c"); new: only b/dup.c's, at 0x...8c.
     let (_, v) = diff(&[]);
-    let b = data(&v, "dup.c:dup_counter");
+    let b = data_change(&v, "dup.c:dup_counter");
     assert_eq!(common::json_hex(&b["place"]["old"]), 0xffffffff82a00018);
     assert_eq!(common::json_hex(&b["place"]["new"]), 0xffffffff82a0008c);
     assert_eq!(v["summary"]["data"]["removed"], 1);
@@ -182,7 +173,7 @@ fn lost_neighbours_are_an_improvement() {
     // lonely_count (atomic_t) at 0xffffffff82a00000 shared its line with busy_lock
     // (0x...20) and others; new: spacer_a at 0x...40 pushes them to 0x...80 and later.
     let (_, v) = diff(&[]);
-    let c = data(&v, "lonely_count");
+    let c = data_change(&v, "lonely_count");
     assert_eq!(c["severity"], "improvement");
     assert_eq!(c["flagged"], false);
     // lonely_count, and the six objects (zcount and its alias, a_marker, dup_counter,
@@ -212,7 +203,7 @@ fn zero_size_symbols_and_aliases_are_not_co_tenants() {
         }
         assert_ne!(c["name"], "__key_zero");
     }
-    let z = data(&v, "zcount");
+    let z = data_change(&v, "zcount");
     let names: Vec<&str> = z["co_tenants"]["new"]
         .as_array()
         .unwrap()
@@ -231,11 +222,11 @@ fn boot_only_and_ro_after_init_straddlers_are_not_flagged() {
     // roai_table (merged into .data, between __start_ro_after_init and
     // __end_ro_after_init) 0x...01000 -> 0x...01028: crosses 0x...01040.
     let (_, v) = diff(&[]);
-    let boot = data(&v, "boot_copy");
+    let boot = data_change(&v, "boot_copy");
     assert_eq!(boot["new"]["straddles"], true);
     assert_eq!(boot["quiet"], "boot-only");
     assert_eq!(boot["flagged"], false);
-    let roai = data(&v, "roai_table");
+    let roai = data_change(&v, "roai_table");
     assert_eq!(roai["section"], ".data");
     assert_eq!(roai["new"]["straddles"], true);
     assert_eq!(roai["quiet"], "read-only after init");

@@ -98,10 +98,9 @@ fn grown_types(
         .iter()
         .filter(|s| s.kind != SymbolKind::Function && wanted.contains(s.name))
     {
-        let Some(layout) = vars.of(s).and_then(|v| v.layout) else {
+        let Some(name) = vars.of(s).and_then(|v| new.struct_name(v)) else {
             continue;
         };
-        let name = new.struct_by_id(layout).name;
         if let Some(&bytes) = grew.get(name) {
             out.insert(s.qualified_name(), (name.to_string(), bytes));
         }

@@ -204,12 +204,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
     let hotness: &'a Hotness = options
         .hotness
         .unwrap_or_else(|| crate::evidence::builtin());
-    let alignment = |s: &crate::model::Symbol<'_>| {
-        let v = new.variable_for(s)?;
-        v.alignment.or(v
-            .layout
-            .and_then(|id| new.struct_by_id(id).explicit_alignment))
-    };
+    let alignment = |s: &crate::model::Symbol<'_>| new.explicit_alignment(new.variable_for(s)?);
     let fail_on = options
         .fail_on
         .clone()

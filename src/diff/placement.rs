@@ -222,14 +222,10 @@ pub fn data_change<'a, 'd>(
             {
                 return false;
             }
-            let layout = v.and_then(|v| v.layout);
-            let alignment = v.and_then(|v| {
-                v.alignment
-                    .or(layout.and_then(|id| sides.new.struct_by_id(id).explicit_alignment))
-            });
+            let alignment = v.and_then(|v| sides.new.explicit_alignment(v));
             let own = sides
                 .hotness
-                .object(t.name, layout.map(|id| sides.new.struct_by_id(id).name))
+                .object(t.name, v.and_then(|v| sides.new.struct_name(v)))
                 .is_some()
                 || crate::evidence::declared(t.name, alignment, ls).is_some();
             hot_written |= own;
@@ -239,15 +235,8 @@ pub fn data_change<'a, 'd>(
         })
         .map(|t| SymbolName::of(t))
         .collect();
-    let explicit_alignment = var_new.and_then(|v| {
-        v.alignment.or(v
-            .layout
-            .and_then(|id| sides.new.struct_by_id(id).explicit_alignment))
-    });
-    let struct_name = var_new
-        .and_then(|v| v.layout)
-        .map(|id| sides.new.struct_by_id(id).name)
-        .filter(|n| !n.is_empty());
+    let explicit_alignment = var_new.and_then(|v| sides.new.explicit_alignment(v));
+    let struct_name = var_new.and_then(|v| sides.new.struct_name(v));
     let cold = crate::evidence::cold::of(n.name, n.section, type_name);
     // A declaration counts for storage that can be written and is not cold by
     // convention: a line-aligned ops table in .rodata declares nothing about hotness.

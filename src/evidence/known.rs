@@ -2,7 +2,7 @@
 //! engineers know are hot, each with a reason and a source. Built in from
 //! `known-hot.toml`; `--hot-list FILE` adds entries or replaces built-in ones.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 /// The built-in list.
@@ -42,7 +42,7 @@ pub struct KnownList {
     members: FxHashMap<String, KnownEntry>,
     functions: FxHashMap<String, KnownEntry>,
     /// Structs with at least one member entry.
-    member_types: FxHashMap<String, usize>,
+    member_types: FxHashSet<String>,
 }
 
 impl KnownList {
@@ -97,7 +97,7 @@ impl KnownList {
             "type" => &mut self.types,
             "member" => {
                 if let Some((t, _)) = e.name.split_once('.') {
-                    *self.member_types.entry(t.to_string()).or_default() += 1;
+                    self.member_types.insert(t.to_string());
                 }
                 &mut self.members
             }
@@ -115,12 +115,7 @@ impl KnownList {
             ("function", other.functions),
         ] {
             for (_, e) in map {
-                if kind == "member" && self.members.contains_key(&e.name) {
-                    // Replaced, not added: the struct's member count stays.
-                    self.members.insert(e.name.clone(), e);
-                } else {
-                    self.insert(kind, e);
-                }
+                self.insert(kind, e);
             }
         }
     }
@@ -134,7 +129,7 @@ impl KnownList {
     }
 
     pub fn member(&self, type_name: &str, member: &str) -> Option<&KnownEntry> {
-        if !self.member_types.contains_key(type_name) {
+        if !self.member_types.contains(type_name) {
             return None;
         }
         self.members.get(&format!("{type_name}.{member}"))
@@ -145,7 +140,7 @@ impl KnownList {
     }
 
     pub fn has_members(&self, type_name: &str) -> bool {
-        self.member_types.contains_key(type_name)
+        self.member_types.contains(type_name)
     }
 
     /// Every entry, by kind then name (for `show --hot-list` and tests).

@@ -98,6 +98,21 @@ impl<'d> Image<'d> {
         &self.structs[id.0]
     }
 
+    /// What the source asked for: `DW_AT_alignment` on the variable, else on the struct
+    /// its type resolves to.
+    pub fn explicit_alignment(&self, v: &Variable<'d>) -> Option<u64> {
+        v.alignment.or(v
+            .layout
+            .and_then(|id| self.struct_by_id(id).explicit_alignment))
+    }
+
+    /// The name of the struct a variable's type resolves to, when it has one.
+    pub fn struct_name(&self, v: &Variable<'d>) -> Option<&'d str> {
+        v.layout
+            .map(|id| self.struct_by_id(id).name)
+            .filter(|n| !n.is_empty())
+    }
+
     /// The DWARF variable that describes a symbol, matched by name and address.
     pub fn variable_for(&self, sym: &Symbol<'d>) -> Option<&Variable<'d>> {
         let start = self.variables.partition_point(|v| v.address < sym.address);

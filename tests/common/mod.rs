@@ -175,6 +175,16 @@ pub fn listing_of(s: &Value) -> Listing {
     l
 }
 
+/// The diff JSON's change of the global data object `name`.
+pub fn data_change<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no data change {name}"))
+}
+
 /// An address as JSON spells it (`"0xffffffff82a51260"`).
 #[allow(dead_code)]
 pub fn json_hex(v: &Value) -> u64 {
