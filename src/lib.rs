@@ -8,6 +8,7 @@ pub mod error;
 pub mod evidence;
 pub mod history;
 pub mod layout;
+pub mod link;
 pub mod load;
 pub mod model;
 pub mod perf;

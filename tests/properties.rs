@@ -92,6 +92,7 @@ proptest! {
                 name,
                 file: None,
                 unit: None,
+            origin: None,
                 group: 0,
                 kind: SymbolKind::Object,
                 binding: Binding::Global,

@@ -286,6 +286,7 @@ mod tests {
             name,
             file: Some(file),
             unit,
+            origin: unit,
             group: 1,
             kind: SymbolKind::Object,
             binding: crate::model::Binding::Local,

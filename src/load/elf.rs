@@ -285,6 +285,7 @@ fn read_symbols<'d, H: FileHeader>(
                 None
             },
             unit: None,
+            origin: None,
             group: if binding == Binding::Local { group } else { 0 },
             kind,
             binding,

@@ -48,6 +48,11 @@ pub struct Symbol<'d> {
     /// For a local symbol, the path of its compile unit (`DW_AT_name`), found through
     /// the code ranges or variables of the `STT_FILE` group it belongs to.
     pub unit: Option<&'d str>,
+    /// The compile unit any symbol, global or local, was compiled in, as DWARF says
+    /// (the unit whose code ranges hold a function, or which defines a variable): the
+    /// object file whose input section the linker placed it from.
+    #[serde(skip)]
+    pub origin: Option<&'d str>,
     /// Which `STT_FILE` group of the symbol table a local symbol follows (1-based; 0
     /// for globals): symbols of one group come from one object file.
     #[serde(skip)]
@@ -141,6 +146,7 @@ impl Symbol<'static> {
             name,
             file: None,
             unit: None,
+            origin: None,
             group: 0,
             kind: SymbolKind::Object,
             binding: Binding::Global,

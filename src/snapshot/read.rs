@@ -478,6 +478,11 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                     } else {
                         None
                     },
+                    origin: if with_units {
+                        c.names.opt(s.origin)?
+                    } else {
+                        None
+                    },
                     group: s.group,
                     kind: s.kind,
                     binding: s.binding,

@@ -1,0 +1,376 @@
+//! The link model: each data output section as the linker built it, the input
+//! sections of its compile units in link order, each aligned to its most-aligned
+//! member, with the objects inside in the compiler's order at the compiler's
+//! alignments. Laying it out again with the same sizes gives back every address of
+//! the build; with other sizes or alignments, the addresses a rebuild would give.
+//! `whatif` predicts with it; the bytes between objects that no alignment explains
+//! are kept as they were (string literals, unnamed data).
+
+pub mod align;
+
+use rustc_hash::FxHashMap;
+
+use crate::model::{Image, Space, Symbol, SymbolKind};
+use align::{align_up, asked};
+
+/// One object in its input section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    /// Index in `Image::symbols`.
+    pub symbol: usize,
+    pub size: u64,
+    /// The alignment the compiler asked, as the build bears it out (lowered to what the
+    /// address allows when the type said more).
+    pub align: u64,
+    /// Whether the source asked for the alignment.
+    pub explicit: bool,
+    /// Bytes before the object that its alignment does not explain, in units the
+    /// alignment keeps: its place is `align_up(end of the one before + lead, align)`.
+    pub lead: u64,
+    /// An alias or an object inside the one before (same place or overlapping): its
+    /// distance from that object's place, kept as it is.
+    pub inside: Option<u64>,
+}
+
+/// One compile unit's input section: a run of objects of one unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input<'d> {
+    /// The unit (`kernel/user.c`); `None` when DWARF names none.
+    pub origin: Option<&'d str>,
+    /// The input section's alignment: the largest of its objects'.
+    pub align: u64,
+    pub members: Vec<Placed>,
+}
+
+/// One output section (or, in the per-CPU space, the per-CPU area).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output<'d> {
+    pub space: Space,
+    pub section: &'d str,
+    /// Place of the section's start (per-CPU: offset from `__per_cpu_start`).
+    pub start: u64,
+    /// Place of its end in the build.
+    pub end: u64,
+    pub inputs: Vec<Input<'d>>,
+}
+
+/// The data sections of one build as the linker laid them.
+#[derive(Debug, Clone)]
+pub struct LinkMap<'d> {
+    pub outputs: Vec<Output<'d>>,
+    /// Objects whose asked alignment the build did not bear out (their address allows
+    /// less): a measure of how far the model's alignment rules fit this compiler.
+    pub lowered: usize,
+    /// Link order of units: a rank per unit, from the order their code appears in.
+    pub rank: FxHashMap<&'d str, f64>,
+}
+
+/// What to lay out differently: new sizes and alignments by symbol index, and
+/// objects moved to another input section (see `LinkMap::move_to_end_region`).
+#[derive(Debug, Default, Clone)]
+pub struct Edits {
+    pub size: FxHashMap<usize, u64>,
+    pub align: FxHashMap<usize, u64>,
+}
+
+impl<'d> LinkMap<'d> {
+    /// The link map of an image's data objects (global and per-CPU), at the
+    /// alignments the compiler gives their types (`align::asked`).
+    pub fn build(image: &Image<'d>) -> LinkMap<'d> {
+        let vars = image.variables_of_symbols();
+        LinkMap::build_with(image, &|s| asked(image, s, vars.of(s)))
+    }
+
+    /// The link map with the alignment of each object given by `asked`.
+    pub fn build_with(
+        image: &Image<'d>,
+        asked: &dyn Fn(&Symbol<'d>) -> align::Asked,
+    ) -> LinkMap<'d> {
+        let mut outputs: Vec<Output<'d>> = Vec::new();
+        let mut lowered = 0;
+        let objects: Vec<(usize, &Symbol<'d>)> = image
+            .symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.kind == SymbolKind::Object)
+            .collect();
+        let mut by_section: FxHashMap<(Space, &'d str), Vec<(usize, &Symbol<'d>)>> =
+            FxHashMap::default();
+        for &(i, s) in &objects {
+            by_section
+                .entry((s.space, s.section))
+                .or_default()
+                .push((i, s));
+        }
+        let mut keys: Vec<(Space, &'d str)> = by_section.keys().copied().collect();
+        keys.sort_by_key(|k| {
+            let first = by_section[k][0].1;
+            (k.0, first.place)
+        });
+        for key in keys {
+            let mut list = by_section.remove(&key).unwrap_or_default();
+            list.sort_by(|a, b| {
+                (a.1.place, std::cmp::Reverse(a.1.size), a.0).cmp(&(
+                    b.1.place,
+                    std::cmp::Reverse(b.1.size),
+                    b.0,
+                ))
+            });
+            let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
+            let start = start.min(list[0].1.place);
+            let mut inputs: Vec<Input<'d>> = Vec::new();
+            for &(i, s) in &list {
+                let a = asked(s);
+                let same_unit = inputs
+                    .last()
+                    .is_some_and(|last| s.origin.is_none() || last.origin == s.origin);
+                if !same_unit {
+                    inputs.push(Input {
+                        origin: s.origin,
+                        align: 1,
+                        members: Vec::new(),
+                    });
+                } else if inputs.is_empty() {
+                    inputs.push(Input {
+                        origin: s.origin,
+                        align: 1,
+                        members: Vec::new(),
+                    });
+                }
+                let input = inputs.last_mut().expect("pushed");
+                input.members.push(Placed {
+                    symbol: i,
+                    size: s.size,
+                    align: a.alignment,
+                    explicit: a.explicit,
+                    lead: 0,
+                    inside: None,
+                });
+            }
+            // Leads and the alignments the addresses bear out, in one walk.
+            let mut end = start;
+            let mut anchor = start;
+            for input in &mut inputs {
+                input.align = input.members.iter().map(|m| m.align).max().unwrap_or(1);
+                for (k, m) in input.members.iter_mut().enumerate() {
+                    let place = image.symbols[m.symbol].place;
+                    if place < end {
+                        m.inside = Some(place - anchor);
+                        m.align = 1;
+                        m.lead = 0;
+                        end = end.max(place.saturating_add(m.size));
+                        continue;
+                    }
+                    let wanted = if k == 0 { input.align } else { m.align };
+                    let a = borne_out(wanted, end, place);
+                    if a < wanted {
+                        lowered += 1;
+                    }
+                    if k == 0 {
+                        input.align = a;
+                    }
+                    m.align = if k == 0 { m.align.min(a) } else { a };
+                    m.lead = place - align_up(end, a);
+                    anchor = place;
+                    end = place.saturating_add(m.size);
+                }
+            }
+            let end = list
+                .iter()
+                .map(|(_, s)| s.place_end())
+                .max()
+                .unwrap_or(start);
+            outputs.push(Output {
+                space: key.0,
+                section: key.1,
+                start,
+                end,
+                inputs,
+            });
+        }
+        LinkMap {
+            outputs,
+            lowered,
+            rank: link_rank(image),
+        }
+    }
+
+    /// Places (and sizes) of every object after laying the sections out again with
+    /// `edits`, by symbol index. Identity when `edits` is empty.
+    pub fn layout(&self, edits: &Edits) -> FxHashMap<usize, (u64, u64)> {
+        let mut out = FxHashMap::default();
+        for o in &self.outputs {
+            let mut end = o.start;
+            let mut anchor = o.start;
+            for input in &o.inputs {
+                // An input section is as aligned as its most-aligned object: as built
+                // unless an object's alignment is edited, then from its objects again.
+                let edited = input
+                    .members
+                    .iter()
+                    .any(|m| edits.align.contains_key(&m.symbol));
+                let input_align = if edited {
+                    input
+                        .members
+                        .iter()
+                        .filter(|m| m.inside.is_none())
+                        .map(|m| edits.align.get(&m.symbol).copied().unwrap_or(m.align))
+                        .max()
+                        .unwrap_or(1)
+                } else {
+                    input.align
+                };
+                for (k, m) in input.members.iter().enumerate() {
+                    let size = edits.size.get(&m.symbol).copied().unwrap_or(m.size);
+                    let place = match m.inside {
+                        Some(d) => anchor + d,
+                        None => {
+                            let own = edits.align.get(&m.symbol).copied().unwrap_or(m.align);
+                            let a = if k == 0 { input_align } else { own };
+                            let p = align_up(end.saturating_add(m.lead), a);
+                            anchor = p;
+                            p
+                        }
+                    };
+                    end = end.max(place.saturating_add(size));
+                    out.insert(m.symbol, (place, size));
+                }
+            }
+        }
+        out
+    }
+
+    /// Moves object `symbol` out of its input section into its unit's input section of
+    /// the region that ends the output section (`..shared_aligned` in the per-CPU
+    /// area: where `DEFINE_PER_CPU_ALIGNED` puts a variable), with alignment `align`.
+    /// The region is the run of input sections at the end whose objects all asked for
+    /// `align` or more; the unit's input section there is found, or made at its place
+    /// in link order. Returns false when the object is not in the map.
+    pub fn move_to_end_region(&mut self, symbol: usize, align: u64) -> bool {
+        let Some((oi, ii, mi)) = self.find(symbol) else {
+            return false;
+        };
+        let rank = self.rank.clone();
+        let o = &mut self.outputs[oi];
+        let mut m = o.inputs[ii].members.remove(mi);
+        let origin = o.inputs[ii].origin;
+        if o.inputs[ii].members.is_empty() {
+            o.inputs.remove(ii);
+        } else if mi == 0 {
+            o.inputs[ii].members[0].inside = None;
+        }
+        let region_start = o
+            .inputs
+            .iter()
+            .rposition(|i| {
+                i.members
+                    .iter()
+                    .any(|m| m.inside.is_none() && !(m.explicit && m.align >= align))
+            })
+            .map_or(0, |p| p + 1);
+        m.align = align;
+        m.explicit = true;
+        m.lead = 0;
+        m.inside = None;
+        if let Some(existing) = o.inputs[region_start..]
+            .iter_mut()
+            .find(|i| i.origin.is_some() && i.origin == origin)
+        {
+            existing.align = existing.align.max(align);
+            existing.members.push(m);
+            return true;
+        }
+        let of = |u: Option<&str>| u.and_then(|u| rank.get(u)).copied();
+        let at = match of(origin) {
+            Some(r) => o.inputs[region_start..]
+                .iter()
+                .position(|i| of(i.origin).is_some_and(|x| x > r))
+                .map_or(o.inputs.len(), |p| region_start + p),
+            None => o.inputs.len(),
+        };
+        o.inputs.insert(
+            at,
+            Input {
+                origin,
+                align,
+                members: vec![m],
+            },
+        );
+        true
+    }
+
+    /// Output, input and member index of an object.
+    fn find(&self, symbol: usize) -> Option<(usize, usize, usize)> {
+        for (oi, o) in self.outputs.iter().enumerate() {
+            for (ii, i) in o.inputs.iter().enumerate() {
+                if let Some(mi) = i.members.iter().position(|m| m.symbol == symbol) {
+                    return Some((oi, ii, mi));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The largest power of two up to `wanted` that both divides `place` and leaves the
+/// object at or after `end` when `end` is rounded up to it.
+fn borne_out(wanted: u64, end: u64, place: u64) -> u64 {
+    let mut a = wanted.max(1);
+    while a > 1 && (place % a != 0 || align_up(end, a) > place) {
+        a /= 2;
+    }
+    a
+}
+
+/// The place of an output section's start in `space`.
+fn section_start(image: &Image<'_>, space: Space, name: &str) -> Option<u64> {
+    let s = image.sections.iter().find(|s| s.name == name)?;
+    Some(match space {
+        Space::Global => s.address,
+        Space::Percpu => s.address.wrapping_sub(image.percpu_base.unwrap_or(0)),
+    })
+}
+
+/// A rank per unit in link order: the order units' code first appears in (the
+/// linker lays every output section's input sections in the same order of object
+/// files); a unit with data only is ranked just after the unit before it in the
+/// first section it appears in.
+fn link_rank<'d>(image: &Image<'d>) -> FxHashMap<&'d str, f64> {
+    let mut rank: FxHashMap<&'d str, f64> = FxHashMap::default();
+    let mut next = 0.0;
+    for s in image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Function && s.section == ".text")
+    {
+        if let Some(u) = s.origin
+            && !rank.contains_key(u)
+        {
+            rank.insert(u, next);
+            next += 1.0;
+        }
+    }
+    let mut before = -1.0;
+    let mut step = 0.0;
+    for s in image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Object)
+    {
+        let Some(u) = s.origin else { continue };
+        match rank.get(u) {
+            Some(&r) => {
+                before = r;
+                step = 0.0;
+            }
+            None => {
+                step += 1e-4;
+                rank.insert(u, before + step);
+            }
+        }
+    }
+    rank
+}
+
+#[cfg(test)]
+mod tests;

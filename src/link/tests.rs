@@ -1,0 +1,171 @@
+//! The link model against a small linker written for the tests: units of objects
+//! laid out in link order, each input section aligned to its largest member.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::model::Image;
+
+/// One object of a generated unit: size, and extra bytes before it (in units of its
+/// alignment in the unchanged build, as unnamed data the compiler put there).
+type Obj = (u64, u64);
+
+const UNITS: [&str; 6] = ["a.c", "b.c", "c.c", "d.c", "e.c", "f.c"];
+const NAMES: [&str; 48] = [
+    "o0", "o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8", "o9", "o10", "o11", "o12", "o13", "o14",
+    "o15", "o16", "o17", "o18", "o19", "o20", "o21", "o22", "o23", "o24", "o25", "o26", "o27",
+    "o28", "o29", "o30", "o31", "o32", "o33", "o34", "o35", "o36", "o37", "o38", "o39", "o40",
+    "o41", "o42", "o43", "o44", "o45", "o46", "o47",
+];
+
+/// The alignment the model gives an object without DWARF: its size's, up to 8.
+fn natural(size: u64) -> u64 {
+    align::floor_pow2(size.clamp(1, 8))
+}
+
+/// Lays out `units` as ld does from `start`, with `sizes` overriding by object index.
+fn link(start: u64, units: &[Vec<Obj>], sizes: &FxHashMap<usize, u64>) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut end = start;
+    let mut i = 0;
+    for unit in units {
+        let input_align = unit
+            .iter()
+            .enumerate()
+            .map(|(k, &(s, _))| natural(sizes.get(&(i + k)).copied().unwrap_or(s)))
+            .max()
+            .unwrap_or(1);
+        // Unnamed bytes stay as many bytes whatever the sizes: a multiple of the
+        // alignment that held in the unchanged build.
+        let first_align = unit.iter().map(|&(s, _)| natural(s)).max().unwrap_or(1);
+        for (k, &(size, lead)) in unit.iter().enumerate() {
+            let lead = lead * if k == 0 { first_align } else { natural(size) };
+            let size = sizes.get(&i).copied().unwrap_or(size);
+            let own = natural(size);
+            let a = if k == 0 { input_align } else { own };
+            let place = align_up(end + lead, a);
+            out.push((place, size));
+            end = place + size;
+            i += 1;
+        }
+    }
+    out
+}
+
+/// An image whose `.data` objects are the laid-out `placed`, unit by unit.
+fn image(units: &[Vec<Obj>], placed: &[(u64, u64)]) -> Image<'static> {
+    let mut img = Image::test_empty();
+    let mut i = 0;
+    for (u, unit) in units.iter().enumerate() {
+        for _ in unit {
+            let (place, size) = placed[i];
+            let mut s = crate::model::Symbol::test_object(NAMES[i], place, size);
+            s.origin = Some(UNITS[u]);
+            img.symbols.push(s);
+            i += 1;
+        }
+    }
+    img
+}
+
+fn units_strategy() -> impl Strategy<Value = Vec<Vec<Obj>>> {
+    // Object sizes of 1..40 bytes (alignments 1 to 8) with up to 2 alignment units of
+    // unnamed bytes before some; 1 to 6 units of 1 to 8 objects.
+    prop::collection::vec(
+        prop::collection::vec((1u64..40, prop_oneof![4 => Just(0u64), 1 => 0u64..3]), 1..8),
+        1..6,
+    )
+}
+
+proptest! {
+    /// Laying a build out again with nothing changed gives back every place.
+    #[test]
+    fn layout_of_an_unchanged_build_is_the_build(units in units_strategy(), start in 0u64..4096) {
+        let placed = link(start, &units, &FxHashMap::default());
+        let img = image(&units, &placed);
+        let map = LinkMap::build(&img);
+        prop_assert_eq!(map.lowered, 0);
+        let got = map.layout(&Edits::default());
+        for (i, want) in placed.iter().enumerate() {
+            prop_assert_eq!(got[&i], *want, "object {}", i);
+        }
+    }
+
+    /// Resizing one object predicts exactly what the linker makes of the new sizes:
+    /// the objects after it in its unit, and the units after, at their alignments.
+    #[test]
+    fn a_resize_is_predicted_as_the_linker_lays_it(
+        units in units_strategy(),
+        pick in 0usize..48,
+        new_size in 1u64..80,
+    ) {
+        let count: usize = units.iter().map(Vec::len).sum();
+        let which = pick % count;
+        let placed = link(0x1000, &units, &FxHashMap::default());
+        let map = LinkMap::build(&image(&units, &placed));
+        let mut edits = Edits::default();
+        edits.size.insert(which, new_size);
+        // The object's alignment follows its new size (an untyped object's rule).
+        edits.align.insert(which, natural(new_size));
+        let want = link(0x1000, &units, &edits.size);
+        let got = map.layout(&edits);
+        for (i, w) in want.iter().enumerate() {
+            prop_assert_eq!(got[&i], *w, "object {}", i);
+        }
+    }
+}
+
+/// Raising one object's alignment raises its unit's input section: the whole unit
+/// starts on the new boundary, as `____cacheline_aligned_in_smp` on `root_user` does.
+#[test]
+fn raising_an_alignment_moves_its_input_section() {
+    let units = vec![vec![(24, 0), (8, 0)], vec![(8, 0), (40, 0)], vec![(4, 0)]];
+    let placed = link(0, &units, &FxHashMap::default());
+    assert_eq!(placed, vec![(0, 24), (24, 8), (32, 8), (40, 40), (80, 4)]);
+    let map = LinkMap::build(&image(&units, &placed));
+    let mut edits = Edits::default();
+    edits.align.insert(3, 64);
+    let got = map.layout(&edits);
+    let got: Vec<(u64, u64)> = (0..5).map(|i| got[&i]).collect();
+    // Unit b.c now starts at 64; its second object at 128 (64-aligned); c.c follows.
+    assert_eq!(got, vec![(0, 24), (24, 8), (64, 8), (128, 40), (168, 4)]);
+}
+
+/// Moving an object to the end region puts it in a new input section at its unit's
+/// place in link order among the region's sections, aligned as asked.
+#[test]
+fn an_object_moved_to_the_aligned_region_lands_in_link_order() {
+    // a.c, b.c, c.c plain; then the region: a.c's and c.c's aligned objects.
+    let mut img = Image::test_empty();
+    let objs: [(&str, &str, u64, u64); 5] = [
+        ("o0", "a.c", 0, 8),
+        ("o1", "b.c", 8, 8),
+        ("o2", "c.c", 16, 8),
+        ("o3", "a.c", 64, 64),
+        ("o4", "c.c", 128, 64),
+    ];
+    for (name, unit, place, size) in objs {
+        let mut s = crate::model::Symbol::test_object(name, place, size);
+        s.origin = Some(unit);
+        img.symbols.push(s);
+    }
+    // Code gives the link order a.c, b.c, c.c.
+    for (k, unit) in ["a.c", "b.c", "c.c"].iter().enumerate() {
+        let mut f = crate::model::Symbol::test_object("f", 0x10000 + 16 * k as u64, 16);
+        f.kind = SymbolKind::Function;
+        f.section = ".text";
+        f.origin = Some(unit);
+        img.symbols.push(f);
+    }
+    // o3 and o4 asked for a line (`DEFINE_PER_CPU_ALIGNED`); the rest their size's.
+    let mut map = LinkMap::build_with(&img, &|s| align::Asked {
+        alignment: if s.size == 64 { 64 } else { 8 },
+        explicit: s.size == 64,
+    });
+    assert!(map.move_to_end_region(1, 64));
+    let got = map.layout(&Edits::default());
+    let got: Vec<u64> = (0..5).map(|i| got[&i].0).collect();
+    // b.c's object leaves the plain run (c.c's follows a.c's) and lands between a.c's
+    // and c.c's aligned objects.
+    assert_eq!(got, vec![0, 128, 8, 64, 192]);
+}
