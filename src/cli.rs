@@ -131,6 +131,22 @@ layout-diff check --rules layout.toml old/vmlinux new/vmlinux   # growth rules a
 layout-diff check --rules layout.toml vmlinux --format markdown # for a review comment"
     )]
     Check(CheckArgs),
+    /// Predict the layout a change would make, from one build (or snapshot), without
+    /// compiling: the predicted diff, in every format, marked as predicted.
+    #[command(after_help = "Changes (repeatable, in any mix):\n  \
+--struct NAME=+N | NAME=-N | NAME=SIZE   resize a struct (bytes added or removed at its end)\n  \
+--struct NAME --member M=+N              a member grows by N bytes\n  \
+--struct NAME --align N                  the struct is aligned to N (____cacheline_aligned)\n  \
+--symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp)\n  \
+--percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED\n\n\
+Every instance of a resized type, and every type that embeds it, changes size; the\n\
+data sections are laid out again with the link model. Functions keep their addresses.\n\n\
+Examples:\n  \
+layout-diff whatif vmlinux --struct mce=+8                    # which per-CPU neighbours move\n  \
+layout-diff whatif vmlinux --symbol root_user --align 64      # a proposed alignment, checked\n  \
+layout-diff whatif v.snap --percpu-aligned mces_seen --format json\n\n\
+Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
+    Whatif(WhatifArgs),
     /// Write one build's layout facts to a small snapshot file, which every command
     /// accepts wherever it accepts a vmlinux.
     #[command(after_help = "Examples:\n  \
@@ -151,6 +167,47 @@ layout-diff history a.snap b.snap c.snap --struct task_struct --format json",
     /// Walk every DIE of each file in parallel and decode nothing (the cold-path floor).
     #[command(hide = true)]
     BenchWalk(BenchWalkArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WhatifArgs {
+    /// The build to change (vmlinux or snapshot).
+    pub file: PathBuf,
+    /// `NAME=+N`, `NAME=-N`, `NAME=SIZE` (resize), or `NAME` before --member/--align.
+    #[arg(long = "struct", value_name = "NAME[=SIZE]")]
+    pub structs: Vec<String>,
+    /// `MEMBER=+N`: a member of the --struct before it grows.
+    #[arg(long = "member", value_name = "M=+N")]
+    pub members: Vec<String>,
+    /// Alignment in bytes for the --struct or --symbol before it.
+    #[arg(long = "align", value_name = "N")]
+    pub aligns: Vec<u64>,
+    /// An object to align (with --align after it).
+    #[arg(long = "symbol", value_name = "NAME")]
+    pub symbols: Vec<String>,
+    /// A per-CPU variable defined with DEFINE_PER_CPU_ALIGNED instead.
+    #[arg(long = "percpu-aligned", value_name = "NAME")]
+    pub percpu_aligned: Vec<String>,
+    /// Print every predicted change, not only the first screen.
+    #[arg(long)]
+    pub all: bool,
+    /// Lines of items in the default report; not with --all.
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub limit: Option<usize>,
+    /// Measured hot things, as for the diff.
+    #[arg(long, value_name = "FILE")]
+    pub hot: Vec<PathBuf>,
+    /// Known-hot entries to add or replace, as for the diff.
+    #[arg(long, value_name = "FILE")]
+    pub hot_list: Vec<PathBuf>,
+    /// For one object, struct or function: evidence, root cause and rule.
+    #[arg(long, value_name = "NAME")]
+    pub explain: Option<String>,
+    /// Flagged categories that make exit 1, as for the diff.
+    #[arg(long, value_name = "CATEGORIES", value_delimiter = ',')]
+    pub fail_on: Vec<String>,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 #[derive(Debug, Args)]

@@ -21,3 +21,4 @@ pub use model::Image;
 pub mod check;
 pub mod diff;
 pub mod show;
+pub mod whatif;

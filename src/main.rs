@@ -34,6 +34,7 @@ fn main() -> ExitCode {
         Command::Show(args) => run::show(&args),
         Command::Diff(args) => run::diff(&args),
         Command::Check(args) => run::check(&args),
+        Command::Whatif(args) => run::whatif(&args),
         Command::Snapshot(args) => series::snapshot(&args),
         Command::History(args) => series::history(&args),
         Command::BenchWalk(args) => series::bench_walk(&args),

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 
-use crate::cli::{CheckArgs, DiffArgs, ShowArgs};
+use crate::cli::{CheckArgs, DiffArgs, ShowArgs, WhatifArgs};
 use layout_diff::diff::DiffOptions;
 use layout_diff::load::{InputFile, LoadOptions, StructFilter};
 use layout_diff::model::Space;
@@ -344,8 +344,16 @@ pub(crate) fn progress(message: &str) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// `layout-diff OLD NEW`.
-pub fn diff(args: &DiffArgs) -> Result<Output> {
+/// What the diff reads before the builds: names to show in full, evidence of
+/// hotness, c2c reports to map once OLD is loaded, the options.
+struct Prepared {
+    symbols: Vec<String>,
+    hotness: layout_diff::evidence::Hotness,
+    c2c: Vec<(layout_diff::perf::c2c::C2cReport, std::path::PathBuf)>,
+    fail_on: Vec<layout_diff::diff::Category>,
+}
+
+fn prepare(args: &DiffArgs) -> Result<Prepared> {
     let mut symbols = args.symbols.clone();
     // Every --hot file: names are shown in full and count as measured; perf profiles
     // are measured evidence; c2c reports are mapped onto OLD once it is loaded.
@@ -383,10 +391,21 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut options = DiffOptions {
+    Ok(Prepared {
+        symbols,
+        hotness,
+        c2c,
+        fail_on,
+    })
+}
+
+fn options<'a>(args: &DiffArgs, prep: &Prepared) -> Result<DiffOptions<'a>> {
+    let symbols = &prep.symbols;
+    let fail_on = prep.fail_on.clone();
+    Ok(DiffOptions {
         fail_on: (!fail_on.is_empty()).then_some(fail_on),
         pinned_symbols: (!symbols.is_empty())
-            .then(|| show::globs(&symbols))
+            .then(|| show::globs(symbols))
             .transpose()
             .context("bad --symbol or --hot pattern")?,
         pinned_structs: (!args.structs.is_empty())
@@ -397,14 +416,18 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
         // first screen can show unless --all is given.
         listed_only: !args.all && args.common.format() != Format::Json && args.explain.is_none(),
         hotness: None,
-    };
+    })
+}
+
+/// `layout-diff OLD NEW`.
+pub fn diff(args: &DiffArgs) -> Result<Output> {
+    let prep = prepare(args)?;
     let load = LoadOptions {
         line_size: args.common.line_size,
         rust: args.common.rust(),
         pahole_text: false,
         ..LoadOptions::default()
     };
-    let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
     // Both files mapped first, so that a missing one fails at once; then each build
@@ -435,14 +458,130 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     if let Some(b) = &bar {
         b.set_message("comparing");
     }
-    let unmatched = unmatched_patterns(args, &symbols, &old, &new)?;
-    let t1 = std::time::Instant::now();
+    let out = compare(
+        args,
+        prep,
+        &old,
+        &new,
+        bar,
+        (t0, std::time::Instant::now()),
+        None,
+    );
+    // The process ends right after printing: freeing millions of small allocations
+    // (members, names) one by one would only cost time, so the loaded builds are left
+    // to the exit.
+    std::mem::forget((old, new));
+    std::mem::forget((old_file, new_file));
+    out
+}
+
+/// What a prediction says of itself, printed before its report.
+struct Preface {
+    text: String,
+    json: serde_json::Value,
+}
+
+/// `layout-diff whatif IMAGE CHANGES`: the build laid out again with the changes,
+/// diffed against it like a real new build.
+pub fn whatif(args: &WhatifArgs) -> Result<Output> {
+    let changes =
+        layout_diff::whatif::parse_changes(std::env::args()).map_err(anyhow::Error::msg)?;
+    let diff_args = DiffArgs {
+        old: args.file.clone(),
+        new: args.file.clone(),
+        all: args.all,
+        limit: args.limit,
+        kaslr_offset: None,
+        symbols: Vec::new(),
+        structs: Vec::new(),
+        hot: args.hot.clone(),
+        hot_list: args.hot_list.clone(),
+        explain: args.explain.clone(),
+        fail_on: args.fail_on.clone(),
+        common: args.common.clone(),
+    };
+    let prep = prepare(&diff_args)?;
+    let load = LoadOptions {
+        line_size: args.common.line_size,
+        rust: args.common.rust(),
+        pahole_text: false,
+        ..LoadOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let bar = progress("loading the build");
+    let mut file = InputFile::map(&args.file)?;
+    let image = open_and_load(&mut file, &load)?;
+    if !image.has_debug_info {
+        return Err(layout_diff::Error::NoDebugInfo {
+            path: args.file.clone(),
+        }
+        .into());
+    }
+    let p = layout_diff::whatif::predict(&image, &changes)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+    let described: Vec<String> = p.changes.iter().map(ToString::to_string).collect();
+    let mut text = format!(
+        "Predicted, not built: {}\n  link model: {} data objects; the build laid out again unchanged puts {} of them back at their addresses\n  {} objects predicted to move or change size\n",
+        described.join(", "),
+        p.objects,
+        p.reproduced,
+        p.moved
+    );
+    for c in &p.caveats {
+        text += &format!("  not predicted: {c}\n");
+    }
+    text.push('\n');
+    let preface = Preface {
+        text,
+        json: serde_json::json!({
+            "predicted": true,
+            "changes": described,
+            "objects": p.objects,
+            "reproduced": p.reproduced,
+            "moved": p.moved,
+            "not_predicted": p.caveats,
+        }),
+    };
+    let out = compare(
+        &diff_args,
+        prep,
+        &image,
+        &p.image,
+        bar,
+        (t0, std::time::Instant::now()),
+        Some(&preface),
+    );
+    std::mem::forget((p, image));
+    std::mem::forget(file);
+    out
+}
+
+/// The diff of two loaded builds, rendered; `preface` goes before the report
+/// (text and markdown) or beside it (JSON).
+fn compare(
+    args: &DiffArgs,
+    prep: Prepared,
+    old: &layout_diff::model::Image<'_>,
+    new: &layout_diff::model::Image<'_>,
+    bar: Option<indicatif::ProgressBar>,
+    (t0, t1): (std::time::Instant, std::time::Instant),
+    preface: Option<&Preface>,
+) -> Result<Output> {
+    let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();
+    let mut options = options(args, &prep)?;
+    let Prepared {
+        symbols,
+        mut hotness,
+        c2c,
+        ..
+    } = prep;
+    let unmatched = unmatched_patterns(args, &symbols, old, new)?;
     // A c2c report recorded on OLD: the objects on its hot lines are measured hot, and
     // its lines are followed into NEW.
     let mut follow = None;
     for (r, path) in &c2c {
-        let kaslr = kaslr_for(r, &old, args.kaslr_offset, path)?;
-        let map = layout_diff::perf::hotmap::map(r, &old, kaslr);
+        let kaslr = kaslr_for(r, old, args.kaslr_offset, path)?;
+        let map = layout_diff::perf::hotmap::map(r, old, kaslr);
         for line in &map.lines {
             for o in &line.objects {
                 let bare = o.name.rsplit(':').next().unwrap_or(&o.name);
@@ -453,10 +592,10 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
                 );
             }
         }
-        follow.get_or_insert_with(|| layout_diff::perf::hotmap::follow(&map, &new));
+        follow.get_or_insert_with(|| layout_diff::perf::hotmap::follow(&map, new));
     }
     options.hotness = Some(&hotness);
-    let report = layout_diff::diff::diff(&old, &new, &options);
+    let report = layout_diff::diff::diff(old, new, &options);
     if let Some(name) = &args.explain {
         if let Some(b) = bar {
             b.finish_and_clear();
@@ -490,14 +629,27 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     };
     let planned = plan::plan(&report, view);
     let mut text = match args.common.format() {
-        Format::Text => diff_text::render(&planned),
-        Format::Markdown => diff_markdown::render(&planned),
+        Format::Text => {
+            preface.map_or(String::new(), |p| p.text.clone()) + &diff_text::render(&planned)
+        }
+        Format::Markdown => {
+            let quoted = preface.map_or(String::new(), |p| {
+                p.text
+                    .lines()
+                    .map(|l| format!("> {l}\n"))
+                    .collect::<String>()
+                    + "\n"
+            });
+            quoted + &diff_markdown::render(&planned)
+        }
         Format::Html => {
             let hot = follow.as_ref().map(hot_text::follow);
-            html::diff(
-                &planned,
-                hot.as_deref().map(|t| ("hot lines from perf c2c", t)),
-            )
+            let side = match (preface, hot.as_deref()) {
+                (_, Some(t)) => Some(("hot lines from perf c2c", t)),
+                (Some(p), None) => Some(("predicted, not built", p.text.as_str())),
+                (None, None) => None,
+            };
+            html::diff(&planned, side)
         }
         Format::Json => {
             #[derive(serde::Serialize)]
@@ -506,10 +658,13 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
                 report: &'a layout_diff::diff::Report<'a>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 hot: Option<&'a layout_diff::perf::hotmap::HotFollow>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                prediction: Option<&'a serde_json::Value>,
             }
             let doc = WithHot {
                 report: &report,
                 hot: follow.as_ref(),
+                prediction: preface.map(|p| &p.json),
             };
             let mut s = json::document("layout-diff-diff", &doc)?;
             s.push('\n');
@@ -537,8 +692,6 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     // report are left to the exit.
     std::mem::forget(report);
     std::mem::forget(follow);
-    std::mem::forget((old, new));
-    std::mem::forget((old_file, new_file));
     Ok(Output {
         text,
         code,

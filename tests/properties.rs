@@ -92,7 +92,7 @@ proptest! {
                 name,
                 file: None,
                 unit: None,
-            origin: None,
+            compile_unit: None,
                 group: 0,
                 kind: SymbolKind::Object,
                 binding: Binding::Global,

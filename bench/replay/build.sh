@@ -110,7 +110,7 @@ mkdir -p "$OUT"
 # 1. Packages.
 # ---------------------------------------------------------------------------
 is_installed() {
-    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+    [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == 'install ok installed' ]]
 }
 SUDO=
 [[ $(id -u) -eq 0 ]] || SUDO=sudo
@@ -267,6 +267,11 @@ for name in "${VARIANTS[@]}"; do
     for p in ${VARIANT_PATCHES[$name]}; do apply_patch "$p"; done
     stale_tree=1
     timed_build "$dest"
+    # (grep -c, not grep -q: with pipefail, grep -q exiting early would make
+    # nm die of SIGPIPE and the pipeline fail.)
+    if [[ $name == signal-fn ]] && ! nm vmlinux | grep -c ' replay_added_fn$' >/dev/null; then
+        die "replay_added_fn missing from the signal-fn vmlinux"
+    fi
     cp -p vmlinux System.map "$dest/"
     printf '%s\n' ${VARIANT_PATCHES[$name]} >"$dest/patches.txt"
 
@@ -274,11 +279,6 @@ for name in "${VARIANTS[@]}"; do
     find . -name '*.o' -newer "$marker" | sed 's|^\./||' | sort >"$dest/changed-objs.txt"
     mapfile -t objs < <(keepable_objs "$dest/changed-objs.txt")
     copy_objs "$dest" "${objs[@]}"
-
-    if [[ $name == signal-fn ]]; then
-        nm vmlinux | grep -q ' replay_added_fn$' ||
-            die "replay_added_fn missing from the signal-fn vmlinux"
-    fi
 
     for p in $(printf '%s\n' ${VARIANT_PATCHES[$name]} | tac); do revert_patch "$p"; done
     rebuild_base
@@ -314,7 +314,7 @@ summary() {
         v=$OUT/$name/vmlinux
         [[ -f $v ]] || { printf '%-18s missing\n' "$name"; continue; }
         printf '%-18s %10s %12s %s\n' "$name" "$(cat "$OUT/$name/build-seconds" 2>/dev/null || echo '?')" \
-            "$(stat -c %s "$v")" "$(readelf -S "$v" | grep -q '\.debug_info' && echo yes || echo NO)"
+            "$(stat -c %s "$v")" "$(readelf -S "$v" | grep -c '\.debug_info' >/dev/null && echo yes || echo NO)"
     done
     echo
     echo "nm -n -S (address size type name):"

@@ -286,7 +286,7 @@ mod tests {
             name,
             file: Some(file),
             unit,
-            origin: unit,
+            compile_unit: unit,
             group: 1,
             kind: SymbolKind::Object,
             binding: crate::model::Binding::Local,

@@ -123,16 +123,16 @@ impl<'d> LinkMap<'d> {
                 let a = asked(s);
                 let same_unit = inputs
                     .last()
-                    .is_some_and(|last| s.origin.is_none() || last.origin == s.origin);
+                    .is_some_and(|last| s.compile_unit.is_none() || last.origin == s.compile_unit);
                 if !same_unit {
                     inputs.push(Input {
-                        origin: s.origin,
+                        origin: s.compile_unit,
                         align: 1,
                         members: Vec::new(),
                     });
                 } else if inputs.is_empty() {
                     inputs.push(Input {
-                        origin: s.origin,
+                        origin: s.compile_unit,
                         align: 1,
                         members: Vec::new(),
                     });
@@ -343,7 +343,7 @@ fn link_rank<'d>(image: &Image<'d>) -> FxHashMap<&'d str, f64> {
         .iter()
         .filter(|s| s.kind == SymbolKind::Function && s.section == ".text")
     {
-        if let Some(u) = s.origin
+        if let Some(u) = s.compile_unit
             && !rank.contains_key(u)
         {
             rank.insert(u, next);
@@ -357,7 +357,7 @@ fn link_rank<'d>(image: &Image<'d>) -> FxHashMap<&'d str, f64> {
         .iter()
         .filter(|s| s.kind == SymbolKind::Object)
     {
-        let Some(u) = s.origin else { continue };
+        let Some(u) = s.compile_unit else { continue };
         match rank.get(u) {
             Some(&r) => {
                 before = r;

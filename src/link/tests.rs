@@ -60,7 +60,7 @@ fn image(units: &[Vec<Obj>], placed: &[(u64, u64)]) -> Image<'static> {
         for _ in unit {
             let (place, size) = placed[i];
             let mut s = crate::model::Symbol::test_object(NAMES[i], place, size);
-            s.origin = Some(UNITS[u]);
+            s.compile_unit = Some(UNITS[u]);
             img.symbols.push(s);
             i += 1;
         }
@@ -146,7 +146,7 @@ fn an_object_moved_to_the_aligned_region_lands_in_link_order() {
     ];
     for (name, unit, place, size) in objs {
         let mut s = crate::model::Symbol::test_object(name, place, size);
-        s.origin = Some(unit);
+        s.compile_unit = Some(unit);
         img.symbols.push(s);
     }
     // Code gives the link order a.c, b.c, c.c.
@@ -154,7 +154,7 @@ fn an_object_moved_to_the_aligned_region_lands_in_link_order() {
         let mut f = crate::model::Symbol::test_object("f", 0x10000 + 16 * k as u64, 16);
         f.kind = SymbolKind::Function;
         f.section = ".text";
-        f.origin = Some(unit);
+        f.compile_unit = Some(unit);
         img.symbols.push(f);
     }
     // o3 and o4 asked for a line (`DEFINE_PER_CPU_ALIGNED`); the rest their size's.

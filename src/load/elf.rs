@@ -285,7 +285,7 @@ fn read_symbols<'d, H: FileHeader>(
                 None
             },
             unit: None,
-            origin: None,
+            compile_unit: None,
             group: if binding == Binding::Local { group } else { 0 },
             kind,
             binding,

@@ -67,7 +67,7 @@ pub(crate) fn parse<'d>(path: &Path, text: &'d str) -> Result<Vec<Symbol<'d>>> {
             name,
             file: None,
             unit: None,
-            origin: None,
+            compile_unit: None,
             group: 0,
             kind,
             binding: if letter.is_ascii_uppercase() {

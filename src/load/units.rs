@@ -8,7 +8,7 @@ use super::dwarf::UnitSources;
 use crate::model::{Binding, Symbol, SymbolKind};
 
 /// Sets `unit` and `file` of every local symbol whose `STT_FILE` group holds a
-/// function inside a unit's code ranges or a variable DWARF knows, and the `origin`
+/// function inside a unit's code ranges or a variable DWARF knows, and the `compile_unit`
 /// of every symbol, global or local, whose unit DWARF knows.
 pub(crate) fn assign<'d>(symbols: &mut [Symbol<'d>], sources: &UnitSources<'d>) {
     let mut group_unit: HashMap<u32, &'d str> = HashMap::new();
@@ -35,10 +35,10 @@ pub(crate) fn assign<'d>(symbols: &mut [Symbol<'d>], sources: &UnitSources<'d>) 
     for s in symbols.iter_mut() {
         if s.binding == Binding::Local {
             s.unit = group_unit.get(&s.group).copied();
-            s.origin = s.unit;
+            s.compile_unit = s.unit;
         }
-        if s.origin.is_none() {
-            s.origin = match s.kind {
+        if s.compile_unit.is_none() {
+            s.compile_unit = match s.kind {
                 SymbolKind::Function => sources.of_code(s.address),
                 _ => sources.of_variable(s.address, s.name),
             };

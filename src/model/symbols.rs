@@ -52,7 +52,7 @@ pub struct Symbol<'d> {
     /// (the unit whose code ranges hold a function, or which defines a variable): the
     /// object file whose input section the linker placed it from.
     #[serde(skip)]
-    pub origin: Option<&'d str>,
+    pub compile_unit: Option<&'d str>,
     /// Which `STT_FILE` group of the symbol table a local symbol follows (1-based; 0
     /// for globals): symbols of one group come from one object file.
     #[serde(skip)]
@@ -146,7 +146,7 @@ impl Symbol<'static> {
             name,
             file: None,
             unit: None,
-            origin: None,
+            compile_unit: None,
             group: 0,
             kind: SymbolKind::Object,
             binding: Binding::Global,

@@ -75,8 +75,8 @@ pub(super) struct SymbolForm {
     pub name: Str,
     pub file: Option<Str>,
     pub unit: Option<Str>,
-    /// The compile unit of any symbol (`Symbol::origin`).
-    pub origin: Option<Str>,
+    /// The compile unit of any symbol (`Symbol::compile_unit`).
+    pub compile_unit: Option<Str>,
     /// `file` as the ELF alone gives it (before compile units are assigned): what a
     /// load without DWARF shows.
     pub elf_file: Option<Str>,
@@ -252,7 +252,7 @@ pub(super) fn from_image<'a>(
             name: names.put(s.name),
             file: s.file.map(|f| names.put(f)),
             unit: s.unit.map(|f| names.put(f)),
-            origin: s.origin.map(|f| names.put(f)),
+            compile_unit: s.compile_unit.map(|f| names.put(f)),
             elf_file: elf_file.map(|f| names.put(f)),
             group: s.group,
             kind: s.kind,

@@ -478,8 +478,8 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                     } else {
                         None
                     },
-                    origin: if with_units {
-                        c.names.opt(s.origin)?
+                    compile_unit: if with_units {
+                        c.names.opt(s.compile_unit)?
                     } else {
                         None
                     },

@@ -1,0 +1,456 @@
+//! Predictions: the build a change would make, laid out with the link model from one
+//! build's facts, without compiling. The predicted image is diffed against the build
+//! like a real new one, so every report format shows it.
+
+pub mod types;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use rustc_hash::FxHashMap;
+
+use crate::link::align::{self, compiler_alignment};
+use crate::link::{Edits, LinkMap};
+use crate::model::{Image, Space, SymbolKind};
+use types::{StructEdit, propagate};
+
+/// One change to predict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// `--struct NAME=+N` (grow by N bytes at the end) or `NAME=SIZE`.
+    Resize { name: String, size: Size },
+    /// `--struct NAME --member M=+N`: a member grows by N bytes.
+    Member {
+        name: String,
+        member: String,
+        grow: u64,
+    },
+    /// `--struct NAME --align N`.
+    StructAlign { name: String, align: u64 },
+    /// `--symbol NAME --align N`.
+    SymbolAlign { name: String, align: u64 },
+    /// `--percpu-aligned NAME`: defined with `DEFINE_PER_CPU_ALIGNED`.
+    PercpuAligned { name: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Size {
+    Grow(u64),
+    Shrink(u64),
+    Exactly(u64),
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Change::Resize { name, size } => match size {
+                Size::Grow(n) => write!(f, "struct {name} +{n} B"),
+                Size::Shrink(n) => write!(f, "struct {name} -{n} B"),
+                Size::Exactly(n) => write!(f, "struct {name} = {n} B"),
+            },
+            Change::Member { name, member, grow } => {
+                write!(f, "struct {name}.{member} +{grow} B")
+            }
+            Change::StructAlign { name, align } => write!(f, "struct {name} aligned to {align}"),
+            Change::SymbolAlign { name, align } => write!(f, "{name} aligned to {align}"),
+            Change::PercpuAligned { name } => write!(f, "{name} DEFINE_PER_CPU_ALIGNED"),
+        }
+    }
+}
+
+/// Reads the changes from the command line in order: `--struct NAME=+N|=-N|=SIZE`,
+/// or `--struct NAME` / `--symbol NAME` followed by `--member M=+N` or `--align N`;
+/// `--percpu-aligned NAME`. Other arguments are skipped (clap checks them).
+pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Change>, String> {
+    enum Target {
+        None,
+        Struct(String),
+        Symbol(String),
+    }
+    let mut out = Vec::new();
+    let mut target = Target::None;
+    let mut args = args.into_iter();
+    while let Some(a) = args.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let wanted = matches!(
+            flag.as_str(),
+            "--struct" | "--symbol" | "--member" | "--align" | "--percpu-aligned"
+        );
+        if !wanted {
+            continue;
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => args.next().ok_or_else(|| format!("{flag} needs a value"))?,
+        };
+        match flag.as_str() {
+            "--struct" => match value.split_once('=') {
+                Some((name, size)) => out.push(Change::Resize {
+                    name: name.to_string(),
+                    size: parse_size(size).map_err(|e| format!("--struct {value}: {e}"))?,
+                }),
+                None => target = Target::Struct(value),
+            },
+            "--symbol" => target = Target::Symbol(value),
+            "--member" => {
+                let Target::Struct(name) = &target else {
+                    return Err(format!("--member {value}: give --struct NAME before it"));
+                };
+                let (member, grow) = value
+                    .split_once('=')
+                    .ok_or_else(|| format!("--member {value}: expected MEMBER=+N"))?;
+                let grow = match parse_size(grow) {
+                    Ok(Size::Grow(n)) => n,
+                    _ => return Err(format!("--member {value}: expected MEMBER=+N")),
+                };
+                out.push(Change::Member {
+                    name: name.clone(),
+                    member: member.to_string(),
+                    grow,
+                });
+            }
+            "--align" => {
+                let align: u64 = value
+                    .parse()
+                    .ok()
+                    .filter(|a: &u64| a.is_power_of_two())
+                    .ok_or_else(|| format!("--align {value}: expected a power of two"))?;
+                match &target {
+                    Target::Struct(name) => out.push(Change::StructAlign {
+                        name: name.clone(),
+                        align,
+                    }),
+                    Target::Symbol(name) => out.push(Change::SymbolAlign {
+                        name: name.clone(),
+                        align,
+                    }),
+                    Target::None => {
+                        return Err(format!(
+                            "--align {value}: give --struct or --symbol before it"
+                        ));
+                    }
+                }
+            }
+            _ => out.push(Change::PercpuAligned { name: value }),
+        }
+    }
+    if out.is_empty() {
+        return Err(
+            "no change given (--struct NAME=+N, --struct NAME --member M=+N, \
+                    --struct NAME --align N, --symbol NAME --align N, --percpu-aligned NAME)"
+                .into(),
+        );
+    }
+    Ok(out)
+}
+
+fn parse_size(s: &str) -> Result<Size, String> {
+    let num = |t: &str| t.parse::<u64>().map_err(|e| format!("{t:?}: {e}"));
+    match s.as_bytes().first() {
+        Some(b'+') => Ok(Size::Grow(num(&s[1..])?)),
+        Some(b'-') => Ok(Size::Shrink(num(&s[1..])?)),
+        _ => Ok(Size::Exactly(num(s)?)),
+    }
+}
+
+/// A predicted build and how far the model vouches for it.
+pub struct Prediction<'d> {
+    pub image: Image<'d>,
+    pub changes: Vec<Change>,
+    /// Objects in the link model, and how many of them laying the build out again
+    /// unchanged puts back at their addresses.
+    pub objects: usize,
+    pub reproduced: usize,
+    /// Objects whose predicted place or size differs from the build's.
+    pub moved: usize,
+    /// What the model cannot predict for these changes.
+    pub caveats: Vec<String>,
+}
+
+/// The build `changes` would make of `image`.
+pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'d>, String> {
+    let mut map = LinkMap::build(image);
+    let unchanged = map.layout(&Edits::default());
+    let objects = unchanged.len();
+    let reproduced = unchanged
+        .iter()
+        .filter(|(i, (place, size))| {
+            let s = &image.symbols[**i];
+            s.place == *place && s.size == *size
+        })
+        .count();
+
+    // Structs first, then the objects of their types.
+    let mut struct_edits: FxHashMap<String, StructEdit<'_>> = FxHashMap::default();
+    for c in changes {
+        match c {
+            Change::Resize { name, size } => {
+                let old = image
+                    .structs_named(|n| n == name)
+                    .map(|(_, s)| s.size)
+                    .max()
+                    .ok_or_else(|| format!("no struct or union named {name:?} in the build"))?;
+                let new = match size {
+                    Size::Grow(n) => old.saturating_add(*n),
+                    Size::Shrink(n) => old.saturating_sub(*n),
+                    Size::Exactly(n) => *n,
+                };
+                struct_edits.entry(name.clone()).or_default().size = Some(new);
+            }
+            Change::Member { name, member, grow } => {
+                struct_edits
+                    .entry(name.clone())
+                    .or_default()
+                    .members
+                    .push(types::MemberGrowth {
+                        member,
+                        grow: *grow,
+                    });
+            }
+            Change::StructAlign { name, align } => {
+                struct_edits.entry(name.clone()).or_default().align = Some(*align);
+            }
+            _ => {}
+        }
+    }
+    let (relaid, _) = propagate(image, &struct_edits)?;
+    let vars = image.variables_of_symbols();
+    let mut edits = Edits::default();
+    for (i, s) in image.symbols.iter().enumerate() {
+        if s.kind != SymbolKind::Object {
+            continue;
+        }
+        let Some(v) = vars.of(s) else { continue };
+        let Some(id) = v.layout else { continue };
+        let Some(new) = relaid.get(&id) else { continue };
+        let old = image.struct_by_id(id);
+        let var_size = v.size.unwrap_or(s.size);
+        if old.size == 0 || var_size % old.size != 0 {
+            continue;
+        }
+        let size = var_size / old.size * new.size;
+        let user = v.alignment.or(new.explicit_alignment);
+        let was = align::asked(image, s, Some(v)).alignment;
+        let now = compiler_alignment(v.ctype.kind, size, new.alignment, user);
+        if size != s.size {
+            edits.size.insert(i, size);
+        }
+        if now != was {
+            edits.align.insert(i, now);
+        }
+    }
+    // Alignments the source now asks for, by symbol: the predicted variable carries
+    // them (`DW_AT_alignment`), so the diff explains the shift they cause.
+    let mut asked_for: FxHashMap<usize, u64> = FxHashMap::default();
+    for c in changes {
+        match c {
+            Change::SymbolAlign { name, align } => {
+                let i = find_object(image, name)?;
+                let was = align::asked(image, &image.symbols[i], vars.of(&image.symbols[i]));
+                edits.align.insert(i, was.alignment.max(*align));
+                asked_for.insert(i, *align);
+            }
+            Change::PercpuAligned { name } => {
+                let i = find_object(image, name)?;
+                if image.symbols[i].space != Space::Percpu {
+                    return Err(format!("--percpu-aligned {name}: not a per-CPU variable"));
+                }
+                map.move_to_end_region(i, image.line_size);
+                asked_for.insert(i, image.line_size);
+            }
+            _ => {}
+        }
+    }
+    let placed = map.layout(&edits);
+
+    let mut caveats =
+        vec!["functions keep their addresses: code size changes are not predicted".to_string()];
+    for pair in map.outputs.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        let end = a
+            .inputs
+            .iter()
+            .flat_map(|i| &i.members)
+            .filter_map(|m| placed.get(&m.symbol))
+            .map(|(p, s)| p + s)
+            .max()
+            .unwrap_or(a.end);
+        if a.space == b.space && end > b.start && a.end <= b.start {
+            caveats.push(format!(
+                "{} now ends past the start of {}: the sections after it move too, which is not predicted",
+                a.section, b.section
+            ));
+        }
+    }
+
+    let mut symbols = image.symbols.clone();
+    let mut moved = 0;
+    for (i, s) in symbols.iter_mut().enumerate() {
+        let Some(&(place, size)) = placed.get(&i) else {
+            continue;
+        };
+        if (place, size) != (s.place, s.size) {
+            moved += 1;
+        }
+        s.address = match s.space {
+            Space::Global => place,
+            Space::Percpu => place.wrapping_add(image.percpu_base.unwrap_or(0)),
+        };
+        s.place = place;
+        s.size = size;
+    }
+    // Variables follow their symbols.
+    let mut variables = image.variables.clone();
+    type Moved = (u64, u64, Option<u64>);
+    let mut at: FxHashMap<(u64, &str), Moved> = FxHashMap::default();
+    for (i, s) in image.symbols.iter().enumerate() {
+        if let Some(&(_, size)) = placed.get(&i)
+            && let Some(v) = vars.of(s)
+        {
+            let align = asked_for.get(&i).map(|&a| a.max(v.alignment.unwrap_or(1)));
+            at.insert((v.address, v.name), (symbols[i].address, size, align));
+        }
+    }
+    for v in &mut variables {
+        if let Some(&(address, size, align)) = at.get(&(v.address, v.name)) {
+            v.address = address;
+            if v.size.is_some() {
+                v.size = Some(size);
+            }
+            if align.is_some() {
+                v.alignment = align;
+            }
+        }
+    }
+    symbols.sort_by(|a, b| (a.space, a.address, a.name).cmp(&(b.space, b.address, b.name)));
+    variables.sort_by(|a, b| (a.address, a.name).cmp(&(b.address, b.name)));
+    let mut structs = image.structs.clone();
+    for (id, s) in relaid {
+        structs[id.0] = s;
+    }
+    let described: Vec<String> = changes.iter().map(ToString::to_string).collect();
+    let predicted = Image {
+        path: PathBuf::from(format!(
+            "{} (predicted: {})",
+            image.path.display(),
+            described.join(", ")
+        )),
+        arch: image.arch.clone(),
+        big_endian: image.big_endian,
+        file_kind: image.file_kind,
+        build_id: None,
+        line_size: image.line_size,
+        line_size_overridden: image.line_size_overridden,
+        has_debug_info: image.has_debug_info,
+        types_from: image.types_from,
+        percpu_base: image.percpu_base,
+        boundaries: image.boundaries.clone(),
+        function_prefix: image.function_prefix,
+        sections: image.sections.clone(),
+        symbols,
+        structs,
+        variables,
+        units: image.units,
+    };
+    Ok(Prediction {
+        image: predicted,
+        changes: changes.to_vec(),
+        objects,
+        reproduced,
+        moved,
+        caveats,
+    })
+}
+
+/// The data object named `name` (a bare or qualified name), exactly one.
+fn find_object(image: &Image<'_>, name: &str) -> Result<usize, String> {
+    let found: Vec<usize> = image
+        .symbols
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.kind == SymbolKind::Object && s.any_name(|n| n == name))
+        .map(|(i, _)| i)
+        .collect();
+    match found.as_slice() {
+        [i] => Ok(*i),
+        [] => Err(format!("no data object named {name:?} in the build")),
+        _ => Err(format!(
+            "{name:?} names {} objects; qualify it as FILE:NAME",
+            found.len()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn changes_are_read_in_order_with_their_targets() {
+        let got = parse_changes(args(&[
+            "whatif",
+            "vmlinux",
+            "--struct",
+            "mce=+8",
+            "--struct=user_struct",
+            "--align",
+            "64",
+            "--symbol",
+            "root_user",
+            "--align=64",
+            "--struct",
+            "rq",
+            "--member",
+            "lock=+4",
+            "--percpu-aligned",
+            "mces_seen",
+            "--format",
+            "json",
+        ]))
+        .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Change::Resize {
+                    name: "mce".into(),
+                    size: Size::Grow(8)
+                },
+                Change::StructAlign {
+                    name: "user_struct".into(),
+                    align: 64
+                },
+                Change::SymbolAlign {
+                    name: "root_user".into(),
+                    align: 64
+                },
+                Change::Member {
+                    name: "rq".into(),
+                    member: "lock".into(),
+                    grow: 4
+                },
+                Change::PercpuAligned {
+                    name: "mces_seen".into()
+                },
+            ]
+        );
+        assert_eq!(
+            parse_changes(args(&["--align", "64"])).unwrap_err(),
+            "--align 64: give --struct or --symbol before it"
+        );
+        assert_eq!(
+            parse_changes(args(&["--symbol", "x", "--align", "48"])).unwrap_err(),
+            "--align 48: expected a power of two"
+        );
+        assert_eq!(
+            parse_changes(args(&["--struct", "mce=12x"])).unwrap_err(),
+            "--struct mce=12x: \"12x\": invalid digit found in string"
+        );
+    }
+}

@@ -1,0 +1,285 @@
+//! Struct changes carried through the types: a struct resized, a member grown or an
+//! alignment raised changes the layout of every struct that embeds it (by value or
+//! as an array), to a fixed point, the way the compiler would lay them out again.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::layout::holes;
+use crate::link::align::align_up;
+use crate::model::{AggregateKind, Image, Member, StructId, StructLayout, TypeKind};
+
+/// The new size and alignment of one struct (or union) name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub size: u64,
+    pub align: u64,
+}
+
+/// Every struct whose layout changed, by id, laid out again.
+pub type Relaid<'d> = FxHashMap<StructId, StructLayout<'d>>;
+
+/// A member growth asked for directly: `struct.member` grows by `grow` bytes.
+#[derive(Debug, Clone)]
+pub struct MemberGrowth<'a> {
+    pub member: &'a str,
+    pub grow: u64,
+}
+
+/// The edits a change asks of one struct name, before propagation.
+#[derive(Debug, Clone, Default)]
+pub struct StructEdit<'a> {
+    /// New total size (a resize adds or removes bytes at the end).
+    pub size: Option<u64>,
+    /// A new alignment (at least the old one).
+    pub align: Option<u64>,
+    pub members: Vec<MemberGrowth<'a>>,
+}
+
+/// Lays out again every struct named in `edits` and every struct embedding one that
+/// changed, until nothing more changes. Returns the new layouts and the new shape of
+/// each changed name.
+pub fn propagate<'d>(
+    image: &Image<'d>,
+    edits: &FxHashMap<String, StructEdit<'_>>,
+) -> Result<(Relaid<'d>, FxHashMap<String, Shape>), String> {
+    let mut relaid: Relaid<'d> = FxHashMap::default();
+    let mut shapes: FxHashMap<String, Shape> = FxHashMap::default();
+    let mut pending: Vec<String> = Vec::new();
+    for (name, edit) in edits {
+        let ids: Vec<StructId> = image
+            .structs_named(|n| n == name)
+            .map(|(id, _)| id)
+            .collect();
+        if ids.is_empty() {
+            return Err(format!("no struct or union named {name:?} in the build"));
+        }
+        for id in ids {
+            let mut s = image.struct_by_id(id).clone();
+            for g in &edit.members {
+                let idx = s
+                    .members
+                    .iter()
+                    .position(|m| m.name == Some(g.member))
+                    .ok_or_else(|| format!("struct {name} has no member {:?}", g.member))?;
+                let mut sizes = FxHashMap::default();
+                let m = &s.members[idx];
+                sizes.insert(idx, (m.size + g.grow, member_align(m)));
+                s = relay(&s, &sizes);
+            }
+            if let Some(a) = edit.align {
+                s.alignment = s.alignment.max(a);
+                s.explicit_alignment = Some(s.explicit_alignment.unwrap_or(1).max(a));
+                s.size = align_up(s.size, s.alignment);
+            }
+            if let Some(size) = edit.size {
+                s.size = size;
+            }
+            finish(&mut s);
+            shapes.insert(
+                name.clone(),
+                Shape {
+                    size: s.size,
+                    align: s.alignment,
+                },
+            );
+            relaid.insert(id, s);
+        }
+        pending.push(name.clone());
+    }
+    // Embedders, to a fixed point (a struct is laid out again once per changed name
+    // it embeds; the walk ends because a changed name is queued once).
+    let mut queued: FxHashSet<String> = pending.iter().cloned().collect();
+    while let Some(name) = pending.pop() {
+        let shape = shapes[&name];
+        for (i, _) in image.structs.iter().enumerate() {
+            let id = StructId(i);
+            let current = relaid
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| image.struct_by_id(id).clone());
+            if current.name == name {
+                continue;
+            }
+            let Some(next) = embed(&current, &name, shape) else {
+                continue;
+            };
+            if next.size != current.size || next.alignment != current.alignment {
+                let key = next.name.to_string();
+                if !key.is_empty() {
+                    shapes.insert(
+                        key.clone(),
+                        Shape {
+                            size: next.size,
+                            align: next.alignment,
+                        },
+                    );
+                    if queued.insert(key.clone()) {
+                        pending.push(key);
+                    }
+                }
+            }
+            relaid.insert(id, next);
+        }
+    }
+    Ok((relaid, shapes))
+}
+
+/// `s` laid out again with every member of type `name` (or array of it) at `shape`;
+/// `None` when it has none.
+fn embed<'d>(s: &StructLayout<'d>, name: &str, shape: Shape) -> Option<StructLayout<'d>> {
+    let mut sizes = FxHashMap::default();
+    let mut out = s.clone();
+    for (idx, m) in s.members.iter().enumerate() {
+        if let Some(nested) = &m.nested
+            && let Some(inner) = embed(nested, name, shape)
+        {
+            // An anonymous aggregate laid inline: its own size changes.
+            let grown = inner.size;
+            out.members[idx].nested = Some(Box::new(inner));
+            sizes.insert(idx, (grown, member_align(m).max(shape.align)));
+            continue;
+        }
+        if !holds(m, name) {
+            continue;
+        }
+        let count: u64 = m.ctype.dims.iter().product::<u64>().max(1);
+        let count = if m.ctype.dims.contains(&0) { 0 } else { count };
+        sizes.insert(idx, (count * shape.size, member_align(m).max(shape.align)));
+    }
+    if sizes.is_empty() {
+        return None;
+    }
+    let mut next = relay(&out, &sizes);
+    finish(&mut next);
+    Some(next)
+}
+
+/// Whether a member's storage is a `name` by value (or an array of them).
+fn holds(m: &Member<'_>, name: &str) -> bool {
+    let t = &m.ctype;
+    let by_value = match t.kind {
+        TypeKind::Struct | TypeKind::Union => true,
+        TypeKind::Array => matches!(t.element, TypeKind::Struct | TypeKind::Union),
+        _ => false,
+    };
+    by_value && t.aggregate.as_deref() == Some(name)
+}
+
+/// A member's alignment: what the source asked, else its type's.
+fn member_align(m: &Member<'_>) -> u64 {
+    u64::from(m.alignment.unwrap_or(0))
+        .max(u64::from(m.natural_alignment))
+        .max(1)
+}
+
+/// `s` with the members in `sizes` (top-level index -> new size and alignment) at
+/// their new sizes and every member after them where the compiler puts it: at the
+/// next multiple of its alignment, plus any bytes its old place had beyond that.
+/// Members sharing an offset (bitfields of one unit, overlapping storage) move
+/// with the member they share it with. A union's members stay at 0.
+pub fn relay<'d>(s: &StructLayout<'d>, sizes: &FxHashMap<usize, (u64, u64)>) -> StructLayout<'d> {
+    let mut out = s.clone();
+    let (mut old_end, mut new_end, mut shift, mut max_align) = (0u64, 0u64, 0i128, s.alignment);
+    let union = s.kind == AggregateKind::Union;
+    for (idx, m) in s.members.iter().enumerate() {
+        let (size, align) = sizes
+            .get(&idx)
+            .copied()
+            .unwrap_or((m.size, member_align(m)));
+        max_align = max_align.max(align);
+        let offset = if union {
+            m.offset
+        } else if m.offset < old_end {
+            // Inside the storage of the member before: moves with it.
+            (i128::from(m.offset) + shift).max(0) as u64
+        } else {
+            let slack = m.offset.saturating_sub(align_up(old_end, member_align(m)));
+            let at = align_up(new_end, align) + slack;
+            shift = i128::from(at) - i128::from(m.offset);
+            at
+        };
+        let delta = i128::from(offset) - i128::from(m.offset);
+        let mut nm = out.members[idx].clone();
+        shift_nested(&mut nm, delta);
+        nm.offset = offset;
+        nm.size = size;
+        old_end = old_end.max(m.offset.saturating_add(m.size));
+        new_end = new_end.max(offset.saturating_add(size));
+        out.members[idx] = nm;
+    }
+    let tail = s.size.saturating_sub(align_up(old_end, s.alignment));
+    out.alignment = max_align;
+    out.size = align_up(new_end, max_align) + tail;
+    out
+}
+
+/// Moves the members of an anonymous aggregate laid inline by `delta` bytes (their
+/// offsets count from the outermost struct).
+fn shift_nested(m: &mut Member<'_>, delta: i128) {
+    if delta == 0 {
+        return;
+    }
+    if let Some(n) = &mut m.nested {
+        for inner in &mut n.members {
+            inner.offset = (i128::from(inner.offset) + delta).max(0) as u64;
+            shift_nested(inner, delta);
+        }
+    }
+}
+
+/// Holes and padding counted again, as the loader counts them.
+fn finish(s: &mut StructLayout<'_>) {
+    holes::fill(s, 0);
+    holes::attribute(s, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CType;
+    use std::sync::Arc;
+
+    fn member(name: &'static str, offset: u64, size: u64, align: u32) -> Member<'static> {
+        Member {
+            name: Some(name),
+            offset,
+            size,
+            natural_alignment: align,
+            ctype: Arc::new(CType {
+                kind: TypeKind::Base,
+                c: "x".into(),
+                ..CType::default()
+            })
+            .into(),
+            ..Member::default()
+        }
+    }
+
+    /// struct { char a; long b; int c; } grown at `a` by 8: b and c move by 8, the
+    /// size grows by 8.
+    #[test]
+    fn members_after_a_grown_one_move_to_their_alignment() {
+        let s = StructLayout {
+            name: "t",
+            size: 24,
+            alignment: 8,
+            members: vec![
+                member("a", 0, 1, 1),
+                member("b", 8, 8, 8),
+                member("c", 16, 4, 4),
+            ],
+            ..StructLayout::default()
+        };
+        let mut sizes = FxHashMap::default();
+        sizes.insert(0, (9, 1));
+        let r = relay(&s, &sizes);
+        let got: Vec<(u64, u64)> = r.members.iter().map(|m| (m.offset, m.size)).collect();
+        assert_eq!(got, vec![(0, 9), (16, 8), (24, 4)]);
+        assert_eq!(r.size, 32);
+        // Growth that fits the hole moves nothing: a to 7 bytes, b stays at 8.
+        sizes.insert(0, (7, 1));
+        let r = relay(&s, &sizes);
+        assert_eq!(r.members[1].offset, 8);
+        assert_eq!(r.size, 24);
+    }
+}
