@@ -147,6 +147,19 @@ layout-diff whatif vmlinux --symbol root_user --align 64      # a proposed align
 layout-diff whatif v.snap --percpu-aligned mces_seen --format json\n\n\
 Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
     Whatif(WhatifArgs),
+    /// For each hot object the diff flags, the smallest change that gives it back its
+    /// line facts, checked by `whatif`, with its cost, as C and as a `check` rule.
+    #[command(
+        after_help = "Each fix aligns the flagged object or one of its new written neighbours\n\
+to a line (____cacheline_aligned_in_smp; DEFINE_PER_CPU_ALIGNED for per-CPU\n\
+variables), is predicted on NEW and diffed against OLD again: it restores when the\n\
+object is no longer flagged. Cost: bytes added to the section, the object's lines.\n\n\
+Examples:\n  \
+layout-diff suggest old/vmlinux new/vmlinux\n  \
+layout-diff suggest old.snap new.snap --hot perf-type.txt --format json\n\n\
+Exit status: 0 every flagged object has a fix that restores it, 1 some have none, 2 error."
+    )]
+    Suggest(SuggestArgs),
     /// Write one build's layout facts to a small snapshot file, which every command
     /// accepts wherever it accepts a vmlinux.
     #[command(after_help = "Examples:\n  \
@@ -188,6 +201,10 @@ pub struct WhatifArgs {
     /// A per-CPU variable defined with DEFINE_PER_CPU_ALIGNED instead.
     #[arg(long = "percpu-aligned", value_name = "NAME")]
     pub percpu_aligned: Vec<String>,
+    /// Print the predicted data objects as `nm -n -S` prints them (address, size,
+    /// `d`, name), instead of the report: to compare with a real build.
+    #[arg(long)]
+    pub nm: bool,
     /// Print every predicted change, not only the first screen.
     #[arg(long)]
     pub all: bool,
@@ -206,6 +223,22 @@ pub struct WhatifArgs {
     /// Flagged categories that make exit 1, as for the diff.
     #[arg(long, value_name = "CATEGORIES", value_delimiter = ',')]
     pub fail_on: Vec<String>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct SuggestArgs {
+    /// The build the flags are against.
+    pub old: PathBuf,
+    /// The build with the flagged changes; fixes are predicted on it.
+    pub new: PathBuf,
+    /// Measured hot things, as for the diff.
+    #[arg(long, value_name = "FILE")]
+    pub hot: Vec<PathBuf>,
+    /// Known-hot entries to add or replace, as for the diff.
+    #[arg(long, value_name = "FILE")]
+    pub hot_list: Vec<PathBuf>,
     #[command(flatten)]
     pub common: Common,
 }

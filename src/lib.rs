@@ -21,4 +21,5 @@ pub use model::Image;
 pub mod check;
 pub mod diff;
 pub mod show;
+pub mod suggest;
 pub mod whatif;

@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => run::diff(&args),
         Command::Check(args) => run::check(&args),
         Command::Whatif(args) => run::whatif(&args),
+        Command::Suggest(args) => run::suggest(&args),
         Command::Snapshot(args) => series::snapshot(&args),
         Command::History(args) => series::history(&args),
         Command::BenchWalk(args) => series::bench_walk(&args),

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 
-use crate::cli::{CheckArgs, DiffArgs, ShowArgs, WhatifArgs};
+use crate::cli::{CheckArgs, DiffArgs, ShowArgs, SuggestArgs, WhatifArgs};
 use layout_diff::diff::DiffOptions;
 use layout_diff::load::{InputFile, LoadOptions, StructFilter};
 use layout_diff::model::Space;
@@ -519,6 +519,22 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     }
     let p = layout_diff::whatif::predict(&image, &changes)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+    if args.nm {
+        let mut text = String::new();
+        for s in p
+            .image
+            .symbols
+            .iter()
+            .filter(|s| s.kind == layout_diff::model::SymbolKind::Object)
+        {
+            text += &format!("{:016x} {:016x} d {}\n", s.address, s.size, s.name);
+        }
+        return Ok(Output {
+            text,
+            code: 0,
+            note: None,
+        });
+    }
     let described: Vec<String> = p.changes.iter().map(ToString::to_string).collect();
     let mut text = format!(
         "Predicted, not built: {}\n  link model: {} data objects; the build laid out again unchanged puts {} of them back at their addresses\n  {} objects predicted to move or change size\n",
@@ -554,6 +570,74 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     std::mem::forget((p, image));
     std::mem::forget(file);
     out
+}
+
+/// `layout-diff suggest OLD NEW`: fixes for the flagged hot objects, each checked by
+/// a prediction on NEW diffed against OLD.
+pub fn suggest(args: &SuggestArgs) -> Result<Output> {
+    let diff_args = DiffArgs {
+        old: args.old.clone(),
+        new: args.new.clone(),
+        all: true,
+        limit: None,
+        kaslr_offset: None,
+        symbols: Vec::new(),
+        structs: Vec::new(),
+        hot: args.hot.clone(),
+        hot_list: args.hot_list.clone(),
+        explain: None,
+        fail_on: Vec::new(),
+        common: args.common.clone(),
+    };
+    let prep = prepare(&diff_args)?;
+    let load = LoadOptions {
+        line_size: args.common.line_size,
+        rust: args.common.rust(),
+        pahole_text: false,
+        ..LoadOptions::default()
+    };
+    let bar = progress("loading both builds");
+    let (mut old_file, mut new_file) = (InputFile::map(&args.old)?, InputFile::map(&args.new)?);
+    let (old, new) = rayon::join(
+        || open_and_load(&mut old_file, &load),
+        || open_and_load(&mut new_file, &load),
+    );
+    let (mut old, mut new) = (old?, new?);
+    layout_diff::load::align_local_names(&mut old, &mut new);
+    for (img, path) in [(&old, &args.old), (&new, &args.new)] {
+        if !img.has_debug_info {
+            return Err(layout_diff::Error::NoDebugInfo { path: path.clone() }.into());
+        }
+    }
+    if let Some(b) = &bar {
+        b.set_message("predicting fixes");
+    }
+    let mut options = options(&diff_args, &prep)?;
+    options.listed_only = true;
+    options.hotness = Some(&prep.hotness);
+    let found = layout_diff::suggest::suggest(&old, &new, &options).map_err(anyhow::Error::msg)?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let unfixed = found
+        .iter()
+        .filter(|s| !s.fixes.iter().any(|f| f.restores))
+        .count();
+    let text = match args.common.format() {
+        Format::Json => {
+            let mut s = json::document("layout-diff-suggest", &found)?;
+            s.push('\n');
+            s
+        }
+        _ => layout_diff::report::suggest_text::render(&found, &args.old, &args.new),
+    };
+    std::mem::forget((old, new));
+    std::mem::forget((old_file, new_file));
+    Ok(Output {
+        text,
+        code: u8::from(unfixed > 0),
+        note: None,
+    })
 }
 
 /// The diff of two loaded builds, rendered; `preface` goes before the report

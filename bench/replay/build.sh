@@ -237,6 +237,8 @@ if [[ $FORCE == 1 || ! -f $OUT/base/vmlinux ]]; then
     log "building base"
     rm -rf "$OUT/base"
     mkdir -p "$OUT/base"
+    # Start from no objects so the base time is a full build.
+    make clean >/dev/null
     timed_build "$OUT/base"
     cp -p vmlinux System.map "$OUT/base/"
     cp -p .config "$OUT/base/config"

@@ -14,6 +14,7 @@ pub mod json;
 pub mod pahole;
 pub mod plan;
 pub mod show_text;
+pub mod suggest_text;
 
 /// Output format chosen with `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

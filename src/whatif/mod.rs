@@ -168,6 +168,9 @@ pub struct Prediction<'d> {
     pub moved: usize,
     /// What the model cannot predict for these changes.
     pub caveats: Vec<String>,
+    /// For each output section an object moved in: the most any object's end moved
+    /// (the bytes the change adds before slack absorbs them).
+    pub growth: Vec<(Space, &'d str, i64)>,
 }
 
 /// The build `changes` would make of `image`.
@@ -245,6 +248,7 @@ pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'
     // Alignments the source now asks for, by symbol: the predicted variable carries
     // them (`DW_AT_alignment`), so the diff explains the shift they cause.
     let mut asked_for: FxHashMap<usize, u64> = FxHashMap::default();
+    let mut notes = Vec::new();
     for c in changes {
         match c {
             Change::SymbolAlign { name, align } => {
@@ -258,7 +262,19 @@ pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'
                 if image.symbols[i].space != Space::Percpu {
                     return Err(format!("--percpu-aligned {name}: not a per-CPU variable"));
                 }
-                map.move_to_end_region(i, image.line_size);
+                if image.symbols[i].binding == crate::model::Binding::Local {
+                    map.move_to_end_region(i, image.line_size);
+                } else {
+                    // A global per-CPU variable is declared in a header
+                    // (`DECLARE_PER_CPU`), and GCC keeps the section of the first
+                    // declaration ("ignoring attribute section ... conflicts with
+                    // previous"): the definition's alignment applies in place.
+                    edits.align.insert(i, image.line_size);
+                    notes.push(format!(
+                        "{name} is global: its header's DECLARE_PER_CPU keeps it in .data..percpu, aligned in place; \
+                         with DECLARE_PER_CPU_ALIGNED in the header too it would move to ..shared_aligned"
+                    ));
+                }
                 asked_for.insert(i, image.line_size);
             }
             _ => {}
@@ -288,12 +304,21 @@ pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'
 
     let mut symbols = image.symbols.clone();
     let mut moved = 0;
+    let mut growth: Vec<(Space, &'d str, i64)> = Vec::new();
     for (i, s) in symbols.iter_mut().enumerate() {
         let Some(&(place, size)) = placed.get(&i) else {
             continue;
         };
         if (place, size) != (s.place, s.size) {
             moved += 1;
+            let grew = (place + size) as i64 - s.place_end() as i64;
+            match growth
+                .iter_mut()
+                .find(|g| (g.0, g.1) == (s.space, s.section))
+            {
+                Some(g) => g.2 = g.2.max(grew),
+                None => growth.push((s.space, s.section, grew)),
+            }
         }
         s.address = match s.space {
             Space::Global => place,
@@ -362,6 +387,7 @@ pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'
         reproduced,
         moved,
         caveats,
+        growth,
     })
 }
 

@@ -1,0 +1,65 @@
+//! `suggest` as text: per flagged object, its fixes cheapest first, each with what it
+//! restores and costs, the C to paste and the rule that keeps it.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use crate::suggest::Suggestion;
+
+pub fn render(found: &[Suggestion], old: &Path, new: &Path) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "layout-diff suggest  {}  ->  {}",
+        old.display(),
+        new.display()
+    );
+    if found.is_empty() {
+        out += "\nno hot object is flagged: nothing to fix\n";
+        return out;
+    }
+    for s in found {
+        let _ = writeln!(
+            out,
+            "\n{} ({}{})  flagged: {}",
+            s.object,
+            s.type_name.as_deref().unwrap_or("untyped"),
+            match s.space {
+                crate::model::Space::Percpu => ", per-CPU",
+                crate::model::Space::Global => "",
+            },
+            s.flag
+        );
+        if !s.neighbours.is_empty() {
+            let _ = writeln!(out, "  new written neighbours: {}", s.neighbours.join(", "));
+        }
+        if s.fixes.is_empty() {
+            out += "  no fix found: neither it nor its neighbours can be aligned here\n";
+            continue;
+        }
+        for (i, f) in s.fixes.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "  {}. {}: {}; moves its section by up to {:+} B; {} line{}; {} flag{} in the predicted diff",
+                i + 1,
+                f.change,
+                if f.restores {
+                    "restores"
+                } else {
+                    "does not restore"
+                },
+                f.section_bytes,
+                f.lines,
+                if f.lines == 1 { "" } else { "s" },
+                f.flags_after,
+                if f.flags_after == 1 { "" } else { "s" },
+            );
+            let _ = writeln!(out, "       {}", f.declaration);
+        }
+        out += "  check rule:\n";
+        for l in s.rule.lines() {
+            let _ = writeln!(out, "    {l}");
+        }
+    }
+    out
+}

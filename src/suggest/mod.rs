@@ -1,0 +1,239 @@
+//! Fixes for flagged objects: for each hot object the diff flags, the changes that
+//! would give it back its line facts (the object or its new written neighbour aligned
+//! to a line, with `____cacheline_aligned_in_smp` or `DEFINE_PER_CPU_ALIGNED`), each
+//! checked by predicting the build it makes and diffing that against OLD again, with
+//! its cost in bytes and lines. The cheapest that clears the flag comes first.
+
+use serde::Serialize;
+
+use crate::diff::{DiffOptions, Severity, diff};
+use crate::model::{Binding, Image, Space, SymbolKind};
+use crate::whatif::{Change, predict};
+
+/// One candidate fix for one flagged object, checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fix {
+    /// The change, as `whatif` takes it.
+    pub change: String,
+    /// The changed declaration, as C to paste.
+    pub declaration: String,
+    /// Whether the predicted build clears the object's flag.
+    pub restores: bool,
+    /// Bytes the change adds to the output section before its slack absorbs them:
+    /// the most any object's end moves.
+    pub section_bytes: i64,
+    /// Lines the flagged object covers after the change.
+    pub lines: u64,
+    /// Flags in the whole predicted diff against OLD (the flag itself included when
+    /// not cleared): a fix that moves the problem elsewhere shows here.
+    pub flags_after: usize,
+}
+
+/// The fixes for one flagged object, cheapest restoring first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Suggestion {
+    pub object: String,
+    pub space: Space,
+    pub type_name: Option<String>,
+    /// Why it is flagged: the category and the new written neighbours.
+    pub flag: String,
+    pub neighbours: Vec<String>,
+    pub fixes: Vec<Fix>,
+    /// A `check` rule that keeps the best fix in place.
+    pub rule: String,
+}
+
+/// Objects considered per run: each candidate costs one prediction and one diff.
+const MAX_FLAGGED: usize = 8;
+/// New written neighbours tried as the thing to align, per flagged object.
+const MAX_NEIGHBOURS: usize = 3;
+
+/// The suggestions for every flagged data object of `old -> new`, at most
+/// `MAX_FLAGGED` of them, in the report's order.
+pub fn suggest<'d>(
+    old: &Image<'d>,
+    new: &Image<'d>,
+    options: &DiffOptions<'_>,
+) -> Result<Vec<Suggestion>, String> {
+    let report = diff(old, new, options);
+    let flagged: Vec<_> = report
+        .data
+        .iter()
+        .chain(&report.percpu)
+        .filter(|c| matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment))
+        .take(MAX_FLAGGED)
+        .collect();
+    let mut out = Vec::new();
+    for c in flagged {
+        let name = c.name.to_string();
+        let neighbours: Vec<String> = c
+            .written_neighbours
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let mut targets = vec![name.clone()];
+        targets.extend(neighbours.iter().take(MAX_NEIGHBOURS).cloned());
+        let mut fixes = Vec::new();
+        for target in &targets {
+            let Some(sym) = new
+                .symbols
+                .iter()
+                .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == target))
+            else {
+                continue;
+            };
+            let change = match sym.space {
+                Space::Global => Change::SymbolAlign {
+                    name: target.clone(),
+                    align: new.line_size,
+                },
+                Space::Percpu => Change::PercpuAligned {
+                    name: target.clone(),
+                },
+            };
+            let Ok(p) = predict(new, std::slice::from_ref(&change)) else {
+                continue;
+            };
+            let after = diff(old, &p.image, options);
+            let still = after
+                .data
+                .iter()
+                .chain(&after.percpu)
+                .find(|a| a.name.to_string() == name);
+            let restores = still.is_none_or(|a| !a.severity.flagged());
+            let lines = still.map_or_else(
+                || lines_of(&p.image, &name),
+                |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
+            );
+            fixes.push(Fix {
+                change: change_args(&change),
+                declaration: declaration(new, sym),
+                restores,
+                section_bytes: p
+                    .growth
+                    .iter()
+                    .filter(|g| (g.0, g.1) == (sym.space, sym.section))
+                    .map(|g| g.2)
+                    .max()
+                    .unwrap_or(0),
+                lines,
+                flags_after: after.flagged,
+            });
+        }
+        fixes.sort_by_key(|f| (!f.restores, f.section_bytes, f.flags_after));
+        let rule = rule_for(&name, &neighbours, fixes.first(), new.line_size);
+        out.push(Suggestion {
+            object: name,
+            space: c.space,
+            type_name: c.type_name.map(str::to_string),
+            flag: c
+                .severity
+                .category()
+                .map_or("flagged", |k| k.name())
+                .to_string(),
+            neighbours,
+            fixes,
+            rule,
+        });
+    }
+    Ok(out)
+}
+
+/// The change spelled as `whatif` arguments.
+fn change_args(c: &Change) -> String {
+    match c {
+        Change::SymbolAlign { name, align } => format!("--symbol {name} --align {align}"),
+        Change::PercpuAligned { name } => format!("--percpu-aligned {name}"),
+        other => other.to_string(),
+    }
+}
+
+/// The declaration of `sym` with the alignment asked for, as C.
+fn declaration(image: &Image<'_>, sym: &crate::model::Symbol<'_>) -> String {
+    let c_type = image
+        .variable_for(sym)
+        .map_or("TYPE", |v| v.type_name())
+        .to_string();
+    let bare = sym.name.split('.').next().unwrap_or(sym.name);
+    let storage = if sym.binding == Binding::Local {
+        "static "
+    } else {
+        ""
+    };
+    match sym.space {
+        Space::Percpu if sym.binding == Binding::Local => {
+            format!("static DEFINE_PER_CPU_ALIGNED({c_type}, {bare});")
+        }
+        // A global one is declared in a header too, whose section wins.
+        Space::Percpu => format!(
+            "DEFINE_PER_CPU_ALIGNED({c_type}, {bare});  /* and in its header: DECLARE_PER_CPU_ALIGNED({c_type}, {bare}); */"
+        ),
+        Space::Global => {
+            // `int[4]` is declared `int name[4]`.
+            let (head, dims) = match c_type.find('[') {
+                Some(i) => (c_type[..i].trim_end(), &c_type[i..]),
+                None => (c_type.as_str(), ""),
+            };
+            format!("{storage}{head} {bare}{dims} ____cacheline_aligned_in_smp ...;")
+        }
+    }
+}
+
+/// A `check` rule that keeps the fix: the object never again shares a line with the
+/// neighbours it gained, and, when the fix aligns it, it stays aligned.
+fn rule_for(name: &str, neighbours: &[String], best: Option<&Fix>, line: u64) -> String {
+    let mut rule = format!("[symbol.\"{name}\"]\n");
+    if !neighbours.is_empty() {
+        let list: Vec<String> = neighbours.iter().map(|n| format!("\"{n}\"")).collect();
+        rule += &format!("not_with = [{}]\n", list.join(", "));
+    }
+    if best.is_some_and(|f| {
+        f.change.contains(&format!("--symbol {name} "))
+            || f.change.ends_with(&format!("--percpu-aligned {name}"))
+    }) {
+        rule += &format!("aligned = {line}\n");
+    }
+    rule += "why = \"a hot object kept off its written neighbours' lines (layout-diff suggest)\"\n";
+    rule
+}
+
+fn lines_of(image: &Image<'_>, name: &str) -> u64 {
+    image
+        .symbols
+        .iter()
+        .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == name))
+        .map_or(0, |s| {
+            crate::layout::place(s.place, s.size, image.line_size).lines
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rule_keeps_the_neighbours_off_and_the_alignment_when_the_fix_aligns_it() {
+        let fix = Fix {
+            change: "--symbol root_user --align 64".into(),
+            declaration: String::new(),
+            restores: true,
+            section_bytes: 32,
+            lines: 3,
+            flags_after: 0,
+        };
+        assert_eq!(
+            rule_for("root_user", &["init_user_ns".into()], Some(&fix), 64),
+            "[symbol.\"root_user\"]\nnot_with = [\"init_user_ns\"]\naligned = 64\n\
+             why = \"a hot object kept off its written neighbours' lines (layout-diff suggest)\"\n"
+        );
+        let other = Fix {
+            change: "--symbol init_user_ns --align 64".into(),
+            ..fix
+        };
+        assert_eq!(
+            rule_for("root_user", &["init_user_ns".into()], Some(&other), 64),
+            "[symbol.\"root_user\"]\nnot_with = [\"init_user_ns\"]\n\
+             why = \"a hot object kept off its written neighbours' lines (layout-diff suggest)\"\n"
+        );
+    }
+}
