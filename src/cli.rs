@@ -233,6 +233,10 @@ pub struct SuggestArgs {
     pub old: PathBuf,
     /// The build with the flagged changes; fixes are predicted on it.
     pub new: PathBuf,
+    /// Objects to fix too, whatever their evidence, when they gained neighbours
+    /// (names as the report prints them; repeatable).
+    #[arg(long = "symbol", value_name = "NAME")]
+    pub symbols: Vec<String>,
     /// Measured hot things, as for the diff.
     #[arg(long, value_name = "FILE")]
     pub hot: Vec<PathBuf>,

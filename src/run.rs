@@ -581,7 +581,7 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
         all: true,
         limit: None,
         kaslr_offset: None,
-        symbols: Vec::new(),
+        symbols: args.symbols.clone(),
         structs: Vec::new(),
         hot: args.hot.clone(),
         hot_list: args.hot_list.clone(),
@@ -615,7 +615,8 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let mut options = options(&diff_args, &prep)?;
     options.listed_only = true;
     options.hotness = Some(&prep.hotness);
-    let found = layout_diff::suggest::suggest(&old, &new, &options).map_err(anyhow::Error::msg)?;
+    let found = layout_diff::suggest::suggest(&old, &new, &options, &args.symbols)
+        .map_err(anyhow::Error::msg)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -625,7 +626,16 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
         .count();
     let text = match args.common.format() {
         Format::Json => {
-            let mut s = json::document("layout-diff-suggest", &found)?;
+            #[derive(serde::Serialize)]
+            struct Doc<'a> {
+                suggestions: &'a [layout_diff::suggest::Suggestion],
+            }
+            let mut s = json::document(
+                "layout-diff-suggest",
+                &Doc {
+                    suggestions: &found,
+                },
+            )?;
             s.push('\n');
             s
         }

@@ -121,16 +121,12 @@ impl<'d> LinkMap<'d> {
             let mut inputs: Vec<Input<'d>> = Vec::new();
             for &(i, s) in &list {
                 let a = asked(s);
+                // A unit's objects in a row are one input section; an object whose
+                // unit DWARF does not name joins the one before it.
                 let same_unit = inputs
                     .last()
                     .is_some_and(|last| s.compile_unit.is_none() || last.origin == s.compile_unit);
                 if !same_unit {
-                    inputs.push(Input {
-                        origin: s.compile_unit,
-                        align: 1,
-                        members: Vec::new(),
-                    });
-                } else if inputs.is_empty() {
                     inputs.push(Input {
                         origin: s.compile_unit,
                         align: 1,
@@ -316,7 +312,7 @@ impl<'d> LinkMap<'d> {
 /// object at or after `end` when `end` is rounded up to it.
 fn borne_out(wanted: u64, end: u64, place: u64) -> u64 {
     let mut a = wanted.max(1);
-    while a > 1 && (place % a != 0 || align_up(end, a) > place) {
+    while a > 1 && (!place.is_multiple_of(a) || align_up(end, a) > place) {
         a /= 2;
     }
     a

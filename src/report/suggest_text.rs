@@ -31,7 +31,12 @@ pub fn render(found: &[Suggestion], old: &Path, new: &Path) -> String {
             s.flag
         );
         if !s.neighbours.is_empty() {
-            let _ = writeln!(out, "  new written neighbours: {}", s.neighbours.join(", "));
+            let what = if s.flag.starts_with("asked") {
+                "new neighbours"
+            } else {
+                "new written neighbours"
+            };
+            let _ = writeln!(out, "  {what}: {}", s.neighbours.join(", "));
         }
         if s.fixes.is_empty() {
             out += "  no fix found: neither it nor its neighbours can be aligned here\n";
@@ -40,7 +45,7 @@ pub fn render(found: &[Suggestion], old: &Path, new: &Path) -> String {
         for (i, f) in s.fixes.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "  {}. {}: {}; moves its section by up to {:+} B; {} line{}; {} flag{} in the predicted diff",
+                "  {}. {}: {}; section end {:+} B, {} other object{} moved (at most {:+} B); {} line{}; {} flag{} in the predicted diff",
                 i + 1,
                 f.change,
                 if f.restores {
@@ -49,6 +54,9 @@ pub fn render(found: &[Suggestion], old: &Path, new: &Path) -> String {
                     "does not restore"
                 },
                 f.section_bytes,
+                f.shifted,
+                if f.shifted == 1 { "" } else { "s" },
+                f.max_shift,
                 f.lines,
                 if f.lines == 1 { "" } else { "s" },
                 f.flags_after,

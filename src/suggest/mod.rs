@@ -19,9 +19,12 @@ pub struct Fix {
     pub declaration: String,
     /// Whether the predicted build clears the object's flag.
     pub restores: bool,
-    /// Bytes the change adds to the output section before its slack absorbs them:
-    /// the most any object's end moves.
+    /// Bytes the change adds to the output section (the end of its last object).
     pub section_bytes: i64,
+    /// Objects other than the changed one that move, and the most any of them moves:
+    /// what the change costs its neighbours.
+    pub shifted: usize,
+    pub max_shift: i64,
     /// Lines the flagged object covers after the change.
     pub lines: u64,
     /// Flags in the whole predicted diff against OLD (the flag itself included when
@@ -50,27 +53,48 @@ const MAX_NEIGHBOURS: usize = 3;
 
 /// The suggestions for every flagged data object of `old -> new`, at most
 /// `MAX_FLAGGED` of them, in the report's order.
+/// Objects named in `asked` are taken too, whatever their evidence, when they gained
+/// neighbours: restoring them means no new neighbour against OLD.
 pub fn suggest<'d>(
     old: &Image<'d>,
     new: &Image<'d>,
     options: &DiffOptions<'_>,
+    asked: &[String],
 ) -> Result<Vec<Suggestion>, String> {
     let report = diff(old, new, options);
+    let is_asked = |name: &str| asked.iter().any(|a| a == name);
     let flagged: Vec<_> = report
         .data
         .iter()
         .chain(&report.percpu)
-        .filter(|c| matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment))
+        .filter(|c| {
+            matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment)
+                || (is_asked(&c.name.to_string()) && c.sharing_grew)
+        })
         .take(MAX_FLAGGED)
         .collect();
     let mut out = Vec::new();
     for c in flagged {
         let name = c.name.to_string();
-        let neighbours: Vec<String> = c
-            .written_neighbours
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        // The neighbours it gained that are written; for an object asked for by name,
+        // every neighbour it gained.
+        let gained: Vec<String> = if c.written_neighbours.is_empty() {
+            let before: Vec<String> = c.tenants[..c.old_tenants]
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect();
+            c.tenants[c.old_tenants..]
+                .iter()
+                .map(|t| t.name().to_string())
+                .filter(|n| !before.contains(n))
+                .collect()
+        } else {
+            c.written_neighbours
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        let neighbours = gained;
         let mut targets = vec![name.clone()];
         targets.extend(neighbours.iter().take(MAX_NEIGHBOURS).cloned());
         let mut fixes = Vec::new();
@@ -94,13 +118,15 @@ pub fn suggest<'d>(
             let Ok(p) = predict(new, std::slice::from_ref(&change)) else {
                 continue;
             };
+            let shifted = shifts(new, &p.image, sym.space, sym.section, sym.name);
             let after = diff(old, &p.image, options);
             let still = after
                 .data
                 .iter()
                 .chain(&after.percpu)
                 .find(|a| a.name.to_string() == name);
-            let restores = still.is_none_or(|a| !a.severity.flagged());
+            let restores =
+                still.is_none_or(|a| !(a.severity.flagged() || is_asked(&name) && a.sharing_grew));
             let lines = still.map_or_else(
                 || lines_of(&p.image, &name),
                 |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
@@ -109,28 +135,24 @@ pub fn suggest<'d>(
                 change: change_args(&change),
                 declaration: declaration(new, sym),
                 restores,
-                section_bytes: p
-                    .growth
-                    .iter()
-                    .filter(|g| (g.0, g.1) == (sym.space, sym.section))
-                    .map(|g| g.2)
-                    .max()
-                    .unwrap_or(0),
+                section_bytes: section_end(&p.image, sym.space, sym.section) as i64
+                    - section_end(new, sym.space, sym.section) as i64,
+                shifted: shifted.0,
+                max_shift: shifted.1,
                 lines,
                 flags_after: after.flagged,
             });
         }
-        fixes.sort_by_key(|f| (!f.restores, f.section_bytes, f.flags_after));
+        fixes.sort_by_key(|f| (!f.restores, f.section_bytes, f.shifted, f.flags_after));
         let rule = rule_for(&name, &neighbours, fixes.first(), new.line_size);
         out.push(Suggestion {
             object: name,
             space: c.space,
             type_name: c.type_name.map(str::to_string),
-            flag: c
-                .severity
-                .category()
-                .map_or("flagged", |k| k.name())
-                .to_string(),
+            flag: match c.severity.category() {
+                Some(k) if c.severity.flagged() => k.name().to_string(),
+                _ => "asked for, gained neighbours".to_string(),
+            },
             neighbours,
             fixes,
             rule,
@@ -197,6 +219,56 @@ fn rule_for(name: &str, neighbours: &[String], best: Option<&Fix>, line: u64) ->
     rule
 }
 
+/// The place just past the last object of `section` in `space`.
+fn section_end(image: &Image<'_>, space: Space, section: &str) -> u64 {
+    image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Object && s.space == space && s.section == section)
+        .map(|s| s.place_end())
+        .max()
+        .unwrap_or(0)
+}
+
+/// How many objects of `section` other than `changed` move from `before` to
+/// `after`, and the largest move (objects matched by name and order).
+fn shifts(
+    before: &Image<'_>,
+    after: &Image<'_>,
+    space: Space,
+    section: &str,
+    changed: &str,
+) -> (usize, i64) {
+    let of = |i: &Image<'_>| {
+        let mut v: Vec<(String, u64)> = i
+            .symbols
+            .iter()
+            .filter(|s| {
+                s.kind == SymbolKind::Object
+                    && s.space == space
+                    && s.section == section
+                    && s.name != changed
+            })
+            .map(|s| (s.qualified_name(), s.place))
+            .collect();
+        v.sort();
+        v
+    };
+    let (a, b) = (of(before), of(after));
+    let mut count = 0;
+    let mut most = 0i64;
+    for (x, y) in a.iter().zip(&b) {
+        if x.0 == y.0 && x.1 != y.1 {
+            count += 1;
+            let d = y.1 as i64 - x.1 as i64;
+            if d.abs() > most.abs() {
+                most = d;
+            }
+        }
+    }
+    (count, most)
+}
+
 fn lines_of(image: &Image<'_>, name: &str) -> u64 {
     image
         .symbols
@@ -218,6 +290,8 @@ mod tests {
             declaration: String::new(),
             restores: true,
             section_bytes: 32,
+            shifted: 0,
+            max_shift: 0,
             lines: 3,
             flags_after: 0,
         };

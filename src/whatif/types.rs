@@ -44,6 +44,13 @@ pub fn propagate<'d>(
 ) -> Result<(Relaid<'d>, FxHashMap<String, Shape>), String> {
     let mut relaid: Relaid<'d> = FxHashMap::default();
     let mut shapes: FxHashMap<String, Shape> = FxHashMap::default();
+    // Old alignments: what members of these types were placed at.
+    let mut aligns: Aligns = FxHashMap::default();
+    for st in image.structs.iter().filter(|st| !st.name.is_empty()) {
+        aligns
+            .entry(st.name.to_string())
+            .or_insert(st.alignment.max(1));
+    }
     let mut pending: Vec<String> = Vec::new();
     for (name, edit) in edits {
         let ids: Vec<StructId> = image
@@ -63,8 +70,8 @@ pub fn propagate<'d>(
                     .ok_or_else(|| format!("struct {name} has no member {:?}", g.member))?;
                 let mut sizes = FxHashMap::default();
                 let m = &s.members[idx];
-                sizes.insert(idx, (m.size + g.grow, member_align(m)));
-                s = relay(&s, &sizes);
+                sizes.insert(idx, (m.size + g.grow, member_align(m, &aligns)));
+                s = relay(&s, &sizes, &aligns);
             }
             if let Some(a) = edit.align {
                 s.alignment = s.alignment.max(a);
@@ -100,7 +107,7 @@ pub fn propagate<'d>(
             if current.name == name {
                 continue;
             }
-            let Some(next) = embed(&current, &name, shape) else {
+            let Some(next) = embed(&current, &name, shape, &aligns) else {
                 continue;
             };
             if next.size != current.size || next.alignment != current.alignment {
@@ -126,17 +133,22 @@ pub fn propagate<'d>(
 
 /// `s` laid out again with every member of type `name` (or array of it) at `shape`;
 /// `None` when it has none.
-fn embed<'d>(s: &StructLayout<'d>, name: &str, shape: Shape) -> Option<StructLayout<'d>> {
+fn embed<'d>(
+    s: &StructLayout<'d>,
+    name: &str,
+    shape: Shape,
+    aligns: &Aligns,
+) -> Option<StructLayout<'d>> {
     let mut sizes = FxHashMap::default();
     let mut out = s.clone();
     for (idx, m) in s.members.iter().enumerate() {
         if let Some(nested) = &m.nested
-            && let Some(inner) = embed(nested, name, shape)
+            && let Some(inner) = embed(nested, name, shape, aligns)
         {
             // An anonymous aggregate laid inline: its own size changes.
             let grown = inner.size;
             out.members[idx].nested = Some(Box::new(inner));
-            sizes.insert(idx, (grown, member_align(m).max(shape.align)));
+            sizes.insert(idx, (grown, member_align(m, aligns).max(shape.align)));
             continue;
         }
         if !holds(m, name) {
@@ -144,12 +156,15 @@ fn embed<'d>(s: &StructLayout<'d>, name: &str, shape: Shape) -> Option<StructLay
         }
         let count: u64 = m.ctype.dims.iter().product::<u64>().max(1);
         let count = if m.ctype.dims.contains(&0) { 0 } else { count };
-        sizes.insert(idx, (count * shape.size, member_align(m).max(shape.align)));
+        sizes.insert(
+            idx,
+            (count * shape.size, member_align(m, aligns).max(shape.align)),
+        );
     }
     if sizes.is_empty() {
         return None;
     }
-    let mut next = relay(&out, &sizes);
+    let mut next = relay(&out, &sizes, aligns);
     finish(&mut next);
     Some(next)
 }
@@ -165,11 +180,39 @@ fn holds(m: &Member<'_>, name: &str) -> bool {
     by_value && t.aggregate.as_deref() == Some(name)
 }
 
-/// A member's alignment: what the source asked, else its type's.
-fn member_align(m: &Member<'_>) -> u64 {
-    u64::from(m.alignment.unwrap_or(0))
-        .max(u64::from(m.natural_alignment))
-        .max(1)
+/// Alignment of each struct and union name, for members of those types.
+pub type Aligns = FxHashMap<String, u64>;
+
+/// A member's alignment: what the source asked, else its type's: its struct's
+/// (from `aligns`), else one element's size up to 8 (pointers 8).
+fn member_align(m: &Member<'_>, aligns: &Aligns) -> u64 {
+    let natural = if m.natural_alignment > 0 {
+        u64::from(m.natural_alignment)
+    } else {
+        let t = &m.ctype;
+        let element = if t.kind == TypeKind::Array {
+            t.element
+        } else {
+            t.kind
+        };
+        match (element, t.aggregate.as_deref()) {
+            (TypeKind::Struct | TypeKind::Union, Some(name)) => {
+                aligns.get(name).copied().unwrap_or(1)
+            }
+            (TypeKind::Pointer, _) => 8,
+            _ => {
+                let count: u64 = t
+                    .dims
+                    .iter()
+                    .copied()
+                    .filter(|&d| d > 0)
+                    .product::<u64>()
+                    .max(1);
+                crate::link::align::floor_pow2((m.size / count).clamp(1, 8))
+            }
+        }
+    };
+    u64::from(m.alignment.unwrap_or(0)).max(natural).max(1)
 }
 
 /// `s` with the members in `sizes` (top-level index -> new size and alignment) at
@@ -177,15 +220,17 @@ fn member_align(m: &Member<'_>) -> u64 {
 /// next multiple of its alignment, plus any bytes its old place had beyond that.
 /// Members sharing an offset (bitfields of one unit, overlapping storage) move
 /// with the member they share it with. A union's members stay at 0.
-pub fn relay<'d>(s: &StructLayout<'d>, sizes: &FxHashMap<usize, (u64, u64)>) -> StructLayout<'d> {
+pub fn relay<'d>(
+    s: &StructLayout<'d>,
+    sizes: &FxHashMap<usize, (u64, u64)>,
+    aligns: &Aligns,
+) -> StructLayout<'d> {
     let mut out = s.clone();
     let (mut old_end, mut new_end, mut shift, mut max_align) = (0u64, 0u64, 0i128, s.alignment);
     let union = s.kind == AggregateKind::Union;
     for (idx, m) in s.members.iter().enumerate() {
-        let (size, align) = sizes
-            .get(&idx)
-            .copied()
-            .unwrap_or((m.size, member_align(m)));
+        let was = member_align(m, aligns);
+        let (size, align) = sizes.get(&idx).copied().unwrap_or((m.size, was));
         max_align = max_align.max(align);
         let offset = if union {
             m.offset
@@ -193,7 +238,7 @@ pub fn relay<'d>(s: &StructLayout<'d>, sizes: &FxHashMap<usize, (u64, u64)>) -> 
             // Inside the storage of the member before: moves with it.
             (i128::from(m.offset) + shift).max(0) as u64
         } else {
-            let slack = m.offset.saturating_sub(align_up(old_end, member_align(m)));
+            let slack = m.offset.saturating_sub(align_up(old_end, was));
             let at = align_up(new_end, align) + slack;
             shift = i128::from(at) - i128::from(m.offset);
             at
@@ -272,13 +317,13 @@ mod tests {
         };
         let mut sizes = FxHashMap::default();
         sizes.insert(0, (9, 1));
-        let r = relay(&s, &sizes);
+        let r = relay(&s, &sizes, &Aligns::default());
         let got: Vec<(u64, u64)> = r.members.iter().map(|m| (m.offset, m.size)).collect();
         assert_eq!(got, vec![(0, 9), (16, 8), (24, 4)]);
         assert_eq!(r.size, 32);
         // Growth that fits the hole moves nothing: a to 7 bytes, b stays at 8.
         sizes.insert(0, (7, 1));
-        let r = relay(&s, &sizes);
+        let r = relay(&s, &sizes, &Aligns::default());
         assert_eq!(r.members[1].offset, 8);
         assert_eq!(r.size, 24);
     }

@@ -1,0 +1,217 @@
+//! `whatif` and `suggest` on testdata/whatif: three units linked the kernel's way,
+//! built four times (testdata/whatif/build.sh). Each prediction from base.elf must
+//! put every data object where gcc and ld put it in the variant built with the
+//! change: the variants are the measurement, not numbers written here by hand.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{run, testdata};
+use layout_diff::model::{Image, SymbolKind};
+use layout_diff::whatif::{Change, Size, predict};
+use layout_diff::{InputFile, LoadOptions};
+
+fn load(file: &InputFile) -> Image<'_> {
+    file.load(&LoadOptions {
+        pahole_text: false,
+        ..LoadOptions::default()
+    })
+    .expect("fixture loads")
+}
+
+/// Every data object's (place, size), by qualified name.
+fn places(image: &Image<'_>) -> BTreeMap<String, (u64, u64)> {
+    image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Object)
+        .map(|s| (s.qualified_name(), (s.place, s.size)))
+        .collect()
+}
+
+fn predicted_matches_built(variant: &str, changes: &[Change]) {
+    let base_file = InputFile::open(std::path::Path::new(&testdata("whatif/base.elf"))).unwrap();
+    let base = load(&base_file);
+    let built_file = InputFile::open(std::path::Path::new(&testdata(&format!(
+        "whatif/{variant}.elf"
+    ))))
+    .unwrap();
+    let built = load(&built_file);
+    let p = predict(&base, changes).expect("prediction");
+    assert_eq!(p.reproduced, p.objects, "the unchanged layout is the build");
+    let (want, got) = (places(&built), places(&p.image));
+    assert_eq!(
+        got, want,
+        "{variant}: every object where the real build put it"
+    );
+    // The variant really differs from base: the prediction is not the identity.
+    assert_ne!(places(&base), want, "{variant} moved something");
+}
+
+#[test]
+fn a_struct_grown_by_8_is_predicted_in_every_instance_and_embedder() {
+    predicted_matches_built(
+        "grow",
+        &[Change::Resize {
+            name: "rec".into(),
+            size: Size::Grow(8),
+        }],
+    );
+}
+
+#[test]
+fn an_object_aligned_to_a_line_is_predicted_with_its_input_section() {
+    predicted_matches_built(
+        "align",
+        &[Change::SymbolAlign {
+            name: "root".into(),
+            align: 64,
+        }],
+    );
+}
+
+#[test]
+fn a_static_per_cpu_variable_made_aligned_moves_to_the_shared_aligned_region() {
+    predicted_matches_built(
+        "pcpu",
+        &[
+            Change::Resize {
+                name: "rec".into(),
+                size: Size::Grow(8),
+            },
+            Change::PercpuAligned {
+                name: "seen".into(),
+            },
+        ],
+    );
+}
+
+#[test]
+fn whatif_prints_what_it_vouches_for_then_the_predicted_diff() {
+    let (code, out, err) = run(&["whatif", &testdata("whatif/base.elf"), "--struct", "rec=+8"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let head: Vec<&str> = out.lines().take(4).collect();
+    assert_eq!(
+        head,
+        [
+            "Predicted, not built: struct rec +8 B",
+            "  link model: 27 data objects; the build laid out again unchanged puts 27 of them back at their addresses",
+            "  14 objects predicted to move or change size",
+            "  not predicted: functions keep their addresses: code size changes are not predicted",
+        ]
+    );
+    assert!(out.contains("(predicted: struct rec +8 B)"), "{out}");
+    let (code, out, _) = run(&[
+        "whatif",
+        &testdata("whatif/base.elf"),
+        "--struct",
+        "rec=+8",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["prediction"]["objects"], 27);
+    assert_eq!(v["prediction"]["moved"], 14);
+    assert_eq!(v["prediction"]["changes"][0], "struct rec +8 B");
+}
+
+#[test]
+fn whatif_nm_lists_the_predicted_objects_as_nm_does() {
+    let (code, out, _) = run(&[
+        "whatif",
+        &testdata("whatif/base.elf"),
+        "--symbol",
+        "root",
+        "--align",
+        "64",
+        "--nm",
+    ]);
+    assert_eq!(code, 0);
+    // root at the next line start after a_counter (nm of align.elf: ffffffff82a51080).
+    assert!(
+        out.lines()
+            .any(|l| l == "ffffffff82a51080 0000000000000038 d root"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_changes_exit_2_with_one_line() {
+    let base = testdata("whatif/base.elf");
+    let cases: [(&[&str], String); 4] = [
+        (
+            &["--struct", "nosuch=+8"],
+            format!("layout-diff: {base}: no struct or union named \"nosuch\" in the build\n"),
+        ),
+        (
+            &["--align", "64"],
+            "layout-diff: --align 64: give --struct or --symbol before it\n".into(),
+        ),
+        (
+            &["--percpu-aligned", "root"],
+            format!("layout-diff: {base}: --percpu-aligned root: not a per-CPU variable\n"),
+        ),
+        (
+            &["--symbol", "nosuch", "--align", "64"],
+            format!("layout-diff: {base}: no data object named \"nosuch\" in the build\n"),
+        ),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["whatif", base.as_str()];
+        all.extend_from_slice(args);
+        let (code, out, err) = run(&all);
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (2, "", want.as_str()),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn suggest_aligns_what_clears_each_flag_and_says_what_it_costs() {
+    let (code, out, _) = run(&[
+        "suggest",
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/new.elf"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "every flagged object has a fix that restores it");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let items = v["suggestions"].as_array().expect("a list of suggestions");
+    let first: Vec<(String, String, bool)> = items
+        .iter()
+        .map(|s| {
+            (
+                s["object"].as_str().unwrap().to_string(),
+                s["fixes"][0]["change"].as_str().unwrap().to_string(),
+                s["fixes"][0]["restores"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        first,
+        [
+            (
+                "nr_threads".into(),
+                "--symbol nr_threads --align 64".into(),
+                true
+            ),
+            (
+                "hot_stat".into(),
+                "--symbol calc_load_tasks --align 64".into(),
+                true
+            ),
+        ]
+    );
+    // Aligning hot_stat itself changes nothing: it already starts its line.
+    let hot = &items[1]["fixes"][1];
+    assert_eq!(hot["change"], "--symbol hot_stat --align 64");
+    assert_eq!(
+        (hot["restores"].as_bool(), hot["shifted"].as_u64()),
+        (Some(false), Some(0))
+    );
+}
