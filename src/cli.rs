@@ -138,9 +138,11 @@ layout-diff check --rules layout.toml vmlinux --format markdown # for a review c
 --struct NAME --member M=+N              a member grows by N bytes\n  \
 --struct NAME --align N                  the struct is aligned to N (____cacheline_aligned)\n  \
 --symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp)\n  \
---percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED\n\n\
+--percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED\n  \
+--objects FILE.o...                      recompiled objects: their code and data replace the old\n\n\
 Every instance of a resized type, and every type that embeds it, changes size; the\n\
-data sections are laid out again with the link model. Functions keep their addresses.\n\n\
+sections are laid out again with the link model. Without --objects, functions keep\n\
+their sizes.\n\n\
 Examples:\n  \
 layout-diff whatif vmlinux --struct mce=+8                    # which per-CPU neighbours move\n  \
 layout-diff whatif vmlinux --symbol root_user --align 64      # a proposed alignment, checked\n  \
@@ -201,8 +203,14 @@ pub struct WhatifArgs {
     /// A per-CPU variable defined with DEFINE_PER_CPU_ALIGNED instead.
     #[arg(long = "percpu-aligned", value_name = "NAME")]
     pub percpu_aligned: Vec<String>,
-    /// Print the predicted data objects as `nm -n -S` prints them (address, size,
-    /// `d`, name), instead of the report: to compare with a real build.
+    /// Object files recompiled with the change (`make path/file.o`): their sections'
+    /// sizes, alignments and symbol order replace their units' old ones, so code size
+    /// changes are predicted too.
+    #[arg(long, value_name = "FILE.o", num_args = 1..)]
+    pub objects: Vec<PathBuf>,
+    /// Print the predicted functions and data objects as `nm -n -S` prints them
+    /// (address, size, `t` or `d`, name), instead of the report: to compare with a
+    /// real build.
     #[arg(long)]
     pub nm: bool,
     /// Print every predicted change, not only the first screen.

@@ -484,8 +484,17 @@ struct Preface {
 /// `layout-diff whatif IMAGE CHANGES`: the build laid out again with the changes,
 /// diffed against it like a real new build.
 pub fn whatif(args: &WhatifArgs) -> Result<Output> {
-    let changes =
-        layout_diff::whatif::parse_changes(std::env::args()).map_err(anyhow::Error::msg)?;
+    // With object files, a change may be given by them alone.
+    let changes = match layout_diff::whatif::parse_changes(std::env::args()) {
+        Err(_) if !args.objects.is_empty() => Vec::new(),
+        other => other.map_err(anyhow::Error::msg)?,
+    };
+    let objects = args
+        .objects
+        .iter()
+        .map(|p| layout_diff::whatif::objects::ObjectFile::read(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
     let diff_args = DiffArgs {
         old: args.file.clone(),
         new: args.file.clone(),
@@ -517,17 +526,16 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
         }
         .into());
     }
-    let p = layout_diff::whatif::predict(&image, &changes)
+    let p = layout_diff::whatif::predict(&image, &changes, &objects)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     if args.nm {
         let mut text = String::new();
-        for s in p
-            .image
-            .symbols
-            .iter()
-            .filter(|s| s.kind == layout_diff::model::SymbolKind::Object)
-        {
-            text += &format!("{:016x} {:016x} d {}\n", s.address, s.size, s.name);
+        for s in &p.image.symbols {
+            let kind = match s.kind {
+                layout_diff::model::SymbolKind::Function => 't',
+                _ => 'd',
+            };
+            text += &format!("{:016x} {:016x} {kind} {}\n", s.address, s.size, s.name);
         }
         return Ok(Output {
             text,
@@ -535,12 +543,19 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
             note: None,
         });
     }
-    let described: Vec<String> = p.changes.iter().map(ToString::to_string).collect();
+    let mut described: Vec<String> = p.changes.iter().map(ToString::to_string).collect();
+    described.extend(
+        objects
+            .iter()
+            .map(|o| format!("{} recompiled", o.path.display())),
+    );
     let mut text = format!(
-        "Predicted, not built: {}\n  link model: {} data objects; the build laid out again unchanged puts {} of them back at their addresses\n  {} objects predicted to move or change size\n",
+        "Predicted, not built: {}\n  link model: {} data objects and {} functions; the build laid out again unchanged puts {} and {} of them back at their addresses\n  {} predicted to move or change size\n",
         described.join(", "),
         p.objects,
+        p.functions,
         p.reproduced,
+        p.functions_reproduced,
         p.moved
     );
     for c in &p.caveats {
@@ -554,6 +569,8 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
             "changes": described,
             "objects": p.objects,
             "reproduced": p.reproduced,
+            "functions": p.functions,
+            "functions_reproduced": p.functions_reproduced,
             "moved": p.moved,
             "not_predicted": p.caveats,
         }),

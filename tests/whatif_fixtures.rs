@@ -38,7 +38,7 @@ fn predicted_matches_built(variant: &str, changes: &[Change]) {
     ))))
     .unwrap();
     let built = load(&built_file);
-    let p = predict(&base, changes).expect("prediction");
+    let p = predict(&base, changes, &[]).expect("prediction");
     assert_eq!(p.reproduced, p.objects, "the unchanged layout is the build");
     let (want, got) = (places(&built), places(&p.image));
     assert_eq!(
@@ -96,9 +96,9 @@ fn whatif_prints_what_it_vouches_for_then_the_predicted_diff() {
         head,
         [
             "Predicted, not built: struct rec +8 B",
-            "  link model: 27 data objects; the build laid out again unchanged puts 27 of them back at their addresses",
-            "  14 objects predicted to move or change size",
-            "  not predicted: functions keep their addresses: code size changes are not predicted",
+            "  link model: 27 data objects and 4 functions; the build laid out again unchanged puts 27 and 4 of them back at their addresses",
+            "  14 predicted to move or change size",
+            "  not predicted: functions keep their addresses: code size changes are not predicted (give the recompiled .o files with --objects)",
         ]
     );
     assert!(out.contains("(predicted: struct rec +8 B)"), "{out}");

@@ -3,10 +3,11 @@
 
 usage: check-whatif.py LAYOUT_DIFF BASE VARIANT -- WHATIF-CHANGES...
 
-Runs `LAYOUT_DIFF whatif BASE CHANGES --nm`, reads VARIANT's data objects with
-`readelf -sW` (STT_OBJECT, with their section), and for every output section in
-which the real build moved or resized any object (the sections the change
-touches), counts the objects whose predicted address and size are the real ones.
+Runs `LAYOUT_DIFF whatif BASE CHANGES --nm`, reads VARIANT's functions and data
+objects with `readelf -sW` (STT_FUNC and STT_OBJECT, with their section), and for
+every output section in which the real build moved or resized any of them (the
+sections the change touches), counts those whose predicted address and size are
+the real ones.
 Objects are matched by name; names shared by several statics are compared as
 multisets of (address, size). Prints one line per touched section and a total,
 then the first mispredicted objects; exits 1 unless every object is right.
@@ -18,7 +19,7 @@ import sys
 
 
 def objects(path):
-    """{section: {name: [(address, size), ...]}} of the STT_OBJECT symbols."""
+    """{section: {name: [(address, size), ...]}} of the STT_OBJECT and STT_FUNC symbols."""
     secs = {}
     for line in subprocess.run(["readelf", "-SW", path], capture_output=True, text=True,
                                check=True).stdout.splitlines():
@@ -32,7 +33,7 @@ def objects(path):
     for line in subprocess.run(["readelf", "-sW", path], capture_output=True, text=True,
                                check=True).stdout.splitlines():
         f = line.split()
-        if len(f) < 8 or f[3] != "OBJECT" or not f[6].isdigit():
+        if len(f) < 8 or f[3] not in ("OBJECT", "FUNC") or not f[6].isdigit():
             continue
         out[secs.get(f[6], f[6])][f[7]].append((int(f[1], 16), int(f[2], 0)))
     return out

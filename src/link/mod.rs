@@ -1,4 +1,4 @@
-//! The link model: each data output section as the linker built it, the input
+//! The link model: each output section as the linker built it, the input
 //! sections of its compile units in link order, each aligned to its most-aligned
 //! member, with the objects inside in the compiler's order at the compiler's
 //! alignments. Laying it out again with the same sizes gives back every address of
@@ -40,7 +40,20 @@ pub struct Input<'d> {
     /// The input section's alignment: the largest of its objects'.
     pub align: u64,
     pub members: Vec<Placed>,
+    /// Its size when known (from an object file): then each member's `lead` is its
+    /// offset from the section's start, and what follows starts after `size` bytes.
+    pub size: Option<u64>,
+    /// A page or larger boundary the linker script puts it on (`. = ALIGN(PAGE_SIZE)`,
+    /// `ALIGN(PMD_SIZE)` before entry text): it starts on the first such boundary
+    /// after what precedes it. 1 when none.
+    pub boundary: u64,
 }
+
+/// The smallest boundary taken for a linker script's `ALIGN()`: smaller gaps are
+/// unnamed bytes or an input section's own alignment.
+const SCRIPT_ALIGN: u64 = 4096;
+/// The largest (`PMD_SIZE` on x86-64).
+const SCRIPT_ALIGN_MAX: u64 = 2 << 20;
 
 /// One output section (or, in the per-CPU space, the per-CPU area).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +78,9 @@ pub struct LinkMap<'d> {
     pub rank: FxHashMap<&'d str, f64>,
 }
 
+/// The alignment the model asks of a function.
+const FUNCTION_ALIGNMENT: u64 = 16;
+
 /// What to lay out differently: new sizes and alignments by symbol index, and
 /// objects moved to another input section (see `LinkMap::move_to_end_region`).
 #[derive(Debug, Default, Clone)]
@@ -74,11 +90,19 @@ pub struct Edits {
 }
 
 impl<'d> LinkMap<'d> {
-    /// The link map of an image's data objects (global and per-CPU), at the
-    /// alignments the compiler gives their types (`align::asked`).
+    /// The link map of an image's functions and data objects (global and per-CPU),
+    /// at the alignments the compiler gives their types (`align::asked`).
     pub fn build(image: &Image<'d>) -> LinkMap<'d> {
         let vars = image.variables_of_symbols();
-        LinkMap::build_with(image, &|s| asked(image, s, vars.of(s)))
+        LinkMap::build_with(image, &|s| match s.kind {
+            // Functions at the x86-64 default of 16 (what the addresses bear out
+            // where it is less: GCC skips at most 10 bytes to align).
+            SymbolKind::Function => align::Asked {
+                alignment: FUNCTION_ALIGNMENT,
+                explicit: false,
+            },
+            _ => asked(image, s, vars.of(s)),
+        })
     }
 
     /// The link map with the alignment of each object given by `asked`.
@@ -92,7 +116,7 @@ impl<'d> LinkMap<'d> {
             .symbols
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.kind == SymbolKind::Object)
+            .filter(|(_, s)| matches!(s.kind, SymbolKind::Object | SymbolKind::Function))
             .collect();
         let mut by_section: FxHashMap<(Space, &'d str), Vec<(usize, &Symbol<'d>)>> =
             FxHashMap::default();
@@ -122,15 +146,23 @@ impl<'d> LinkMap<'d> {
             for &(i, s) in &list {
                 let a = asked(s);
                 // A unit's objects in a row are one input section; an object whose
-                // unit DWARF does not name joins the one before it.
-                let same_unit = inputs
+                // unit DWARF does not name joins the one before it, unless a linker
+                // script boundary lies between them.
+                let prev_end = inputs
                     .last()
-                    .is_some_and(|last| s.compile_unit.is_none() || last.origin == s.compile_unit);
+                    .and_then(|i| i.members.last())
+                    .map_or(start, |m| image.symbols[m.symbol].place_end());
+                let same_unit = inputs.last().is_some_and(|last| match s.compile_unit {
+                    None => script_boundary(1, prev_end, s.place) == 1,
+                    unit => last.origin == unit,
+                });
                 if !same_unit {
                     inputs.push(Input {
                         origin: s.compile_unit,
                         align: 1,
                         members: Vec::new(),
+                        size: None,
+                        boundary: 1,
                     });
                 }
                 let input = inputs.last_mut().expect("pushed");
@@ -164,9 +196,15 @@ impl<'d> LinkMap<'d> {
                     }
                     if k == 0 {
                         input.align = a;
+                        input.boundary = script_boundary(a, end, place);
                     }
                     m.align = if k == 0 { m.align.min(a) } else { a };
-                    m.lead = place - align_up(end, a);
+                    let from = if k == 0 {
+                        align_up(end, input.boundary)
+                    } else {
+                        end
+                    };
+                    m.lead = place - align_up(from, a);
                     anchor = place;
                     end = place.saturating_add(m.size);
                 }
@@ -216,6 +254,17 @@ impl<'d> LinkMap<'d> {
                 } else {
                     input.align
                 };
+                if let Some(total) = input.size {
+                    // Laid by the compiler already: offsets from the section start.
+                    let start = align_up(align_up(end, input.boundary), input_align);
+                    for m in &input.members {
+                        let size = edits.size.get(&m.symbol).copied().unwrap_or(m.size);
+                        out.insert(m.symbol, (start.saturating_add(m.lead), size));
+                    }
+                    end = start.saturating_add(total);
+                    anchor = start;
+                    continue;
+                }
                 for (k, m) in input.members.iter().enumerate() {
                     let size = edits.size.get(&m.symbol).copied().unwrap_or(m.size);
                     let place = match m.inside {
@@ -223,7 +272,13 @@ impl<'d> LinkMap<'d> {
                         None => {
                             let own = edits.align.get(&m.symbol).copied().unwrap_or(m.align);
                             let a = if k == 0 { input_align } else { own };
-                            let p = align_up(end.saturating_add(m.lead), a);
+                            // A script boundary first, then the bytes after it.
+                            let from = if k == 0 {
+                                align_up(end, input.boundary)
+                            } else {
+                                end
+                            };
+                            let p = align_up(from.saturating_add(m.lead), a);
                             anchor = p;
                             p
                         }
@@ -290,6 +345,8 @@ impl<'d> LinkMap<'d> {
                 origin,
                 align,
                 members: vec![m],
+                size: None,
+                boundary: 1,
             },
         );
         true
@@ -316,6 +373,41 @@ fn borne_out(wanted: u64, end: u64, place: u64) -> u64 {
         a /= 2;
     }
     a
+}
+
+/// The boundary a linker script's `ALIGN()` put an input section on, when its own
+/// `align` leaves bytes unexplained before it: the smallest power of two from a page
+/// to `PMD_SIZE` whose first boundary after `end` is `place`; or, when a `PMD_SIZE`
+/// boundary lies in the gap (entry text after `ALIGN(PMD_SIZE)` starts with code
+/// that has no symbol), that; or, when a page or more lies unexplained before it,
+/// the largest whose boundary falls in the gap. Else 1.
+fn script_boundary(align: u64, end: u64, place: u64) -> u64 {
+    if align_up(end, align) == place {
+        return 1;
+    }
+    let mut p = SCRIPT_ALIGN;
+    while p <= SCRIPT_ALIGN_MAX {
+        if p > align && place.is_multiple_of(p) && align_up(end, p) == place {
+            return p;
+        }
+        p *= 2;
+    }
+    // A `PMD_SIZE` boundary inside the gap, however small: the chance that a gap of
+    // unnamed bytes holds one is its size in 2 MiB.
+    if align_up(end, SCRIPT_ALIGN_MAX) <= place {
+        return SCRIPT_ALIGN_MAX;
+    }
+    if place.saturating_sub(end) < SCRIPT_ALIGN {
+        return 1;
+    }
+    let mut p = SCRIPT_ALIGN_MAX;
+    while p >= SCRIPT_ALIGN {
+        if p > align && align_up(end, p) <= place {
+            return p;
+        }
+        p /= 2;
+    }
+    1
 }
 
 /// The place of an output section's start in `space`.

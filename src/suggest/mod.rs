@@ -115,7 +115,7 @@ pub fn suggest<'d>(
                     name: target.clone(),
                 },
             };
-            let Ok(p) = predict(new, std::slice::from_ref(&change)) else {
+            let Ok(p) = predict(new, std::slice::from_ref(&change), &[]) else {
                 continue;
             };
             let shifted = shifts(new, &p.image, sym.space, sym.section, sym.name);

@@ -2,6 +2,7 @@
 //! build's facts, without compiling. The predicted image is diffed against the build
 //! like a real new one, so every report format shows it.
 
+pub mod objects;
 pub mod types;
 
 use std::fmt;
@@ -11,7 +12,8 @@ use rustc_hash::FxHashMap;
 
 use crate::link::align::{self, compiler_alignment};
 use crate::link::{Edits, LinkMap};
-use crate::model::{Image, Space, SymbolKind};
+use crate::model::{Binding, Image, Space, Symbol, SymbolKind};
+use objects::ObjectFile;
 use types::{StructEdit, propagate};
 
 /// One change to predict.
@@ -164,6 +166,9 @@ pub struct Prediction<'d> {
     /// unchanged puts back at their addresses.
     pub objects: usize,
     pub reproduced: usize,
+    /// Functions in the link model, and how many the unchanged layout puts back.
+    pub functions: usize,
+    pub functions_reproduced: usize,
     /// Objects whose predicted place or size differs from the build's.
     pub moved: usize,
     /// What the model cannot predict for these changes.
@@ -173,16 +178,30 @@ pub struct Prediction<'d> {
     pub growth: Vec<(Space, &'d str, i64)>,
 }
 
-/// The build `changes` would make of `image`.
-pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'d>, String> {
+/// The build `changes` would make of `image`, with the code and data of `objects`
+/// (recompiled object files) in place of their units' old input sections.
+pub fn predict<'d>(
+    image: &Image<'d>,
+    changes: &[Change],
+    objects: &'d [ObjectFile],
+) -> Result<Prediction<'d>, String> {
     let mut map = LinkMap::build(image);
     let unchanged = map.layout(&Edits::default());
-    let objects = unchanged.len();
+    let data = |i: &usize| image.symbols[*i].kind == SymbolKind::Object;
+    let object_count = unchanged.keys().filter(|i| data(i)).count();
     let reproduced = unchanged
         .iter()
         .filter(|(i, (place, size))| {
             let s = &image.symbols[**i];
-            s.place == *place && s.size == *size
+            data(i) && s.place == *place && s.size == *size
+        })
+        .count();
+    let functions = unchanged.len() - object_count;
+    let functions_reproduced = unchanged
+        .iter()
+        .filter(|(i, (place, size))| {
+            let s = &image.symbols[**i];
+            !data(i) && s.place == *place && s.size == *size
         })
         .count();
 
@@ -280,10 +299,27 @@ pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'
             _ => {}
         }
     }
+    let (extra, removed, unplaced) = replace_inputs(image, &mut map, objects);
     let placed = map.layout(&edits);
 
-    let mut caveats =
-        vec!["functions keep their addresses: code size changes are not predicted".to_string()];
+    let mut caveats = Vec::new();
+    if objects.is_empty() {
+        caveats.push(
+            "functions keep their addresses: code size changes are not predicted (give the recompiled .o files with --objects)"
+                .to_string(),
+        );
+    } else {
+        caveats.push("code and data of units without a recompiled .o keep their sizes".to_string());
+    }
+    caveats.extend(notes);
+    caveats.extend(unplaced);
+    if !extra.is_empty() || !removed.is_empty() {
+        caveats.push(format!(
+            "{} symbols added and {} removed: the kallsyms tables the link generates in .rodata change size, and what follows them there is not predicted",
+            extra.len(),
+            removed.len()
+        ));
+    }
     for pair in map.outputs.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         let end = a
@@ -302,7 +338,7 @@ pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'
         }
     }
 
-    let mut symbols = image.symbols.clone();
+    let mut symbols: Vec<Symbol<'d>> = image.symbols.iter().chain(&extra).cloned().collect();
     let mut moved = 0;
     let mut growth: Vec<(Space, &'d str, i64)> = Vec::new();
     for (i, s) in symbols.iter_mut().enumerate() {
@@ -327,12 +363,14 @@ pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'
         s.place = place;
         s.size = size;
     }
+    let kept: Vec<bool> = (0..symbols.len()).map(|i| !removed.contains(&i)).collect();
     // Variables follow their symbols.
     let mut variables = image.variables.clone();
     type Moved = (u64, u64, Option<u64>);
     let mut at: FxHashMap<(u64, &str), Moved> = FxHashMap::default();
     for (i, s) in image.symbols.iter().enumerate() {
         if let Some(&(_, size)) = placed.get(&i)
+            && !removed.contains(&i)
             && let Some(v) = vars.of(s)
         {
             let align = asked_for.get(&i).map(|&a| a.max(v.alignment.unwrap_or(1)));
@@ -350,6 +388,8 @@ pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'
             }
         }
     }
+    let mut keep = kept.iter();
+    symbols.retain(|_| *keep.next().unwrap_or(&true));
     symbols.sort_by(|a, b| (a.space, a.address, a.name).cmp(&(b.space, b.address, b.name)));
     variables.sort_by(|a, b| (a.address, a.name).cmp(&(b.address, b.name)));
     let mut structs = image.structs.clone();
@@ -383,12 +423,129 @@ pub fn predict<'d>(image: &Image<'d>, changes: &[Change]) -> Result<Prediction<'
     Ok(Prediction {
         image: predicted,
         changes: changes.to_vec(),
-        objects,
+        objects: object_count,
         reproduced,
+        functions,
+        functions_reproduced,
         moved,
         caveats,
         growth,
     })
+}
+
+/// Puts the sections of recompiled object files in place of their units' input
+/// sections: each allocated section of a `.o` replaces the input section of its unit
+/// that holds one of its symbols. Returns the symbols new in the `.o` files (indexed
+/// after the image's), the image's symbols they no longer have, and the sections
+/// that matched no input section.
+fn replace_inputs<'d>(
+    image: &Image<'d>,
+    map: &mut LinkMap<'d>,
+    objects: &'d [ObjectFile],
+) -> (Vec<Symbol<'d>>, rustc_hash::FxHashSet<usize>, Vec<String>) {
+    use crate::link::{Input, Placed};
+    let n = image.symbols.len();
+    let mut extra: Vec<Symbol<'d>> = Vec::new();
+    let mut removed = rustc_hash::FxHashSet::default();
+    let mut unplaced = Vec::new();
+    let globals: rustc_hash::FxHashSet<&str> = image
+        .symbols
+        .iter()
+        .filter(|s| s.binding != Binding::Local)
+        .map(|s| s.name)
+        .collect();
+    for o in objects {
+        for sec in &o.sections {
+            let names: rustc_hash::FxHashSet<&str> =
+                sec.symbols.iter().map(|s| s.name.as_str()).collect();
+            let found = map.outputs.iter().enumerate().find_map(|(oi, out)| {
+                out.inputs
+                    .iter()
+                    .position(|inp| {
+                        inp.origin.is_some_and(|u| o.is_from(u))
+                            && inp.members.iter().any(|m| {
+                                m.symbol < n && names.contains(image.symbols[m.symbol].name)
+                            })
+                    })
+                    .map(|ii| (oi, ii))
+            });
+            let Some((oi, ii)) = found else {
+                unplaced.push(format!(
+                    "{} {}: no input section of its unit holds its symbols",
+                    o.path.display(),
+                    sec.name
+                ));
+                continue;
+            };
+            let input = &map.outputs[oi].inputs[ii];
+            let template = image.symbols[input.members[0].symbol].clone();
+            let mut by_name: FxHashMap<&str, usize> = input
+                .members
+                .iter()
+                .filter(|m| m.symbol < n)
+                .map(|m| (image.symbols[m.symbol].name, m.symbol))
+                .collect();
+            let mut members = Vec::new();
+            for os in &sec.symbols {
+                // A weak definition the link overrode (`__weak arch_vma_name` in
+                // kernel/signal.c): its bytes stay, its name belongs to another unit.
+                if os.binding != Binding::Local
+                    && !by_name.contains_key(os.name.as_str())
+                    && globals.contains(os.name.as_str())
+                {
+                    continue;
+                }
+                let symbol = by_name.remove(os.name.as_str()).unwrap_or_else(|| {
+                    let local = os.binding == Binding::Local;
+                    extra.push(Symbol {
+                        name: os.name.as_str(),
+                        file: template.file.filter(|_| local),
+                        unit: template.unit.filter(|_| local),
+                        compile_unit: template.compile_unit,
+                        group: if local { template.group } else { 0 },
+                        kind: os.kind,
+                        binding: os.binding,
+                        section: template.section,
+                        address: 0,
+                        size: os.size,
+                        space: template.space,
+                        place: 0,
+                    });
+                    n + extra.len() - 1
+                });
+                members.push(Placed {
+                    symbol,
+                    size: os.size,
+                    align: 1,
+                    explicit: false,
+                    lead: os.offset,
+                    inside: None,
+                });
+            }
+            removed.extend(by_name.into_values());
+            let origin = input.origin;
+            let out = &mut map.outputs[oi];
+            let boundary = out.inputs[ii].boundary;
+            out.inputs[ii] = Input {
+                origin,
+                align: sec.align,
+                members,
+                size: Some(sec.size),
+                boundary,
+            };
+            // The bytes the build had between this input section's last symbol and
+            // the next one's first were this section's tail (code after its last
+            // symbol, then alignment): its size now says where it ends.
+            if let Some(first) = out
+                .inputs
+                .get_mut(ii + 1)
+                .and_then(|next| next.members.first_mut())
+            {
+                first.lead = 0;
+            }
+        }
+    }
+    (extra, removed, unplaced)
 }
 
 /// The data object named `name` (a bare or qualified name), exactly one.
