@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 use super::LoadOptions;
 use super::StructFilter;
 use super::dies::{self, Die, Dwarf, NONE, Reader, Unit, UnitDies};
-use super::dwarf::{Acc, Builder, Context, file_name, is_aggregate, unit_path};
+use super::unit::{Acc, Builder, Context, file_name, is_aggregate, language_wanted, unit_path};
 use super::layouts::TypeTable;
 use crate::error::{Error, Result};
 
@@ -257,7 +257,7 @@ fn read_unit<'d>(
             acc.ranges.push((r.begin, r.end, index));
         }
     }
-    if !super::dwarf::language_wanted(&unit, options)? {
+    if !language_wanted(&unit, options)? {
         return Ok(acc);
     }
     let start = unit.header.offset().0;

@@ -9,6 +9,7 @@ mod elf;
 mod layouts;
 mod lookup;
 mod symlist;
+mod unit;
 mod units;
 mod walk;
 

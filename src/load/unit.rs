@@ -1,0 +1,247 @@
+//! What every DWARF reader shares (the whole-file pass in `dwarf.rs` and the by-name
+//! search in `lookup.rs`): the context of a unit's worker, the accumulator of layouts
+//! and variables, the claims that build each layout once, and a unit's language,
+//! path and file names.
+
+use std::sync::Mutex;
+
+use gimli::constants as dw;
+use rustc_hash::FxHashMap;
+
+use super::LoadOptions;
+use super::dies::{Dwarf, Name, Strings, Unit};
+use super::layouts::TypeTable;
+use crate::model::{StructLayout, Variable};
+
+/// A struct told apart from others of its name by a hash of its whole layout. The name
+/// is where it is stored (a string offset is one string in a vmlinux whose linker merged
+/// strings: compared without reading it); `finish` merges what only that tells apart.
+pub(super) type Key = (Name, u64);
+
+/// Where a layout was first seen: unit index and the offset of its entry there.
+pub(super) type Place = (usize, u32);
+
+/// A layout's name and `content_fingerprint`: equal exactly when the layouts are.
+pub(super) type Content<'d> = (&'d str, u64);
+
+/// The lowest unit that has built each layout so far, shared by all workers: a layout
+/// is built again only by a unit earlier than every unit that built it before.
+pub(super) type Claims<'d> = Mutex<FxHashMap<Key, usize>>;
+
+/// True when `unit` should build `key`: no unit at or before it has.
+fn claim<'d>(claims: &Claims<'d>, key: Key, unit: usize) -> bool {
+    let mut map = claims.lock().unwrap_or_else(|e| e.into_inner());
+    match map.get(&key) {
+        Some(&u) if u <= unit => false,
+        _ => {
+            map.insert(key, unit);
+            true
+        }
+    }
+}
+
+/// What builds one unit's layouts: each distinct one once, by the lowest unit.
+pub(super) struct Builder<'a, 'u, 'd> {
+    pub claims: &'a Claims<'d>,
+    pub table: &'a TypeTable<'u, 'd>,
+    pub unit: usize,
+}
+
+impl<'d> Builder<'_, '_, 'd> {
+    /// Builds the layout of the aggregate at entry `i` unless this unit or an earlier
+    /// one has (see `claim`), keyed by `key_name` (where its name, or its typedef's, is
+    /// stored); its key. `name` is read only for a layout that gets built (`None`: not
+    /// built); `typedef` gives the layout that name.
+    pub fn add(
+        &self,
+        acc: &mut Acc<'d>,
+        i: usize,
+        key_name: Name,
+        name: impl FnOnce() -> Option<&'d str>,
+        typedef: bool,
+    ) -> Key {
+        let table = self.table;
+        let t = &table.dies.dies[i];
+        let key = (key_name, table.fingerprint(i));
+        if !acc.has(self.unit, &key)
+            && claim(self.claims, key, self.unit)
+            && let Some(name) = name()
+        {
+            let mut layout = table.layout(t, 0, 0);
+            if typedef {
+                layout.name = name;
+                layout.typedef = true;
+            }
+            let content = (name, table.content_fingerprint(i));
+            acc.add_struct((self.unit, t.offset), key, content, layout);
+        }
+        key
+    }
+}
+
+/// A variable before its struct is given its final id.
+pub(super) struct RawVariable<'d> {
+    pub(super) var: Variable<'d>,
+    pub(super) key: Option<Key>,
+}
+
+/// What a run of units produced: distinct layouts with the lowest unit they came from.
+#[derive(Default)]
+pub(super) struct Acc<'d> {
+    /// Each layout with the lowest unit it came from, the offset of its entry there
+    /// and its `content_fingerprint`.
+    pub(super) structs: FxHashMap<Key, (usize, u32, Content<'d>, StructLayout<'d>)>,
+    pub(super) variables: Vec<(usize, RawVariable<'d>)>,
+    /// (unit index, unit name) of each unit read.
+    pub(super) names: Vec<(usize, Option<&'d str>)>,
+    pub(super) ranges: Vec<(u64, u64, usize)>,
+}
+
+impl<'d> Acc<'d> {
+    /// True when this accumulator already holds `key` from `unit` or an earlier one.
+    pub(super) fn has(&self, unit: usize, key: &Key) -> bool {
+        self.structs.get(key).is_some_and(|(u, ..)| *u <= unit)
+    }
+
+    pub(super) fn add_struct(
+        &mut self,
+        at: Place,
+        key: Key,
+        content: Content<'d>,
+        layout: StructLayout<'d>,
+    ) {
+        match self.structs.get(&key) {
+            Some((u, ..)) if *u <= at.0 => {}
+            _ => {
+                self.structs.insert(key, (at.0, at.1, content, layout));
+            }
+        }
+    }
+
+    pub(super) fn merge(mut self, other: Acc<'d>) -> Acc<'d> {
+        for (key, (unit, at, content, layout)) in other.structs {
+            self.add_struct((unit, at), key, content, layout);
+        }
+        self.variables.extend(other.variables);
+        self.names.extend(other.names);
+        self.ranges.extend(other.ranges);
+        self
+    }
+}
+
+pub(super) fn is_aggregate(tag: gimli::DwTag) -> bool {
+    matches!(
+        tag,
+        dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
+    )
+}
+
+/// What every unit's worker shares.
+pub(super) struct Context<'a, 'd> {
+    pub(super) dwarf: &'a Dwarf<'d>,
+    pub(super) options: &'a LoadOptions,
+    pub(super) little_endian: bool,
+    pub(super) strings: Strings<'d>,
+    pub(super) claims: &'a Claims<'d>,
+    /// The `.debug_info` bytes (`lookup` searches units for a name's traces).
+    pub(super) debug_info: &'d [u8],
+}
+
+/// Whether a unit's types and variables are read: every language with
+/// `LoadOptions::rust`, else all but Rust (bindgen's Rust copies of C structs carry C
+/// names with Rust layouts: `pahole --lang_exclude rust`, as the kernel's BTF build).
+pub(super) fn language_wanted(unit: &Unit<'_>, options: &LoadOptions) -> gimli::Result<bool> {
+    if options.rust {
+        return Ok(true);
+    }
+    let mut entries = unit.entries();
+    let Some(root) = entries.next_dfs()? else {
+        return Ok(true);
+    };
+    Ok(!matches!(
+        root.attr_value(gimli::DW_AT_language),
+        Some(gimli::AttributeValue::Language(gimli::DW_LANG_Rust))
+    ))
+}
+
+/// The unit's `DW_AT_name`, without the directories it shares with its
+/// `DW_AT_comp_dir` when absolute (assembler units carry the version-specific build
+/// path: `/build/linux-6.1.170/arch/x86/lib/memcpy_64.S` -> `arch/x86/lib/memcpy_64.S`).
+pub(super) fn unit_path<'d>(unit: &Unit<'d>) -> Option<&'d str> {
+    let name = unit.name?.to_string().ok()?;
+    if !name.starts_with('/') {
+        return Some(name);
+    }
+    let dir = unit.comp_dir.and_then(|d| d.to_string().ok()).unwrap_or("");
+    let mut common = 0;
+    for ((i, a), b) in name.char_indices().zip(dir.chars()) {
+        if a != b {
+            break;
+        }
+        if a == '/' {
+            common = i + 1;
+        }
+    }
+    if name.as_bytes().starts_with(dir.as_bytes()) && name.as_bytes().get(dir.len()) == Some(&b'/')
+    {
+        common = dir.len() + 1;
+    }
+    Some(&name[common.min(name.len())..])
+}
+
+pub(super) fn file_name_from(table: &TypeTable<'_, '_>, index: u64) -> Option<String> {
+    table.file(index)
+}
+
+/// `dir/name` of entry `index` of the unit's line program file table.
+pub(super) fn file_name<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>, index: u64) -> Option<String> {
+    let program = unit.line_program.as_ref()?;
+    let header = program.header();
+    let entry = header.file(index)?;
+    let name = dwarf.attr_string(unit, entry.path_name()).ok()?;
+    let name = name.to_string_lossy();
+    if name.starts_with('/') {
+        return Some(name.into_owned());
+    }
+    let dir = entry
+        .directory(header)
+        .and_then(|d| dwarf.attr_string(unit, d).ok())
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if dir.is_empty() || dir == "." {
+        Some(normalize(&name))
+    } else {
+        Some(normalize(&format!("{dir}/{name}")))
+    }
+}
+
+/// Removes `.` and `dir/..` components, so one header has one spelling.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "." | "" if !parts.is_empty() || p == "." => {}
+            ".." if parts.last().is_some_and(|l| *l != ".." && !l.is_empty()) => {
+                parts.pop();
+            }
+            _ => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths_are_normalized() {
+        assert_eq!(
+            super::normalize("./arch/x86/events/amd/../perf_event.h"),
+            "arch/x86/events/perf_event.h"
+        );
+        assert_eq!(
+            super::normalize("/build/linux/./include/a.h"),
+            "/build/linux/include/a.h"
+        );
+        assert_eq!(super::normalize("kernel.c"), "kernel.c");
+    }
+}
