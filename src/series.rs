@@ -24,7 +24,14 @@ pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
         "reading {} and writing the snapshot",
         args.file.display()
     ));
-    let written = layout_diff::snapshot::write(&file, &args.output, args.with_lines);
+    let written = file.for_snapshot(args.with_lines).and_then(|parts| {
+        layout_diff::snapshot::write(
+            &parts.image,
+            &parts.elf_files,
+            parts.lines.as_deref(),
+            &args.output,
+        )
+    });
     if let Some(b) = bar {
         b.finish_and_clear();
     }

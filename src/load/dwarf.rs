@@ -15,11 +15,11 @@ use super::StructFilter;
 use super::dies::{self, Dwarf, Strings};
 use super::elf::DebugSections;
 use super::layouts::TypeTable;
+use super::unit::file_name_from;
 pub(super) use super::unit::{
     Acc, Builder, Claims, Content, Context, Key, Place, RawVariable, file_name, is_aggregate,
     language_wanted, unit_path,
 };
-use super::unit::file_name_from;
 use crate::error::{Error, Result};
 use crate::model::{StructId, StructLayout, Variable};
 

@@ -15,8 +15,8 @@ use rustc_hash::FxHashMap;
 use super::LoadOptions;
 use super::StructFilter;
 use super::dies::{self, Die, Dwarf, NONE, Reader, Unit, UnitDies};
-use super::unit::{Acc, Builder, Context, file_name, is_aggregate, language_wanted, unit_path};
 use super::layouts::TypeTable;
+use super::unit::{Acc, Builder, Context, file_name, is_aggregate, language_wanted, unit_path};
 use crate::error::{Error, Result};
 
 /// The exact names to look up, when the options allow the sparse read: structs of

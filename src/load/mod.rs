@@ -8,6 +8,7 @@ mod dwarf;
 mod elf;
 mod layouts;
 mod lookup;
+pub mod options;
 mod symlist;
 mod unit;
 mod units;
@@ -18,77 +19,12 @@ pub use walk::Walked;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use globset::GlobSet;
 use memmap2::Mmap;
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::model::Image;
-
-/// Which struct layouts to build.
-#[derive(Debug, Clone, Default)]
-pub enum StructFilter {
-    /// Every struct and union (what a diff needs).
-    #[default]
-    All,
-    /// None, except those that variables point at when variables are loaded.
-    None,
-    /// Those whose name matches.
-    Matching(GlobSet),
-    /// Those of exactly these names (`show --struct NAME`): found without reading
-    /// every unit whole, together with the `typedefs` of these names.
-    Named(Vec<String>),
-}
-
-impl StructFilter {
-    pub(crate) fn accepts(&self, name: &str) -> bool {
-        match self {
-            StructFilter::All => true,
-            StructFilter::None => false,
-            StructFilter::Matching(set) => set.is_match(name),
-            StructFilter::Named(names) => names.iter().any(|n| n == name),
-        }
-    }
-}
-
-/// What to load: loading only what a query needs keeps `show` fast.
-#[derive(Debug, Clone)]
-pub struct LoadOptions {
-    /// Override of the target's cache line size.
-    pub line_size: Option<u64>,
-    /// Read DWARF at all (structs and variables).
-    pub dwarf: bool,
-    pub structs: StructFilter,
-    /// Read global variables (and the structs they are instances of).
-    pub variables: bool,
-    /// Typedef names to follow to the anonymous struct/union they name (`atomic_t`),
-    /// as `pahole -C` does; their layouts carry the typedef's name.
-    pub typedefs: Vec<String>,
-    /// Every typedef that names an anonymous struct/union, as `typedefs` would (what a
-    /// snapshot keeps, so `show --struct atomic_t` works on it).
-    pub all_typedefs: bool,
-    /// Build what pahole's text needs (spellings, members' struct padding, packed
-    /// structs); `show --struct`/`--symbol` want it, a diff does not.
-    pub pahole_text: bool,
-    /// Read Rust units' types and variables too (`--lang all`); by default only C and
-    /// assembly units are read, as `pahole --lang_exclude rust`.
-    pub rust: bool,
-}
-
-impl Default for LoadOptions {
-    fn default() -> Self {
-        LoadOptions {
-            line_size: None,
-            dwarf: true,
-            structs: StructFilter::All,
-            typedefs: Vec::new(),
-            all_typedefs: false,
-            pahole_text: true,
-            variables: true,
-            rust: false,
-        }
-    }
-}
+pub use options::{LoadOptions, StructFilter};
 
 /// An input file mapped into memory; the `Image` borrows names from it.
 pub struct InputFile {
@@ -104,6 +40,13 @@ pub struct InputFile {
     /// A symbol list (`System.map`, `/proc/kallsyms`) that gives the addresses: of a
     /// raw BTF blob, or instead of an ELF's own symbol table.
     symbol_list: Option<(PathBuf, String)>,
+}
+
+/// What `snapshot::write` writes of one input (see `InputFile::for_snapshot`).
+pub struct ForSnapshot<'d> {
+    pub image: Image<'d>,
+    pub elf_files: Vec<Option<&'d str>>,
+    pub lines: Option<Vec<(u64, String)>>,
 }
 
 impl InputFile {
@@ -201,6 +144,37 @@ impl InputFile {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What a snapshot keeps of this input (a vmlinux): its image read in full, its
+    /// symbols' file names as the ELF alone gives them, and with `with_lines` the
+    /// source lines `show --line` prints. `snapshot::write` writes them.
+    pub fn for_snapshot(&self, with_lines: bool) -> Result<ForSnapshot<'_>> {
+        let full = LoadOptions {
+            all_typedefs: true,
+            ..LoadOptions::default()
+        };
+        let elf_only = LoadOptions {
+            dwarf: false,
+            ..LoadOptions::default()
+        };
+        let (image, bare) = rayon::join(|| self.load(&full), || self.load(&elf_only));
+        let (image, bare) = (image?, bare?);
+        let elf_files = if bare.symbols.len() == image.symbols.len() {
+            bare.symbols.iter().map(|s| s.file).collect()
+        } else {
+            Vec::new()
+        };
+        let lines = if with_lines {
+            snapshot_lines(self, &image)?
+        } else {
+            None
+        };
+        Ok(ForSnapshot {
+            image,
+            elf_files,
+            lines,
+        })
     }
 
     /// True when the file is a snapshot rather than an ELF file.
@@ -438,4 +412,32 @@ impl SourceLines<'_> {
             }
         }
     }
+}
+
+/// `file:line` at the start of every function and every `snapshot::LINE_GRANULE` boundary inside
+/// it (ordinary address space only; per-CPU offsets are not code).
+fn snapshot_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u64, String)>>> {
+    use crate::model::{Space, SymbolKind};
+    let Some(lines) = input.source_lines()? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for s in image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Function && s.space == Space::Global)
+    {
+        let end = s.place.saturating_add(s.size);
+        let mut at = s.place;
+        while at < end.max(s.place + 1) {
+            if let Some(loc) = lines.find(at) {
+                out.push((at, loc));
+            }
+            at = (at / crate::snapshot::LINE_GRANULE + 1)
+                .saturating_mul(crate::snapshot::LINE_GRANULE);
+        }
+    }
+    out.sort();
+    out.dedup_by_key(|(a, _)| *a);
+    Ok(Some(out))
 }

@@ -15,7 +15,7 @@ pub use read::Types;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::load::{InputFile, LoadOptions};
+use crate::load::options::LoadOptions;
 use crate::model::{Image, StructId};
 
 /// First bytes of every snapshot.
@@ -73,33 +73,18 @@ pub struct Opened {
 /// (enough for any line size of 64 bytes or more).
 pub const LINE_GRANULE: u64 = 64;
 
-/// Reads `input` (a vmlinux) in full and writes its snapshot to `out`; with
-/// `with_lines`, the source lines `show --line` prints are kept too.
-pub fn write(input: &InputFile, out: &Path, with_lines: bool) -> Result<Written> {
-    let full = LoadOptions {
-        all_typedefs: true,
-        ..LoadOptions::default()
-    };
-    let elf_only = LoadOptions {
-        dwarf: false,
-        ..LoadOptions::default()
-    };
-    let (image, bare) = rayon::join(|| input.load(&full), || input.load(&elf_only));
-    let (image, bare) = (image?, bare?);
-    let elf_files: Vec<Option<&str>> = if bare.symbols.len() == image.symbols.len() {
-        bare.symbols.iter().map(|s| s.file).collect()
-    } else {
-        Vec::new()
-    };
-    let lines = if with_lines {
-        source_lines(input, &image)?
-    } else {
-        None
-    };
-    let line_refs = lines
-        .as_ref()
-        .map(|l| l.iter().map(|(a, s)| (*a, s.as_str())).collect());
-    let bytes = encode(&image, &elf_files, line_refs).map_err(|m| bad(out, m))?;
+/// Writes the snapshot of `image` to `out`: `elf_files` are its symbols' file names as
+/// the ELF alone gives them (what a load without DWARF shows; empty when unknown),
+/// `lines` the source lines `show --line` prints, when kept. `load::InputFile::
+/// for_snapshot` reads all three from a vmlinux.
+pub fn write(
+    image: &Image<'_>,
+    elf_files: &[Option<&str>],
+    lines: Option<&[(u64, String)]>,
+    out: &Path,
+) -> Result<Written> {
+    let line_refs = lines.map(|l| l.iter().map(|(a, s)| (*a, s.as_str())).collect());
+    let bytes = encode(image, elf_files, line_refs).map_err(|m| bad(out, m))?;
     std::fs::write(out, &bytes).map_err(|err| Error::Io {
         path: out.to_path_buf(),
         err,
@@ -158,33 +143,6 @@ fn file_bytes(names: &[u8], records: &[u8]) -> std::result::Result<Vec<u8>, Stri
 pub fn nested_chain_file(depth: usize) -> Vec<u8> {
     let (names, records) = form::nested_chain(depth);
     file_bytes(&names, &records).unwrap_or_default()
-}
-
-/// `file:line` at the start of every function and every `LINE_GRANULE` boundary inside
-/// it (ordinary address space only; per-CPU offsets are not code).
-fn source_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u64, String)>>> {
-    use crate::model::{Space, SymbolKind};
-    let Some(lines) = input.source_lines()? else {
-        return Ok(None);
-    };
-    let mut out = Vec::new();
-    for s in image
-        .symbols
-        .iter()
-        .filter(|s| s.kind == SymbolKind::Function && s.space == Space::Global)
-    {
-        let end = s.place.saturating_add(s.size);
-        let mut at = s.place;
-        while at < end.max(s.place + 1) {
-            if let Some(loc) = lines.find(at) {
-                out.push((at, loc));
-            }
-            at = (at / LINE_GRANULE + 1).saturating_mul(LINE_GRANULE);
-        }
-    }
-    out.sort();
-    out.dedup_by_key(|(a, _)| *a);
-    Ok(Some(out))
 }
 
 /// The source lines kept in an opened snapshot (`None` when written without them).
