@@ -5,10 +5,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 mod cli;
-mod run;
-mod series;
 
-use cli::{Cli, Command};
+use cli::args::{Cli, Command};
 
 /// mimalloc: the loader and the diff make millions of small allocations on two threads;
 /// glibc's per-thread arenas spent a fifth of the snapshot diff growing their heaps.
@@ -31,14 +29,14 @@ fn main() -> ExitCode {
     no_huge_pages();
     let cli = Cli::parse_args();
     let outcome = match cli.command {
-        Command::Show(args) => run::show(&args),
-        Command::Diff(args) => run::diff(&args),
-        Command::Check(args) => run::check(&args),
-        Command::Whatif(args) => run::whatif(&args),
-        Command::Suggest(args) => run::suggest(&args),
-        Command::Snapshot(args) => series::snapshot(&args),
-        Command::History(args) => series::history(&args),
-        Command::BenchWalk(args) => series::bench_walk(&args),
+        Command::Show(args) => cli::show::show(&args),
+        Command::Diff(args) => cli::diff::diff(&args),
+        Command::Check(args) => cli::check::check(&args),
+        Command::Whatif(args) => cli::whatif::whatif(&args),
+        Command::Suggest(args) => cli::suggest::suggest(&args),
+        Command::Snapshot(args) => cli::series::snapshot(&args),
+        Command::History(args) => cli::series::history(&args),
+        Command::BenchWalk(args) => cli::series::bench_walk(&args),
     };
     match outcome {
         Ok(out) => {

@@ -320,3 +320,40 @@ pub fn hot_types(
         .collect();
     (types, objects)
 }
+
+/// One line for each `--struct` or `--symbol`/`--hot` pattern that names nothing in
+/// any of `images` (a typo would otherwise pass silently).
+pub fn unmatched_patterns(
+    structs: &[String],
+    symbols: &[String],
+    images: &[&Image<'_>],
+) -> Result<Vec<String>, globset::Error> {
+    let mut out = Vec::new();
+    for p in structs {
+        let g = globset::Glob::new(p)?.compile_matcher();
+        let found = images.iter().any(|img| {
+            img.structs
+                .iter()
+                .any(|s| !s.name.is_empty() && g.is_match(s.name))
+        });
+        if !found {
+            out.push(format!(
+                "--struct {p}: no struct of that name in either build"
+            ));
+        }
+    }
+    for p in symbols {
+        let g = globset::Glob::new(p)?.compile_matcher();
+        let found = images.iter().any(|img| {
+            img.symbols
+                .iter()
+                .any(|s| g.is_match(s.name) || g.is_match(s.qualified_name()))
+        });
+        if !found {
+            out.push(format!(
+                "--symbol {p}: no symbol of that name in either build"
+            ));
+        }
+    }
+    Ok(out)
+}

@@ -147,7 +147,7 @@ fn the_only_import_cycles_are_the_listed_ones() {
     // The binary's files (`main`, `cli`, `run`, `series`) are not modules of the library.
     let library: BTreeMap<String, PathBuf> = known
         .into_iter()
-        .filter(|(m, _)| !["main", "cli", "run", "series", "lib"].contains(&m.as_str()))
+        .filter(|(m, _)| m != "main" && m != "lib" && m != "cli" && !m.starts_with("cli/"))
         .collect();
     let graph: BTreeMap<String, BTreeSet<String>> = library
         .iter()

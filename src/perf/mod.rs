@@ -17,6 +17,19 @@ pub enum HotInput {
     Names(Vec<String>),
 }
 
+/// Reads a `--hot` file: one line naming the file and the problem when it cannot be
+/// read or is not usable.
+pub fn read_file(path: &std::path::Path) -> crate::Result<HotInput> {
+    let text = std::fs::read_to_string(path).map_err(|err| crate::Error::Input {
+        path: path.to_path_buf(),
+        message: format!("cannot read hot list: {err}"),
+    })?;
+    read(&text).map_err(|message| crate::Error::Input {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
 /// Reads the text of a `--hot` file; an error says what is wrong with it.
 pub fn read(text: &str) -> Result<HotInput, String> {
     if c2c::is_c2c(text) {

@@ -4,8 +4,8 @@
 
 use anyhow::{Context, Result};
 
-use crate::cli::{BenchWalkArgs, HistoryArgs, SnapshotArgs};
-use crate::run::Output;
+use super::Output;
+use super::args::{BenchWalkArgs, HistoryArgs, SnapshotArgs};
 use layout_diff::load::{InputFile, LoadOptions};
 use layout_diff::report::{Format, history_text, json};
 use layout_diff::show;
@@ -20,7 +20,7 @@ pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
         file = file.with_symbols(list)?;
     }
     let t0 = std::time::Instant::now();
-    let bar = crate::run::progress(&format!(
+    let bar = super::progress(&format!(
         "reading {} and writing the snapshot",
         args.file.display()
     ));
@@ -69,7 +69,7 @@ fn progress_count(message: &str, len: usize) -> Option<indicatif::ProgressBar> {
 pub fn history(args: &HistoryArgs) -> Result<Output> {
     let mut symbols = args.symbols.clone();
     if let Some(hot) = &args.hot {
-        symbols.extend(crate::run::hot_names(hot)?);
+        symbols.extend(super::hot_names(hot)?);
     }
     if symbols.is_empty() && args.structs.is_empty() {
         anyhow::bail!("history needs --symbol, --struct or --hot");

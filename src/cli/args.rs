@@ -503,7 +503,7 @@ mod default_command_tests {
             .expect("check")
             .render_long_help()
             .to_string();
-        let source = include_str!("../src/check/rules.rs");
+        let source = include_str!("../check/rules.rs");
         let mut keys = 0;
         for line in source.lines().map(str::trim) {
             let Some(rest) = line.strip_prefix("pub ") else {

@@ -1,0 +1,84 @@
+//! `layout-diff check`: a rules file evaluated on one build, or on NEW against OLD.
+
+use anyhow::{Context, Result};
+
+use super::args::CheckArgs;
+use super::{Output, progress};
+use layout_diff::load::{InputFile, LoadOptions, StructFilter};
+use layout_diff::report::{Format, check_markdown, check_text, html, json};
+use layout_diff::show::{self};
+
+/// `layout-diff check --rules FILE IMAGE` or `... OLD NEW`: loads only the structs the
+/// rules name (and symbols, which the ELF gives), evaluates, renders.
+pub fn check(args: &CheckArgs) -> Result<Output> {
+    let rules = layout_diff::check::rules::load(&args.rules)?;
+    let (old_path, new_path) = match args.files.as_slice() {
+        [image] => (None, image),
+        [old, new] => (Some(old), new),
+        _ => anyhow::bail!("check takes IMAGE or OLD NEW"),
+    };
+    if old_path.is_none() && rules.needs_old() {
+        let line = rules
+            .structs
+            .iter()
+            .find(|r| r.rule.max_growth.is_some())
+            .map_or(0, |r| r.line);
+        anyhow::bail!(
+            "{}:{line}: key `max_growth` needs the old build: check --rules FILE OLD NEW",
+            args.rules.display()
+        );
+    }
+    let patterns = rules.struct_patterns();
+    let options = LoadOptions {
+        line_size: args.common.line_size,
+        rust: args.common.rust(),
+        dwarf: !patterns.is_empty(),
+        structs: if patterns.is_empty() {
+            StructFilter::None
+        } else {
+            StructFilter::Matching(show::globs(&patterns).context("bad struct name in rules")?)
+        },
+        variables: false,
+        ..LoadOptions::default()
+    };
+    let new_file = InputFile::open(new_path)?;
+    let old_file = old_path.map(|p| InputFile::open(p)).transpose()?;
+    // OLD is read only for growth rules (the others are about NEW).
+    let old_file = old_file.filter(|_| rules.needs_old());
+    let bar = progress(match old_file {
+        Some(_) => "loading both builds",
+        None => "loading the build",
+    });
+    let (new, old) = rayon::join(
+        || new_file.load(&options),
+        || old_file.as_ref().map(|f| f.load(&options)).transpose(),
+    );
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let (new, old) = (new?, old?);
+    for img in std::iter::once(&new).chain(old.as_ref()) {
+        if options.dwarf && !img.has_debug_info {
+            return Err(layout_diff::Error::NoDebugInfo {
+                path: img.path.clone(),
+            }
+            .into());
+        }
+    }
+    let report = layout_diff::check::eval::check(&rules, &new, old.as_ref());
+    let text = match args.common.format() {
+        Format::Text => check_text::render(&report),
+        Format::Markdown => check_markdown::render(&report),
+        Format::Html => html::check(&report),
+        Format::Json => {
+            let mut s = json::document("layout-diff-check", &report)?;
+            s.push('\n');
+            s
+        }
+    };
+    Ok(Output {
+        text,
+        code: if report.failed > 0 { 1 } else { 0 },
+        note: None,
+    })
+}

@@ -1,0 +1,296 @@
+//! `layout-diff OLD NEW`: the evidence read before the builds, the two loads side by
+//! side, the diff and its report in every format (shared with `whatif`).
+
+use anyhow::{Context, Result};
+
+use super::args::DiffArgs;
+use super::{Output, kaslr_for, known_list, open_and_load, progress, read_hot};
+use layout_diff::diff::DiffOptions;
+use layout_diff::load::{InputFile, LoadOptions};
+use layout_diff::perf::HotInput;
+use layout_diff::report::{Format, diff_markdown, diff_text, hot_text, html, json, plan};
+use layout_diff::show::{self};
+
+/// Lines of items in the default diff report: with the header, summary and closing
+/// line, the whole report stays within about 80 lines.
+const DEFAULT_LIMIT: usize = 54;
+
+/// What the diff reads before the builds: names to show in full, evidence of
+/// hotness, c2c reports to map once OLD is loaded, the options.
+pub(super) struct Prepared {
+    symbols: Vec<String>,
+    pub(super) hotness: layout_diff::evidence::Hotness,
+    c2c: Vec<(layout_diff::perf::c2c::C2cReport, std::path::PathBuf)>,
+    fail_on: Vec<layout_diff::diff::Category>,
+}
+
+pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
+    let mut symbols = args.symbols.clone();
+    // Every --hot file: names are shown in full and count as measured; perf profiles
+    // are measured evidence; c2c reports are mapped onto OLD once it is loaded.
+    let mut hotness = layout_diff::evidence::Hotness {
+        known: known_list(&args.hot_list)?,
+        measured: layout_diff::evidence::Measured::default(),
+    };
+    let mut c2c = Vec::new();
+    for path in &args.hot {
+        match read_hot(path)? {
+            HotInput::Names(names) => {
+                for n in names.iter().filter(|n| layout_diff::perf::is_plain_name(n)) {
+                    let from = format!("named in {}", path.display());
+                    hotness.measured.add_object(n, "--hot list", from.clone());
+                    hotness.measured.add_function(n, "--hot list", from);
+                }
+                symbols.extend(names);
+            }
+            HotInput::Profile(m) => hotness.measured.extend(m),
+            HotInput::C2c(r) => c2c.push((r, path.clone())),
+        }
+    }
+    if args.kaslr_offset.is_some() && c2c.is_empty() {
+        anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
+    }
+    let fail_on = args
+        .fail_on
+        .iter()
+        .map(|c| {
+            layout_diff::diff::Category::parse(c.trim()).with_context(|| {
+                format!(
+                    "--fail-on: unknown category {c:?} ({})",
+                    layout_diff::diff::Category::names()
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Prepared {
+        symbols,
+        hotness,
+        c2c,
+        fail_on,
+    })
+}
+
+pub(super) fn options<'a>(args: &DiffArgs, prep: &Prepared) -> Result<DiffOptions<'a>> {
+    let symbols = &prep.symbols;
+    let fail_on = prep.fail_on.clone();
+    Ok(DiffOptions {
+        fail_on: (!fail_on.is_empty()).then_some(fail_on),
+        pinned_symbols: (!symbols.is_empty())
+            .then(|| show::globs(symbols))
+            .transpose()
+            .context("bad --symbol or --hot pattern")?,
+        pinned_structs: (!args.structs.is_empty())
+            .then(|| show::globs(&args.structs))
+            .transpose()
+            .context("bad --struct pattern")?,
+        // JSON and --explain read every change; the other formats list only what the
+        // first screen can show unless --all is given.
+        listed_only: !args.all && args.common.format() != Format::Json && args.explain.is_none(),
+        hotness: None,
+    })
+}
+
+/// `layout-diff OLD NEW`.
+pub fn diff(args: &DiffArgs) -> Result<Output> {
+    let prep = prepare(args)?;
+    let load = LoadOptions {
+        line_size: args.common.line_size,
+        rust: args.common.rust(),
+        pahole_text: false,
+        ..LoadOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let bar = progress("loading both builds");
+    // Both files mapped first, so that a missing one fails at once; then each build
+    // is opened (a snapshot checked and decompressed) and loaded by one task, the two
+    // side by side: one hand-off to the second thread, not one for opening and
+    // another for loading.
+    let (mut old_file, mut new_file) = (InputFile::map(&args.old)?, InputFile::map(&args.new)?);
+    let (old, new) = rayon::join(
+        || open_and_load(&mut old_file, &load),
+        || open_and_load(&mut new_file, &load),
+    );
+    let (mut old, mut new) = (old?, new?);
+    layout_diff::load::align_local_names(&mut old, &mut new);
+    for (img, path) in [(&old, &args.old), (&new, &args.new)] {
+        if !img.has_debug_info {
+            return Err(layout_diff::Error::NoDebugInfo { path: path.clone() }.into());
+        }
+    }
+    if old.line_size != new.line_size {
+        anyhow::bail!(
+            "{} and {} have different line sizes ({} and {}); give --line-size",
+            args.old.display(),
+            args.new.display(),
+            old.line_size,
+            new.line_size
+        );
+    }
+    if let Some(b) = &bar {
+        b.set_message("comparing");
+    }
+    let out = compare(
+        args,
+        prep,
+        &old,
+        &new,
+        bar,
+        (t0, std::time::Instant::now()),
+        None,
+    );
+    // The process ends right after printing: freeing millions of small allocations
+    // (members, names) one by one would only cost time, so the loaded builds are left
+    // to the exit.
+    std::mem::forget((old, new));
+    std::mem::forget((old_file, new_file));
+    out
+}
+
+/// What a prediction says of itself, printed before its report.
+pub(super) struct Preface {
+    pub(super) text: String,
+    pub(super) json: serde_json::Value,
+}
+
+/// The diff of two loaded builds, rendered; `preface` goes before the report
+/// (text and markdown) or beside it (JSON).
+pub(super) fn compare(
+    args: &DiffArgs,
+    prep: Prepared,
+    old: &layout_diff::model::Image<'_>,
+    new: &layout_diff::model::Image<'_>,
+    bar: Option<indicatif::ProgressBar>,
+    (t0, t1): (std::time::Instant, std::time::Instant),
+    preface: Option<&Preface>,
+) -> Result<Output> {
+    let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();
+    let mut options = options(args, &prep)?;
+    let Prepared {
+        symbols,
+        mut hotness,
+        c2c,
+        ..
+    } = prep;
+    let unmatched = show::unmatched_patterns(&args.structs, &symbols, &[old, new])?;
+    // A c2c report recorded on OLD: the objects on its hot lines are measured hot, and
+    // its lines are followed into NEW.
+    let mut follow = None;
+    for (r, path) in &c2c {
+        let kaslr = kaslr_for(r, old, args.kaslr_offset, path)?;
+        let map = layout_diff::perf::hotmap::map(r, old, kaslr);
+        for line in &map.lines {
+            for o in &line.objects {
+                let bare = o.name.rsplit(':').next().unwrap_or(&o.name);
+                hotness.measured.add_object(
+                    bare,
+                    "perf c2c",
+                    format!("hot line #{} ({} HITM)", line.index, line.hitm),
+                );
+            }
+        }
+        follow.get_or_insert_with(|| layout_diff::perf::hotmap::follow(&map, new));
+    }
+    options.hotness = Some(&hotness);
+    let report = layout_diff::diff::diff(old, new, &options);
+    if let Some(name) = &args.explain {
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let found = layout_diff::report::explain::explain(&report, name);
+        return Ok(match found {
+            Some(text) => Output {
+                text,
+                code: 0,
+                note: None,
+            },
+            None => Output {
+                text: String::new(),
+                code: 1,
+                note: Some(format!(
+                    "--explain {name}: no change of an object, struct or function of that name"
+                )),
+            },
+        });
+    }
+    let t2 = std::time::Instant::now();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let view = plan::View {
+        limit: if args.all {
+            None
+        } else {
+            Some(args.limit.unwrap_or(DEFAULT_LIMIT))
+        },
+    };
+    let planned = plan::plan(&report, view);
+    let mut text = match args.common.format() {
+        Format::Text => {
+            preface.map_or(String::new(), |p| p.text.clone()) + &diff_text::render(&planned)
+        }
+        Format::Markdown => {
+            let quoted = preface.map_or(String::new(), |p| {
+                p.text
+                    .lines()
+                    .map(|l| format!("> {l}\n"))
+                    .collect::<String>()
+                    + "\n"
+            });
+            quoted + &diff_markdown::render(&planned)
+        }
+        Format::Html => {
+            let hot = follow.as_ref().map(hot_text::follow);
+            let side = match (preface, hot.as_deref()) {
+                (_, Some(t)) => Some(("hot lines from perf c2c", t)),
+                (Some(p), None) => Some(("predicted, not built", p.text.as_str())),
+                (None, None) => None,
+            };
+            html::diff(&planned, side)
+        }
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct WithHot<'a> {
+                #[serde(flatten)]
+                report: &'a layout_diff::diff::Report<'a>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                hot: Option<&'a layout_diff::perf::hotmap::HotFollow>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                prediction: Option<&'a serde_json::Value>,
+            }
+            let doc = WithHot {
+                report: &report,
+                hot: follow.as_ref(),
+                prediction: preface.map(|p| &p.json),
+            };
+            let mut s = json::document("layout-diff-diff", &doc)?;
+            s.push('\n');
+            s
+        }
+    };
+    if let Some(f) = &follow {
+        match args.common.format() {
+            Format::Text => text += &hot_text::follow(f),
+            Format::Markdown => text += &format!("\n```\n{}```\n", hot_text::follow(f)),
+            Format::Json | Format::Html => {}
+        }
+    }
+    if timing {
+        eprintln!(
+            "layout-diff: load {:.3} s, diff {:.3} s, render {:.3} s",
+            (t1 - t0).as_secs_f64(),
+            (t2 - t1).as_secs_f64(),
+            t2.elapsed().as_secs_f64()
+        );
+    }
+    let code = u8::from(report.failing > 0);
+    // The process ends right after printing: freeing millions of small allocations
+    // (members, names) one by one would only cost time, so the loaded builds and the
+    // report are left to the exit.
+    std::mem::forget(report);
+    std::mem::forget(follow);
+    Ok(Output {
+        text,
+        code,
+        note: (!unmatched.is_empty()).then(|| unmatched.join("\nlayout-diff: ")),
+    })
+}

@@ -1,0 +1,87 @@
+//! The binary's commands: `args.rs` holds every flag (clap), one file per command
+//! turns its flags into library options, runs the library and renders; this file holds
+//! what they share (the output and exit code, reading `--hot` files, loading).
+
+pub mod args;
+pub mod check;
+pub mod diff;
+pub mod series;
+pub mod show;
+pub mod suggest;
+pub mod whatif;
+
+use anyhow::{Context, Result};
+
+use layout_diff::load::{InputFile, LoadOptions};
+use layout_diff::perf::HotInput;
+
+/// What the binary prints and the exit code it ends with.
+pub struct Output {
+    pub text: String,
+    pub code: u8,
+    /// One line for stderr (e.g. "no struct matches").
+    pub note: Option<String>,
+}
+
+/// Reads `--hot FILE`: a perf c2c report or profile (recognised by its header words),
+/// else one name, glob or `sym+0xOFF` per line.
+pub(crate) fn read_hot(path: &std::path::Path) -> Result<HotInput> {
+    Ok(layout_diff::perf::read_file(path)?)
+}
+
+/// The names of a `--hot` list (none for a perf report, which is read as evidence).
+pub(crate) fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
+    Ok(match read_hot(path)? {
+        HotInput::Names(names) => names,
+        HotInput::C2c(_) | HotInput::Profile(_) => Vec::new(),
+    })
+}
+
+/// The built-in known list with every `--hot-list` file added.
+pub(crate) fn known_list(paths: &[std::path::PathBuf]) -> Result<layout_diff::evidence::KnownList> {
+    let mut list = layout_diff::evidence::KnownList::builtin();
+    for p in paths {
+        let text = std::fs::read_to_string(p)
+            .with_context(|| format!("{}: cannot read hot list", p.display()))?;
+        let more = layout_diff::evidence::KnownList::parse(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        list.extend(more);
+    }
+    Ok(list)
+}
+
+/// The KASLR offset for a c2c report: `--kaslr-offset`, else inferred from `image`.
+pub(crate) fn kaslr_for(
+    report: &layout_diff::perf::c2c::C2cReport,
+    image: &layout_diff::Image<'_>,
+    given: Option<u64>,
+    path: &std::path::Path,
+) -> Result<layout_diff::perf::hotmap::Kaslr> {
+    match given {
+        Some(offset) => Ok(layout_diff::perf::hotmap::Kaslr::Given { offset }),
+        None => layout_diff::perf::hotmap::infer_kaslr(report, image)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+    }
+}
+
+/// Finishes opening `file` (a snapshot is checked and decompressed) and loads it.
+pub(crate) fn open_and_load<'c>(
+    file: &'c mut InputFile,
+    load: &LoadOptions,
+) -> layout_diff::Result<layout_diff::model::Image<'c>> {
+    file.open_snapshot()?;
+    let file: &'c InputFile = file;
+    file.load(load)
+}
+
+/// A spinner on stderr while loading, only when stderr is a terminal.
+pub(crate) fn progress(message: &str) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_message(message.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(bar)
+}

@@ -1,0 +1,87 @@
+//! `layout-diff suggest`: fixes for flagged objects, each checked by a prediction.
+
+use anyhow::Result;
+
+use super::args::{DiffArgs, SuggestArgs};
+use super::diff::{options, prepare};
+use super::{Output, open_and_load, progress};
+use layout_diff::load::{InputFile, LoadOptions};
+use layout_diff::report::{Format, json};
+
+/// `layout-diff suggest OLD NEW`: fixes for the flagged hot objects, each checked by
+/// a prediction on NEW diffed against OLD.
+pub fn suggest(args: &SuggestArgs) -> Result<Output> {
+    let diff_args = DiffArgs {
+        old: args.old.clone(),
+        new: args.new.clone(),
+        all: true,
+        limit: None,
+        kaslr_offset: None,
+        symbols: args.symbols.clone(),
+        structs: Vec::new(),
+        hot: args.hot.clone(),
+        hot_list: args.hot_list.clone(),
+        explain: None,
+        fail_on: Vec::new(),
+        common: args.common.clone(),
+    };
+    let prep = prepare(&diff_args)?;
+    let load = LoadOptions {
+        line_size: args.common.line_size,
+        rust: args.common.rust(),
+        pahole_text: false,
+        ..LoadOptions::default()
+    };
+    let bar = progress("loading both builds");
+    let (mut old_file, mut new_file) = (InputFile::map(&args.old)?, InputFile::map(&args.new)?);
+    let (old, new) = rayon::join(
+        || open_and_load(&mut old_file, &load),
+        || open_and_load(&mut new_file, &load),
+    );
+    let (mut old, mut new) = (old?, new?);
+    layout_diff::load::align_local_names(&mut old, &mut new);
+    for (img, path) in [(&old, &args.old), (&new, &args.new)] {
+        if !img.has_debug_info {
+            return Err(layout_diff::Error::NoDebugInfo { path: path.clone() }.into());
+        }
+    }
+    if let Some(b) = &bar {
+        b.set_message("predicting fixes");
+    }
+    let mut options = options(&diff_args, &prep)?;
+    options.listed_only = true;
+    options.hotness = Some(&prep.hotness);
+    let found = layout_diff::suggest::suggest(&old, &new, &options, &args.symbols)
+        .map_err(anyhow::Error::msg)?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let unfixed = found
+        .iter()
+        .filter(|s| !s.fixes.iter().any(|f| f.restores))
+        .count();
+    let text = match args.common.format() {
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Doc<'a> {
+                suggestions: &'a [layout_diff::suggest::Suggestion],
+            }
+            let mut s = json::document(
+                "layout-diff-suggest",
+                &Doc {
+                    suggestions: &found,
+                },
+            )?;
+            s.push('\n');
+            s
+        }
+        _ => layout_diff::report::suggest_text::render(&found, &args.old, &args.new),
+    };
+    std::mem::forget((old, new));
+    std::mem::forget((old_file, new_file));
+    Ok(Output {
+        text,
+        code: u8::from(unfixed > 0),
+        note: None,
+    })
+}

@@ -1,0 +1,116 @@
+//! `layout-diff whatif`: a predicted build diffed against the build it comes from.
+
+use anyhow::Result;
+
+use super::args::{DiffArgs, WhatifArgs};
+use super::diff::{Preface, compare, prepare};
+use super::{Output, open_and_load, progress};
+use layout_diff::load::{InputFile, LoadOptions};
+
+/// `layout-diff whatif IMAGE CHANGES`: the build laid out again with the changes,
+/// diffed against it like a real new build.
+pub fn whatif(args: &WhatifArgs) -> Result<Output> {
+    // With object files, a change may be given by them alone.
+    let changes = match layout_diff::whatif::parse_changes(std::env::args()) {
+        Err(_) if !args.objects.is_empty() => Vec::new(),
+        other => other.map_err(anyhow::Error::msg)?,
+    };
+    let objects = args
+        .objects
+        .iter()
+        .map(|p| layout_diff::whatif::objects::ObjectFile::read(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    let diff_args = DiffArgs {
+        old: args.file.clone(),
+        new: args.file.clone(),
+        all: args.all,
+        limit: args.limit,
+        kaslr_offset: None,
+        symbols: Vec::new(),
+        structs: Vec::new(),
+        hot: args.hot.clone(),
+        hot_list: args.hot_list.clone(),
+        explain: args.explain.clone(),
+        fail_on: args.fail_on.clone(),
+        common: args.common.clone(),
+    };
+    let prep = prepare(&diff_args)?;
+    let load = LoadOptions {
+        line_size: args.common.line_size,
+        rust: args.common.rust(),
+        pahole_text: false,
+        ..LoadOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let bar = progress("loading the build");
+    let mut file = InputFile::map(&args.file)?;
+    let image = open_and_load(&mut file, &load)?;
+    if !image.has_debug_info {
+        return Err(layout_diff::Error::NoDebugInfo {
+            path: args.file.clone(),
+        }
+        .into());
+    }
+    let p = layout_diff::whatif::predict(&image, &changes, &objects)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+    if args.nm {
+        let mut text = String::new();
+        for s in &p.image.symbols {
+            let kind = match s.kind {
+                layout_diff::model::SymbolKind::Function => 't',
+                _ => 'd',
+            };
+            text += &format!("{:016x} {:016x} {kind} {}\n", s.address, s.size, s.name);
+        }
+        return Ok(Output {
+            text,
+            code: 0,
+            note: None,
+        });
+    }
+    let mut described: Vec<String> = p.changes.iter().map(ToString::to_string).collect();
+    described.extend(
+        objects
+            .iter()
+            .map(|o| format!("{} recompiled", o.path.display())),
+    );
+    let mut text = format!(
+        "Predicted, not built: {}\n  link model: {} data objects and {} functions; the build laid out again unchanged puts {} and {} of them back at their addresses\n  {} predicted to move or change size\n",
+        described.join(", "),
+        p.objects,
+        p.functions,
+        p.reproduced,
+        p.functions_reproduced,
+        p.moved
+    );
+    for c in &p.caveats {
+        text += &format!("  not predicted: {c}\n");
+    }
+    text.push('\n');
+    let preface = Preface {
+        text,
+        json: serde_json::json!({
+            "predicted": true,
+            "changes": described,
+            "objects": p.objects,
+            "reproduced": p.reproduced,
+            "functions": p.functions,
+            "functions_reproduced": p.functions_reproduced,
+            "moved": p.moved,
+            "not_predicted": p.caveats,
+        }),
+    };
+    let out = compare(
+        &diff_args,
+        prep,
+        &image,
+        &p.image,
+        bar,
+        (t0, std::time::Instant::now()),
+        Some(&preface),
+    );
+    std::mem::forget((p, image));
+    std::mem::forget(file);
+    out
+}
