@@ -471,3 +471,14 @@ fn corrupted_inputs_never_panic_or_hang() {
         }
     }
 }
+
+/// A fuzzer's find (fuzz/README.md): a unit whose `DW_AT_low_pc` plus its
+/// `DW_AT_high_pc` (a size) overflows, which gimli adds unchecked. Its code ranges are
+/// dropped, the rest reads; in a build with overflow checks (`cargo test`) this
+/// panicked before.
+#[test]
+fn a_unit_whose_pc_range_overflows_loads_without_its_ranges() {
+    let f = testdata("bad/pc-overflow.elf");
+    let (code, _, err) = run(&[f.as_str(), f.as_str()]);
+    assert_eq!((code, err.as_str()), (0, ""));
+}

@@ -17,8 +17,8 @@ use super::elf::DebugSections;
 use super::layouts::TypeTable;
 use super::unit::file_name_from;
 pub(super) use super::unit::{
-    Acc, Builder, Claims, Content, Context, Key, Place, RawVariable, file_name, is_aggregate,
-    language_wanted, unit_path,
+    Acc, Builder, Claims, Content, Context, Key, Place, RawVariable, code_ranges, file_name,
+    is_aggregate, language_wanted, unit_path,
 };
 use crate::error::{Error, Result};
 use crate::model::{StructId, StructLayout, Variable};
@@ -213,12 +213,7 @@ fn read_unit<'d>(
     let unit = dwarf.unit(header)?;
     let mut acc = Acc::default();
     acc.names.push((index, unit_path(&unit)));
-    let mut ranges = dwarf.unit_ranges(&unit)?;
-    while let Some(r) = ranges.next()? {
-        if r.begin < r.end {
-            acc.ranges.push((r.begin, r.end, index));
-        }
-    }
+    code_ranges(dwarf, &unit, index, &mut acc.ranges)?;
     if !language_wanted(&unit, options)? {
         return Ok(acc);
     }

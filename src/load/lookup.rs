@@ -16,7 +16,9 @@ use super::LoadOptions;
 use super::StructFilter;
 use super::dies::{self, Die, Dwarf, NONE, Reader, Unit, UnitDies};
 use super::layouts::TypeTable;
-use super::unit::{Acc, Builder, Context, file_name, is_aggregate, language_wanted, unit_path};
+use super::unit::{
+    Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_wanted, unit_path,
+};
 use crate::error::{Error, Result};
 
 /// The exact names to look up, when the options allow the sparse read: structs of
@@ -251,12 +253,7 @@ fn read_unit<'d>(
     let unit = dwarf.unit(header)?;
     let mut acc = Acc::default();
     acc.names.push((index, unit_path(&unit)));
-    let mut ranges = dwarf.unit_ranges(&unit)?;
-    while let Some(r) = ranges.next()? {
-        if r.begin < r.end {
-            acc.ranges.push((r.begin, r.end, index));
-        }
-    }
+    code_ranges(dwarf, &unit, index, &mut acc.ranges)?;
     if !language_wanted(&unit, options)? {
         return Ok(acc);
     }

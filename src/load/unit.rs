@@ -230,6 +230,37 @@ fn normalize(path: &str) -> String {
     parts.join("/")
 }
 
+/// Adds the code ranges of `unit` (its root's `DW_AT_ranges` or `DW_AT_low_pc` and
+/// `DW_AT_high_pc`) to `out` with the unit's `index`: none when a low pc plus a
+/// high pc given as a size overflows, which gimli adds unchecked (a forged file).
+pub(super) fn code_ranges(
+    dwarf: &Dwarf<'_>,
+    unit: &Unit<'_>,
+    index: usize,
+    out: &mut Vec<(u64, u64, usize)>,
+) -> gimli::Result<()> {
+    let mut cursor = unit.entries();
+    if let Some(root) = cursor.next_dfs()? {
+        let low = match root.attr_value(dw::DW_AT_low_pc) {
+            Some(v) => dwarf.attr_address(unit, v)?,
+            None => None,
+        };
+        if let (Some(low), Some(gimli::AttributeValue::Udata(size))) =
+            (low, root.attr_value(dw::DW_AT_high_pc))
+            && low.checked_add(size).is_none()
+        {
+            return Ok(());
+        }
+    }
+    let mut ranges = dwarf.unit_ranges(unit)?;
+    while let Some(r) = ranges.next()? {
+        if r.begin < r.end {
+            out.push((r.begin, r.end, index));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
