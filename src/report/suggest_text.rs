@@ -62,7 +62,9 @@ pub fn render(found: &[Suggestion], old: &Path, new: &Path) -> String {
                 f.flags_after,
                 if f.flags_after == 1 { "" } else { "s" },
             );
-            let _ = writeln!(out, "       {}", f.declaration);
+            for d in f.declaration.lines() {
+                let _ = writeln!(out, "       {d}");
+            }
         }
         out += "  check rule:\n";
         for l in s.rule.lines() {

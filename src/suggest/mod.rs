@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::diff::{DiffOptions, Severity, diff};
+use crate::diff::{DiffOptions, Root, Severity, diff};
 use crate::model::{Binding, Image, Space, SymbolKind};
 use crate::whatif::{Change, predict};
 
@@ -95,30 +95,67 @@ pub fn suggest<'d>(
                 .collect()
         };
         let neighbours = gained;
-        let mut targets = vec![name.clone()];
-        targets.extend(neighbours.iter().take(MAX_NEIGHBOURS).cloned());
-        let mut fixes = Vec::new();
-        for target in &targets {
-            let Some(sym) = new
-                .symbols
+        // Candidates, each a set aligned together: the object, each new written
+        // neighbour, and the objects whose growth shifted it (its root cause: the
+        // resized instances of a grown struct, as mces_seen and injectm of struct mce).
+        let mut groups: Vec<Vec<String>> = vec![vec![name.clone()]];
+        groups.extend(
+            neighbours
                 .iter()
-                .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == target))
-            else {
+                .take(MAX_NEIGHBOURS)
+                .map(|n| vec![n.clone()]),
+        );
+        if let Some(root) = c
+            .run
+            .and_then(|r| report.runs.get(r))
+            .and_then(|r| r.root)
+            .and_then(|i| report.causes.get(i))
+        {
+            let mut grown: Vec<String> = match &root.root {
+                Root::Struct { .. } => root.via.clone(),
+                Root::Resized { symbol, .. } => vec![symbol.clone()],
+                _ => Vec::new(),
+            };
+            // Those that shifted it: in its own space.
+            grown.retain(|g| {
+                new.symbols
+                    .iter()
+                    .any(|s| s.space == c.space && s.any_name(|n| n == g))
+            });
+            if !grown.is_empty() && !groups.contains(&grown) {
+                groups.push(grown);
+            }
+        }
+        let mut fixes = Vec::new();
+        for group in &groups {
+            let syms: Vec<&crate::model::Symbol<'d>> = group
+                .iter()
+                .filter_map(|t| {
+                    new.symbols
+                        .iter()
+                        .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == t))
+                })
+                .collect();
+            if syms.len() != group.len() {
+                continue;
+            }
+            let changes: Vec<Change> = group
+                .iter()
+                .zip(&syms)
+                .map(|(t, sym)| match sym.space {
+                    Space::Global => Change::SymbolAlign {
+                        name: t.clone(),
+                        align: new.line_size,
+                    },
+                    Space::Percpu => Change::PercpuAligned { name: t.clone() },
+                })
+                .collect();
+            let Ok(p) = predict(new, &changes, &[]) else {
                 continue;
             };
-            let change = match sym.space {
-                Space::Global => Change::SymbolAlign {
-                    name: target.clone(),
-                    align: new.line_size,
-                },
-                Space::Percpu => Change::PercpuAligned {
-                    name: target.clone(),
-                },
-            };
-            let Ok(p) = predict(new, std::slice::from_ref(&change), &[]) else {
-                continue;
-            };
-            let shifted = shifts(new, &p.image, sym.space, sym.section, sym.name);
+            let sym = syms[0];
+            let names: Vec<&str> = syms.iter().map(|s| s.name).collect();
+            let shifted = shifts(new, &p.image, sym.space, sym.section, &names);
             let after = diff(old, &p.image, options);
             let still = after
                 .data
@@ -132,8 +169,16 @@ pub fn suggest<'d>(
                 |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
             );
             fixes.push(Fix {
-                change: change_args(&change),
-                declaration: declaration(new, sym),
+                change: changes
+                    .iter()
+                    .map(change_args)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                declaration: syms
+                    .iter()
+                    .map(|s| declaration(new, s))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
                 restores,
                 section_bytes: section_end(&p.image, sym.space, sym.section) as i64
                     - section_end(new, sym.space, sym.section) as i64,
@@ -237,7 +282,7 @@ fn shifts(
     after: &Image<'_>,
     space: Space,
     section: &str,
-    changed: &str,
+    changed: &[&str],
 ) -> (usize, i64) {
     let of = |i: &Image<'_>| {
         let mut v: Vec<(String, u64)> = i
@@ -247,7 +292,7 @@ fn shifts(
                 s.kind == SymbolKind::Object
                     && s.space == space
                     && s.section == section
-                    && s.name != changed
+                    && !changed.contains(&s.name)
             })
             .map(|s| (s.qualified_name(), s.place))
             .collect();
