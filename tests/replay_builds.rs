@@ -182,3 +182,29 @@ fn a_function_added_to_kernel_signal_c_from_its_object_file() {
     // The futex path behind it moves by 16 (nm: 0xffffffff81097140 -> ...150).
     assert_eq!(at(&p, ".text", "futex_wait"), (0xffffffff81097150, 0x228));
 }
+
+#[test]
+#[ignore = "needs the replay builds of bench/replay/build.sh"]
+fn suggest_for_what_struct_mce_moved_proposes_the_upstream_alignment() {
+    let Some(dir) = out_dir() else {
+        return;
+    };
+    let old_file = InputFile::open(&dir.join("base/vmlinux")).unwrap();
+    let new_file = InputFile::open(&dir.join("mce/vmlinux")).unwrap();
+    let (old, new) = (load(&old_file), load(&new_file));
+    let found = layout_diff::suggest::suggest(
+        &old,
+        &new,
+        &Default::default(),
+        &["mce_poll_banks".to_string()],
+    )
+    .unwrap();
+    let changes: Vec<&str> = found[0].fixes.iter().map(|f| f.change.as_str()).collect();
+    assert!(
+        changes.contains(&"--percpu-aligned core.c:mces_seen --percpu-aligned injectm"),
+        "{changes:?}"
+    );
+    // Nothing is flagged on evidence: without a name asked for, nothing to fix.
+    let none = layout_diff::suggest::suggest(&old, &new, &Default::default(), &[]).unwrap();
+    assert_eq!(none.len(), 0);
+}
