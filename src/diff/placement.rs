@@ -227,7 +227,13 @@ pub fn data_change<'a, 'd>(
                 .hotness
                 .object(t.name, v.and_then(|v| sides.new.struct_name(v)))
                 .is_some()
-                || crate::evidence::declared(t.name, alignment, ls).is_some();
+                || crate::evidence::declared(
+                    t.name,
+                    alignment,
+                    ls,
+                    sides.new.in_percpu_hot_area(t),
+                )
+                .is_some();
             hot_written |= own;
             own || v.is_some_and(|v| {
                 hot.hot_members(&v.ctype, v.layout) > 0 && !sleeping_lock(v.type_name())
@@ -240,8 +246,13 @@ pub fn data_change<'a, 'd>(
     let cold = crate::evidence::cold::of(n.name, n.section, type_name);
     // A declaration counts for storage that can be written and is not cold by
     // convention: a line-aligned ops table in .rodata declares nothing about hotness.
-    let declared = crate::evidence::declared(n.name, explicit_alignment, ls)
-        .filter(|_| writable(n, ty) && cold.is_none());
+    let declared = crate::evidence::declared(
+        n.name,
+        explicit_alignment,
+        ls,
+        sides.new.in_percpu_hot_area(n),
+    )
+    .filter(|_| writable(n, ty) && cold.is_none());
     let evidence = [
         sides.hotness.object(n.name, struct_name),
         declared.map(Evidence::Declared),

@@ -211,9 +211,15 @@ pub fn builtin() -> &'static Hotness {
     &BUILTIN
 }
 
-/// What the source declares about an object, from its alignment and name.
-pub fn declared(name: &str, alignment: Option<u64>, line_size: u64) -> Option<Declared> {
-    if name == "pcpu_hot" {
+/// What the source declares about an object, from its alignment, its name and
+/// whether it lies in the per-CPU hot area (`__per_cpu_hot_start` .. `_end`).
+pub fn declared(
+    name: &str,
+    alignment: Option<u64>,
+    line_size: u64,
+    in_hot_area: bool,
+) -> Option<Declared> {
+    if name == "pcpu_hot" || in_hot_area {
         return Some(Declared::PercpuHotArea);
     }
     alignment
@@ -247,14 +253,14 @@ mod tests {
     #[test]
     fn declared_needs_a_line_or_the_hot_area() {
         assert_eq!(
-            declared("x", Some(64), 64),
+            declared("x", Some(64), 64, false),
             Some(Declared::LineAligned { alignment: 64 })
         );
-        assert_eq!(declared("x", Some(32), 64), None);
-        assert_eq!(declared("x", Some(64), 128), None);
-        assert_eq!(declared("x", None, 64), None);
+        assert_eq!(declared("x", Some(32), 64, false), None);
+        assert_eq!(declared("x", Some(64), 128, false), None);
+        assert_eq!(declared("x", None, 64, false), None);
         assert_eq!(
-            declared("pcpu_hot", None, 64),
+            declared("pcpu_hot", None, 64, false),
             Some(Declared::PercpuHotArea)
         );
     }

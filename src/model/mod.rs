@@ -24,6 +24,10 @@ pub const BOUNDARY_SYMBOLS: &[&str] = &[
     "__init_end",
     "__start_ro_after_init",
     "__end_ro_after_init",
+    // The per-CPU hot area of newer x86 kernels (`DEFINE_PER_CPU_CACHE_HOT`, input
+    // section `.data..percpu..hot`), which replaced `pcpu_hot`.
+    "__per_cpu_hot_start",
+    "__per_cpu_hot_end",
 ];
 
 /// The source of an image's types: DWARF describes every global's type; BTF (a
@@ -111,6 +115,18 @@ impl<'d> Image<'d> {
         v.layout
             .map(|id| self.struct_by_id(id).name)
             .filter(|n| !n.is_empty())
+    }
+
+    /// Whether `sym` lies in the per-CPU hot area (`__per_cpu_hot_start` ..
+    /// `__per_cpu_hot_end`, when the build has one).
+    pub fn in_percpu_hot_area(&self, sym: &Symbol<'d>) -> bool {
+        let at = |n: &str| self.boundaries.iter().find(|b| b.0 == n).map(|b| b.1);
+        match (at("__per_cpu_hot_start"), at("__per_cpu_hot_end")) {
+            (Some(start), Some(end)) => {
+                sym.space == Space::Percpu && (start..end).contains(&sym.address)
+            }
+            _ => false,
+        }
     }
 
     /// The DWARF variable that describes a symbol, matched by name and address.
@@ -243,6 +259,23 @@ impl<'a, 'd> VariableIndex<'a, 'd> {
 #[cfg(test)]
 mod tests {
     use crate::load::{InputFile, LoadOptions};
+
+    /// Objects between `__per_cpu_hot_start` and `__per_cpu_hot_end` (per-CPU only)
+    /// are in the hot area; without the two symbols nothing is.
+    #[test]
+    fn the_per_cpu_hot_area_is_read_from_its_boundary_symbols() {
+        let mut image = super::Image::test_empty();
+        let mut hot = super::Symbol::test_object("current_task", 0x20, 8);
+        hot.space = super::Space::Percpu;
+        let mut after = hot.clone();
+        after.address = 0x40;
+        let global = super::Symbol::test_object("g", 0x20, 8);
+        assert!(!image.in_percpu_hot_area(&hot));
+        image.boundaries = vec![("__per_cpu_hot_start", 0x0), ("__per_cpu_hot_end", 0x40)];
+        assert!(image.in_percpu_hot_area(&hot));
+        assert!(!image.in_percpu_hot_area(&after));
+        assert!(!image.in_percpu_hot_area(&global));
+    }
 
     /// The one-pass lookup agrees with the search for every symbol of the fixtures
     /// (globals and per-CPU variables, aliases, functions without variables).
