@@ -482,3 +482,18 @@ fn a_unit_whose_pc_range_overflows_loads_without_its_ranges() {
     let (code, _, err) = run(&[f.as_str(), f.as_str()]);
     assert_eq!((code, err.as_str()), (0, ""));
 }
+
+/// A fuzzer's find: function types whose parameters are the function type again, so
+/// that spelling a type branched at every level (more than 30 s before; the spelling
+/// of one declaration is now bounded). The time bound is ten times what it takes.
+#[test]
+fn self_referencing_function_types_are_spelled_in_bounded_time() {
+    let f = testdata("bad/self-typed-fn.elf");
+    let out = assert_cmd::Command::cargo_bin("layout-diff")
+        .unwrap()
+        .args([f.as_str(), f.as_str()])
+        .timeout(std::time::Duration::from_secs(5))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}

@@ -14,6 +14,9 @@ use crate::model::{CType, Declaration, TypeKind};
 
 /// Deepest type chain followed while spelling (guards against malformed cycles).
 const MAX_DEPTH: usize = 32;
+/// Types spelled, at most, for one declaration: a forged file whose function types
+/// take themselves as parameters would otherwise branch at every level.
+const MAX_SPELLED: u32 = 1024;
 
 /// Stands for the member name while pahole's declaration is built, then split at.
 const HOLE: &str = "\u{1}";
@@ -179,7 +182,14 @@ impl<'d> TypeTable<'_, 'd> {
             is_volatile: quals.v,
             dims,
             aggregate,
-            c: capped(self.c_decl(Some(i), String::new(), Quals::default(), 0)).into(),
+            c: capped(self.c_decl(
+                Some(i),
+                String::new(),
+                Quals::default(),
+                0,
+                &mut MAX_SPELLED.clone(),
+            ))
+            .into(),
             listing: self.listing.then(|| {
                 Box::new(Declaration {
                     before: capped(before.to_string()).into(),
@@ -201,7 +211,15 @@ impl<'d> TypeTable<'_, 'd> {
     }
 
     /// C declarator spelling of type `ty` around `inner` (the part already built).
-    fn c_decl(&self, ty: Option<usize>, inner: String, quals: Quals, depth: usize) -> String {
+    /// `budget` counts the types still allowed to be spelled (`MAX_SPELLED`).
+    fn c_decl(
+        &self,
+        ty: Option<usize>,
+        inner: String,
+        quals: Quals,
+        depth: usize,
+        budget: &mut u32,
+    ) -> String {
         let join = |spec: &str, inner: &str| {
             if inner.is_empty() || inner.starts_with('[') {
                 format!("{spec}{inner}")
@@ -209,9 +227,10 @@ impl<'d> TypeTable<'_, 'd> {
                 format!("{spec} {inner}")
             }
         };
+        *budget = budget.saturating_sub(1);
         let Some(d) = ty
             .and_then(|i| self.dies.get(i))
-            .filter(|_| depth < MAX_DEPTH)
+            .filter(|_| depth < MAX_DEPTH && *budget > 0)
         else {
             return join(&format!("{}void", quals.prefix()), &inner);
         };
@@ -237,12 +256,12 @@ impl<'d> TypeTable<'_, 'd> {
                     } else {
                         format!("{kw} {inner}")
                     };
-                    return self.c_decl(d.ty(), inner, quals, depth + 1);
+                    return self.c_decl(d.ty(), inner, quals, depth + 1, budget);
                 }
-                self.c_decl(d.ty(), inner, q, depth + 1)
+                self.c_decl(d.ty(), inner, q, depth + 1, budget)
             }
             dw::DW_TAG_restrict_type | dw::DW_TAG_atomic_type => {
-                self.c_decl(d.ty(), inner, quals, depth + 1)
+                self.c_decl(d.ty(), inner, quals, depth + 1, budget)
             }
             dw::DW_TAG_pointer_type
             | dw::DW_TAG_reference_type
@@ -260,7 +279,7 @@ impl<'d> TypeTable<'_, 'd> {
                 }) {
                     inner = format!("({inner})");
                 }
-                self.c_decl(d.ty(), inner, quals, depth + 1)
+                self.c_decl(d.ty(), inner, quals, depth + 1, budget)
             }
             dw::DW_TAG_array_type => {
                 let mut inner = inner;
@@ -270,7 +289,7 @@ impl<'d> TypeTable<'_, 'd> {
                         None => inner.push_str("[]"),
                     }
                 }
-                self.c_decl(d.ty(), inner, quals, depth + 1)
+                self.c_decl(d.ty(), inner, quals, depth + 1, budget)
             }
             dw::DW_TAG_subroutine_type => {
                 let mut params = Vec::new();
@@ -283,6 +302,7 @@ impl<'d> TypeTable<'_, 'd> {
                             String::new(),
                             Quals::default(),
                             depth + 1,
+                            budget,
                         ));
                     }
                 }
@@ -290,7 +310,7 @@ impl<'d> TypeTable<'_, 'd> {
                     params.push("void".into());
                 }
                 let inner = format!("{inner}({})", params.join(", "));
-                self.c_decl(d.ty(), inner, quals, depth + 1)
+                self.c_decl(d.ty(), inner, quals, depth + 1, budget)
             }
             _ => {
                 let spec = match (Self::tag_keyword(d.tag), name) {
