@@ -279,3 +279,41 @@ fn a_snapshot_of_raw_btf_keeps_the_symbol_list() {
     assert_eq!(err.lines().count(), 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The raw BTF inputs the `btf` fuzz target found slow (fuzz/known-slow: more than
+/// 20 s each once, crafted type graphs): each is now read and every struct spelled
+/// well within the bound (about 0.1 s each here).
+#[test]
+fn known_slow_btf_inputs_finish_in_bounded_time() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/known-slow");
+    let map = std::env::temp_dir().join("layout-diff-known-slow.map");
+    std::fs::write(
+        &map,
+        "0000000000000000 D __per_cpu_start\n0000000000000000 D fixed_percpu_data\n\
+         0000000000001160 D injectm\n0000000000002000 D __per_cpu_end\n",
+    )
+    .unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "btf"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 9, "the nine known-slow inputs");
+    for f in files {
+        let out = assert_cmd::Command::cargo_bin("layout-diff")
+            .unwrap()
+            .args(["show", &f.display().to_string(), "--symbols"])
+            .arg(&map)
+            .args(["--struct", "*"])
+            .timeout(std::time::Duration::from_secs(5))
+            .output()
+            .unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(1)),
+            "{}: {out:?}",
+            f.display()
+        );
+    }
+}
