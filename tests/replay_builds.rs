@@ -199,12 +199,16 @@ fn suggest_for_what_struct_mce_moved_proposes_the_upstream_alignment() {
         &["mce_poll_banks".to_string()],
     )
     .unwrap();
-    let changes: Vec<&str> = found[0].fixes.iter().map(|f| f.change.as_str()).collect();
+    let changes: Vec<&str> = found.suggestions[0]
+        .fixes
+        .iter()
+        .map(|f| f.change.as_str())
+        .collect();
     assert!(
         changes.contains(&"--percpu-aligned core.c:mces_seen --percpu-aligned injectm"),
         "{changes:?}"
     );
     // Nothing is flagged on evidence: without a name asked for, nothing to fix.
     let none = layout_diff::suggest::suggest(&old, &new, &Default::default(), &[]).unwrap();
-    assert_eq!(none.len(), 0);
+    assert_eq!((none.suggestions.len(), none.other_flags), (0, 0));
 }

@@ -159,7 +159,8 @@ object is no longer flagged. Cost: bytes added to the section, the object's line
 Examples:\n  \
 layout-diff suggest old/vmlinux new/vmlinux\n  \
 layout-diff suggest old.snap new.snap --hot perf-type.txt --format json\n\n\
-Exit status: 0 every flagged object has a fix that restores it, 1 some have none, 2 error."
+Exit status: 0 every flagged change has a fix that restores it, 1 some have none (a\n\
+struct's hot member, a group or a function's phase get none yet), 2 error."
     )]
     Suggest(SuggestArgs),
     /// Write one build's layout facts to a small snapshot file, which every command

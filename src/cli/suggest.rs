@@ -57,21 +57,13 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
         b.finish_and_clear();
     }
     let unfixed = found
+        .suggestions
         .iter()
         .filter(|s| !s.fixes.iter().any(|f| f.restores))
         .count();
     let text = match args.common.format() {
         Format::Json => {
-            #[derive(serde::Serialize)]
-            struct Doc<'a> {
-                suggestions: &'a [layout_diff::suggest::Suggestion],
-            }
-            let mut s = json::document(
-                "layout-diff-suggest",
-                &Doc {
-                    suggestions: &found,
-                },
-            )?;
+            let mut s = json::document("layout-diff-suggest", &found)?;
             s.push('\n');
             s
         }
@@ -81,7 +73,7 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     std::mem::forget((old_file, new_file));
     Ok(Output {
         text,
-        code: u8::from(unfixed > 0),
+        code: u8::from(unfixed > 0 || found.other_flags > 0),
         note: None,
     })
 }

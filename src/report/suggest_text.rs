@@ -4,9 +4,9 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::suggest::Suggestion;
+use crate::suggest::Suggestions;
 
-pub fn render(found: &[Suggestion], old: &Path, new: &Path) -> String {
+pub fn render(found: &Suggestions, old: &Path, new: &Path) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -14,11 +14,19 @@ pub fn render(found: &[Suggestion], old: &Path, new: &Path) -> String {
         old.display(),
         new.display()
     );
-    if found.is_empty() {
-        out += "\nno hot object is flagged: nothing to fix\n";
+    if found.other_flags > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} flagged change{} of other kinds (a struct's hot member, a cache-line group, a function's phase): no fix proposed for those yet",
+            found.other_flags,
+            if found.other_flags == 1 { "" } else { "s" }
+        );
+    }
+    if found.suggestions.is_empty() {
+        out += "\nno hot object is flagged for its neighbours or alignment: nothing to fix\n";
         return out;
     }
-    for s in found {
+    for s in &found.suggestions {
         let _ = writeln!(
             out,
             "\n{} ({}{})  flagged: {}",

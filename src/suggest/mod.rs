@@ -46,6 +46,15 @@ pub struct Suggestion {
     pub rule: String,
 }
 
+/// The fixes found, and the flags they do not cover.
+#[derive(Debug, Clone, Serialize)]
+pub struct Suggestions {
+    pub suggestions: Vec<Suggestion>,
+    /// Flagged changes of other kinds (a struct's hot member, a group, a function's
+    /// phase), for which no fix is proposed yet.
+    pub other_flags: usize,
+}
+
 /// Objects considered per run: each candidate costs one prediction and one diff.
 const MAX_FLAGGED: usize = 8;
 /// New written neighbours tried as the thing to align, per flagged object.
@@ -60,8 +69,15 @@ pub fn suggest<'d>(
     new: &Image<'d>,
     options: &DiffOptions<'_>,
     asked: &[String],
-) -> Result<Vec<Suggestion>, String> {
+) -> Result<Suggestions, String> {
     let report = diff(old, new, options);
+    let object_flags = report
+        .data
+        .iter()
+        .chain(&report.percpu)
+        .filter(|c| matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment))
+        .count();
+    let other_flags = report.flagged.saturating_sub(object_flags);
     let is_asked = |name: &str| asked.iter().any(|a| a == name);
     let flagged: Vec<_> = report
         .data
@@ -203,7 +219,10 @@ pub fn suggest<'d>(
             rule,
         });
     }
-    Ok(out)
+    Ok(Suggestions {
+        suggestions: out,
+        other_flags,
+    })
 }
 
 /// The change spelled as `whatif` arguments.
