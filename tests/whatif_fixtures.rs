@@ -215,3 +215,30 @@ fn suggest_aligns_what_clears_each_flag_and_says_what_it_costs() {
         (Some(false), Some(0))
     );
 }
+
+/// A fuzzer's find (the snapshot target): a forged snapshot whose objects end past
+/// 2^64, on which predicting a struct's growth added places unchecked (a panic with
+/// overflow checks, as `cargo test` builds). Every predicted place saturates now.
+#[test]
+fn a_forged_snapshot_is_predicted_without_overflow() {
+    let path = testdata("bad/whatif-overflow.snap");
+    let mut file = InputFile::open(std::path::Path::new(&path)).unwrap();
+    file.open_snapshot().unwrap();
+    let image = file.load(&LoadOptions::default()).unwrap();
+    let name = image
+        .structs
+        .iter()
+        .find(|s| !s.name.is_empty())
+        .map(|s| s.name.to_string())
+        .expect("a named struct");
+    let p = predict(
+        &image,
+        &[Change::Resize {
+            name,
+            size: Size::Grow(8),
+        }],
+        &[],
+    )
+    .expect("a prediction");
+    assert_eq!(p.reproduced, p.objects);
+}

@@ -55,7 +55,7 @@ pub fn natural_alignment(image: &Image<'_>, v: &Variable<'_>) -> u64 {
         .iter()
         .copied()
         .filter(|&d| d > 0)
-        .product::<u64>()
+        .fold(1u64, |a, d| a.saturating_mul(d))
         .max(1);
     let element = v.size.unwrap_or(1) / count;
     floor_pow2(element.clamp(1, 16))

@@ -268,7 +268,7 @@ impl<'d> LinkMap<'d> {
                 for (k, m) in input.members.iter().enumerate() {
                     let size = edits.size.get(&m.symbol).copied().unwrap_or(m.size);
                     let place = match m.inside {
-                        Some(d) => anchor + d,
+                        Some(d) => anchor.saturating_add(d),
                         None => {
                             let own = edits.align.get(&m.symbol).copied().unwrap_or(m.align);
                             let a = if k == 0 { input_align } else { own };

@@ -253,7 +253,7 @@ pub fn predict<'d>(
         if old.size == 0 || var_size % old.size != 0 {
             continue;
         }
-        let size = var_size / old.size * new.size;
+        let size = (var_size / old.size).saturating_mul(new.size);
         let user = v.alignment.or(new.explicit_alignment);
         let was = align::asked(image, s, Some(v)).alignment;
         let now = compiler_alignment(v.ctype.kind, size, new.alignment, user);
@@ -327,7 +327,7 @@ pub fn predict<'d>(
             .iter()
             .flat_map(|i| &i.members)
             .filter_map(|m| placed.get(&m.symbol))
-            .map(|(p, s)| p + s)
+            .map(|(p, s)| p.saturating_add(*s))
             .max()
             .unwrap_or(a.end);
         if a.space == b.space && end > b.start && a.end <= b.start {
@@ -347,7 +347,7 @@ pub fn predict<'d>(
         };
         if (place, size) != (s.place, s.size) {
             moved += 1;
-            let grew = (place + size) as i64 - s.place_end() as i64;
+            let grew = (place.saturating_add(size) as i64).wrapping_sub(s.place_end() as i64);
             match growth
                 .iter_mut()
                 .find(|g| (g.0, g.1) == (s.space, s.section))

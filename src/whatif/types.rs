@@ -154,11 +154,19 @@ fn embed<'d>(
         if !holds(m, name) {
             continue;
         }
-        let count: u64 = m.ctype.dims.iter().product::<u64>().max(1);
+        let count: u64 = m
+            .ctype
+            .dims
+            .iter()
+            .fold(1u64, |a, &d| a.saturating_mul(d))
+            .max(1);
         let count = if m.ctype.dims.contains(&0) { 0 } else { count };
         sizes.insert(
             idx,
-            (count * shape.size, member_align(m, aligns).max(shape.align)),
+            (
+                count.saturating_mul(shape.size),
+                member_align(m, aligns).max(shape.align),
+            ),
         );
     }
     if sizes.is_empty() {
@@ -206,7 +214,7 @@ fn member_align(m: &Member<'_>, aligns: &Aligns) -> u64 {
                     .iter()
                     .copied()
                     .filter(|&d| d > 0)
-                    .product::<u64>()
+                    .fold(1u64, |a, d| a.saturating_mul(d))
                     .max(1);
                 crate::link::align::floor_pow2((m.size / count).clamp(1, 8))
             }
@@ -239,7 +247,7 @@ pub fn relay<'d>(
             (i128::from(m.offset) + shift).max(0) as u64
         } else {
             let slack = m.offset.saturating_sub(align_up(old_end, was));
-            let at = align_up(new_end, align) + slack;
+            let at = align_up(new_end, align).saturating_add(slack);
             shift = i128::from(at) - i128::from(m.offset);
             at
         };
@@ -254,7 +262,7 @@ pub fn relay<'d>(
     }
     let tail = s.size.saturating_sub(align_up(old_end, s.alignment));
     out.alignment = max_align;
-    out.size = align_up(new_end, max_align) + tail;
+    out.size = align_up(new_end, max_align).saturating_add(tail);
     out
 }
 
