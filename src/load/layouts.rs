@@ -611,13 +611,20 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 }
                 (None, None) => location.saturating_mul(8),
             };
-            let offset = abs_bit / storage.saturating_mul(8) * storage;
+            // Checked: a forged storage size of 0 or near 2^64 must not divide by zero
+            // or overflow.
+            let offset = abs_bit
+                .checked_div(storage.saturating_mul(8))
+                .unwrap_or(0)
+                .saturating_mul(storage);
             let ctype = self.ctype(m.ty());
             return Member {
                 name: self.dies.name(m),
                 offset: base.saturating_add(offset),
                 size: storage,
-                bit_offset: Some(saturate_u32(abs_bit - offset * 8)),
+                bit_offset: Some(saturate_u32(
+                    abs_bit.saturating_sub(offset.saturating_mul(8)),
+                )),
                 bit_size: Some(saturate_u32(bits)),
                 flexible: false,
                 nested: None,
