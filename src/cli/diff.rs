@@ -4,9 +4,9 @@
 use anyhow::{Context, Result};
 
 use super::args::DiffArgs;
-use super::{Output, kaslr_for, known_list, open_and_load, progress, read_hot};
+use super::{Output, kaslr_for, known_list, progress, read_hot};
 use layout_diff::diff::DiffOptions;
-use layout_diff::load::{InputFile, LoadOptions};
+use layout_diff::load::InputFile;
 use layout_diff::perf::HotInput;
 use layout_diff::report::{Format, diff_markdown, diff_text, hot_text, html, json, plan};
 use layout_diff::show::{self};
@@ -93,30 +93,12 @@ pub(super) fn options<'a>(args: &DiffArgs, prep: &Prepared) -> Result<DiffOption
 /// `layout-diff OLD NEW`.
 pub fn diff(args: &DiffArgs) -> Result<Output> {
     let prep = prepare(args)?;
-    let load = LoadOptions {
-        line_size: args.common.line_size,
-        rust: args.common.rust(),
-        pahole_text: false,
-        ..LoadOptions::default()
-    };
+    let load = super::diff_load_options(&args.common);
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
-    // Both files mapped first, so that a missing one fails at once; then each build
-    // is opened (a snapshot checked and decompressed) and loaded by one task, the two
-    // side by side: one hand-off to the second thread, not one for opening and
-    // another for loading.
+    // Both files mapped first, so that a missing one fails at once.
     let (mut old_file, mut new_file) = (InputFile::map(&args.old)?, InputFile::map(&args.new)?);
-    let (old, new) = rayon::join(
-        || open_and_load(&mut old_file, &load),
-        || open_and_load(&mut new_file, &load),
-    );
-    let (mut old, mut new) = (old?, new?);
-    layout_diff::load::align_local_names(&mut old, &mut new);
-    for (img, path) in [(&old, &args.old), (&new, &args.new)] {
-        if !img.has_debug_info {
-            return Err(layout_diff::Error::NoDebugInfo { path: path.clone() }.into());
-        }
-    }
+    let (old, new) = super::load_both(&mut old_file, &mut new_file, &load)?;
     if old.line_size != new.line_size {
         anyhow::bail!(
             "{} and {} have different line sizes ({} and {}); give --line-size",

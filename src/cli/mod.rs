@@ -85,3 +85,39 @@ pub(crate) fn progress(message: &str) -> Option<indicatif::ProgressBar> {
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
     Some(bar)
 }
+
+/// What the diff and the commands built on it load: every struct and variable, no
+/// pahole spellings.
+pub(crate) fn diff_load_options(common: &args::Common) -> LoadOptions {
+    LoadOptions {
+        line_size: common.line_size,
+        rust: common.rust(),
+        pahole_text: false,
+        ..LoadOptions::default()
+    }
+}
+
+/// Opens and loads two mapped builds side by side (one hand-off to the second thread,
+/// not one for opening and another for loading), their local names made comparable;
+/// each must have debug information.
+pub(crate) fn load_both<'c>(
+    old_file: &'c mut InputFile,
+    new_file: &'c mut InputFile,
+    load: &LoadOptions,
+) -> Result<(layout_diff::Image<'c>, layout_diff::Image<'c>)> {
+    let (old, new) = rayon::join(
+        || open_and_load(old_file, load),
+        || open_and_load(new_file, load),
+    );
+    let (mut old, mut new) = (old?, new?);
+    layout_diff::load::align_local_names(&mut old, &mut new);
+    for img in [&old, &new] {
+        if !img.has_debug_info {
+            return Err(layout_diff::Error::NoDebugInfo {
+                path: img.path.clone(),
+            }
+            .into());
+        }
+    }
+    Ok((old, new))
+}

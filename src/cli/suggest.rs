@@ -4,8 +4,8 @@ use anyhow::Result;
 
 use super::args::{DiffArgs, SuggestArgs};
 use super::diff::{options, prepare};
-use super::{Output, open_and_load, progress};
-use layout_diff::load::{InputFile, LoadOptions};
+use super::{Output, progress};
+use layout_diff::load::InputFile;
 use layout_diff::report::{Format, json};
 
 /// `layout-diff suggest OLD NEW`: fixes for the flagged hot objects, each checked by
@@ -26,25 +26,10 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
         common: args.common.clone(),
     };
     let prep = prepare(&diff_args)?;
-    let load = LoadOptions {
-        line_size: args.common.line_size,
-        rust: args.common.rust(),
-        pahole_text: false,
-        ..LoadOptions::default()
-    };
+    let load = super::diff_load_options(&args.common);
     let bar = progress("loading both builds");
     let (mut old_file, mut new_file) = (InputFile::map(&args.old)?, InputFile::map(&args.new)?);
-    let (old, new) = rayon::join(
-        || open_and_load(&mut old_file, &load),
-        || open_and_load(&mut new_file, &load),
-    );
-    let (mut old, mut new) = (old?, new?);
-    layout_diff::load::align_local_names(&mut old, &mut new);
-    for (img, path) in [(&old, &args.old), (&new, &args.new)] {
-        if !img.has_debug_info {
-            return Err(layout_diff::Error::NoDebugInfo { path: path.clone() }.into());
-        }
-    }
+    let (old, new) = super::load_both(&mut old_file, &mut new_file, &load)?;
     if let Some(b) = &bar {
         b.set_message("predicting fixes");
     }

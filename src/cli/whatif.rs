@@ -5,7 +5,7 @@ use anyhow::Result;
 use super::args::{DiffArgs, WhatifArgs};
 use super::diff::{Preface, compare, prepare};
 use super::{Output, open_and_load, progress};
-use layout_diff::load::{InputFile, LoadOptions};
+use layout_diff::load::InputFile;
 
 /// `layout-diff whatif IMAGE CHANGES`: the build laid out again with the changes,
 /// diffed against it like a real new build.
@@ -36,12 +36,7 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
         common: args.common.clone(),
     };
     let prep = prepare(&diff_args)?;
-    let load = LoadOptions {
-        line_size: args.common.line_size,
-        rust: args.common.rust(),
-        pahole_text: false,
-        ..LoadOptions::default()
-    };
+    let load = super::diff_load_options(&args.common);
     let t0 = std::time::Instant::now();
     let bar = progress("loading the build");
     let mut file = InputFile::map(&args.file)?;

@@ -1,7 +1,7 @@
 //! The alignment the compiler gave each object, from its type and what the source
 //! asked for: the input of the link model's layout, decided once here.
 
-use crate::model::{Image, Symbol, TypeKind, Variable};
+use crate::model::{CType, Image, Symbol, TypeKind, Variable};
 
 /// GCC on x86-64 (`ix86_data_alignment`, optimising for speed) raises an aggregate
 /// of this many bytes or more to this alignment...
@@ -41,13 +41,22 @@ pub fn natural_alignment(image: &Image<'_>, v: &Variable<'_>) -> u64 {
     if let Some(id) = v.layout {
         return image.struct_by_id(id).alignment.max(1);
     }
-    let t = &v.ctype;
-    let kind = if t.kind == TypeKind::Array {
+    scalar_alignment(&v.ctype, v.size.unwrap_or(1), 16)
+}
+
+/// The kind of a type, or of its elements for an array.
+pub fn element_kind(t: &CType) -> TypeKind {
+    if t.kind == TypeKind::Array {
         t.element
     } else {
         t.kind
-    };
-    if kind == TypeKind::Pointer {
+    }
+}
+
+/// The natural alignment of a scalar (or an array of them) of `size` bytes in all:
+/// a pointer's 8, else one element's size as a power of two up to `cap`.
+pub fn scalar_alignment(t: &CType, size: u64, cap: u64) -> u64 {
+    if element_kind(t) == TypeKind::Pointer {
         return 8;
     }
     let count: u64 = t
@@ -57,8 +66,7 @@ pub fn natural_alignment(image: &Image<'_>, v: &Variable<'_>) -> u64 {
         .filter(|&d| d > 0)
         .fold(1u64, |a, d| a.saturating_mul(d))
         .max(1);
-    let element = v.size.unwrap_or(1) / count;
-    floor_pow2(element.clamp(1, 16))
+    floor_pow2((size / count).clamp(1, cap))
 }
 
 /// What the compiler asked of `sym`'s alignment, from its DWARF variable; for a

@@ -5,7 +5,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::layout::holes;
-use crate::link::align::align_up;
+use crate::link::align::{align_up, element_kind, scalar_alignment};
 use crate::model::{AggregateKind, Image, Member, StructId, StructLayout, TypeKind};
 
 /// The new size and alignment of one struct (or union) name.
@@ -198,26 +198,11 @@ fn member_align(m: &Member<'_>, aligns: &Aligns) -> u64 {
         u64::from(m.natural_alignment)
     } else {
         let t = &m.ctype;
-        let element = if t.kind == TypeKind::Array {
-            t.element
-        } else {
-            t.kind
-        };
-        match (element, t.aggregate.as_deref()) {
+        match (element_kind(t), t.aggregate.as_deref()) {
             (TypeKind::Struct | TypeKind::Union, Some(name)) => {
                 aligns.get(name).copied().unwrap_or(1)
             }
-            (TypeKind::Pointer, _) => 8,
-            _ => {
-                let count: u64 = t
-                    .dims
-                    .iter()
-                    .copied()
-                    .filter(|&d| d > 0)
-                    .fold(1u64, |a, d| a.saturating_mul(d))
-                    .max(1);
-                crate::link::align::floor_pow2((m.size / count).clamp(1, 8))
-            }
+            _ => scalar_alignment(t, m.size, 8),
         }
     };
     u64::from(m.alignment.unwrap_or(0)).max(natural).max(1)
