@@ -34,7 +34,29 @@ fn known_and_declared_objects_with_a_new_written_neighbour_exit_1() {
         vec![
             ("nr_threads".into(), "neighbour".into(), "known".into()),
             ("hot_stat".into(), "neighbour".into(), "declared".into()),
+            (
+                "sysctl_rm_knob".into(),
+                "neighbour".into(),
+                "declared".into()
+            ),
         ]
+    );
+    // sysctl_rm_knob was __read_mostly in OLD (0x...e40, after __stop_last_bounded and
+    // before _edata); NEW dropped the attribute and put it beside jiffies_64 (0x...e70).
+    let rm = data_change(&v, "sysctl_rm_knob");
+    assert_eq!(rm["evidence"]["what"], "declared: __read_mostly (read hot)");
+    assert_eq!(rm["written_neighbours"], serde_json::json!(["jiffies_64"]));
+    // rm_other stays in the read-mostly data and lost its neighbour: nothing to say.
+    let other = data_change(&v, "rm_other");
+    assert_eq!(
+        (
+            other["severity"].as_str(),
+            other["decision"]["rule"].as_str()
+        ),
+        (
+            Some("info"),
+            Some("read-mostly: only a written neighbour would matter, and none came")
+        )
     );
     let n = data_change(&v, "nr_threads");
     assert_eq!(n["written_neighbours"], serde_json::json!(["total_forks"]));
@@ -83,6 +105,11 @@ fn a_perf_data_type_profile_flags_measured_objects_and_members() {
             ("mq".into(), "member".into(), "measured".into()),
             ("mstat".into(), "neighbour".into(), "measured".into()),
             ("nr_threads".into(), "neighbour".into(), "known".into()),
+            (
+                "sysctl_rm_knob".into(),
+                "neighbour".into(),
+                "declared".into()
+            ),
         ]
     );
     assert_eq!(

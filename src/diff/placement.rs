@@ -12,7 +12,7 @@ use super::quiet::{BOOT_ONLY, Quiet};
 use super::same::SameTypes;
 use super::structs::leaves;
 use super::verdict::{self, ObjectFacts};
-use crate::evidence::{Evidence, Hotness};
+use crate::evidence::{Declared, Evidence, Hotness};
 use crate::layout::{SpaceIndex, place};
 use crate::model::{
     CType, Image, Space, StructId, StructLayout, Symbol, SymbolKind, SymbolVariables, Variable,
@@ -231,7 +231,10 @@ pub fn data_change<'a, 'd>(
                     t.name,
                     alignment,
                     ls,
-                    sides.new.in_percpu_hot_area(t),
+                    crate::evidence::Placed {
+                        hot_area: sides.new.in_percpu_hot_area(t),
+                        read_mostly: false,
+                    },
                 )
                 .is_some();
             hot_written |= own;
@@ -246,11 +249,15 @@ pub fn data_change<'a, 'd>(
     let cold = crate::evidence::cold::of(n.name, n.section, type_name);
     // A declaration counts for storage that can be written and is not cold by
     // convention: a line-aligned ops table in .rodata declares nothing about hotness.
+    // `__read_mostly` on either side: data that lost it is at risk in its new place.
     let declared = crate::evidence::declared(
         n.name,
         explicit_alignment,
         ls,
-        sides.new.in_percpu_hot_area(n),
+        crate::evidence::Placed {
+            hot_area: sides.new.in_percpu_hot_area(n),
+            read_mostly: sides.new.in_read_mostly(n) || sides.old.in_read_mostly(o),
+        },
     )
     .filter(|_| writable(n, ty) && cold.is_none());
     let evidence = [
@@ -286,6 +293,7 @@ pub fn data_change<'a, 'd>(
         line_facts_changed: co_changed
             || old.offset_in_line != new.offset_in_line
             || old.lines != new.lines,
+        read_hot: evidence == Some(Evidence::Declared(Declared::ReadMostly)),
     };
     let decision = verdict::judge_object(&facts);
     let mut severity = Severity::of(decision.verdict);

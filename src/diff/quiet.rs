@@ -27,6 +27,7 @@ const RANGES: &[(&str, &str, &str)] = &[
         "__end_ro_after_init",
         RO_AFTER_INIT,
     ),
+    (crate::model::READ_MOSTLY_START, "_edata", READ_MOSTLY),
 ];
 
 /// Type names of objects written only when the kernel patches code: static keys and

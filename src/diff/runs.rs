@@ -6,6 +6,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
 use super::pairing::{Paired, Pairing};
+use crate::link::Alignment;
 use crate::model::{Image, Space, Symbol, SymbolKind};
 
 /// The run each symbol of the old build belongs to, by its index in the old build's
@@ -37,7 +38,15 @@ pub fn find<'a, 'd>(
         .iter()
         .filter(|p| p.old.section == p.new.section)
         .collect();
-    let ctx = Context::new(pairing, images, alignment);
+    let (old_link, new_link) = rayon::join(
+        || crate::link::LinkMap::build(images[0]),
+        || crate::link::LinkMap::build(images[1]),
+    );
+    let aligns = [
+        old_link.alignments(images[0].symbols.len()),
+        new_link.alignments(images[1].symbols.len()),
+    ];
+    let ctx = Context::new(pairing, images, alignment, &aligns);
     let mut start = 0;
     while start < same_section.len() {
         let section = (
@@ -167,6 +176,8 @@ fn implied_alignment(v: u64) -> u64 {
 struct Context<'x, 'a, 'd> {
     images: [&'x Image<'d>; 2],
     alignment: &'x dyn Fn(&Symbol<'d>) -> Option<u64>,
+    /// What the link model of each build says aligned each symbol, by index.
+    aligns: &'x [Vec<Option<Alignment>>; 2],
     /// Added and removed symbols, plus both sides of pairs that changed section
     /// (they left one section and joined another), each in (space, place) order.
     added: Vec<&'a Symbol<'d>>,
@@ -181,6 +192,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         pairing: &'x Pairing<'a, 'd>,
         images: [&'x Image<'d>; 2],
         alignment: &'x dyn Fn(&Symbol<'d>) -> Option<u64>,
+        aligns: &'x [Vec<Option<Alignment>>; 2],
     ) -> Self {
         let order = |s: &&Symbol<'d>| (s.space, s.place, s.name);
         let mut added = pairing.added.clone();
@@ -206,10 +218,17 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         Context {
             images,
             alignment,
+            aligns,
             added,
             removed,
             new_order,
         }
+    }
+
+    /// The link model's alignment of `s`, a symbol of build `side`.
+    fn link_alignment(&self, side: usize, s: &Symbol<'d>) -> Option<Alignment> {
+        let i = self.images[side].index_of(s)?;
+        self.aligns[side].get(i).copied().flatten()
     }
 
     /// Where `section` starts in the place space of build `side` (0 old, 1 new).
@@ -335,10 +354,18 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 || p.old.unit != first.old.unit
                 || p.old.group != first.old.group
         });
-        let mut align = match (self.alignment)(first.new) {
+        // The link model knows both the object's alignment and, when it starts its
+        // input section, that section's (its most-aligned member's). Unnamed bytes
+        // (string literals in .rodata, code without a symbol) and functions aligned
+        // beyond the model's 16 are seen only in the addresses: the larger bound wins.
+        let addresses = match (self.alignment)(first.new) {
             Some(a) if starts_input_section => a.max(implied),
             Some(a) => a,
             None => implied,
+        };
+        let mut align = match self.link_alignment(1, first.new) {
+            Some(l) => l.before().max(addresses),
+            None => addresses,
         };
         for p in &old_pairs {
             let (o, n) = (old_bytes.get(p.old), new_bytes.get(p.new));
@@ -376,7 +403,12 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 let Some(size) = side.get(s).filter(|&n| n > 0) else {
                     continue;
                 };
-                align = align.max((self.alignment)(s).unwrap_or(1));
+                let side_ix = usize::from(kind == ItemKind::Added);
+                let a = match self.link_alignment(side_ix, s) {
+                    Some(l) => l.before(),
+                    None => (self.alignment)(s).unwrap_or(1),
+                };
+                align = align.max(a);
                 let (o, n) = if kind == ItemKind::Removed {
                     (size, 0)
                 } else {

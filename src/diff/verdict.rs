@@ -95,6 +95,9 @@ pub struct ObjectFacts {
     pub improved: bool,
     /// Its offset in its line, its line count or its neighbours changed.
     pub line_facts_changed: bool,
+    /// Its only evidence says it is read, not written (`__read_mostly`): its lines
+    /// matter only when a written neighbour joins them.
+    pub read_hot: bool,
 }
 
 /// What the judgement concluded.
@@ -167,6 +170,12 @@ pub fn judge_object(f: &ObjectFacts) -> Decision {
         return decided(
             Verdict::Possible,
             "only its type suggests it is hot (a lock or an atomic), and it gained a written neighbour",
+        );
+    }
+    if f.read_hot && !f.gained_written_neighbour {
+        return decided(
+            Verdict::Quiet,
+            "read-mostly: only a written neighbour would matter, and none came",
         );
     }
     let worse = f.gained_neighbour || f.more_lines;
@@ -246,6 +255,32 @@ mod tests {
             line_facts_changed: true,
             ..ObjectFacts::default()
         }
+    }
+
+    /// `__read_mostly` data: a written neighbour is the risk, nothing else is.
+    #[test]
+    fn read_mostly_matters_only_with_a_written_neighbour() {
+        let read_mostly = ObjectFacts {
+            hot: Some(Declared),
+            read_hot: true,
+            gained_neighbour: true,
+            more_lines: true,
+            ..facts()
+        };
+        assert_eq!(judge_object(&read_mostly).verdict, Verdict::Quiet);
+        let typed = ObjectFacts {
+            gained_written_neighbour: true,
+            ..read_mostly
+        };
+        assert_eq!(judge_object(&typed).verdict, Verdict::Possible);
+        let hot = ObjectFacts {
+            gained_hot_written_neighbour: true,
+            ..typed
+        };
+        assert_eq!(
+            judge_object(&hot).verdict,
+            Verdict::Flag(Category::Neighbour)
+        );
     }
 
     /// One row per rule, and the rows where evidence decides.

@@ -50,6 +50,9 @@ pub enum Declared {
     PercpuHotArea,
     /// Between a struct's `__cacheline_group_begin`/`_end` markers.
     CachelineGroup,
+    /// `__read_mostly` (x86's `.data..read_mostly`): read hot, so a written neighbour
+    /// is the risk.
+    ReadMostly,
 }
 
 /// One item of evidence and what it rests on.
@@ -108,6 +111,9 @@ impl std::fmt::Display for Evidence<'_> {
             }
             Evidence::Declared(Declared::CachelineGroup) => {
                 f.write_str("declared: in a cache-line group")
+            }
+            Evidence::Declared(Declared::ReadMostly) => {
+                f.write_str("declared: __read_mostly (read hot)")
             }
             Evidence::Inferred { members } => {
                 write!(f, "inferred: type holds {members} lock/atomic member(s)")
@@ -211,20 +217,31 @@ pub fn builtin() -> &'static Hotness {
     &BUILTIN
 }
 
-/// What the source declares about an object, from its alignment, its name and
-/// whether it lies in the per-CPU hot area (`__per_cpu_hot_start` .. `_end`).
+/// Where an object lies, as far as the source's declarations go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Placed {
+    /// In the per-CPU hot area (`__per_cpu_hot_start` .. `_end`).
+    pub hot_area: bool,
+    /// In `__read_mostly` data.
+    pub read_mostly: bool,
+}
+
+/// What the source declares about an object, from its alignment, its name and where
+/// it lies; the strongest claim wins: the hot area, then line alignment, then
+/// `__read_mostly`.
 pub fn declared(
     name: &str,
     alignment: Option<u64>,
     line_size: u64,
-    in_hot_area: bool,
+    placed: Placed,
 ) -> Option<Declared> {
-    if name == "pcpu_hot" || in_hot_area {
+    if name == "pcpu_hot" || placed.hot_area {
         return Some(Declared::PercpuHotArea);
     }
     alignment
         .filter(|&a| a >= line_size)
         .map(|alignment| Declared::LineAligned { alignment })
+        .or(placed.read_mostly.then_some(Declared::ReadMostly))
 }
 
 #[cfg(test)]
@@ -252,16 +269,29 @@ mod tests {
 
     #[test]
     fn declared_needs_a_line_or_the_hot_area() {
+        let nowhere = Placed::default();
         assert_eq!(
-            declared("x", Some(64), 64, false),
+            declared("x", Some(64), 64, nowhere),
             Some(Declared::LineAligned { alignment: 64 })
         );
-        assert_eq!(declared("x", Some(32), 64, false), None);
-        assert_eq!(declared("x", Some(64), 128, false), None);
-        assert_eq!(declared("x", None, 64, false), None);
+        assert_eq!(declared("x", Some(32), 64, nowhere), None);
+        assert_eq!(declared("x", Some(64), 128, nowhere), None);
+        assert_eq!(declared("x", None, 64, nowhere), None);
         assert_eq!(
-            declared("pcpu_hot", None, 64, false),
+            declared("pcpu_hot", None, 64, nowhere),
             Some(Declared::PercpuHotArea)
+        );
+        let read_mostly = Placed {
+            read_mostly: true,
+            ..nowhere
+        };
+        assert_eq!(
+            declared("x", Some(32), 64, read_mostly),
+            Some(Declared::ReadMostly)
+        );
+        assert_eq!(
+            declared("x", Some(64), 64, read_mostly),
+            Some(Declared::LineAligned { alignment: 64 })
         );
     }
 

@@ -78,6 +78,24 @@ pub struct LinkMap<'d> {
     pub rank: FxHashMap<&'d str, f64>,
 }
 
+/// What the model says aligned one object: its own alignment, and when it starts
+/// its input section, the section's (its most-aligned member's, or the linker
+/// script's boundary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Alignment {
+    pub own: u64,
+    /// The source asked for `own` (`DW_AT_alignment`).
+    pub explicit: bool,
+    pub input: Option<u64>,
+}
+
+impl Alignment {
+    /// What padding before the object can be: up to this minus one byte.
+    pub fn before(&self) -> u64 {
+        self.input.map_or(self.own, |i| i.max(self.own))
+    }
+}
+
 /// The alignment the model asks of a function.
 const FUNCTION_ALIGNMENT: u64 = 16;
 
@@ -227,6 +245,23 @@ impl<'d> LinkMap<'d> {
             lowered,
             rank: link_rank(image),
         }
+    }
+
+    /// Each object's alignment in the model, by symbol index (see `Alignment`).
+    pub fn alignments(&self, symbols: usize) -> Vec<Option<Alignment>> {
+        let mut out = vec![None; symbols];
+        for input in self.outputs.iter().flat_map(|o| &o.inputs) {
+            for (k, m) in input.members.iter().enumerate() {
+                if let Some(slot) = out.get_mut(m.symbol) {
+                    *slot = Some(Alignment {
+                        own: m.align,
+                        explicit: m.explicit,
+                        input: (k == 0).then_some(input.align.max(input.boundary)),
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Places (and sizes) of every object after laying the sections out again with

@@ -191,11 +191,17 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
             percpu_base.unwrap_or(0),
         )
     };
-    let boundaries = crate::model::BOUNDARY_SYMBOLS
+    let mut boundaries: Vec<(&'static str, u64)> = crate::model::BOUNDARY_SYMBOLS
         .iter()
         .filter(|_| layout)
         .filter_map(|&n| file.symbol_by_name(n).map(|s| (n, s.address())))
         .collect();
+    if layout
+        && arch.starts_with("x86")
+        && let Some(start) = read_mostly_start(&file, &boundaries)
+    {
+        boundaries.push((crate::model::READ_MOSTLY_START, start));
+    }
     let debug = read_debug(path, &file, owned)?;
     let btf = file
         .section_by_name(".BTF")
@@ -224,6 +230,31 @@ fn is_noise(name: &str) -> bool {
         || name.starts_with(".L")
         || name.starts_with("__pfx_")
         || name.starts_with("__cfi_")
+}
+
+/// Where x86's `__read_mostly` data starts. `arch/x86/kernel/vmlinux.lds.S` ends `.data`
+/// with `READ_MOSTLY_DATA`, after `DATA_DATA`, whose last input sections are each
+/// bounded by linker-script symbols (`__stop___tracepoint_str` on 6.1,
+/// `__relocate_kernel_end` on 7.x). So the read-mostly input sections are what lies
+/// after the last global, untyped, unsized symbol in `.data` before `_edata`. One at
+/// the start of `.data` (`_sdata`) bounds nothing: then there is none to find.
+fn read_mostly_start<H: FileHeader>(
+    file: &ElfFile<'_, H>,
+    boundaries: &[(&'static str, u64)],
+) -> Option<u64> {
+    let edata = boundaries.iter().find(|b| b.0 == "_edata")?.1;
+    let data = file.section_by_name(".data")?;
+    let lo = data.address();
+    file.symbols()
+        .filter(|s| {
+            s.is_global()
+                && s.kind() == ObjKind::Unknown
+                && s.size() == 0
+                && s.address() > lo
+                && s.address() < edata
+        })
+        .map(|s| s.address())
+        .max()
 }
 
 fn read_symbols<'d, H: FileHeader>(

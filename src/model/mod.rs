@@ -28,7 +28,15 @@ pub const BOUNDARY_SYMBOLS: &[&str] = &[
     // section `.data..percpu..hot`), which replaced `pcpu_hot`.
     "__per_cpu_hot_start",
     "__per_cpu_hot_end",
+    // x86's linker script puts `READ_MOSTLY_DATA` last in `.data`, right before
+    // `_edata`. `.data..read_mostly` is no symbol: it is where those input sections
+    // start, derived at load time (`load::elf::read_mostly_start`).
+    READ_MOSTLY_START,
+    "_edata",
 ];
+
+/// The derived boundary where x86's `__read_mostly` data starts (see `BOUNDARY_SYMBOLS`).
+pub const READ_MOSTLY_START: &str = ".data..read_mostly";
 
 /// The source of an image's types: DWARF describes every global's type; BTF (a
 /// kernel stripped of DWARF) describes structs and the per-CPU variables only, so
@@ -127,6 +135,27 @@ impl<'d> Image<'d> {
             }
             _ => false,
         }
+    }
+
+    /// Whether `sym` is `__read_mostly` data: x86's `.data..read_mostly` input sections,
+    /// merged at the end of `.data` (from the derived start up to `_edata`).
+    pub fn in_read_mostly(&self, sym: &Symbol<'d>) -> bool {
+        let at = |n: &str| self.boundaries.iter().find(|b| b.0 == n).map(|b| b.1);
+        match (at(READ_MOSTLY_START), at("_edata")) {
+            (Some(start), Some(end)) => {
+                sym.space == Space::Global && (start..end).contains(&sym.address)
+            }
+            _ => false,
+        }
+    }
+
+    /// The index in `symbols` of `sym` when it is one of them (by reference, not by
+    /// value: for the indexes built over `symbols`).
+    pub fn index_of(&self, sym: &Symbol<'d>) -> Option<usize> {
+        let all = self.symbols.as_ptr_range();
+        let at = sym as *const Symbol<'d>;
+        all.contains(&at)
+            .then(|| (at as usize - all.start as usize) / std::mem::size_of::<Symbol<'d>>().max(1))
     }
 
     /// The DWARF variable that describes a symbol, matched by name and address.
@@ -230,12 +259,9 @@ pub struct SymbolVariables<'a, 'd> {
 impl<'a, 'd> SymbolVariables<'a, 'd> {
     /// `Image::variable_for(sym)`, for a symbol of this image (any other is searched).
     pub fn of(&self, sym: &Symbol<'d>) -> Option<&'a Variable<'d>> {
-        let all = self.image.symbols.as_ptr_range();
-        let at = sym as *const Symbol<'d>;
-        if !all.contains(&at) {
+        let Some(i) = self.image.index_of(sym) else {
             return self.image.variable_for(sym);
-        }
-        let i = (at as usize - all.start as usize) / std::mem::size_of::<Symbol<'d>>().max(1);
+        };
         match self.slots[i] {
             u32::MAX => None,
             v => self.image.variables.get(v as usize),
@@ -275,6 +301,23 @@ mod tests {
         assert!(image.in_percpu_hot_area(&hot));
         assert!(!image.in_percpu_hot_area(&after));
         assert!(!image.in_percpu_hot_area(&global));
+    }
+
+    /// `__read_mostly` data lies from the derived start up to `_edata`, globals only.
+    #[test]
+    fn read_mostly_data_ends_at_edata() {
+        let mut image = super::Image::test_empty();
+        let inside = super::Symbol::test_object("system_state", 0x1000, 4);
+        let mut percpu = inside.clone();
+        percpu.space = super::Space::Percpu;
+        let at_end = super::Symbol::test_object("__bug", 0x1040, 4);
+        let before = super::Symbol::test_object("___tp_str", 0xff8, 8);
+        assert!(!image.in_read_mostly(&inside));
+        image.boundaries = vec![(super::READ_MOSTLY_START, 0x1000), ("_edata", 0x1040)];
+        assert!(image.in_read_mostly(&inside));
+        assert!(!image.in_read_mostly(&percpu));
+        assert!(!image.in_read_mostly(&at_end));
+        assert!(!image.in_read_mostly(&before));
     }
 
     /// The one-pass lookup agrees with the search for every symbol of the fixtures

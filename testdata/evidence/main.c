@@ -5,6 +5,8 @@
  *                   each gain a written neighbour that is hot too; a known-hot
  *                   object gains a lock nothing says is hot (possible only); a
  *                   measured-hot member of struct msg_queue moves to another line;
+ *                   a __read_mostly knob loses the attribute and lands beside
+ *                   known-hot jiffies_64;
  *   cold.elf        -DCOLD: only grow_me grows, moving 100 cold objects (trace
  *                   formats) behind it.
  * FACTS.md holds nm's and readelf's view of all three.
@@ -72,6 +74,19 @@ __in(cold) char grow_me[16] = { 1 };
 	FMT(d##5) FMT(d##6) FMT(d##7) FMT(d##8) FMT(d##9)
 FMT10(0) FMT10(1) FMT10(2) FMT10(3) FMT10(4)
 FMT10(5) FMT10(6) FMT10(7) FMT10(8) FMT10(9)
+
+/* Read-mostly (__read_mostly): sysctl_rm_knob sits in .data..read_mostly in OLD,
+ * where every neighbour is read-mostly too. NEW drops its __read_mostly, and it
+ * lands in .data beside known-hot jiffies_64, written on every tick. */
+#define __read_mostly __attribute__((used, section(".data..read_mostly")))
+__in(rmlost) char pad_rm[48] = { 1 };
+__in(rmlost) unsigned long jiffies_64 = 1;
+#ifdef NEW
+__in(rmlost) int sysctl_rm_knob = 5;
+#else
+int sysctl_rm_knob __read_mostly = 5;
+#endif
+int rm_other __read_mostly = 6;
 
 __attribute__((noinline, used)) long start(void)
 {
