@@ -182,19 +182,20 @@ pub(super) fn compare(
         }
         let mut text = String::new();
         let found = layout_diff::report::explain::explain(&mut text, &report, name)?;
-        return Ok(match found {
-            true => Output {
+        return Ok(if found {
+            Output {
                 text,
                 code: 0,
                 note: None,
-            },
-            false => Output {
+            }
+        } else {
+            Output {
                 text: String::new(),
                 code: 1,
                 note: Some(format!(
                     "--explain {name}: no change of an object, struct or function of that name"
                 )),
-            },
+            }
         });
     }
     let t2 = std::time::Instant::now();
