@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use super::args::CheckArgs;
 use super::{Output, progress};
 use layout_diff::load::{InputFile, LoadOptions, StructFilter};
-use layout_diff::report::{Format, check_markdown, check_text, html, json};
+use layout_diff::report::{Format, check_markdown, check_text, html, json, string};
 use layout_diff::show::{self};
 
 /// `layout-diff check --rules FILE IMAGE` or `... OLD NEW`: loads only the structs the
@@ -67,9 +67,9 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
     }
     let report = layout_diff::check::eval::check(&rules, &new, old.as_ref());
     let text = match args.common.format() {
-        Format::Text => check_text::render(&report),
-        Format::Markdown => check_markdown::render(&report),
-        Format::Html => html::check(&report),
+        Format::Text => string(|o| check_text::render(o, &report))?,
+        Format::Markdown => string(|o| check_markdown::render(o, &report))?,
+        Format::Html => string(|o| html::check(o, &report))?,
         Format::Json => {
             let mut s = json::document("layout-diff-check", &report)?;
             s.push('\n');

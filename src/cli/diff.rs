@@ -1,6 +1,8 @@
 //! `layout-diff OLD NEW`: the evidence read before the builds, the two loads side by
 //! side, the diff and its report in every format (shared with `whatif`).
 
+use std::fmt::Write;
+
 use anyhow::{Context, Result};
 
 use super::args::DiffArgs;
@@ -178,20 +180,22 @@ pub(super) fn compare(
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        let found = layout_diff::report::explain::explain(&report, name);
-        return Ok(match found {
-            Some(text) => Output {
+        let mut text = String::new();
+        let found = layout_diff::report::explain::explain(&mut text, &report, name)?;
+        return Ok(if found {
+            Output {
                 text,
                 code: 0,
                 note: None,
-            },
-            None => Output {
+            }
+        } else {
+            Output {
                 text: String::new(),
                 code: 1,
                 note: Some(format!(
                     "--explain {name}: no change of an object, struct or function of that name"
                 )),
-            },
+            }
         });
     }
     let t2 = std::time::Instant::now();
@@ -206,28 +210,34 @@ pub(super) fn compare(
         },
     };
     let planned = plan::plan(&report, view);
-    let mut text = match args.common.format() {
+    let mut text = String::new();
+    match args.common.format() {
         Format::Text => {
-            preface.map_or(String::new(), |p| p.text.clone()) + &diff_text::render(&planned)
+            if let Some(p) = preface {
+                text.push_str(&p.text);
+            }
+            diff_text::render(&mut text, &planned)?;
         }
         Format::Markdown => {
-            let quoted = preface.map_or(String::new(), |p| {
-                p.text
-                    .lines()
-                    .map(|l| format!("> {l}\n"))
-                    .collect::<String>()
-                    + "\n"
-            });
-            quoted + &diff_markdown::render(&planned)
+            if let Some(p) = preface {
+                for l in p.text.lines() {
+                    writeln!(text, "> {l}")?;
+                }
+                text.push('\n');
+            }
+            diff_markdown::render(&mut text, &planned)?;
         }
         Format::Html => {
-            let hot = follow.as_ref().map(hot_text::follow);
+            let hot = follow
+                .as_ref()
+                .map(|f| layout_diff::report::string(|o| hot_text::follow(o, f)))
+                .transpose()?;
             let side = match (preface, hot.as_deref()) {
                 (_, Some(t)) => Some(("hot lines from perf c2c", t)),
                 (Some(p), None) => Some(("predicted, not built", p.text.as_str())),
                 (None, None) => None,
             };
-            html::diff(&planned, side)
+            html::diff(&mut text, &planned, side)?;
         }
         Format::Json => {
             #[derive(serde::Serialize)]
@@ -244,15 +254,18 @@ pub(super) fn compare(
                 hot: follow.as_ref(),
                 prediction: preface.map(|p| &p.json),
             };
-            let mut s = json::document("layout-diff-diff", &doc)?;
-            s.push('\n');
-            s
+            text = json::document("layout-diff-diff", &doc)?;
+            text.push('\n');
         }
-    };
+    }
     if let Some(f) = &follow {
         match args.common.format() {
-            Format::Text => text += &hot_text::follow(f),
-            Format::Markdown => text += &format!("\n```\n{}```\n", hot_text::follow(f)),
+            Format::Text => hot_text::follow(&mut text, f)?,
+            Format::Markdown => {
+                text.push_str("\n```\n");
+                hot_text::follow(&mut text, f)?;
+                text.push_str("```\n");
+            }
             Format::Json | Format::Html => {}
         }
     }

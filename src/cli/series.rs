@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use super::Output;
 use super::args::{BenchWalkArgs, HistoryArgs, SnapshotArgs};
 use layout_diff::load::{InputFile, LoadOptions};
-use layout_diff::report::{Format, history_text, json};
+use layout_diff::report::{Format, history_text, json, string};
 use layout_diff::show;
 
 /// `layout-diff snapshot VMLINUX -o FILE`.
@@ -135,8 +135,8 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
     let h = layout_diff::history::assemble(&builds);
     let found = !h.symbols.is_empty() || !h.structs.is_empty();
     let text = match args.common.format() {
-        Format::Text => history_text::render(&h),
-        Format::Markdown => history_text::markdown(&h),
+        Format::Text => string(|o| history_text::render(o, &h))?,
+        Format::Markdown => string(|o| history_text::markdown(o, &h))?,
         Format::Json => {
             let mut s = json::document("layout-diff-history", &h)?;
             s.push('\n');

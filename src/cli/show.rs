@@ -8,7 +8,7 @@ use super::{Output, kaslr_for, progress, read_hot};
 use layout_diff::load::{InputFile, LoadOptions, StructFilter};
 use layout_diff::model::Space;
 use layout_diff::perf::HotInput;
-use layout_diff::report::{Format, hot_text, html, json, show_text};
+use layout_diff::report::{Format, hot_text, html, json, show_text, string};
 use layout_diff::show::{self, Header};
 
 /// Characters that make a `--struct` pattern a glob rather than a plain name.
@@ -98,14 +98,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     }
     let header = Header::of(&image);
     if html {
-        return Ok(show_html(
-            args,
-            &image,
-            &header,
-            &structs,
-            &symbols,
-            &symbol_args,
-        ));
+        return show_html(args, &image, &header, &structs, &symbols, &symbol_args);
     }
     let json = args.common.format() == Format::Json;
     let mut text = String::new();
@@ -113,7 +106,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if summary_only {
         let s = show::summary(&image);
         text += &section(json, "layout-diff-summary", &header, "summary", &s, || {
-            show_text::summary(&header, &s)
+            string(|o| show_text::write_summary(o, &header, &s))
         })?;
     }
     if !args.structs.is_empty() {
@@ -122,7 +115,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             missing.push(format!("no struct matches {}", args.structs.join(", ")));
         }
         text += &section(json, "layout-diff-show", &header, "structs", &laid, || {
-            show_text::structs(&header, &laid, args.annotate)
+            string(|o| show_text::write_structs(o, &header, &laid, args.annotate))
         })?;
     }
     if !symbol_args.is_empty() {
@@ -136,7 +129,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             &header,
             "symbols",
             &views,
-            || show_text::symbols(&header, &views),
+            || string(|o| show_text::write_symbols(o, &header, &views)),
         )?;
     }
     let mut snapshot_lines = false;
@@ -169,14 +162,14 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             });
         }
         text += &section(json, "layout-diff-line", &header, "line", &view, || {
-            show_text::line(&header, &view)
+            string(|o| show_text::write_line(o, &header, &view))
         })?;
     }
     if let (Some(report), Some(path)) = (&c2c, &args.hot) {
         let kaslr = kaslr_for(report, &image, args.kaslr_offset, path)?;
         let map = layout_diff::perf::hotmap::map(report, &image, kaslr);
         text += &section(json, "layout-diff-hot", &header, "hot", &map, || {
-            hot_text::show(&header, &map)
+            string(|o| hot_text::show(o, &header, &map))
         })?;
     }
     if let Some(m) = &profile {
@@ -194,7 +187,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             objects: &objects,
         };
         text += &section(json, "layout-diff-hot-types", &header, "hot", &doc, || {
-            hot_text::types(&header, &types, &objects)
+            string(|o| hot_text::types(o, &header, &types, &objects))
         })?;
     }
     let code = if missing.is_empty() { 0 } else { 1 };
@@ -219,7 +212,7 @@ fn show_html(
     structs: &globset::GlobSet,
     symbols: &globset::GlobSet,
     symbol_args: &[String],
-) -> Output {
+) -> Result<Output> {
     let mut missing = Vec::new();
     let laid = if args.structs.is_empty() {
         Vec::new()
@@ -237,11 +230,11 @@ fn show_html(
     if !symbol_args.is_empty() && views.is_empty() {
         missing.push(format!("no symbol matches {}", symbol_args.join(", ")));
     }
-    Output {
-        text: html::show(header, &laid, &views),
+    Ok(Output {
+        text: string(|o| html::show(o, header, &laid, &views))?,
         code: u8::from(!missing.is_empty()),
         note: (!missing.is_empty()).then(|| missing.join("; ")),
-    }
+    })
 }
 
 /// One part of `show`'s output: a JSON document `{format, version, header..., key:
@@ -252,10 +245,10 @@ fn section<T: serde::Serialize>(
     header: &Header,
     key: &str,
     value: &T,
-    text: impl FnOnce() -> String,
+    text: impl FnOnce() -> Result<String, std::fmt::Error>,
 ) -> Result<String> {
     if !json {
-        return Ok(text());
+        return Ok(text()?);
     }
     let mut body = serde_json::Map::new();
     body.insert(key.to_string(), serde_json::to_value(value)?);

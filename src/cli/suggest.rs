@@ -52,7 +52,9 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
             s.push('\n');
             s
         }
-        _ => layout_diff::report::suggest_text::render(&found, &args.old, &args.new),
+        _ => layout_diff::report::string(|o| {
+            layout_diff::report::suggest_text::render(o, &found, &args.old, &args.new)
+        })?,
     };
     std::mem::forget((old, new));
     std::mem::forget((old_file, new_file));

@@ -2,31 +2,30 @@
 //! value measured), and under each failure the members or objects at fault with
 //! their lines and the rule's `why`.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 use crate::check::eval::{CheckReport, Measured, Offender, Outcome, Positions, Table};
 
-pub fn render(r: &CheckReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{}", title(r));
-    let _ = writeln!(
+/// Writes the check report as text.
+pub fn render(out: &mut impl Write, r: &CheckReport) -> fmt::Result {
+    writeln!(out, "{}", title(r))?;
+    writeln!(
         out,
         "line {} B ({})\n",
         r.image.line_size, r.image.line_size_from
-    );
+    )?;
     for o in &r.outcomes {
-        let _ = writeln!(
+        writeln!(
             out,
             "{} {}",
             if o.pass { "PASS" } else { "FAIL" },
             rule_line(o)
-        );
+        )?;
         for d in details(o) {
-            let _ = writeln!(out, "       {d}");
+            writeln!(out, "       {d}")?;
         }
     }
-    let _ = writeln!(out, "\n{}", closing(r));
-    out
+    writeln!(out, "\n{}", closing(r))
 }
 
 /// `layout-diff check RULES: IMAGE (build-id ...)`, with the OLD build when given.

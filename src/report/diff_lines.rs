@@ -2,8 +2,6 @@
 //! spelled as plain-text lines. Shared by the text and Markdown renderers (the HTML
 //! renderer reuses the one-line spellings in its details); nothing here selects or ranks.
 
-use std::fmt::Write;
-
 use super::place_str;
 use super::plan::{Detail, FunctionItem, Item, Plan, Section, SectionKind, TextSection};
 use crate::diff::RootCause;
@@ -300,18 +298,25 @@ pub(crate) fn member_line(m: &MemberChange) -> String {
                 position(m.offset.new, m.bit_offset.new)
             );
             if m.size.changed() {
-                let _ = write!(s, ", size {} -> {}", opt(m.size.old), opt(m.size.new));
+                s.push_str(&format!(
+                    ", size {} -> {}",
+                    opt(m.size.old),
+                    opt(m.size.new)
+                ));
             }
             if m.type_name.changed() {
-                let _ = write!(
-                    s,
+                s.push_str(&format!(
                     ", type {} -> {}",
                     m.type_name.old.as_deref().unwrap_or("-"),
                     m.type_name.new.as_deref().unwrap_or("-")
-                );
+                ));
             }
             if m.line.changed() {
-                let _ = write!(s, " (line {} -> {})", opt(m.line.old), opt(m.line.new));
+                s.push_str(&format!(
+                    " (line {} -> {})",
+                    opt(m.line.old),
+                    opt(m.line.new)
+                ));
             }
             s
         }
@@ -584,7 +589,7 @@ pub(crate) fn legend() -> &'static str {
 fn cause_lines(c: &RootCause) -> Vec<String> {
     let mut moved = format!("{} moved across lines", count(c.moved, "object", "objects"));
     if c.moved_whole_lines > 0 {
-        let _ = write!(moved, ", {} by whole lines", c.moved_whole_lines);
+        moved.push_str(&format!(", {} by whole lines", c.moved_whole_lines));
     }
     let space = match (c.global, c.percpu) {
         (true, true) => "data and per-CPU",

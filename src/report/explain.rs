@@ -2,53 +2,57 @@
 //! the evidence that it is hot, the root change that moved it and the rule that
 //! decided its severity, as the diff itself decided them.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 use super::diff_lines::{names, tenant_names};
 use crate::diff::{FunctionChange, PlacementChange, Report, ShiftRun, StructChange};
 
-/// The explanation of `name` (a symbol as the report spells it, or a struct name with
-/// or without `struct `), or `None` when no change has that name.
-pub fn explain(r: &Report<'_>, name: &str) -> Option<String> {
-    let mut out = String::new();
+/// Writes the explanation of `name` (a symbol as the report spells it, or a struct
+/// name with or without `struct `); `false` when no change has that name (nothing is
+/// written then).
+pub fn explain(out: &mut impl Write, r: &Report<'_>, name: &str) -> Result<bool, fmt::Error> {
+    let mut found = false;
     let bare = name.strip_prefix("struct ").unwrap_or(name);
     for c in r.data.iter().chain(&r.percpu) {
         if c.name.is(name) || c.name.name == name {
-            object(&mut out, r, c);
+            object(out, r, c)?;
+            found = true;
         }
     }
     for f in &r.functions {
         if f.name.is(name) || f.name.name == name {
-            function(&mut out, r, f);
+            function(out, r, f)?;
+            found = true;
         }
     }
     for s in &r.structs {
         if s.name == bare {
-            structure(&mut out, s);
+            structure(out, s)?;
+            found = true;
         }
     }
-    (!out.is_empty()).then_some(out)
+    Ok(found)
 }
 
-fn run_cause(out: &mut String, r: &Report<'_>, run: Option<usize>) {
+fn run_cause(out: &mut impl Write, r: &Report<'_>, run: Option<usize>) -> fmt::Result {
     let Some(run) = run.and_then(|i| r.runs.get(i)) else {
-        let _ = writeln!(
+        writeln!(
             out,
             "  root cause: not in a shift run (its own size or neighbours changed)"
-        );
-        return;
+        )?;
+        return Ok(());
     };
     let root = run.root.and_then(|i| r.causes.get(i));
-    let _ = writeln!(
+    writeln!(
         out,
         "  root cause: {}",
         root.map_or("(function runs have no filed root)", |c| c.what.as_str())
-    );
-    let _ = writeln!(out, "  in {}", super::diff_lines::run_line(run));
-    let _ = run_summary(out, run);
+    )?;
+    writeln!(out, "  in {}", super::diff_lines::run_line(run))?;
+    run_summary(out, run)
 }
 
-fn run_summary(out: &mut String, run: &ShiftRun) -> std::fmt::Result {
+fn run_summary(out: &mut impl Write, run: &ShiftRun) -> fmt::Result {
     writeln!(
         out,
         "  the run moved {} by {} bytes{}",
@@ -66,17 +70,17 @@ fn run_summary(out: &mut String, run: &ShiftRun) -> std::fmt::Result {
     )
 }
 
-fn object(out: &mut String, r: &Report<'_>, c: &PlacementChange<'_>) {
+fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt::Result {
     let at = c.placement();
-    let _ = writeln!(
+    writeln!(
         out,
         "{} ({}, {} B) in {}",
         c.name,
         c.type_name.unwrap_or("type unknown"),
         c.size.new,
         c.section
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         out,
         "  place {:#x} -> {:#x}; offset in line {:#04x} -> {:#04x}; lines {} -> {}",
         c.place.old,
@@ -85,14 +89,14 @@ fn object(out: &mut String, r: &Report<'_>, c: &PlacementChange<'_>) {
         at.new.offset_in_line,
         at.old.lines,
         at.new.lines
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         out,
         "  neighbours: {}  ->  {}",
         tenant_names(c.co_tenants().old),
         tenant_names(c.co_tenants().new)
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         out,
         "  new neighbours written at run time: {}",
         if c.written_neighbours.is_empty() {
@@ -100,34 +104,34 @@ fn object(out: &mut String, r: &Report<'_>, c: &PlacementChange<'_>) {
         } else {
             names(&c.written_neighbours)
         }
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         out,
         "  evidence: {}",
         c.evidence.map_or("none".to_string(), |e| e.to_string())
-    );
+    )?;
     if let Some(cold) = c.cold {
-        let _ = writeln!(out, "  cold: {}", cold.name());
+        writeln!(out, "  cold: {}", cold.name())?;
     }
     if let Some(q) = c.quiet {
-        let _ = writeln!(out, "  storage: {q}");
+        writeln!(out, "  storage: {q}")?;
     }
     for m in c.member_lines.iter().filter(|m| m.evidence.is_some()) {
-        let _ = writeln!(
+        writeln!(
             out,
             "  hot member {}: line {} -> {} [{}]",
             m.name,
             super::diff_lines::opt(m.line.old),
             super::diff_lines::opt(m.line.new),
             m.evidence.map(|e| e.to_string()).unwrap_or_default()
-        );
+        )?;
     }
-    run_cause(out, r, c.run);
-    decision(out, c.decision.rule, c.severity, c.flagged, r);
+    run_cause(out, r, c.run)?;
+    decision(out, c.decision.rule, c.severity, c.flagged, r)
 }
 
-fn function(out: &mut String, r: &Report<'_>, f: &FunctionChange<'_>) {
-    let _ = writeln!(
+fn function(out: &mut impl Write, r: &Report<'_>, f: &FunctionChange<'_>) -> fmt::Result {
+    writeln!(
         out,
         "{} (function)\n  {:#x} -> {:#x}; start mod {} {:#04x} -> {:#04x}; lines {} -> {}",
         f.name,
@@ -138,19 +142,19 @@ fn function(out: &mut String, r: &Report<'_>, f: &FunctionChange<'_>) {
         f.phase.new,
         f.lines.old,
         f.lines.new
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         out,
         "  evidence: {}{}",
         f.evidence.map_or("none".to_string(), |e| e.to_string()),
         if f.pinned { " (asked for by name)" } else { "" }
-    );
-    run_cause(out, r, f.run);
-    decision(out, f.decision.rule, f.severity, f.flagged, r);
+    )?;
+    run_cause(out, r, f.run)?;
+    decision(out, f.decision.rule, f.severity, f.flagged, r)
 }
 
-fn structure(out: &mut String, s: &StructChange) {
-    let _ = writeln!(
+fn structure(out: &mut impl Write, s: &StructChange) -> fmt::Result {
+    writeln!(
         out,
         "{} {} ({} -> {} B, {})",
         s.kind,
@@ -158,7 +162,7 @@ fn structure(out: &mut String, s: &StructChange) {
         s.size.old,
         s.size.new,
         super::diff_lines::lines_pair(s.cachelines.old, s.cachelines.new)
-    );
+    )?;
     let hot: Vec<String> = s
         .members
         .iter()
@@ -174,30 +178,30 @@ fn structure(out: &mut String, s: &StructChange) {
         })
         .collect();
     if hot.is_empty() {
-        let _ = writeln!(out, "  no changed member has evidence of hotness");
+        writeln!(out, "  no changed member has evidence of hotness")?;
     }
     for h in hot {
-        let _ = writeln!(out, "  hot member {h}");
+        writeln!(out, "  hot member {h}")?;
     }
     if !s.instances.is_empty() {
-        let _ = writeln!(out, "  instances: {}", names(&s.instances));
+        writeln!(out, "  instances: {}", names(&s.instances))?;
     }
-    let _ = writeln!(
+    writeln!(
         out,
         "  decided: {:?} by rule \"{}\"",
         s.severity, s.decision.rule
-    );
+    )
 }
 
 fn decision(
-    out: &mut String,
+    out: &mut impl Write,
     rule: &str,
     severity: crate::diff::Severity,
     flagged: bool,
     r: &Report<'_>,
-) {
+) -> fmt::Result {
     let fails = severity.category().is_some_and(|c| r.fail_on.contains(&c));
-    let _ = writeln!(
+    writeln!(
         out,
         "  decided: {} by rule \"{rule}\"; {}",
         severity_word(severity),
@@ -207,7 +211,7 @@ fn decision(
             (false, true) => "not flagged on evidence, but --fail-on includes its category: exit 1",
             (false, false) => "not flagged",
         }
-    );
+    )
 }
 
 fn severity_word(s: crate::diff::Severity) -> String {

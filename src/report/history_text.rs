@@ -1,6 +1,8 @@
 //! Text and Markdown tables for `history`: one table per name, one row per build, a
 //! `*` on builds where its lines changed. Every value comes from `history::History`.
 
+use std::fmt::{self, Write};
+
 use crate::history::{History, StructRow, SymbolRow};
 
 use super::place_str;
@@ -86,14 +88,14 @@ const STRUCT_HEAD: [&str; 8] = [
 ];
 
 /// Aligned columns; the last column is not padded.
-fn table(head: &[&str], rows: &[Vec<String>]) -> String {
+fn table(out: &mut impl Write, head: &[&str], rows: &[Vec<String>]) -> fmt::Result {
     let mut widths: Vec<usize> = head.iter().map(|h| h.len()).collect();
     for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());
         }
     }
-    let line = |cells: Vec<&str>| {
+    let mut line = |cells: Vec<&str>| -> fmt::Result {
         let n = cells.len();
         let mut s = String::new();
         for (i, (c, w)) in cells.into_iter().zip(&widths).enumerate() {
@@ -103,63 +105,61 @@ fn table(head: &[&str], rows: &[Vec<String>]) -> String {
                 s += &format!("{c:<w$}  ");
             }
         }
-        s.trim_end().to_string() + "\n"
+        writeln!(out, "{}", s.trim_end())
     };
-    let mut out = line(head.to_vec());
+    line(head.to_vec())?;
     for r in rows {
-        out += &line(r.iter().map(String::as_str).collect());
+        line(r.iter().map(String::as_str).collect())?;
     }
-    out
+    Ok(())
 }
 
-/// The text report.
-pub fn render(h: &History) -> String {
-    let mut out = String::new();
+/// Writes the text report.
+pub fn render(out: &mut impl Write, h: &History) -> fmt::Result {
     for s in &h.symbols {
-        out += &format!("symbol {} (line size {})\n", s.name, h.line_size);
+        writeln!(out, "symbol {} (line size {})", s.name, h.line_size)?;
         let rows: Vec<_> = s.rows.iter().map(|r| symbol_cells(h, r)).collect();
-        out += &table(&SYMBOL_HEAD, &rows);
-        out += "\n";
+        table(out, &SYMBOL_HEAD, &rows)?;
+        out.write_char('\n')?;
     }
     for s in &h.structs {
-        out += &format!("struct {} (line size {})\n", s.name, h.line_size);
+        writeln!(out, "struct {} (line size {})", s.name, h.line_size)?;
         let rows: Vec<_> = s.rows.iter().map(|r| struct_cells(h, r)).collect();
-        out += &table(&STRUCT_HEAD, &rows);
-        out += "\n";
+        table(out, &STRUCT_HEAD, &rows)?;
+        out.write_char('\n')?;
     }
-    out += "* lines changed since the build before\n";
-    out
+    out.write_str("* lines changed since the build before\n")
 }
 
-fn md_table(head: &[&str], rows: &[Vec<String>]) -> String {
+fn md_table(out: &mut impl Write, head: &[&str], rows: &[Vec<String>]) -> fmt::Result {
     let esc = |c: &str| c.replace('|', "\\|");
-    let mut out = format!("| {} |\n", head.join(" | "));
-    out += &format!("|{}\n", "---|".repeat(head.len()));
+    writeln!(out, "| {} |", head.join(" | "))?;
+    writeln!(out, "|{}", "---|".repeat(head.len()))?;
     for r in rows {
         let cells: Vec<String> = r.iter().map(|c| esc(c)).collect();
-        out += &format!("| {} |\n", cells.join(" | "));
+        writeln!(out, "| {} |", cells.join(" | "))?;
     }
-    out
+    Ok(())
 }
 
-/// The Markdown report.
-pub fn markdown(h: &History) -> String {
-    let mut out = String::from("## Layout history\n\n");
+/// Writes the Markdown report.
+pub fn markdown(out: &mut impl Write, h: &History) -> fmt::Result {
+    out.write_str("## Layout history\n\n")?;
     for s in &h.symbols {
-        out += &format!("### symbol `{}`\n\n", s.name);
+        writeln!(out, "### symbol `{}`\n", s.name)?;
         let rows: Vec<_> = s.rows.iter().map(|r| symbol_cells(h, r)).collect();
-        out += &md_table(&SYMBOL_HEAD, &rows);
-        out += "\n";
+        md_table(out, &SYMBOL_HEAD, &rows)?;
+        out.write_char('\n')?;
     }
     for s in &h.structs {
-        out += &format!("### struct `{}`\n\n", s.name);
+        writeln!(out, "### struct `{}`\n", s.name)?;
         let rows: Vec<_> = s.rows.iter().map(|r| struct_cells(h, r)).collect();
-        out += &md_table(&STRUCT_HEAD, &rows);
-        out += "\n";
+        md_table(out, &STRUCT_HEAD, &rows)?;
+        out.write_char('\n')?;
     }
-    out += &format!(
-        "`*` marks builds where the lines changed since the build before (line size {}).\n",
+    writeln!(
+        out,
+        "`*` marks builds where the lines changed since the build before (line size {}).",
         h.line_size
-    );
-    out
+    )
 }

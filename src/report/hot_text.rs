@@ -1,7 +1,7 @@
 //! Text of the `--hot` sections: perf c2c hot lines mapped onto a build (`show`), and
 //! followed into the new build (appended to the diff report).
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 use crate::perf::hotmap::{HotFollow, HotMap, Kaslr, MappedLine, Region};
 use crate::show::Header;
@@ -35,17 +35,16 @@ fn outside(n: usize) -> String {
 }
 
 /// `show IMAGE --hot c2c.txt`.
-pub fn show(h: &Header, m: &HotMap) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
+pub fn show(out: &mut impl Write, h: &Header, m: &HotMap) -> fmt::Result {
+    writeln!(
         out,
         "\nhot lines from perf c2c, ranked by HITM ({}) in {}",
         kaslr(&m.kaslr),
         h.file
-    );
+    )?;
     for l in &m.lines {
         let Some(at) = l.address else {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "  #{}  {:#x}  {}: outside the image{}",
                 l.index,
@@ -56,22 +55,22 @@ pub fn show(h: &Header, m: &HotMap) -> String {
                     Some(Region::Modules) => " (modules)",
                     Some(Region::Other) | None => "",
                 }
-            );
+            )?;
             continue;
         };
-        let _ = writeln!(
+        writeln!(
             out,
             "  #{}  {at:016x} (run-time {:016x})  {}",
             l.index,
             l.runtime,
             share(l)
-        );
+        )?;
         let objects: Vec<String> = l
             .objects
             .iter()
             .map(|o| format!("{} ({:016x}, {} B)", o.name, o.address, o.size))
             .collect();
-        let _ = writeln!(
+        writeln!(
             out,
             "      objects: {}",
             if objects.is_empty() {
@@ -79,7 +78,7 @@ pub fn show(h: &Header, m: &HotMap) -> String {
             } else {
                 objects.join(", ")
             }
-        );
+        )?;
         for a in &l.accesses {
             let what = match (&a.object, &a.member) {
                 (Some(o), Some(m)) => format!("{o}.{m}"),
@@ -92,41 +91,39 @@ pub fn show(h: &Header, m: &HotMap) -> String {
                 .take(2)
                 .map(|p| format!("{p:.2}%"))
                 .collect();
-            let _ = writeln!(
+            writeln!(
                 out,
                 "      +{:#04x}  {what:<28}  {}  {}  {}",
                 a.offset,
                 pct.join(" "),
                 a.code.as_deref().unwrap_or("?"),
                 a.source.as_deref().unwrap_or("")
-            );
+            )?;
         }
     }
-    out += &outside(m.outside);
-    out
+    out.write_str(&outside(m.outside))
 }
 
 /// The diff's `--hot` section: each hot line of OLD, where its tenants are in NEW.
-pub fn follow(f: &HotFollow) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
+pub fn follow(out: &mut impl Write, f: &HotFollow) -> fmt::Result {
+    writeln!(
         out,
         "\nhot lines from perf c2c (recorded on OLD, {}), followed into NEW",
         kaslr(&f.kaslr)
-    );
+    )?;
     for l in &f.lines {
-        let _ = writeln!(
+        writeln!(
             out,
             "  #{}  {:016x}  HITM {}",
             l.index, l.old_address, l.hitm
-        );
+        )?;
         for t in &l.followed {
             let name = match &t.member {
                 Some(m) => format!("{}.{m}", t.object),
                 None => t.object.clone(),
             };
             let Some(new) = t.new_address else {
-                let _ = writeln!(out, "      {name}  {:016x} -> (not in NEW)", t.old_address);
+                writeln!(out, "      {name}  {:016x} -> (not in NEW)", t.old_address)?;
                 continue;
             };
             let lines = match (t.new_first_line, t.new_last_line) {
@@ -141,37 +138,36 @@ pub fn follow(f: &HotFollow) -> String {
             } else {
                 format!("shares with {}", tenants.join(", "))
             };
-            let _ = writeln!(
+            writeln!(
                 out,
                 "      {name}  {:016x} -> {new:016x}, {lines}: {with}",
                 t.old_address,
-            );
+            )?;
         }
     }
-    out += &outside(f.outside);
-    out
+    out.write_str(&outside(f.outside))
 }
 
 /// `show --hot` with a perf data-type profile: each sampled struct with its sampled
 /// members and their lines, most sampled first, then the sampled variables.
 pub fn types(
+    out: &mut impl Write,
     h: &Header,
     types: &[crate::show::HotTypeView],
     objects: &[crate::show::HotObjectView],
-) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
+) -> fmt::Result {
+    writeln!(
         out,
         "{}: hot types from a perf data-type profile (line {} B, lines counted from each struct's start)",
         h.file, h.line_size
-    );
+    )?;
     for t in types {
         let inst = if t.instances.is_empty() {
             String::new()
         } else {
             format!("; instances: {}", super::diff_lines::names(&t.instances))
         };
-        let _ = writeln!(
+        writeln!(
             out,
             "  struct {} ({} B, {} line{}{inst})  {:.2}%",
             t.name,
@@ -179,9 +175,9 @@ pub fn types(
             t.lines,
             if t.lines == 1 { "" } else { "s" },
             t.share
-        );
+        )?;
         for m in &t.members {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "      {:>6}  {:<24} line {}{}  {:.2}%",
                 format!("+{:#x}", m.offset),
@@ -189,7 +185,7 @@ pub fn types(
                 m.line,
                 if m.straddles { " (straddles)" } else { "" },
                 m.share
-            );
+            )?;
         }
     }
     for o in objects {
@@ -202,7 +198,7 @@ pub fn types(
                     p.offset_in_line, p.lines
                 )
             });
-        let _ = writeln!(out, "  {}  {at}  {:.2}%", o.name, o.share);
+        writeln!(out, "  {}  {at}  {:.2}%", o.name, o.share)?;
     }
-    out
+    Ok(())
 }

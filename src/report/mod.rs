@@ -15,6 +15,7 @@ pub mod pahole;
 pub mod plan;
 pub mod show_text;
 pub mod suggest_text;
+pub mod table;
 
 /// Output format chosen with `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,4 +32,15 @@ pub fn place_str(space: crate::model::Space, place: u64) -> String {
         crate::model::Space::Global => format!("{place:016x}"),
         crate::model::Space::Percpu => format!("percpu+{place:#x}"),
     }
+}
+
+/// Runs a renderer into a new String: for the binary, which writes the String to
+/// stdout, and for text a page embeds. Writing into a String fails only when a value
+/// fails to format itself; that error is passed on.
+pub fn string(
+    render: impl FnOnce(&mut String) -> std::fmt::Result,
+) -> Result<String, std::fmt::Error> {
+    let mut out = String::new();
+    render(&mut out)?;
+    Ok(out)
 }

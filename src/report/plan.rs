@@ -9,6 +9,8 @@ use crate::diff::{
 };
 use crate::evidence::Strength;
 
+use super::table::{Cell, Table};
+
 /// How much to show.
 #[derive(Debug, Clone, Copy)]
 pub struct View {
@@ -183,6 +185,76 @@ pub fn title(kind: SectionKind) -> &'static str {
         SectionKind::Improvements => "improvements to hot objects",
         SectionKind::Objects => "other objects whose lines changed",
         SectionKind::DataRuns => "data shift runs (largest first)",
+    }
+}
+
+/// A column of the summary table: its title and the count of a row's `Counts` it shows.
+#[derive(Debug, Clone, Copy)]
+pub struct SummaryColumn {
+    pub title: &'static str,
+    pub count: fn(&Counts) -> usize,
+}
+
+/// The summary table's columns after the name, in order; `diff_lines::legend` says
+/// what each counts.
+pub const SUMMARY_COLUMNS: [SummaryColumn; 7] = [
+    SummaryColumn {
+        title: "changed",
+        count: |c| c.changed,
+    },
+    SummaryColumn {
+        title: "flagged",
+        count: |c| c.flagged,
+    },
+    SummaryColumn {
+        title: "moved in line",
+        count: |c| c.line_offset_changed,
+    },
+    SummaryColumn {
+        title: "shift runs",
+        count: |c| c.runs,
+    },
+    SummaryColumn {
+        title: "whole-line runs",
+        count: |c| c.whole_line_runs,
+    },
+    SummaryColumn {
+        title: "added",
+        count: |c| c.added,
+    },
+    SummaryColumn {
+        title: "removed",
+        count: |c| c.removed,
+    },
+];
+
+/// The summary table as data, drawn alike by the text, Markdown and HTML reports: an
+/// untitled name column, then `SUMMARY_COLUMNS` right-aligned, one row per kind of
+/// thing (`summary_rows`).
+pub fn summary_table(rows: &[(&str, &Counts)]) -> Table {
+    let mut titles = vec![Cell::left("")];
+    titles.extend(SUMMARY_COLUMNS.iter().map(|col| Cell::right(col.title)));
+    Table {
+        titles,
+        rows: rows
+            .iter()
+            .map(|(name, c)| {
+                let mut row = vec![Cell::left(name)];
+                row.extend(
+                    SUMMARY_COLUMNS
+                        .iter()
+                        .map(|col| Cell::right((col.count)(c))),
+                );
+                row
+            })
+            .collect(),
+    }
+}
+
+impl Plan<'_> {
+    /// This plan's summary table.
+    pub fn summary_table(&self) -> Table {
+        summary_table(&self.summary)
     }
 }
 
@@ -463,6 +535,7 @@ mod tests {
     use crate::diff::{DiffOptions, diff};
     use crate::load::{InputFile, LoadOptions};
     use crate::report::diff_lines::item_lines;
+    use crate::report::string;
 
     /// The budget counts what the text prints: every item's height is the number of
     /// lines the text renderer draws for it, in the default view, with --all, and with
@@ -513,18 +586,12 @@ mod tests {
         let listed = diff(&old, &new, &listed_only);
         for limit in [Some(54), Some(10)] {
             let (a, b) = (plan(&full, View { limit }), plan(&listed, View { limit }));
-            assert_eq!(
-                crate::report::diff_text::render(&a),
-                crate::report::diff_text::render(&b)
-            );
-            assert_eq!(
-                crate::report::diff_markdown::render(&a),
-                crate::report::diff_markdown::render(&b)
-            );
-            assert_eq!(
-                crate::report::html::diff(&a, None),
-                crate::report::html::diff(&b, None)
-            );
+            let text = |p: &Plan<'_>| string(|o| crate::report::diff_text::render(o, p));
+            let markdown = |p: &Plan<'_>| string(|o| crate::report::diff_markdown::render(o, p));
+            let html = |p: &Plan<'_>| string(|o| crate::report::html::diff(o, p, None));
+            assert_eq!(text(&a), text(&b));
+            assert_eq!(markdown(&a), markdown(&b));
+            assert_eq!(html(&a), html(&b));
         }
         assert_eq!(
             serde_json::to_string(&full.summary).unwrap(),

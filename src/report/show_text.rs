@@ -1,103 +1,135 @@
 //! Text output of `show`: the image summary, symbol placements with co-tenants and
 //! the struct laid at the symbol's address, and the contents of one line.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
-use prettytable::{Table, format, row};
-
+use super::table::{Cell, Table};
 use super::{pahole, place_str};
 use crate::layout::LaidStruct;
 use crate::model::Space;
 use crate::show::{Header, LineView, Summary, SymbolView};
 
-fn table() -> Table {
-    let mut t = Table::new();
-    t.set_format(*format::consts::FORMAT_CLEAN);
-    t
+/// A row of cells.
+fn row<const N: usize>(cells: [Cell; N]) -> Vec<Cell> {
+    cells.into()
 }
 
-pub fn header(h: &Header) -> String {
-    let mut out = format!(
-        "{}  ({}, build-id {})  line {} B ({}), pair {} B\n",
+/// `file (arch, build-id ...)  line 64 B (...), pair 128 B`, and a note when there is one.
+pub fn write_header(out: &mut impl Write, h: &Header) -> fmt::Result {
+    writeln!(
+        out,
+        "{}  ({}, build-id {})  line {} B ({}), pair {} B",
         h.file,
         h.arch,
         h.build_id.as_deref().unwrap_or("none"),
         h.line_size,
         h.line_size_from,
         2 * h.line_size
-    );
+    )?;
     if let Some(note) = h.note {
-        let _ = writeln!(out, "note: {note}");
+        writeln!(out, "note: {note}")?;
     }
-    out
+    Ok(())
 }
 
-pub fn summary(h: &Header, s: &Summary) -> String {
-    let mut out = header(h);
-    let mut t = table();
-    t.add_row(row!["file kind", s.file_kind]);
-    t.add_row(row![
-        "debug info",
-        if s.types_from == crate::model::TypesFrom::Btf {
+/// The image summary: what the file holds, then its sections.
+pub fn write_summary(out: &mut impl Write, h: &Header, s: &Summary) -> fmt::Result {
+    write_header(out, h)?;
+    let btf = s.types_from == crate::model::TypesFrom::Btf;
+    let mut t = Table::default();
+    t.rows
+        .push(row([Cell::left("file kind"), Cell::left(s.file_kind)]));
+    t.rows.push(row([
+        Cell::left("debug info"),
+        Cell::left(if btf {
             "BTF (no DWARF)".into()
         } else if s.has_debug_info {
             format!("yes, {} units", s.units)
         } else {
             "no".into()
-        }
-    ]);
-    t.add_row(row!["functions", r->s.functions]);
-    t.add_row(row!["data objects", r->s.data_objects]);
-    t.add_row(row!["per-CPU variables", r->s.percpu_variables]);
-    t.add_row(row!["structs/unions", r->s.structs]);
-    let vars = if s.types_from == crate::model::TypesFrom::Btf {
-        "BTF variables"
-    } else {
-        "DWARF variables"
-    };
-    t.add_row(row![vars, r->s.variables]);
+        }),
+    ]));
+    for (name, n) in [
+        ("functions", s.functions),
+        ("data objects", s.data_objects),
+        ("per-CPU variables", s.percpu_variables),
+        ("structs/unions", s.structs),
+        (
+            if btf {
+                "BTF variables"
+            } else {
+                "DWARF variables"
+            },
+            s.variables,
+        ),
+    ] {
+        t.rows.push(row([Cell::left(name), Cell::right(n)]));
+    }
     if let Some(b) = s.percpu_base {
-        t.add_row(row!["per-CPU base", format!("{b:#x} (__per_cpu_start)")]);
+        t.rows.push(row([
+            Cell::left("per-CPU base"),
+            Cell::left(format!("{b:#x} (__per_cpu_start)")),
+        ]));
     }
-    let _ = write!(out, "{t}");
-    let mut sec = table();
-    sec.set_titles(row!["section", r->"address", r->"size", "compressed"]);
+    t.text(out)?;
+    let mut sec = Table {
+        titles: row([
+            Cell::left("section"),
+            Cell::right("address"),
+            Cell::right("size"),
+            Cell::left("compressed"),
+        ]),
+        rows: Vec::new(),
+    };
     for r in &s.sections {
-        sec.add_row(row![
-            r.name,
-            r->format!("{:016x}", r.address),
-            r->r.size,
-            if r.compressed { "yes" } else { "" }
-        ]);
+        sec.rows.push(row([
+            Cell::left(&r.name),
+            Cell::right(format!("{:016x}", r.address)),
+            Cell::right(r.size),
+            Cell::left(if r.compressed { "yes" } else { "" }),
+        ]));
     }
-    let _ = write!(out, "\n{sec}");
-    out
+    out.write_char('\n')?;
+    sec.text(out)
 }
 
-pub fn structs(h: &Header, laid: &[LaidStruct<'_, '_>], annotate: bool) -> String {
-    let mut out = header(h);
+/// Every struct laid out, after the header.
+pub fn write_structs(
+    out: &mut impl Write,
+    h: &Header,
+    laid: &[LaidStruct<'_, '_>],
+    annotate: bool,
+) -> fmt::Result {
+    write_header(out, h)?;
     for l in laid {
-        out.push('\n');
-        out.push_str(&struct_text(l, annotate));
+        out.write_char('\n')?;
+        write_struct(out, l, annotate)?;
     }
-    out
+    Ok(())
+}
+
+/// `write_structs` into a String.
+pub fn structs(
+    h: &Header,
+    laid: &[LaidStruct<'_, '_>],
+    annotate: bool,
+) -> Result<String, fmt::Error> {
+    super::string(|out| write_structs(out, h, laid, annotate))
 }
 
 /// One struct: its file, pahole's listing, then its cache-line groups.
-pub fn struct_text(l: &LaidStruct<'_, '_>, annotate: bool) -> String {
-    let mut out = String::new();
+pub fn write_struct(out: &mut impl Write, l: &LaidStruct<'_, '_>, annotate: bool) -> fmt::Result {
     if let Some(f) = l.decl_file {
-        let _ = writeln!(out, "/* {f} */");
+        writeln!(out, "/* {f} */")?;
     }
-    out.push_str(&pahole::listing(l, annotate));
-    groups(&mut out, l);
-    out
+    out.write_str(&pahole::listing(l, annotate))?;
+    groups(out, l)
 }
 
 /// Cache-line groups, after the struct's block (the block itself stays pahole's).
-fn groups(out: &mut String, l: &LaidStruct<'_, '_>) {
+fn groups(out: &mut impl Write, l: &LaidStruct<'_, '_>) -> fmt::Result {
     for g in &l.groups {
-        let _ = writeln!(
+        writeln!(
             out,
             "/* group {}: offset {}, size {}, lines {} (from line {}){} */",
             g.name,
@@ -110,34 +142,39 @@ fn groups(out: &mut String, l: &LaidStruct<'_, '_>) {
             } else {
                 ""
             }
-        );
+        )?;
     }
+    Ok(())
 }
 
-pub fn symbols(h: &Header, views: &[SymbolView<'_, '_>]) -> String {
-    let mut out = header(h);
+/// Every symbol asked for, after the header.
+pub fn write_symbols(
+    out: &mut impl Write,
+    h: &Header,
+    views: &[SymbolView<'_, '_>],
+) -> fmt::Result {
+    write_header(out, h)?;
     for v in views {
-        out.push('\n');
-        out.push_str(&symbol_text(v, h.line_size));
+        out.write_char('\n')?;
+        write_symbol(out, v, h.line_size)?;
     }
-    out
+    Ok(())
+}
+
+/// `write_symbols` into a String.
+pub fn symbols(h: &Header, views: &[SymbolView<'_, '_>]) -> Result<String, fmt::Error> {
+    super::string(|out| write_symbols(out, h, views))
 }
 
 /// One symbol: placement table, co-tenants, its type laid at its address.
-pub fn symbol_text(v: &SymbolView<'_, '_>, line_size: u64) -> String {
-    let mut out = String::new();
-    symbol(&mut out, v, line_size);
-    out
-}
-
-fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
+pub fn write_symbol(out: &mut impl Write, v: &SymbolView<'_, '_>, line_size: u64) -> fmt::Result {
     let s = v.symbol;
     let p = &v.placement;
     let ty = v
         .variable
         .map(|var| format!(", {}", var.type_name()))
         .unwrap_or_default();
-    let _ = writeln!(
+    writeln!(
         out,
         "{} ({}, {}, {}{}, {} bytes)",
         v.qualified_name,
@@ -146,13 +183,15 @@ fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
         s.section,
         ty,
         s.size
-    );
-    let mut t = table();
-    t.add_row(row!["address", format!("{:016x}", s.address)]);
+    )?;
+    let mut t = Table::default();
+    let mut add =
+        |name: &str, value: String| t.rows.push(row([Cell::left(name), Cell::left(value)]));
+    add("address", format!("{:016x}", s.address));
     if s.space == Space::Percpu {
-        t.add_row(row!["per-CPU offset", format!("{:#x}", s.place)]);
+        add("per-CPU offset", format!("{:#x}", s.place));
     }
-    t.add_row(row![
+    add(
         "lines",
         format!(
             "{} ({} .. {})",
@@ -164,34 +203,46 @@ fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
                 s.space,
                 (p.last_line * line_size).saturating_add(line_size - 1)
             )
-        )
-    ]);
-    t.add_row(row!["offset in line", format!("{:#x}", p.offset_in_line)]);
-    t.add_row(row![
+        ),
+    );
+    add("offset in line", format!("{:#x}", p.offset_in_line));
+    add(
         "offset in pair",
-        format!("{:#x} ({} B pair)", p.offset_in_pair, 2 * line_size)
-    ]);
+        format!("{:#x} ({} B pair)", p.offset_in_pair, 2 * line_size),
+    );
     // Straddling is spanning more lines than the size needs; a large object on the
     // fewest lines it can take does not straddle, and the row says so.
-    t.add_row(row![
+    add(
         "straddles",
         match (p.straddles, p.lines) {
             (true, n) => format!("yes: {n} lines, one more than its size needs"),
             (false, 1) => "no".to_string(),
             (false, n) => format!("no: {n} lines, the fewest its size allows"),
-        }
-    ]);
+        },
+    );
     if let Some(a) = v.variable.and_then(|var| var.alignment) {
-        t.add_row(row!["DW_AT_alignment", a]);
+        add("DW_AT_alignment", a.to_string());
     }
-    let _ = write!(out, "{t}");
+    t.text(out)?;
     if !v.co_tenants.is_empty() {
-        let _ = writeln!(out, "co-tenants:");
-        let mut c = table();
-        c.set_titles(row!["line", "symbol", r->"at", r->"size"]);
+        writeln!(out, "co-tenants:")?;
+        let mut c = Table {
+            titles: row([
+                Cell::left("line"),
+                Cell::left("symbol"),
+                Cell::right("at"),
+                Cell::right("size"),
+            ]),
+            rows: Vec::new(),
+        };
         for lt in &v.co_tenants {
             if lt.symbols.is_empty() {
-                c.add_row(row![place_str(s.space, lt.start), "(none)", "", ""]);
+                c.rows.push(row([
+                    Cell::left(place_str(s.space, lt.start)),
+                    Cell::left("(none)"),
+                    Cell::left(""),
+                    Cell::left(""),
+                ]));
             }
             for (i, o) in lt.symbols.iter().enumerate() {
                 let line = if i == 0 {
@@ -199,47 +250,60 @@ fn symbol(out: &mut String, v: &SymbolView<'_, '_>, line_size: u64) {
                 } else {
                     String::new()
                 };
-                c.add_row(
-                    row![line, o.qualified_name(), r->place_str(o.space, o.place), r->o.size],
-                );
+                c.rows.push(row([
+                    Cell::left(line),
+                    Cell::left(o.qualified_name()),
+                    Cell::right(place_str(o.space, o.place)),
+                    Cell::right(o.size),
+                ]));
             }
         }
-        let _ = write!(out, "{c}");
+        c.text(out)?;
     }
     if let Some(l) = &v.laid {
-        let _ = writeln!(out, "laid at {}:", place_str(s.space, s.place));
-        out.push_str(&pahole::listing(l, true));
+        writeln!(out, "laid at {}:", place_str(s.space, s.place))?;
+        out.write_str(&pahole::listing(l, true))?;
     }
+    Ok(())
 }
 
-pub fn line(h: &Header, v: &LineView<'_, '_>) -> String {
-    let mut out = header(h);
-    let _ = writeln!(
+/// The objects on one line, and the source lines of the code there.
+pub fn write_line(out: &mut impl Write, h: &Header, v: &LineView<'_, '_>) -> fmt::Result {
+    write_header(out, h)?;
+    writeln!(
         out,
         "line {} .. {}",
         place_str(v.space, v.start),
         place_str(v.space, v.end - 1)
-    );
-    let mut t = table();
-    t.set_titles(row!["symbol", "kind", r->"at", r->"size", "bytes on this line"]);
-    for s in &v.symbols {
-        let from = s.place.max(v.start) - v.start;
-        let to = s.place_end().min(v.end) - v.start;
-        t.add_row(row![
-            s.qualified_name(),
-            format!("{:?}", s.kind).to_lowercase(),
-            r->place_str(s.space, s.place),
-            r->s.size,
-            format!("{from:#x}..{to:#x}")
-        ]);
-    }
+    )?;
     if v.symbols.is_empty() {
-        let _ = writeln!(out, "(no symbols on this line)");
+        writeln!(out, "(no symbols on this line)")?;
     } else {
-        let _ = write!(out, "{t}");
+        let mut t = Table {
+            titles: row([
+                Cell::left("symbol"),
+                Cell::left("kind"),
+                Cell::right("at"),
+                Cell::right("size"),
+                Cell::left("bytes on this line"),
+            ]),
+            rows: Vec::new(),
+        };
+        for s in &v.symbols {
+            let from = s.place.max(v.start) - v.start;
+            let to = s.place_end().min(v.end) - v.start;
+            t.rows.push(row([
+                Cell::left(s.qualified_name()),
+                Cell::left(format!("{:?}", s.kind).to_lowercase()),
+                Cell::right(place_str(s.space, s.place)),
+                Cell::right(s.size),
+                Cell::left(format!("{from:#x}..{to:#x}")),
+            ]));
+        }
+        t.text(out)?;
     }
     for s in &v.sources {
-        let _ = writeln!(out, "  {:016x}  {}  {}", s.address, s.function, s.location);
+        writeln!(out, "  {:016x}  {}  {}", s.address, s.function, s.location)?;
     }
-    out
+    Ok(())
 }

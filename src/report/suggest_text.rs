@@ -1,33 +1,34 @@
 //! `suggest` as text: per flagged object, its fixes cheapest first, each with what it
 //! restores and costs, the C to paste and the rule that keeps it.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 use std::path::Path;
 
 use crate::suggest::Suggestions;
 
-pub fn render(found: &Suggestions, old: &Path, new: &Path) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
+/// Writes the suggestions as text.
+pub fn render(out: &mut impl Write, found: &Suggestions, old: &Path, new: &Path) -> fmt::Result {
+    writeln!(
         out,
         "layout-diff suggest  {}  ->  {}",
         old.display(),
         new.display()
-    );
+    )?;
     if found.other_flags > 0 {
-        let _ = writeln!(
+        writeln!(
             out,
             "\n{} flagged change{} of other kinds (a struct's hot member, a cache-line group, a function's phase): no fix proposed for those yet",
             found.other_flags,
             if found.other_flags == 1 { "" } else { "s" }
-        );
+        )?;
     }
     if found.suggestions.is_empty() {
-        out += "\nno hot object is flagged for its neighbours or alignment: nothing to fix\n";
-        return out;
+        return out.write_str(
+            "\nno hot object is flagged for its neighbours or alignment: nothing to fix\n",
+        );
     }
     for s in &found.suggestions {
-        let _ = writeln!(
+        writeln!(
             out,
             "\n{} ({}{})  flagged: {}",
             s.object,
@@ -37,21 +38,21 @@ pub fn render(found: &Suggestions, old: &Path, new: &Path) -> String {
                 crate::model::Space::Global => "",
             },
             s.flag
-        );
+        )?;
         if !s.neighbours.is_empty() {
             let what = if s.flag.starts_with("asked") {
                 "new neighbours"
             } else {
                 "new written neighbours"
             };
-            let _ = writeln!(out, "  {what}: {}", s.neighbours.join(", "));
+            writeln!(out, "  {what}: {}", s.neighbours.join(", "))?;
         }
         if s.fixes.is_empty() {
-            out += "  no fix found: neither it nor its neighbours can be aligned here\n";
+            out.write_str("  no fix found: neither it nor its neighbours can be aligned here\n")?;
             continue;
         }
         for (i, f) in s.fixes.iter().enumerate() {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "  {}. {}: {}; section end {:+} B, {} other object{} moved (at most {:+} B); {} line{}; {} flag{} in the predicted diff",
                 i + 1,
@@ -69,15 +70,15 @@ pub fn render(found: &Suggestions, old: &Path, new: &Path) -> String {
                 if f.lines == 1 { "" } else { "s" },
                 f.flags_after,
                 if f.flags_after == 1 { "" } else { "s" },
-            );
+            )?;
             for d in f.declaration.lines() {
-                let _ = writeln!(out, "       {d}");
+                writeln!(out, "       {d}")?;
             }
         }
-        out += "  check rule:\n";
+        out.write_str("  check rule:\n")?;
         for l in s.rule.lines() {
-            let _ = writeln!(out, "    {l}");
+            writeln!(out, "    {l}")?;
         }
     }
-    out
+    Ok(())
 }

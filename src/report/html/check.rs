@@ -1,7 +1,7 @@
 //! HTML of `layout-diff check`: every rule with PASS or FAIL and the value measured, and
 //! under each failure the members or objects at fault drawn on their lines.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 use super::map::{Block, Map};
 use super::{close, esc, open, pre};
@@ -9,33 +9,37 @@ use crate::check::eval::{CheckReport, Outcome, Positions};
 use crate::model::Space;
 use crate::report::check_text::{closing, details, rule_line, title};
 
-pub fn render(r: &CheckReport) -> String {
-    let mut out = open(&title(r));
-    let _ = writeln!(
+/// Writes the check report as one HTML page.
+pub fn render(out: &mut impl Write, r: &CheckReport) -> fmt::Result {
+    open(out, &title(r))?;
+    writeln!(
         out,
         "<header><h1>{}</h1><p class=\"meta\">line {} B ({})</p></header>\n<table class=\"rules\"><tr><th>outcome</th><th>rule</th></tr>",
         esc(&title(r)),
         r.image.line_size,
         r.image.line_size_from
-    );
+    )?;
     for o in &r.outcomes {
-        let _ = writeln!(
+        write!(
             out,
-            "<tr class=\"outcome\" data-pass=\"{}\"><td class=\"{}\">{}</td><td><details class=\"item\"{}><summary class=\"item\">{}</summary>{}{}</details></td></tr>",
+            "<tr class=\"outcome\" data-pass=\"{}\"><td class=\"{}\">{}</td><td><details class=\"item\"{}><summary class=\"item\">{}</summary>",
             o.pass,
             if o.pass { "pass" } else { "fail" },
             if o.pass { "PASS" } else { "FAIL" },
             if o.pass { "" } else { " open" },
             esc(&rule_line(o)),
-            pre(&details(o)),
-            offender_map(o).map(|m| m.html()).unwrap_or_default()
-        );
+        )?;
+        pre(out, &details(o))?;
+        if let Some(m) = offender_map(o) {
+            m.html(out)?;
+        }
+        writeln!(out, "</details></td></tr>")?;
     }
-    let _ = write!(
+    write!(
         out,
         "</table>\n<p class=\"closing\">{}</p>",
         esc(&closing(r))
-    );
+    )?;
     close(out)
 }
 

@@ -1,7 +1,7 @@
 //! HTML of a planned diff: the text report's sections, each item expandable to its
 //! cacheline maps, old and new side by side.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 use super::map::{Band, Block, Map, Mark, add_bitfield};
 use super::{close, esc, legend, open, pre};
@@ -9,14 +9,17 @@ use crate::diff::{MemberChange, MemberChangeKind, PlacementChange, StructChange,
 use crate::report::diff_lines::{
     build, closing, improvements_line, item_lines, legend as columns, quiet_line, text_lines,
 };
-use crate::report::plan::{Item, Plan, SectionKind};
+use crate::report::plan::{Item, Plan, Section, SectionKind};
 
-/// The planned report as one HTML page; `extra` is text appended as its own section
-/// (a followed perf c2c report).
-pub fn render(p: &Plan<'_>, extra: Option<(&str, &str)>) -> String {
+/// Writes the planned report as one HTML page; `extra` is text appended as its own
+/// section (a followed perf c2c report).
+pub fn render(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -> fmt::Result {
     let r = p.report;
-    let mut out = open(&format!("layout-diff {} -> {}", r.old.file, r.new.file));
-    let _ = writeln!(
+    open(
+        out,
+        &format!("layout-diff {} -> {}", r.old.file, r.new.file),
+    )?;
+    writeln!(
         out,
         "<header><h1>layout-diff {} &rarr; {}</h1><p class=\"meta\">{} &rarr; {}; line {} B ({}), pair {} B</p></header>",
         esc(&r.old.file),
@@ -26,36 +29,37 @@ pub fn render(p: &Plan<'_>, extra: Option<(&str, &str)>) -> String {
         r.line_size,
         r.new.line_size_from,
         2 * r.line_size
-    );
+    )?;
     if p.empty {
-        out.push_str("<p id=\"no-changes\">no changes</p>");
+        out.write_str("<p id=\"no-changes\">no changes</p>")?;
         return close(out);
     }
     if p.view.limit.is_none() {
         let items: usize = p.sections.iter().map(|s| s.items.len()).sum();
-        let _ = write!(
+        write!(
             out,
             "<p class=\"banner\" id=\"all-note\">--all: every change is listed ({items} items, {} functions), with maps for the flagged ones; this page is larger than the default report, which keeps to the flagged changes.</p>",
             p.text.functions.len()
-        );
+        )?;
     }
     // The verdict first, as the text report's last line says it: a reader of the page
     // sees the exit status without scrolling.
-    let _ = write!(
+    write!(
         out,
         "<p class=\"closing\" id=\"verdict\">{}</p>",
         esc(&closing(r, p.cut))
-    );
-    out.push_str(&summary_table(p));
-    let _ = write!(out, "<p class=\"note\">{}</p>", esc(columns()));
+    )?;
+    p.summary_table().html(out, "summary")?;
+    out.write_char('\n')?;
+    write!(out, "<p class=\"note\">{}</p>", esc(columns()))?;
     if let Some(l) = improvements_line(r) {
-        let _ = write!(out, "<p class=\"note\">{}</p>", esc(&l));
+        write!(out, "<p class=\"note\">{}</p>", esc(&l))?;
     }
-    let _ = write!(out, "<p class=\"note\">{}</p>", esc(&quiet_line(r)));
-    out.push_str(legend());
-    out.push_str(
+    write!(out, "<p class=\"note\">{}</p>", esc(&quiet_line(r)))?;
+    out.write_str(legend())?;
+    out.write_str(
         "<p class=\"noprint\"><button id=\"open-all\" type=\"button\">expand all</button></p>\n",
-    );
+    )?;
     let open_items = p.view.limit.is_some();
     // The text report's order: causes, hot objects and structs, functions, then the
     // rest; what is counted by pattern last.
@@ -65,72 +69,51 @@ pub fn render(p: &Plan<'_>, extra: Option<(&str, &str)>) -> String {
             SectionKind::Causes | SectionKind::Hot | SectionKind::Structs
         )
     };
-    let section = |s: &super::super::plan::Section<'_>, out: &mut String| {
-        let _ = writeln!(
-            out,
-            "<section class=\"sec\" data-kind=\"{:?}\"><h2>{}</h2>",
-            s.kind,
-            esc(s.title)
-        );
-        for item in &s.items {
-            out.push_str(&item_html(item, r.line_size, open_items));
-        }
-        out.push_str("</section>\n");
-    };
     for s in p.sections.iter().filter(|s| early(s.kind)) {
-        section(s, &mut out);
+        section(out, s, r.line_size, open_items)?;
     }
-    let _ = writeln!(
-        out,
-        "<section class=\"sec\" data-kind=\"Text\"><h2>functions</h2>{}</section>",
-        pre(&text_lines(&p.text, r.line_size))
-    );
+    out.write_str("<section class=\"sec\" data-kind=\"Text\"><h2>functions</h2>")?;
+    pre(out, &text_lines(&p.text, r.line_size))?;
+    writeln!(out, "</section>")?;
     for s in p.sections.iter().filter(|s| !early(s.kind)) {
-        section(s, &mut out);
+        section(out, s, r.line_size, open_items)?;
     }
     let patterns = super::super::diff_lines::pattern_lines(p.patterns);
     if !patterns.is_empty() {
-        let _ = writeln!(
-            out,
-            "<section class=\"sec\" data-kind=\"Patterns\"><h2>the rest, counted by pattern</h2>{}</section>",
-            pre(&patterns)
-        );
+        out.write_str(
+            "<section class=\"sec\" data-kind=\"Patterns\"><h2>the rest, counted by pattern</h2>",
+        )?;
+        pre(out, &patterns)?;
+        writeln!(out, "</section>")?;
     }
     if let Some((title, text)) = extra {
-        let _ = writeln!(
+        writeln!(
             out,
             "<section class=\"sec\" data-kind=\"Hot\"><h2>{}</h2><pre>{}</pre></section>",
             esc(title),
             esc(text)
-        );
+        )?;
     }
-    let _ = write!(out, "<p class=\"closing\">{}</p>", esc(&closing(r, p.cut)));
+    write!(out, "<p class=\"closing\">{}</p>", esc(&closing(r, p.cut)))?;
     close(out)
 }
 
-fn summary_table(p: &Plan<'_>) -> String {
-    let mut out = String::from(
-        "<table class=\"summary\"><tr><th></th><th>changed</th><th>flagged</th><th>moved in line</th><th>shift runs</th><th>whole-line runs</th><th>added</th><th>removed</th></tr>",
-    );
-    for (name, c) in p.summary {
-        let _ = write!(
-            out,
-            "<tr><td>{name}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            c.changed,
-            c.flagged,
-            c.line_offset_changed,
-            c.runs,
-            c.whole_line_runs,
-            c.added,
-            c.removed
-        );
+/// One planned section with its items.
+fn section(out: &mut impl Write, s: &Section<'_>, line_size: u64, open: bool) -> fmt::Result {
+    writeln!(
+        out,
+        "<section class=\"sec\" data-kind=\"{:?}\"><h2>{}</h2>",
+        s.kind,
+        esc(s.title)
+    )?;
+    for item in &s.items {
+        item_html(out, item, line_size, open)?;
     }
-    out.push_str("</table>\n");
-    out
+    out.write_str("</section>\n")
 }
 
 /// One item: its text as the summary line, its maps inside.
-fn item_html(item: &Item<'_>, line_size: u64, open: bool) -> String {
+fn item_html(out: &mut impl Write, item: &Item<'_>, line_size: u64, open: bool) -> fmt::Result {
     let lines = item_lines(item);
     // With --all, maps for flagged and asked-for items only: tens of thousands of
     // unflagged moves would make the page hundreds of megabytes.
@@ -146,27 +129,31 @@ fn item_html(item: &Item<'_>, line_size: u64, open: bool) -> String {
         }
         _ => None,
     };
-    let Some(maps) = maps else {
-        return format!(
-            "<div class=\"run\" data-name=\"{}\">{}</div>\n",
-            esc(&item.name()),
-            pre(&lines)
-        );
+    let Some((old, new)) = maps else {
+        write!(
+            out,
+            "<div class=\"run\" data-name=\"{}\">",
+            esc(&item.name())
+        )?;
+        pre(out, &lines)?;
+        return writeln!(out, "</div>");
     };
     let (first, rest) = lines.split_first().map_or(("", &[][..]), |(f, r)| (f, r));
-    format!(
-        "<details class=\"item\" data-name=\"{}\"{}><summary class=\"item\">{}</summary>{}<div class=\"sides\"><div class=\"old\"><h4>old</h4>{}</div><div class=\"new\"><h4>new</h4>{}</div></div></details>\n",
+    write!(
+        out,
+        "<details class=\"item\" data-name=\"{}\"{}><summary class=\"item\">{}</summary>",
         esc(&item.name()),
         if open { " open" } else { "" },
         esc(first.trim_start()),
-        if rest.is_empty() {
-            String::new()
-        } else {
-            pre(rest)
-        },
-        maps.0.html(),
-        maps.1.html()
-    )
+    )?;
+    if !rest.is_empty() {
+        pre(out, rest)?;
+    }
+    out.write_str("<div class=\"sides\"><div class=\"old\"><h4>old</h4>")?;
+    old.html(out)?;
+    out.write_str("</div><div class=\"new\"><h4>new</h4>")?;
+    new.html(out)?;
+    writeln!(out, "</div></div></details>")
 }
 
 /// The object on its lines with the objects that share them, old and new.

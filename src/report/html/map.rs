@@ -3,7 +3,7 @@
 //! padding as blocks whose width is their size in bytes. Callers hand it positioned
 //! blocks taken from the report; this file only turns them into HTML geometry.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 use super::esc;
 use crate::model::Space;
@@ -179,43 +179,35 @@ impl Map {
         }
     }
 
-    /// The map as HTML.
-    pub fn html(&self) -> String {
+    /// Writes the map as HTML.
+    pub fn html(&self, out: &mut impl Write) -> fmt::Result {
         let ls = self.line_size;
-        let mut out = String::new();
-        let _ = write!(
+        write!(
             out,
             "<figure class=\"map\"><figcaption>{}</figcaption>",
             esc(&self.caption)
-        );
+        )?;
         let last = self
             .last_line
             .min(self.first_line.saturating_add(MAX_ROWS - 1));
         for line in self.first_line..=last {
             let (lo, hi) = (line * ls, line * ls + ls);
             let pair = if line % 2 == 0 { "pair-a" } else { "pair-b" };
-            let _ = write!(
+            write!(
                 out,
                 "<div class=\"row {pair}\" data-line=\"{}\"><span class=\"lbl\" title=\"128-byte pair {}\">{}</span><div class=\"lane\">",
                 self.place(lo),
                 line / 2,
                 self.place(lo)
-            );
+            )?;
             for b in &self.blocks {
                 let (s, e) = (b.start.max(lo), (b.start + b.size.max(1)).min(hi));
                 if s >= e {
                     continue;
                 }
-                self.cell(
-                    &mut out,
-                    b,
-                    s - lo,
-                    e - s,
-                    b.start < lo,
-                    b.start + b.size > hi,
-                );
+                self.cell(out, b, s - lo, e - s, b.start < lo, b.start + b.size > hi)?;
             }
-            let _ = write!(out, "</div><div class=\"bands\">");
+            write!(out, "</div><div class=\"bands\">")?;
             let mut pins = 0;
             for band in &self.bands {
                 let (s, e) = (band.start.max(lo), (band.start + band.size.max(1)).min(hi));
@@ -252,28 +244,35 @@ impl Map {
                         )
                     }
                 };
-                let _ = write!(
+                write!(
                     out,
                     "<span class=\"{class}\" style=\"{place}\" title=\"{}\">{}</span>",
                     esc(&band.label),
                     esc(&band.label)
-                );
+                )?;
             }
-            out.push_str("</div></div>");
+            out.write_str("</div></div>")?;
         }
         if last < self.last_line {
-            let _ = write!(
+            write!(
                 out,
                 "<p class=\"more\">{} more lines not drawn</p>",
                 self.last_line - last
-            );
+            )?;
         }
-        out.push_str("</figure>");
-        out
+        out.write_str("</figure>")
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn cell(&self, out: &mut String, b: &Block, left: u64, width: u64, cont: bool, goes_on: bool) {
+    fn cell(
+        &self,
+        out: &mut impl Write,
+        b: &Block,
+        left: u64,
+        width: u64,
+        cont: bool,
+        goes_on: bool,
+    ) -> fmt::Result {
         let label = format!(
             "{}{}{}{}",
             if b.hot { "W " } else { "" },
@@ -294,7 +293,7 @@ impl Map {
                 format!(" | {}", b.note)
             }
         );
-        let _ = write!(
+        write!(
             out,
             "<div class=\"{}{}\" style=\"left:{}%;width:{}%\" tabindex=\"0\" data-name=\"{}\" data-detail=\"{}\" title=\"{}\">",
             classes(b),
@@ -304,18 +303,18 @@ impl Map {
             esc(&b.name),
             esc(&detail),
             esc(&detail)
-        );
+        )?;
         for (name, bit, bits) in b.bits.iter().filter(|_| b.size > 0) {
             let unit = b.size * 8;
-            let _ = write!(
+            write!(
                 out,
                 "<span class=\"bit\" style=\"left:{}%;width:{}%\" data-name=\"{}\" title=\"{}:{bits} at bit {bit}\"></span>",
                 pct(*bit, unit),
                 pct(*bits, unit),
                 esc(name),
                 esc(name)
-            );
+            )?;
         }
-        let _ = write!(out, "<span class=\"txt\">{}</span></div>", esc(&label));
+        write!(out, "<span class=\"txt\">{}</span></div>", esc(&label))
     }
 }

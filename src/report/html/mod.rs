@@ -11,7 +11,7 @@ pub use check::render as check;
 pub use diff::render as diff;
 pub use show::render as show;
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 /// Escapes text for HTML content and attribute values.
 pub fn esc(s: &str) -> String {
@@ -33,8 +33,9 @@ const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
 
 /// What every page starts with: title, style, the early error recorder.
-fn open(title: &str) -> String {
-    format!(
+fn open(out: &mut impl Write, title: &str) -> fmt::Result {
+    write!(
+        out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{}</title><script>window.addEventListener('error',function(e){{(window.layoutDiffErrors=window.layoutDiffErrors||[]).push(e.message)}});</script>\
@@ -44,12 +45,11 @@ fn open(title: &str) -> String {
 }
 
 /// What every page ends with: the details panel and the script.
-fn close(mut out: String) -> String {
-    let _ = write!(
+fn close(out: &mut impl Write) -> fmt::Result {
+    write!(
         out,
         "\n<div id=\"inspector\" role=\"status\" aria-live=\"polite\"></div>\n<script>{JS}</script>\n</body></html>\n"
-    );
-    out
+    )
 }
 
 /// The key to the map's marks, which are drawn and spelled (never colour alone).
@@ -66,12 +66,10 @@ fn legend() -> &'static str {
 }
 
 /// Lines of text as a preformatted block.
-fn pre(lines: &[String]) -> String {
-    let mut out = String::from("<pre>");
+fn pre(out: &mut impl Write, lines: &[String]) -> fmt::Result {
+    out.write_str("<pre>")?;
     for l in lines {
-        out.push_str(&esc(l));
-        out.push('\n');
+        writeln!(out, "{}", esc(l))?;
     }
-    out.push_str("</pre>");
-    out
+    out.write_str("</pre>")
 }

@@ -2,23 +2,24 @@
 //! lines (bitfields inside their storage unit, holes and padding, cache-line groups as
 //! bands), each symbol on its lines with its co-tenants and its type laid there.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 use super::map::{Band, Block, Kind, Map, add_bitfield};
 use super::{close, esc, legend, open};
 use crate::layout::{LaidMember, LaidStruct};
 use crate::model::{AggregateKind, Space};
-use crate::report::show_text::{struct_text, symbol_text};
+use crate::report::show_text::{write_struct, write_symbol};
 use crate::show::{Header, SymbolView};
 
-/// One page for the structs and symbols a `show` asked for.
+/// Writes one page for the structs and symbols a `show` asked for.
 pub fn render(
+    out: &mut impl Write,
     h: &Header,
     structs: &[LaidStruct<'_, '_>],
     symbols: &[SymbolView<'_, '_>],
-) -> String {
-    let mut out = open(&format!("layout-diff show {}", h.file));
-    let _ = writeln!(
+) -> fmt::Result {
+    open(out, &format!("layout-diff show {}", h.file))?;
+    writeln!(
         out,
         "<header><h1>layout-diff show {}</h1><p class=\"meta\">{} ({}); line {} B ({}), pair {} B</p></header>",
         esc(&h.file),
@@ -27,55 +28,59 @@ pub fn render(
         h.line_size,
         h.line_size_from,
         2 * h.line_size
-    );
-    out.push_str(legend());
+    )?;
+    out.write_str(legend())?;
     for s in structs {
-        let _ = writeln!(
+        write!(
             out,
-            "<section class=\"sec struct\" data-name=\"{}\"><h2>{} {} ({} B, {} line{})</h2>{}<details class=\"item\"><summary class=\"item\">pahole text</summary><pre>{}</pre></details></section>",
+            "<section class=\"sec struct\" data-name=\"{}\"><h2>{} {} ({} B, {} line{})</h2>",
             esc(s.name),
             s.kind.keyword(),
             esc(s.name),
             s.size,
             s.cachelines,
             if s.cachelines == 1 { "" } else { "s" },
-            struct_map(
-                s,
-                Space::Global,
-                format!("{} {} laid at offset 0", s.kind.keyword(), s.name)
-            )
-            .html(),
-            esc(&struct_text(s, true))
-        );
+        )?;
+        struct_map(
+            s,
+            Space::Global,
+            format!("{} {} laid at offset 0", s.kind.keyword(), s.name),
+        )
+        .html(out)?;
+        let text = crate::report::string(|t| write_struct(t, s, true))?;
+        writeln!(
+            out,
+            "<details class=\"item\"><summary class=\"item\">pahole text</summary><pre>{}</pre></details></section>",
+            esc(&text)
+        )?;
     }
     for v in symbols {
-        let _ = write!(
+        write!(
             out,
-            "<section class=\"sec symbol\" data-name=\"{}\"><h2>{} ({} B)</h2>{}",
+            "<section class=\"sec symbol\" data-name=\"{}\"><h2>{} ({} B)</h2>",
             esc(&v.qualified_name),
             esc(&v.qualified_name),
             v.symbol.size,
-            symbol_map(v, h.line_size).html()
-        );
+        )?;
+        symbol_map(v, h.line_size).html(out)?;
         if let Some(l) = &v.laid {
-            out.push_str(
-                &struct_map(
-                    l,
-                    v.symbol.space,
-                    format!(
-                        "its type, {} {}, laid at its address",
-                        l.kind.keyword(),
-                        l.name
-                    ),
-                )
-                .html(),
-            );
+            struct_map(
+                l,
+                v.symbol.space,
+                format!(
+                    "its type, {} {}, laid at its address",
+                    l.kind.keyword(),
+                    l.name
+                ),
+            )
+            .html(out)?;
         }
-        let _ = writeln!(
+        let text = crate::report::string(|t| write_symbol(t, v, h.line_size))?;
+        writeln!(
             out,
             "<details class=\"item\"><summary class=\"item\">text</summary><pre>{}</pre></details></section>",
-            esc(&symbol_text(v, h.line_size))
-        );
+            esc(&text)
+        )?;
     }
     close(out)
 }
