@@ -170,6 +170,114 @@ fn bad_changes_exit_2_with_one_line() {
     }
 }
 
+/// msg_queue's measured-hot `tail` moved from line 0 (offset 56) to line 1 (72)
+/// behind the new `extra[2]` (testdata/evidence/README.md): declaring `extra` last
+/// puts `tail` back at 56 for no bytes; declaring `tail` after `name` does too;
+/// aligning `tail` to a line gives it line 2 (offset 128) and 112 bytes more.
+#[test]
+fn suggest_reorders_the_members_that_pushed_a_hot_member() {
+    let (code, out, _) = run(&[
+        "suggest",
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/new.elf"),
+        "--hot",
+        &testdata("evidence/perf-type.txt"),
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let m = &v["members"][0];
+    assert_eq!(
+        (&m["struct"], &m["member"], &m["line_old"], &m["line_new"]),
+        (
+            &serde_json::json!("msg_queue"),
+            &serde_json::json!("tail"),
+            &serde_json::json!(0),
+            &serde_json::json!(1)
+        )
+    );
+    assert_eq!(m["pushed_by"], serde_json::json!(["extra"]));
+    let fixes: Vec<(String, bool, u64, i64)> = m["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["change"].as_str().unwrap().to_string(),
+                f["restores"].as_bool().unwrap(),
+                f["line"].as_u64().unwrap(),
+                f["instance_bytes"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fixes,
+        vec![
+            (
+                "--struct msg_queue --member extra --after tail".into(),
+                true,
+                0,
+                0
+            ),
+            (
+                "--struct msg_queue --member tail --after name".into(),
+                true,
+                0,
+                0
+            ),
+            (
+                "--struct msg_queue --member tail --align 64".into(),
+                false,
+                2,
+                112
+            ),
+        ]
+    );
+    assert_eq!(
+        m["fixes"][0]["declaration"],
+        "/* struct msg_queue: declare after tail */ long int extra[2];"
+    );
+    assert_eq!(
+        m["rule"],
+        "[struct.\"msg_queue\"]\ntogether = [[\"tail\", \"name\", \"head\"]]\nwhy = \"a hot member kept on the line it shared (layout-diff suggest)\"\n"
+    );
+    // mstat's two candidate fixes restore nothing: exit 1.
+    assert_eq!(code, 1);
+    // The predicted build of the first fix, laid out by whatif, has tail at 56 again.
+    let (_, out, _) = run(&[
+        "whatif",
+        &testdata("evidence/new.elf"),
+        "--struct",
+        "msg_queue",
+        "--member",
+        "extra",
+        "--after",
+        "tail",
+        "--format",
+        "json",
+    ]);
+    let w: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let s = w["structs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "msg_queue")
+        .expect("msg_queue changed");
+    let tail = s["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "tail")
+        .expect("tail moved");
+    assert_eq!(
+        (
+            tail["offset"]["old"].as_u64(),
+            tail["offset"]["new"].as_u64()
+        ),
+        (Some(72), Some(56))
+    );
+}
+
 #[test]
 fn suggest_aligns_what_clears_each_flag_and_says_what_it_costs() {
     let (code, out, _) = run(&[

@@ -192,10 +192,17 @@ pub struct WhatifArgs {
     /// `NAME=+N`, `NAME=-N`, `NAME=SIZE` (resize), or `NAME` before --member/--align.
     #[arg(long = "struct", value_name = "NAME[=SIZE]")]
     pub structs: Vec<String>,
-    /// `MEMBER=+N`: a member of the --struct before it grows.
-    #[arg(long = "member", value_name = "M=+N")]
+    /// `MEMBER=+N`: a member of the --struct before it grows; `MEMBER` alone: the
+    /// member that --align, --after or --first after it applies to.
+    #[arg(long = "member", value_name = "M[=+N]")]
     pub members: Vec<String>,
-    /// Alignment in bytes for the --struct or --symbol before it.
+    /// The --member before it is declared right after this member.
+    #[arg(long = "after", value_name = "MEMBER")]
+    pub after: Vec<String>,
+    /// The --member before it is declared first.
+    #[arg(long = "first")]
+    pub first: bool,
+    /// Alignment in bytes for the --struct, --member or --symbol before it.
     #[arg(long = "align", value_name = "N")]
     pub aligns: Vec<u64>,
     /// An object to align (with --align after it).

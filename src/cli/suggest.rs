@@ -45,7 +45,12 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
         .suggestions
         .iter()
         .filter(|s| !s.fixes.iter().any(|f| f.restores))
-        .count();
+        .count()
+        + found
+            .members
+            .iter()
+            .filter(|m| !m.fixes.iter().any(|f| f.restores))
+            .count();
     let text = match args.common.format() {
         Format::Json => {
             let mut s = json::document("layout-diff-suggest", &found)?;

@@ -17,15 +17,19 @@ pub fn render(out: &mut impl Write, found: &Suggestions, old: &Path, new: &Path)
     if found.other_flags > 0 {
         writeln!(
             out,
-            "\n{} flagged change{} of other kinds (a struct's hot member, a cache-line group, a function's phase): no fix proposed for those yet",
+            "\n{} flagged change{} of other kinds (a cache-line group, a function's phase): no fix proposed for those yet",
             found.other_flags,
             if found.other_flags == 1 { "" } else { "s" }
         )?;
     }
+    members(out, found)?;
     if found.suggestions.is_empty() {
-        return out.write_str(
-            "\nno hot object is flagged for its neighbours or alignment: nothing to fix\n",
-        );
+        if found.members.is_empty() {
+            out.write_str(
+                "\nno hot object is flagged for its neighbours or alignment, and no struct for a hot member: nothing to fix\n",
+            )?;
+        }
+        return Ok(());
     }
     for s in &found.suggestions {
         writeln!(
@@ -78,6 +82,62 @@ pub fn render(out: &mut impl Write, found: &Suggestions, old: &Path, new: &Path)
         out.write_str("  check rule:\n")?;
         for l in s.rule.lines() {
             writeln!(out, "    {l}")?;
+        }
+    }
+    Ok(())
+}
+
+/// The structs flagged for a hot member on another line, with their fixes.
+fn members(out: &mut impl Write, found: &Suggestions) -> fmt::Result {
+    for m in &found.members {
+        writeln!(
+            out,
+            "\nstruct {}: hot member {} moved from line {} to line {}{}",
+            m.struct_name,
+            m.member,
+            m.line_old,
+            m.line_new,
+            m.evidence
+                .as_deref()
+                .map_or(String::new(), |e| format!(" ({e})"))
+        )?;
+        if !m.pushed_by.is_empty() {
+            writeln!(out, "  pushed by: {}", m.pushed_by.join(", "))?;
+        }
+        if let Some(note) = &m.note {
+            writeln!(out, "  note: {note}")?;
+        }
+        if m.fixes.is_empty() {
+            out.write_str("  no fix found\n")?;
+        }
+        for (i, f) in m.fixes.iter().enumerate() {
+            writeln!(
+                out,
+                "  {}. {}: {}; {} on line {}; {:+} B per instance ({} instance{}); {} flag{} in the predicted diff",
+                i + 1,
+                f.change,
+                if f.restores {
+                    "restores"
+                } else {
+                    "does not restore"
+                },
+                m.member,
+                f.line,
+                f.instance_bytes,
+                f.instances,
+                if f.instances == 1 { "" } else { "s" },
+                f.flags_after,
+                if f.flags_after == 1 { "" } else { "s" },
+            )?;
+            for d in f.declaration.lines() {
+                writeln!(out, "       {d}")?;
+            }
+        }
+        if let Some(rule) = &m.rule {
+            out.write_str("  check rule:\n")?;
+            for l in rule.lines() {
+                writeln!(out, "    {l}")?;
+            }
         }
     }
     Ok(())

@@ -4,7 +4,11 @@
 //! checked by predicting the build it makes and diffing that against OLD again, with
 //! its cost in bytes and lines. The cheapest that clears the flag comes first.
 
+pub mod members;
+
 use serde::Serialize;
+
+pub use members::{MemberFix, MemberSuggestion};
 
 use crate::diff::{DiffOptions, Root, Severity, diff};
 use crate::model::{Binding, Image, Space, SymbolKind};
@@ -50,8 +54,10 @@ pub struct Suggestion {
 #[derive(Debug, Clone, Serialize)]
 pub struct Suggestions {
     pub suggestions: Vec<Suggestion>,
-    /// Flagged changes of other kinds (a struct's hot member, a group, a function's
-    /// phase), for which no fix is proposed yet.
+    /// Structs flagged for a hot member that changed line, with their fixes.
+    pub members: Vec<MemberSuggestion>,
+    /// Flagged changes of other kinds (a group, a function's phase), for which no fix
+    /// is proposed yet.
     pub other_flags: usize,
 }
 
@@ -77,7 +83,31 @@ pub fn suggest<'d>(
         .chain(&report.percpu)
         .filter(|c| matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment))
         .count();
-    let other_flags = report.flagged.saturating_sub(object_flags);
+    let members = members::suggest_members(old, new, options, &report.structs);
+    // A struct flagged for its hot member, and each instance flagged for it, are fixed
+    // in the struct.
+    let fixed_in_struct = |t: Option<&str>| {
+        t.is_some_and(|t| {
+            members
+                .iter()
+                .any(|m| t == m.struct_name || t == format!("struct {}", m.struct_name))
+        })
+    };
+    let member_flags = report
+        .structs
+        .iter()
+        .filter(|s| s.severity == Severity::HotMember)
+        .count()
+        + report
+            .data
+            .iter()
+            .chain(&report.percpu)
+            .filter(|c| c.severity == Severity::HotMember && fixed_in_struct(c.type_name))
+            .count();
+    let other_flags = report
+        .flagged
+        .saturating_sub(object_flags)
+        .saturating_sub(member_flags);
     let is_asked = |name: &str| asked.iter().any(|a| a == name);
     let flagged: Vec<_> = report
         .data
@@ -221,6 +251,7 @@ pub fn suggest<'d>(
     }
     Ok(Suggestions {
         suggestions: out,
+        members,
         other_flags,
     })
 }

@@ -33,6 +33,19 @@ pub enum Change {
     SymbolAlign { name: String, align: u64 },
     /// `--percpu-aligned NAME`: defined with `DEFINE_PER_CPU_ALIGNED`.
     PercpuAligned { name: String },
+    /// `--struct NAME --member M --align N`: the member aligned (`____cacheline_aligned`).
+    MemberAlign {
+        name: String,
+        member: String,
+        align: u64,
+    },
+    /// `--struct NAME --member M --after X` (or `--first`): the member declared right
+    /// after member X (or first).
+    MemberMove {
+        name: String,
+        member: String,
+        after: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +69,21 @@ impl fmt::Display for Change {
             Change::StructAlign { name, align } => write!(f, "struct {name} aligned to {align}"),
             Change::SymbolAlign { name, align } => write!(f, "{name} aligned to {align}"),
             Change::PercpuAligned { name } => write!(f, "{name} DEFINE_PER_CPU_ALIGNED"),
+            Change::MemberAlign {
+                name,
+                member,
+                align,
+            } => write!(f, "struct {name}.{member} aligned to {align}"),
+            Change::MemberMove {
+                name,
+                member,
+                after: Some(after),
+            } => write!(f, "struct {name}.{member} moved after {after}"),
+            Change::MemberMove {
+                name,
+                member,
+                after: None,
+            } => write!(f, "struct {name}.{member} moved first"),
         }
     }
 }
@@ -68,6 +96,8 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
         None,
         Struct(String),
         Symbol(String),
+        /// `--member M` without a size: a struct's member, for --align/--after/--first.
+        Member(String, String),
     }
     let mut out = Vec::new();
     let mut target = Target::None;
@@ -79,8 +109,19 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
         };
         let wanted = matches!(
             flag.as_str(),
-            "--struct" | "--symbol" | "--member" | "--align" | "--percpu-aligned"
+            "--struct" | "--symbol" | "--member" | "--align" | "--percpu-aligned" | "--after"
         );
+        if flag == "--first" {
+            let Target::Member(name, member) = &target else {
+                return Err("--first: give --struct NAME --member M before it".into());
+            };
+            out.push(Change::MemberMove {
+                name: name.clone(),
+                member: member.clone(),
+                after: None,
+            });
+            continue;
+        }
         if !wanted {
             continue;
         }
@@ -98,20 +139,34 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
             },
             "--symbol" => target = Target::Symbol(value),
             "--member" => {
-                let Target::Struct(name) = &target else {
-                    return Err(format!("--member {value}: give --struct NAME before it"));
+                let name = match &target {
+                    Target::Struct(name) | Target::Member(name, _) => name.clone(),
+                    _ => return Err(format!("--member {value}: give --struct NAME before it")),
                 };
-                let (member, grow) = value
-                    .split_once('=')
-                    .ok_or_else(|| format!("--member {value}: expected MEMBER=+N"))?;
+                let Some((member, grow)) = value.split_once('=') else {
+                    target = Target::Member(name, value);
+                    continue;
+                };
                 let grow = match parse_size(grow) {
                     Ok(Size::Grow(n)) => n,
                     _ => return Err(format!("--member {value}: expected MEMBER=+N")),
                 };
                 out.push(Change::Member {
-                    name: name.clone(),
+                    name,
                     member: member.to_string(),
                     grow,
+                });
+            }
+            "--after" => {
+                let Target::Member(name, member) = &target else {
+                    return Err(format!(
+                        "--after {value}: give --struct NAME --member M before it"
+                    ));
+                };
+                out.push(Change::MemberMove {
+                    name: name.clone(),
+                    member: member.clone(),
+                    after: Some(value),
                 });
             }
             "--align" => {
@@ -127,6 +182,11 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                     }),
                     Target::Symbol(name) => out.push(Change::SymbolAlign {
                         name: name.clone(),
+                        align,
+                    }),
+                    Target::Member(name, member) => out.push(Change::MemberAlign {
+                        name: name.clone(),
+                        member: member.clone(),
                         align,
                     }),
                     Target::None => {
@@ -235,6 +295,27 @@ pub fn predict<'d>(
             Change::StructAlign { name, align } => {
                 struct_edits.entry(name.clone()).or_default().align = Some(*align);
             }
+            Change::MemberAlign {
+                name,
+                member,
+                align,
+            } => struct_edits
+                .entry(name.clone())
+                .or_default()
+                .member_aligns
+                .push((member, *align)),
+            Change::MemberMove {
+                name,
+                member,
+                after,
+            } => struct_edits
+                .entry(name.clone())
+                .or_default()
+                .moves
+                .push(types::MemberMove {
+                    member,
+                    after: after.as_deref(),
+                }),
             _ => {}
         }
     }
@@ -573,6 +654,54 @@ mod tests {
 
     fn args(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_member_is_aligned_or_moved_after_another_or_first() {
+        let got = parse_changes(args(&[
+            "--struct",
+            "msg_queue",
+            "--member",
+            "tail",
+            "--align",
+            "64",
+            "--member",
+            "extra",
+            "--after",
+            "tail",
+            "--member",
+            "head",
+            "--first",
+        ]))
+        .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Change::MemberAlign {
+                    name: "msg_queue".into(),
+                    member: "tail".into(),
+                    align: 64
+                },
+                Change::MemberMove {
+                    name: "msg_queue".into(),
+                    member: "extra".into(),
+                    after: Some("tail".into())
+                },
+                Change::MemberMove {
+                    name: "msg_queue".into(),
+                    member: "head".into(),
+                    after: None
+                },
+            ]
+        );
+        assert_eq!(
+            parse_changes(args(&["--after", "tail"])),
+            Err("--after tail: give --struct NAME --member M before it".into())
+        );
+        assert_eq!(
+            parse_changes(args(&["--symbol", "x", "--first"])),
+            Err("--first: give --struct NAME --member M before it".into())
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::layout::holes;
 use crate::link::align::{align_up, element_kind, scalar_alignment};
-use crate::model::{AggregateKind, Image, Member, StructId, StructLayout, TypeKind};
+use crate::model::{AggregateKind, Image, Member, StructId, StructLayout, TypeKind, saturate_u32};
 
 /// The new size and alignment of one struct (or union) name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +25,13 @@ pub struct MemberGrowth<'a> {
     pub grow: u64,
 }
 
+/// A member moved: declared right after member `after` (`None`: first).
+#[derive(Debug, Clone)]
+pub struct MemberMove<'a> {
+    pub member: &'a str,
+    pub after: Option<&'a str>,
+}
+
 /// The edits a change asks of one struct name, before propagation.
 #[derive(Debug, Clone, Default)]
 pub struct StructEdit<'a> {
@@ -33,6 +40,10 @@ pub struct StructEdit<'a> {
     /// A new alignment (at least the old one).
     pub align: Option<u64>,
     pub members: Vec<MemberGrowth<'a>>,
+    /// Members aligned (`__aligned(N)` or `____cacheline_aligned` on the member).
+    pub member_aligns: Vec<(&'a str, u64)>,
+    /// Members declared elsewhere in the struct.
+    pub moves: Vec<MemberMove<'a>>,
 }
 
 /// Lays out again every struct named in `edits` and every struct embedding one that
@@ -72,6 +83,23 @@ pub fn propagate<'d>(
                 let m = &s.members[idx];
                 sizes.insert(idx, (m.size + g.grow, member_align(m, &aligns)));
                 s = relay(&s, &sizes, &aligns);
+            }
+            for &(member, align) in &edit.member_aligns {
+                let idx = member_index(&s, name, member)?;
+                let mut sizes = FxHashMap::default();
+                let m = &s.members[idx];
+                sizes.insert(idx, (m.size, member_align(m, &aligns).max(align)));
+                s = relay(&s, &sizes, &aligns);
+                let m = &mut s.members[idx];
+                m.alignment = Some(m.alignment.unwrap_or(1).max(saturate_u32(align)));
+            }
+            for mv in &edit.moves {
+                let idx = member_index(&s, name, mv.member)?;
+                let after = match mv.after {
+                    Some(a) => Some(member_index(&s, name, a)?),
+                    None => None,
+                };
+                s = reorder(&s, idx, after, &aligns);
             }
             if let Some(a) = edit.align {
                 s.alignment = s.alignment.max(a);
@@ -186,6 +214,95 @@ fn holds(m: &Member<'_>, name: &str) -> bool {
         _ => false,
     };
     by_value && t.aggregate.as_deref() == Some(name)
+}
+
+fn member_index(s: &StructLayout<'_>, name: &str, member: &str) -> Result<usize, String> {
+    s.members
+        .iter()
+        .position(|m| m.name == Some(member))
+        .ok_or_else(|| format!("struct {name} has no member {member:?}"))
+}
+
+/// `s` with the storage unit of member `idx` (the member and those sharing its bytes:
+/// bitfields of one unit) declared right after the unit of member `after` (first when
+/// `None`), and every unit laid out again in the new order at its alignment, keeping
+/// the bytes each had beyond its alignment. A union is returned as it is.
+pub fn reorder<'d>(
+    s: &StructLayout<'d>,
+    idx: usize,
+    after: Option<usize>,
+    aligns: &Aligns,
+) -> StructLayout<'d> {
+    if s.kind == AggregateKind::Union || s.members.is_empty() {
+        return s.clone();
+    }
+    // Storage units: runs of members that start inside the bytes of the one before.
+    let mut units: Vec<Vec<usize>> = Vec::new();
+    let mut end = 0u64;
+    for (i, m) in s.members.iter().enumerate() {
+        match units.last_mut() {
+            Some(u) if m.offset < end => u.push(i),
+            _ => units.push(vec![i]),
+        }
+        end = end.max(m.offset.saturating_add(m.size));
+    }
+    let unit_of = |i: usize| units.iter().position(|u| u.contains(&i));
+    let (Some(from), to) = (unit_of(idx), after.and_then(unit_of)) else {
+        return s.clone();
+    };
+    if Some(from) == to {
+        return s.clone();
+    }
+    // Each unit's start, end, alignment and slack (bytes before it beyond alignment).
+    let mut info = Vec::with_capacity(units.len());
+    let mut prev_end = 0u64;
+    for u in &units {
+        let start = s.members[u[0]].offset;
+        let stop = u
+            .iter()
+            .map(|&i| s.members[i].offset.saturating_add(s.members[i].size))
+            .max()
+            .unwrap_or(start);
+        let align = u
+            .iter()
+            .map(|&i| member_align(&s.members[i], aligns))
+            .max()
+            .unwrap_or(1);
+        let slack = start.saturating_sub(align_up(prev_end, align));
+        info.push((start, stop, align, slack));
+        prev_end = stop;
+    }
+    let mut order: Vec<usize> = (0..units.len()).filter(|&u| u != from).collect();
+    let at = match to {
+        Some(t) => order
+            .iter()
+            .position(|&u| u == t)
+            .map_or(order.len(), |p| p + 1),
+        None => 0,
+    };
+    order.insert(at, from);
+    let mut out = s.clone();
+    out.members.clear();
+    let mut new_end = 0u64;
+    for &u in &order {
+        let (start, stop, align, slack) = info[u];
+        // A moved unit (and the one it now follows) keeps no slack: its old bytes
+        // before it belonged to its old neighbour.
+        let slack = if u == from { 0 } else { slack };
+        let at = align_up(new_end, align).saturating_add(slack);
+        let delta = i128::from(at) - i128::from(start);
+        for &i in &units[u] {
+            let mut m = s.members[i].clone();
+            shift_nested(&mut m, delta);
+            m.offset = (i128::from(m.offset) + delta).max(0) as u64;
+            out.members.push(m);
+        }
+        new_end = at.saturating_add(stop - start);
+    }
+    let tail = s.size.saturating_sub(align_up(prev_end, s.alignment));
+    out.size = align_up(new_end, s.alignment).saturating_add(tail);
+    finish(&mut out);
+    out
 }
 
 /// Alignment of each struct and union name, for members of those types.
@@ -319,5 +436,49 @@ mod tests {
         let r = relay(&s, &sizes, &Aligns::default());
         assert_eq!(r.members[1].offset, 8);
         assert_eq!(r.size, 24);
+    }
+
+    /// struct { char name[48]; long extra[2]; long head; long tail; } (80 B): moving
+    /// `extra` after `tail` puts head and tail back at 48 and 56 (line 0); moving
+    /// `tail` first puts it at 0.
+    #[test]
+    fn a_moved_member_and_those_after_it_take_their_new_places() {
+        let s = StructLayout {
+            name: "msg_queue",
+            size: 80,
+            alignment: 8,
+            members: vec![
+                member("name", 0, 48, 1),
+                member("extra", 48, 16, 8),
+                member("head", 64, 8, 8),
+                member("tail", 72, 8, 8),
+            ],
+            ..StructLayout::default()
+        };
+        let a = Aligns::default();
+        let r = reorder(&s, 1, Some(3), &a);
+        let got: Vec<(&str, u64)> = r
+            .members
+            .iter()
+            .map(|m| (m.name.unwrap(), m.offset))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("name", 0), ("head", 48), ("tail", 56), ("extra", 64)]
+        );
+        assert_eq!(r.size, 80);
+        let r = reorder(&s, 3, None, &a);
+        let got: Vec<(&str, u64)> = r
+            .members
+            .iter()
+            .map(|m| (m.name.unwrap(), m.offset))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("tail", 0), ("name", 8), ("extra", 56), ("head", 72)]
+        );
+        assert_eq!(r.size, 80);
+        // Moving a member after itself changes nothing.
+        assert_eq!(reorder(&s, 2, Some(2), &a).members[2].offset, 64);
     }
 }

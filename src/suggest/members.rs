@@ -1,0 +1,302 @@
+//! Fixes for a struct whose hot member moved to another line: the members that grew
+//! or were added before it declared after the struct's last member, the hot member
+//! declared before them, or the hot member aligned to a line. Each is laid out by
+//! `whatif`'s types and checked by diffing the predicted build against OLD again.
+
+use serde::Serialize;
+
+use crate::diff::{DiffOptions, MemberChange, MemberChangeKind, Severity, StructChange, diff};
+use crate::model::{Image, StructLayout};
+use crate::whatif::{Change, predict};
+
+/// One candidate fix for one struct, checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberFix {
+    /// The change, as `whatif` takes it.
+    pub change: String,
+    /// The changed member declarations, as C to paste.
+    pub declaration: String,
+    /// Whether the predicted build's struct no longer has a hot member on another line.
+    pub restores: bool,
+    /// The hot member's line (from the struct's start) after the change; before it
+    /// moved it was `MemberSuggestion::line_old`.
+    pub line: u64,
+    /// Bytes the change adds to each instance, and the instances in the build.
+    pub instance_bytes: i64,
+    pub instances: usize,
+    /// Flags in the whole predicted diff against OLD.
+    pub flags_after: usize,
+}
+
+/// The fixes for one hot member of one struct, restoring first, then cheapest.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberSuggestion {
+    #[serde(rename = "struct")]
+    pub struct_name: String,
+    pub member: String,
+    pub evidence: Option<String>,
+    pub line_old: u64,
+    pub line_new: u64,
+    /// The members before it that grew or were added: what pushed it.
+    pub pushed_by: Vec<String>,
+    pub fixes: Vec<MemberFix>,
+    /// Why fewer fixes were tried, when they were.
+    pub note: Option<String>,
+    /// A `check` rule that keeps it with the members it shared its line with.
+    pub rule: Option<String>,
+}
+
+/// Hot members considered per run (each candidate costs one prediction and one diff).
+const MAX_MEMBERS: usize = 8;
+
+/// The suggestions for every struct flagged for a hot member that changed line.
+pub fn suggest_members(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    structs: &[StructChange],
+) -> Vec<MemberSuggestion> {
+    let mut out = Vec::new();
+    for change in structs.iter().filter(|s| s.severity == Severity::HotMember) {
+        let Some((_, layout)) = new
+            .structs_named(|n| n == change.name)
+            .find(|(_, s)| s.size == change.size.new)
+        else {
+            continue;
+        };
+        for hot in change.members.iter().filter(|m| moved_hot(m)) {
+            if out.len() >= MAX_MEMBERS {
+                return out;
+            }
+            out.push(for_member(old, new, options, change, layout, hot));
+        }
+    }
+    out
+}
+
+/// A member with evidence whose line differs between the builds.
+fn moved_hot(m: &MemberChange) -> bool {
+    m.evidence.is_some() && matches!((m.line.old, m.line.new), (Some(a), Some(b)) if a != b)
+}
+
+fn for_member(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    change: &StructChange,
+    layout: &StructLayout<'_>,
+    hot: &MemberChange,
+) -> MemberSuggestion {
+    let name = &change.name;
+    let at = hot.offset.new.unwrap_or(0);
+    // What pushed it: members before it that were added or grew.
+    let mut pushed: Vec<&MemberChange> = change
+        .members
+        .iter()
+        .filter(|m| m.offset.new.is_some_and(|o| o < at))
+        .filter(|m| {
+            m.kinds.contains(&MemberChangeKind::Added)
+                || matches!((m.size.old, m.size.new), (Some(a), Some(b)) if b > a)
+        })
+        .collect();
+    pushed.sort_by_key(|m| m.offset.new);
+    let top = |n: &str| layout.members.iter().any(|m| m.name == Some(n));
+    // whatif moves and aligns members of the struct itself, not of an anonymous
+    // struct or union inside it.
+    let movable = pushed.iter().all(|m| top(&m.name));
+    let note = if !top(&hot.name) {
+        Some("it is declared inside an anonymous struct or union: whatif moves and aligns top-level members only".to_string())
+    } else if pushed.is_empty() {
+        Some(
+            "no member before it grew or was added: the source moved it (a deliberate reorder?)"
+                .to_string(),
+        )
+    } else if !movable {
+        Some("some members that pushed it are inside an anonymous struct or union: only aligning it is tried".to_string())
+    } else {
+        None
+    };
+    let last = layout.members.last().and_then(|m| m.name);
+    let mut candidates: Vec<(Vec<Change>, String)> = Vec::new();
+    // 1. Those that pushed it declared last, in their order.
+    if let Some(last) = last.filter(|_| !pushed.is_empty() && movable) {
+        let mut after = last.to_string();
+        let mut changes = Vec::new();
+        let mut c = Vec::new();
+        for m in &pushed {
+            changes.push(Change::MemberMove {
+                name: name.clone(),
+                member: m.name.clone(),
+                after: Some(after.clone()),
+            });
+            c.push(format!(
+                "/* struct {name}: declare after {after} */ {}",
+                member_decl(layout, &m.name, "")
+            ));
+            after = m.name.clone();
+        }
+        candidates.push((changes, c.join("\n")));
+    }
+    // 2. The hot member declared before the first of them.
+    if let Some(first) = pushed.first().filter(|_| movable) {
+        let before = layout
+            .members
+            .iter()
+            .take_while(|m| m.name != Some(first.name.as_str()))
+            .filter_map(|m| m.name)
+            .last();
+        let where_ = before.map_or("first".to_string(), |b| format!("after {b}"));
+        candidates.push((
+            vec![Change::MemberMove {
+                name: name.clone(),
+                member: hot.name.clone(),
+                after: before.map(str::to_string),
+            }],
+            format!(
+                "/* struct {name}: declare {where_} */ {}",
+                member_decl(layout, &hot.name, "")
+            ),
+        ));
+    }
+    // 3. The hot member on a line of its own.
+    candidates.extend(top(&hot.name).then(|| {
+        (
+            vec![Change::MemberAlign {
+                name: name.clone(),
+                member: hot.name.clone(),
+                align: new.line_size,
+            }],
+            format!(
+                "/* struct {name} */ {}",
+                member_decl(layout, &hot.name, " ____cacheline_aligned")
+            ),
+        )
+    }));
+    let instances = new
+        .variables
+        .iter()
+        .filter(|v| new.struct_name(v) == Some(name.as_str()))
+        .count();
+    let line = new.line_size.max(1);
+    let mut fixes = Vec::new();
+    for (changes, declaration) in candidates {
+        let Ok(p) = predict(new, &changes, &[]) else {
+            continue;
+        };
+        let Some((_, relaid)) = p
+            .image
+            .structs_named(|n| n == name)
+            .find(|(_, s)| s.members.iter().any(|m| m.name == Some(hot.name.as_str())))
+        else {
+            continue;
+        };
+        let Some(m) = relaid
+            .members
+            .iter()
+            .find(|m| m.name == Some(hot.name.as_str()))
+        else {
+            continue;
+        };
+        let after = diff(old, &p.image, options);
+        let still = after
+            .structs
+            .iter()
+            .find(|s| s.name == *name)
+            .is_some_and(|s| {
+                s.severity == Severity::HotMember
+                    && s.members.iter().any(|x| x.name == hot.name && moved_hot(x))
+            });
+        fixes.push(MemberFix {
+            change: changes
+                .iter()
+                .map(change_args)
+                .collect::<Vec<_>>()
+                .join(" "),
+            declaration,
+            restores: !still,
+            line: m.offset / line,
+            instance_bytes: relaid.size as i64 - layout.size as i64,
+            instances,
+            flags_after: after.flagged,
+        });
+    }
+    fixes.sort_by_key(|f| (!f.restores, f.instance_bytes.abs(), f.flags_after));
+    MemberSuggestion {
+        struct_name: name.clone(),
+        member: hot.name.clone(),
+        evidence: hot.evidence.as_ref().map(|e| e.what.clone()),
+        line_old: hot.line.old.unwrap_or(0),
+        line_new: hot.line.new.unwrap_or(0),
+        pushed_by: pushed.iter().map(|m| m.name.clone()).collect(),
+        note,
+        rule: together_rule(old, name, &hot.name, hot.offset.old, line),
+        fixes,
+    }
+}
+
+/// The change spelled as `whatif` arguments.
+fn change_args(c: &Change) -> String {
+    match c {
+        Change::MemberMove {
+            name,
+            member,
+            after: Some(a),
+        } => format!("--struct {name} --member {member} --after {a}"),
+        Change::MemberMove {
+            name,
+            member,
+            after: None,
+        } => format!("--struct {name} --member {member} --first"),
+        Change::MemberAlign {
+            name,
+            member,
+            align,
+        } => format!("--struct {name} --member {member} --align {align}"),
+        other => other.to_string(),
+    }
+}
+
+/// A member's declaration as C (`long int extra[2];`), with `attr` after the name.
+fn member_decl(layout: &StructLayout<'_>, member: &str, attr: &str) -> String {
+    let Some(m) = layout.members.iter().find(|m| m.name == Some(member)) else {
+        return format!("/* {member} */");
+    };
+    let c: &str = &m.ctype.c;
+    let (head, dims) = match c.find('[') {
+        Some(i) => (c[..i].trim_end(), &c[i..]),
+        None => (c, ""),
+    };
+    let star = if head.ends_with('*') { "" } else { " " };
+    format!("{head}{star}{member}{dims}{attr};")
+}
+
+/// `[struct.NAME] together = [[member, ...]]`: the hot member and the named members
+/// that shared its line in OLD, so the fix stays in place.
+fn together_rule(
+    old: &Image<'_>,
+    name: &str,
+    member: &str,
+    offset: Option<u64>,
+    line: u64,
+) -> Option<String> {
+    let offset = offset?;
+    let (_, layout) = old
+        .structs_named(|n| n == name)
+        .find(|(_, s)| s.members.iter().any(|m| m.name == Some(member)))?;
+    let mates: Vec<String> = layout
+        .members
+        .iter()
+        .filter(|m| m.size > 0 && m.offset / line == offset / line)
+        .filter_map(|m| m.name)
+        .filter(|n| *n != member)
+        .take(3)
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    if mates.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "[struct.\"{name}\"]\ntogether = [[\"{member}\", {}]]\nwhy = \"a hot member kept on the line it shared (layout-diff suggest)\"\n",
+        mates.join(", ")
+    ))
+}
