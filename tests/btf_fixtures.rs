@@ -44,7 +44,7 @@ fn pahole(name: &str) -> Vec<Vec<String>> {
 fn btf_structs_are_pahole_btf_text() {
     for (elf, listing, count) in [
         ("btf/old-btf.elf", "pahole-old.txt", 23),
-        ("btf/types-btf.elf", "pahole-types.txt", 7),
+        ("btf/types-btf.elf", "pahole-types.txt", 13),
     ] {
         let (code, out, err) = run(&["show", &testdata(elf), "--struct", "*"]);
         assert_eq!(code, 0, "{err}");

@@ -684,6 +684,127 @@ fn pad(s: &str, width: usize) -> String {
 mod tests {
     use super::*;
 
+    fn gaps(padding: u32, bit_padding: u32, holes: u32, bit_holes: u32) -> TypeGaps {
+        TypeGaps {
+            padding,
+            bit_padding,
+            holes,
+            bit_holes,
+            ..TypeGaps::default()
+        }
+    }
+
+    #[test]
+    fn member_type_note_parts_order_and_plurals() {
+        assert_eq!(gaps_note(&TypeGaps::default()), None);
+        let note = |g: TypeGaps| gaps_note(&g).unwrap_or_default();
+        assert_eq!(
+            note(gaps(1, 0, 0, 0)),
+            "XXX last struct has 1 byte of padding"
+        );
+        assert_eq!(
+            note(gaps(4, 0, 0, 0)),
+            "XXX last struct has 4 bytes of padding"
+        );
+        assert_eq!(
+            note(gaps(0, 1, 0, 0)),
+            "XXX last struct has 1 bit of padding"
+        );
+        assert_eq!(
+            note(gaps(0, 27, 0, 0)),
+            "XXX last struct has 27 bits of padding"
+        );
+        assert_eq!(note(gaps(0, 0, 1, 0)), "XXX last struct has 1 hole");
+        assert_eq!(note(gaps(0, 0, 2, 0)), "XXX last struct has 2 holes");
+        assert_eq!(
+            note(gaps(0, 0, 1, 1)),
+            "XXX last struct has 1 hole, 1 bit hole"
+        );
+        assert_eq!(note(gaps(0, 0, 0, 3)), "XXX last struct has 3 bit holes");
+        assert_eq!(
+            note(gaps(4, 0, 1, 0)),
+            "XXX last struct has 4 bytes of padding, 1 hole"
+        );
+        assert_eq!(
+            note(gaps(1, 2, 3, 4)),
+            "XXX last struct has 1 byte of padding, 2 bits of padding, 3 holes, 4 bit holes"
+        );
+        let flexible = TypeGaps {
+            flexible: true,
+            ..gaps(0, 0, 1, 0)
+        };
+        assert_eq!(
+            note(flexible),
+            "XXX last struct has a flexible array, 1 hole"
+        );
+        let both = TypeGaps {
+            flexible: true,
+            embedded_flexible: true,
+            ..gaps(4, 0, 0, 0)
+        };
+        assert_eq!(
+            note(both),
+            "XXX last struct has a flexible array, embedded flexible array(s), 4 bytes of padding"
+        );
+        let embedded = TypeGaps {
+            embedded_flexible: true,
+            ..gaps(0, 0, 2, 1)
+        };
+        assert_eq!(
+            note(embedded),
+            "XXX last struct has embedded flexible array(s), 2 holes, 1 bit hole"
+        );
+    }
+
+    #[test]
+    fn member_type_summary_lines() {
+        let mut s = Sums::default();
+        assert_eq!(s.member_types_line(), None);
+        assert_eq!(s.flexible_line(), None);
+        s.add_type_gaps(&gaps(4, 0, 0, 0));
+        // Tail padding alone is summed in `paddings:`, not here.
+        assert_eq!(s.member_types_line(), None);
+        assert_eq!((s.paddings, s.sum_paddings), (1, 4));
+        s.add_type_gaps(&gaps(0, 1, 0, 0));
+        assert_eq!(
+            s.member_types_line().as_deref(),
+            Some("member types with bit paddings: 1, total: 1 bit")
+        );
+        s.add_type_gaps(&gaps(2, 17, 3, 0));
+        assert_eq!(
+            s.member_types_line().as_deref(),
+            Some("member types with holes: 1, total: 3, bit paddings: 2, total: 18 bits")
+        );
+        s.add_type_gaps(&gaps(0, 0, 1, 2));
+        assert_eq!(
+            s.member_types_line().as_deref(),
+            Some(
+                "member types with holes: 2, total: 4, bit holes: 1, total: 2, \
+                 bit paddings: 2, total: 18 bits"
+            )
+        );
+        assert_eq!((s.paddings, s.sum_paddings), (2, 6));
+        let mut f = Sums::default();
+        f.add_type_gaps(&TypeGaps {
+            embedded_flexible: true,
+            ..TypeGaps::default()
+        });
+        assert_eq!(
+            f.flexible_line().as_deref(),
+            Some("flexible array members: middle: 1")
+        );
+        for _ in 0..2 {
+            f.add_type_gaps(&TypeGaps {
+                flexible: true,
+                ..TypeGaps::default()
+            });
+        }
+        assert_eq!(
+            f.flexible_line().as_deref(),
+            Some("flexible array members: end: 2, middle: 1")
+        );
+    }
+
     #[test]
     fn declarators() {
         assert_eq!(
