@@ -4,7 +4,7 @@
 Usage:
     compare-pahole-text.py VMLINUX [--pahole-out FILE] [--ours-out FILE]
                            [--layout-diff BIN] [--examples N]
-                           [--pahole BIN] [--pahole-flags "-F btf"]
+                           [--pahole BIN] [--pahole-flags "-F btf --show_private_classes"]
 
 The reference is pahole 1.32 run as `pahole -F dwarf --show_private_classes
 --lang_exclude rust VMLINUX` (--pahole names the binary, e.g. a wrapper for 1.32;
