@@ -4,7 +4,11 @@
 Usage:
     compare-pahole-text.py VMLINUX [--pahole-out FILE] [--ours-out FILE]
                            [--layout-diff BIN] [--examples N]
-                           [--pahole-flags "-F btf"]
+                           [--pahole BIN] [--pahole-flags "-F btf --show_private_classes"]
+
+The reference is pahole 1.32 run as `pahole -F dwarf --show_private_classes
+--lang_exclude rust VMLINUX` (--pahole names the binary, e.g. a wrapper for 1.32;
+--pahole-flags replaces everything but the vmlinux).
 
 Either listing can be read from a saved file (--pahole-out / --ours-out); when the
 file does not exist yet, the command is run and its output saved there.
@@ -100,10 +104,12 @@ def main():
     ap.add_argument("--ours-out")
     ap.add_argument("--layout-diff", default="target/release/layout-diff")
     ap.add_argument("--examples", type=int, default=1)
-    ap.add_argument("--pahole-flags", default="-F dwarf",
-                    help="flags for pahole (e.g. '-F btf' for a BTF-only vmlinux)")
+    ap.add_argument("--pahole", default="pahole", help="pahole binary (1.32 is the reference)")
+    ap.add_argument("--pahole-flags", default="-F dwarf --show_private_classes --lang_exclude rust",
+                    help="flags for pahole (e.g. '-F btf --show_private_classes' for a "
+                    "BTF-only vmlinux)")
     a = ap.parse_args()
-    pahole = read_or_run(a.pahole_out, ["pahole", *a.pahole_flags.split(), "--show_private_classes", a.vmlinux])
+    pahole = read_or_run(a.pahole_out, [a.pahole, *a.pahole_flags.split(), a.vmlinux])
     ours = read_or_run(a.ours_out, [a.layout_diff, "show", a.vmlinux, "--struct", "*"])
 
     theirs = list(blocks(pahole))

@@ -44,7 +44,7 @@ fn pahole(name: &str) -> Vec<Vec<String>> {
 fn btf_structs_are_pahole_btf_text() {
     for (elf, listing, count) in [
         ("btf/old-btf.elf", "pahole-old.txt", 23),
-        ("btf/types-btf.elf", "pahole-types.txt", 7),
+        ("btf/types-btf.elf", "pahole-types.txt", 13),
     ] {
         let (code, out, err) = run(&["show", &testdata(elf), "--struct", "*"]);
         assert_eq!(code, 0, "{err}");
@@ -82,7 +82,8 @@ fn btf_alignment_bitfields_and_enums_as_pahole_infers_them() {
         "with_enum",
     ]);
     let out = collapse(&out);
-    assert!(out.contains("E_NEG = 4294967295,"), "{out}");
+    // The enum's BTF `kind_flag` says it is signed: pahole 1.32 prints -1.
+    assert!(out.contains("E_NEG = -1,"), "{out}");
 }
 
 #[test]

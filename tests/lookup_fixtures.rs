@@ -74,7 +74,7 @@ fn each_name_alone_is_paholes_text() {
     }
     assert_eq!(
         assert_each_name_is_paholes("types/types.elf", "types/pahole.txt", None),
-        7
+        13
     );
     assert_eq!(
         assert_each_name_is_paholes("types/types.elf", "types/pahole-atomic_t.txt", None),

@@ -26,7 +26,7 @@ fn show_struct_is_paholes_text_x86_64_dwarf5() {
     let (code, out, err) = run(&["show", &testdata("types/types.elf"), "--struct", "*"]);
     assert_eq!(code, 0, "{err}");
     let want = blocks(&pahole("pahole.txt"));
-    assert_eq!(want.len(), 7);
+    assert_eq!(want.len(), 13);
     assert_eq!(blocks(&out), want);
 }
 
@@ -42,6 +42,8 @@ fn show_struct_is_paholes_text_s390x_big_endian_dwarf4() {
         "64",
     ]);
     assert_eq!(code, 0, "{err}");
+    // Built from types.c before its member-gaps structs were added (no s390x
+    // compiler here since): the first 7 structs.
     let want = blocks(&pahole("pahole-s390x.txt"));
     assert_eq!(want.len(), 7);
     assert_eq!(blocks(&out), want);

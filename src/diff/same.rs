@@ -73,7 +73,7 @@ impl SameTypes {
             ctype,
             hole,
             bit_hole,
-            type_padding,
+            type_gaps,
             pointee,
             natural_alignment,
         } = a;
@@ -85,7 +85,7 @@ impl SameTypes {
             && *alignment == b.alignment
             && *hole == b.hole
             && *bit_hole == b.bit_hole
-            && *type_padding == b.type_padding
+            && *type_gaps == b.type_gaps
             && *natural_alignment == b.natural_alignment
             && *name == b.name
             && self.types(ctype, &b.ctype)

@@ -90,9 +90,11 @@ pub fn fill(layout: &mut StructLayout<'_>, base: u64) {
 /// Sets each member's `hole` and `bit_hole` (the gap after it) and the layout's
 /// `pre_hole`/`pre_bit_hole`, attributed member by member the way pahole 1.24 does
 /// (its counters are 16 and 8 bits wide; the listing must print what it prints).
-/// Unions have none.
+/// Unions have none. Returns how many byte holes and bit holes pahole counts (a byte
+/// hole is counted when positive, a bit hole when non-zero; before the narrowing).
 // Wrapping arithmetic, as pahole's C ints: a corrupt input cannot overflow-panic.
-pub fn attribute(layout: &mut StructLayout<'_>, base: u64) {
+pub fn attribute(layout: &mut StructLayout<'_>, base: u64) -> HoleCounts {
+    let mut counts = HoleCounts::default();
     layout.pre_hole = 0;
     layout.pre_bit_hole = 0;
     for m in &mut layout.members {
@@ -100,7 +102,7 @@ pub fn attribute(layout: &mut StructLayout<'_>, base: u64) {
         m.bit_hole = 0;
     }
     if layout.kind == AggregateKind::Union {
-        return;
+        return counts;
     }
     let base_bits = base.saturating_mul(8) as i64;
     let mut cur_end = layout.size.saturating_mul(8) as i64;
@@ -146,6 +148,12 @@ pub fn attribute(layout: &mut StructLayout<'_>, base: u64) {
             cur_size = 0;
             cur_end = bit_end;
         }
+        if byte_holes > 0 {
+            counts.holes += 1;
+        }
+        if bit_holes != 0 {
+            counts.bit_holes += 1;
+        }
         // pahole keeps these in u16 / u8 fields.
         let (hole, bit_hole) = (u32::from(byte_holes as u16), u32::from(bit_holes as u8));
         match last {
@@ -160,6 +168,14 @@ pub fn attribute(layout: &mut StructLayout<'_>, base: u64) {
         }
         last = Some(k);
     }
+    counts
+}
+
+/// Number of byte holes and bit holes of one struct level, as pahole counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HoleCounts {
+    pub holes: u32,
+    pub bit_holes: u32,
 }
 
 #[cfg(test)]
@@ -198,6 +214,37 @@ mod tests {
         fill(&mut l, 0);
         attribute(&mut l, 0);
         l
+    }
+
+    #[test]
+    fn holes_are_counted_as_pahole_counts_them() {
+        // A byte hole before a bitfield run, a bit hole inside it, a byte hole after.
+        let mut l = filled(
+            24,
+            vec![
+                m(0, 2, None),
+                m(4, 4, Some((0, 3))),
+                m(4, 4, Some((8, 1))),
+                m(16, 8, None),
+            ],
+        );
+        assert_eq!(
+            attribute(&mut l, 0),
+            HoleCounts {
+                holes: 2,
+                bit_holes: 2
+            }
+        );
+        assert_eq!(
+            l.members
+                .iter()
+                .map(|m| (m.hole, m.bit_hole))
+                .collect::<Vec<_>>(),
+            vec![(2, 0), (0, 5), (8, 23), (0, 0)]
+        );
+        let mut u = filled(8, vec![m(0, 8, None), m(0, 4, None)]);
+        u.kind = AggregateKind::Union;
+        assert_eq!(attribute(&mut u, 0), HoleCounts::default());
     }
 
     #[test]

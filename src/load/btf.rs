@@ -311,10 +311,14 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
                 for j in 0..rec.vlen {
                     let at = rec.extra + j * step;
                     let lo = r.u32(at + 4).unwrap_or(0);
-                    // pahole 1.24 prints a 32-bit enumerator unsigned even when
-                    // `kind_flag` says the enum is signed; so does its listing here.
+                    // A 32-bit enumerator is signed when `kind_flag` says the enum
+                    // is (pahole 1.32 prints it so; 1.24 printed it unsigned).
                     let value = if rec.kind == ENUM {
-                        i64::from(lo)
+                        if rec.kind_flag {
+                            i64::from(lo as i32)
+                        } else {
+                            i64::from(lo)
+                        }
                     } else {
                         let hi = r.u32(at + 8).unwrap_or(0);
                         ((u64::from(hi) << 32) | u64::from(lo)) as i64

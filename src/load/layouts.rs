@@ -1,7 +1,7 @@
 //! Turns one unit's DIE table into model values: type names as pahole spells them,
 //! type sizes and alignments, and struct/union layouts with members laid inline.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::hash::Hasher;
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use rustc_hash::FxHasher;
 
 use super::dies::{Die, Name, UnitDies};
 use crate::layout::holes;
-use crate::model::{AggregateKind, CType, Member, StructLayout, saturate_u32};
+use crate::model::{AggregateKind, CType, Member, StructLayout, TypeGaps, saturate_u32};
 
 /// Deepest type chain followed before giving up (guards against malformed cycles).
 const MAX_DEPTH: usize = 48;
@@ -42,10 +42,13 @@ pub(crate) struct TypeTable<'u, 'd> {
     /// Build what only pahole's listing needs (its spellings, members' struct
     /// padding, packed inference); a diff skips it.
     pub(super) listing: bool,
-    /// Per entry: its `CType`, pahole's natural alignment, a struct's tail padding.
+    /// Per entry: its `CType`, pahole's natural alignment, a struct's gaps.
     pub(super) ctypes: Vec<OnceCell<Arc<CType>>>,
     nat_aligns: Vec<OnceCell<u64>>,
-    paddings: Vec<OnceCell<u64>>,
+    gaps: Vec<OnceCell<TypeGaps>>,
+    /// Structs whose gaps are being computed (a malformed table can nest a struct in
+    /// itself).
+    gaps_busy: RefCell<Vec<usize>>,
     /// Function-type parameters left to spell: a malformed table (BTF is a flat graph
     /// anyone can write) can make spelling exponential; past this, `?`.
     pub(super) spell_budget: Cell<u64>,
@@ -78,9 +81,10 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             nat_aligns: (0..if listing { dies.dies.len() } else { 0 })
                 .map(|_| OnceCell::new())
                 .collect(),
-            paddings: (0..if listing { dies.dies.len() } else { 0 })
+            gaps: (0..if listing { dies.dies.len() } else { 0 })
                 .map(|_| OnceCell::new())
                 .collect(),
+            gaps_busy: RefCell::new(Vec::new()),
             spell_budget: Cell::new(SPELL_BUDGET),
             member_budget: Cell::new(MEMBER_BUDGET),
             address_size,
@@ -408,6 +412,16 @@ impl<'u, 'd> TypeTable<'u, 'd> {
 
     /// The layout of the struct/union entry at `index`, members offset by `base` bytes.
     pub fn layout(&self, die: &Die<'d>, base: u64, depth: usize) -> StructLayout<'d> {
+        self.layout_counted(die, base, depth).0
+    }
+
+    /// `layout`, with pahole's count of the layout's holes.
+    fn layout_counted(
+        &self,
+        die: &Die<'d>,
+        base: u64,
+        depth: usize,
+    ) -> (StructLayout<'d>, holes::HoleCounts) {
         if depth == 0 {
             self.member_budget.set(MEMBER_BUDGET);
         }
@@ -456,11 +470,11 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             ..StructLayout::default()
         };
         holes::fill(&mut layout, base);
-        holes::attribute(&mut layout, base);
+        let counts = holes::attribute(&mut layout, base);
         if self.listing {
             self.infer_packed(&mut layout, base);
         }
-        layout
+        (layout, counts)
     }
 
     /// Whether pahole would print the layout `__attribute__((__packed__))`: no holes or
@@ -550,11 +564,11 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         v
     }
 
-    fn listing_padding(&self, ty: Option<usize>, depth: usize) -> u64 {
+    fn listing_gaps(&self, ty: Option<usize>, depth: usize) -> TypeGaps {
         if self.listing {
-            self.struct_padding(ty, depth)
+            self.struct_gaps(ty, depth)
         } else {
-            0
+            TypeGaps::default()
         }
     }
 
@@ -566,26 +580,65 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         }
     }
 
-    /// Tail padding of the struct at index `ty` (0 for anything else), as pahole
-    /// reports it after a member of that type.
-    fn struct_padding(&self, ty: Option<usize>, depth: usize) -> u64 {
+    /// What pahole notes after a member of the type at index `ty` (nothing unless it
+    /// is a struct itself, not a typedef or a union).
+    fn struct_gaps(&self, ty: Option<usize>, depth: usize) -> TypeGaps {
         let Some((i, die)) = ty.and_then(|o| self.die(o)) else {
-            return 0;
+            return TypeGaps::default();
         };
         if !matches!(die.tag, dw::DW_TAG_structure_type | dw::DW_TAG_class_type)
             || depth > MAX_DEPTH
+            || die.declaration
         {
-            return 0;
+            return TypeGaps::default();
         }
-        if let Some(&v) = self.paddings[i].get() {
+        if let Some(&v) = self.gaps[i].get() {
             return v;
         }
-        let v = if die.declaration {
-            0
-        } else {
-            self.layout(die, 0, depth + 1).padding
+        let busy = self.gaps_busy.borrow().contains(&i);
+        if busy {
+            // A struct that holds itself (only a malformed table does): no gaps.
+            return TypeGaps::default();
+        }
+        self.gaps_busy.borrow_mut().push(i);
+        let (layout, counts) = self.layout_counted(die, 0, depth + 1);
+        let last = self
+            .dies
+            .children(die)
+            .filter(|m| m.tag == dw::DW_TAG_member)
+            .last();
+        let flexible = last.and_then(|m| self.die(m.ty()?)).is_some_and(|(_, t)| {
+            t.tag == dw::DW_TAG_array_type
+                && self.dies.children(t).count() <= 1
+                && self
+                    .dies
+                    .children(t)
+                    .next()
+                    .and_then(|s| s.count())
+                    .unwrap_or(0)
+                    == 0
+        });
+        let embedded_flexible = self
+            .dies
+            .children(die)
+            .filter(|m| m.tag == dw::DW_TAG_member)
+            .any(|m| match self.strip_index(m.ty()) {
+                Some((j, _)) if j != i => {
+                    let g = self.struct_gaps(Some(j), depth + 1);
+                    g.flexible || g.embedded_flexible
+                }
+                _ => false,
+            });
+        let v = TypeGaps {
+            padding: saturate_u32(layout.padding),
+            bit_padding: saturate_u32(layout.bit_padding),
+            holes: counts.holes,
+            bit_holes: counts.bit_holes,
+            flexible,
+            embedded_flexible,
         };
-        let _ = self.paddings[i].set(v);
+        self.gaps_busy.borrow_mut().pop();
+        let _ = self.gaps[i].set(v);
         v
     }
 
@@ -630,7 +683,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 nested: None,
                 alignment: m.alignment().map(saturate_u32),
                 ctype: ctype.into(),
-                type_padding: saturate_u32(self.listing_padding(m.ty(), depth)),
+                type_gaps: self.listing_gaps(m.ty(), depth),
                 natural_alignment: saturate_u32(self.listing_natural_align(m.ty())),
                 ..Member::default()
             };
@@ -687,7 +740,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             nested,
             alignment: m.alignment().map(saturate_u32),
             ctype: ctype.into(),
-            type_padding: saturate_u32(self.listing_padding(m.ty(), depth)),
+            type_gaps: self.listing_gaps(m.ty(), depth),
             natural_alignment: saturate_u32(self.listing_natural_align(m.ty())),
             ..Member::default()
         }

@@ -12,7 +12,7 @@ pub use ctype::{CType, Declaration, TypeKind, TypeRef};
 pub use header::Header;
 pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};
 pub use types::{
-    AggregateKind, BitHole, Hole, Member, StructId, StructLayout, Variable, saturate_u32,
+    AggregateKind, BitHole, Hole, Member, StructId, StructLayout, TypeGaps, Variable, saturate_u32,
 };
 
 use serde::Serialize;

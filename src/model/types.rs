@@ -80,9 +80,10 @@ pub struct Member<'d> {
     pub hole: u32,
     #[serde(skip_serializing_if = "is_zero")]
     pub bit_hole: u32,
-    /// When the member's type is a struct (not through a typedef): its tail padding.
+    /// When the member's type is a struct (not through a typedef): that struct's gaps
+    /// and flexible arrays, which pahole notes after the member.
     #[serde(skip)]
-    pub type_padding: u32,
+    pub type_gaps: TypeGaps,
     /// A pointer member to an anonymous struct/union: that struct, offsets from its
     /// own start (pahole lists it; not part of this struct's storage).
     #[serde(skip)]
@@ -90,6 +91,32 @@ pub struct Member<'d> {
     /// pahole's natural alignment of the member's type (for packed inference).
     #[serde(skip)]
     pub natural_alignment: u32,
+}
+
+/// What pahole (1.32) notes after a member whose type is a struct: the struct's tail
+/// padding, how many holes it has, and whether it ends in a flexible array or holds
+/// one in a member struct (through typedefs, at any depth). All zero for other types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct TypeGaps {
+    /// Unused bytes at the end of the struct.
+    pub padding: u32,
+    /// Unused bits at the end of its last bitfield storage unit.
+    pub bit_padding: u32,
+    /// Byte holes and bit holes, counted as pahole counts them.
+    pub holes: u32,
+    pub bit_holes: u32,
+    /// Its last member is a one-dimensional array of no (or zero) elements.
+    pub flexible: bool,
+    /// A member's struct type (typedefs and qualifiers followed) ends in a flexible
+    /// array or itself holds one that does.
+    pub embedded_flexible: bool,
+}
+
+impl TypeGaps {
+    /// Nothing to note.
+    pub fn is_empty(&self) -> bool {
+        *self == TypeGaps::default()
+    }
 }
 
 fn is_zero<T: Default + PartialEq>(v: &T) -> bool {

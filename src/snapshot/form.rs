@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{
     AggregateKind, Binding, BitHole, CType, Hole, Image, Space, StructId, StructLayout, SymbolKind,
-    TypeKind,
+    TypeGaps, TypeKind,
 };
 
 /// Everything one build contributes to `show`, a diff and `check`, in two parts
@@ -125,7 +125,7 @@ pub(super) struct MemberForm {
     pub ctype: u32,
     pub hole: u32,
     pub bit_hole: u32,
-    pub type_padding: u32,
+    pub type_gaps: TypeGaps,
     pub pointee: Option<Box<StructForm>>,
     pub natural_alignment: u32,
 }
@@ -353,7 +353,7 @@ fn struct_form<'a>(
                 ctype: types.index(&m.ctype),
                 hole: m.hole,
                 bit_hole: m.bit_hole,
-                type_padding: m.type_padding,
+                type_gaps: m.type_gaps,
                 pointee: m
                     .pointee
                     .as_ref()
@@ -393,7 +393,7 @@ pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
         ctype: 0,
         hole: 0,
         bit_hole: 0,
-        type_padding: 0,
+        type_gaps: TypeGaps::default(),
         pointee: None,
         natural_alignment: 8,
     };

@@ -17,7 +17,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use super::form::{Bad, CTypeForm, SectionForm, Str, SymbolForm, VariableForm};
 use crate::model::{
     AggregateKind, BitHole, CType, Declaration, Hole, Image, Member, Section, StructId,
-    StructLayout, Symbol, TypeRef, TypesFrom, Variable,
+    StructLayout, Symbol, TypeGaps, TypeRef, TypesFrom, Variable,
 };
 
 /// Deepest chain of struct layouts held in one another (`MemberForm::nested` and
@@ -654,7 +654,7 @@ impl<'de, 'c, 'd> Visitor<'de> for OneMember<'c, 'd> {
         let ctype: u32 = next(&mut seq)?;
         let hole: u32 = next(&mut seq)?;
         let bit_hole: u32 = next(&mut seq)?;
-        let type_padding: u32 = next(&mut seq)?;
+        let type_gaps: TypeGaps = next(&mut seq)?;
         let pointee = next_seed(&mut seq, inner)?;
         let natural_alignment: u32 = next(&mut seq)?;
         Ok(Member {
@@ -669,7 +669,11 @@ impl<'de, 'c, 'd> Visitor<'de> for OneMember<'c, 'd> {
             ctype: c.ty(ctype)?,
             hole,
             bit_hole,
-            type_padding: if c.listing { type_padding } else { 0 },
+            type_gaps: if c.listing {
+                type_gaps
+            } else {
+                TypeGaps::default()
+            },
             pointee: pointee.filter(|_| c.listing).map(Box::new),
             natural_alignment: if c.listing { natural_alignment } else { 0 },
         })

@@ -5,7 +5,10 @@
 #   old.btf       = its raw .BTF section (what /sys/kernel/btf/vmlinux holds)
 #   old.map       = `nm -n testdata/old.elf` (System.map format)
 #   types-btf.elf = testdata/types/types.elf likewise (bitfields, unions, enums)
-# Pinned tools: pahole 1.24 (-J), binutils 2.40.  Run: bash testdata/btf/build.sh
+# Pinned tools: pahole 1.24 (-J, the encoder), binutils 2.40; the reference texts
+# pahole-*.txt from pahole 1.32 (PAHOLE132, default the wrapper /tmp/bin/pahole, which
+# runs `bash /work/shared/tools/debian-newer.sh pahole "$@"`).
+# Run: bash testdata/btf/build.sh
 set -euo pipefail
 cd "$(dirname "$0")"
 export LC_ALL=C
@@ -20,5 +23,7 @@ done
 objcopy --dump-section .BTF=old.btf old-btf.elf "$TMP/discard.elf"
 nm -n ../old.elf > old.map
 # The facts the tests assert, from pahole's own BTF reader (and nm: old.map):
-pahole -F btf old-btf.elf > pahole-old.txt
-pahole -F btf types-btf.elf > pahole-types.txt
+PAHOLE132=${PAHOLE132:-/tmp/bin/pahole}
+"$PAHOLE132" --version | grep -qx 'v1.32' || { echo "need pahole 1.32 (PAHOLE132=...)" >&2; exit 1; }
+"$PAHOLE132" -F btf old-btf.elf > pahole-old.txt
+"$PAHOLE132" -F btf types-btf.elf > pahole-types.txt

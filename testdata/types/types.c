@@ -93,3 +93,47 @@ struct with_ptr_anon {
 	int n;
 };
 struct with_ptr_anon wpa;
+
+/* Member struct types pahole 1.32 notes after the member ("XXX last struct has
+ * ..."): a flexible array, embedded flexible arrays (also through a typedef), tail
+ * padding in bytes and in bits, holes and bit holes, and their combinations. */
+struct flex_tail {
+	int n;
+	char data[];
+};
+typedef struct flex_tail flex_t;
+struct flex_hole {
+	char c;
+	long l;
+	int n;
+	char data[];
+};
+struct bits_both {
+	char c;
+	unsigned int a:3;
+	unsigned int :2;
+	unsigned int b:1;
+};
+struct embeds {
+	struct flex_tail ft;
+	long x;
+};
+struct via_typedef {
+	flex_t t;
+	int n;
+};
+struct member_gaps {
+	struct flex_hole fh;
+	struct bits_both bb;
+	struct embeds em;
+	struct via_typedef vt;
+	struct bits_holes inner;
+	union { struct flex_hole in_union; long w; } u;
+	struct flex_tail last;
+};
+/* Only a parameter's type: no object moves the fixture's data symbols. */
+void gaps_use(struct member_gaps *p);
+void gaps_use(struct member_gaps *p)
+{
+	p->em.x++;
+}
