@@ -46,11 +46,6 @@ fn bad(path: &Path, message: String) -> Error {
     }
 }
 
-/// True when `data` starts with the BTF magic (either byte order).
-pub(crate) fn is_btf(data: &[u8]) -> bool {
-    matches!(data, [0x9f, 0xeb, ..] | [0xeb, 0x9f, ..])
-}
-
 impl<'d> Blob<'d> {
     pub fn parse(path: &Path, data: &'d [u8]) -> Result<Blob<'d>> {
         let little_endian = match data {

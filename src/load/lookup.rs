@@ -652,7 +652,7 @@ impl<'a, 'd> Sparse<'a, 'd> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{InputFile, elf};
+    use crate::load::{DwarfCopies, elf};
     use gimli::Section;
 
     #[test]
@@ -671,8 +671,9 @@ mod tests {
     /// Runs `f` on each unit of testdata/old.elf (kernel.c, then other.c).
     fn with_units(mut f: impl FnMut(&Dwarf<'_>, &Unit<'_>, &[u8])) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/old.elf");
-        let file = InputFile::open(&path).expect("fixture");
-        let info = elf::read(&path, &file.map, &file.owned).expect("elf");
+        let bytes = std::fs::read(&path).expect("fixture");
+        let copies = DwarfCopies::default();
+        let info = elf::read(&path, &bytes, &copies.0).expect("elf");
         let debug = info.debug.expect("dwarf");
         let dwarf: Dwarf<'_> = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
             let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);

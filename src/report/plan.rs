@@ -461,7 +461,8 @@ pub fn boundaries(s: &StructChange) -> Vec<(usize, u64)> {
 mod tests {
     use super::*;
     use crate::diff::{DiffOptions, diff};
-    use crate::load::{InputFile, LoadOptions};
+    use crate::input::InputFile;
+    use crate::load::LoadOptions;
     use crate::report::diff_lines::item_lines;
 
     /// The budget counts what the text prints: every item's height is the number of
