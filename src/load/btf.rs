@@ -17,6 +17,7 @@ use gimli::constants as dw;
 use super::LoadOptions;
 use super::dies::{Die, NONE, Name, Strings, UnitDies};
 use super::layouts::TypeTable;
+use super::unit::typedef_layout;
 use crate::error::{Error, Result};
 use crate::model::{StructId, StructLayout, Variable};
 
@@ -570,18 +571,12 @@ pub(crate) fn read<'d>(
         let d = &dies.dies[id];
         if aggregate(d)
             && let Some(name) = dies.name(d)
-            && options.structs.accepts(name)
+            && options.lists(name, false)
         {
             add(id, name, false);
         }
-        if d.tag == dw::DW_TAG_typedef
-            && let Some(name) = dies.name(d)
-            && options.typedefs.iter().any(|t| t == name)
-            && let Some(t) = table.strip(d.ty())
-            && aggregate(t)
-            && t.name.is_none()
-        {
-            add(t.offset as usize, name, true);
+        if let Some((i, name)) = typedef_layout(options, &dies, &table, d) {
+            add(i, name, true);
         }
     }
     let mut raw_vars = Vec::new();

@@ -17,7 +17,8 @@ use super::StructFilter;
 use super::dies::{self, Die, Dwarf, NONE, Reader, Unit, UnitDies};
 use super::layouts::TypeTable;
 use super::unit::{
-    Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_wanted, unit_path,
+    Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_wanted, typedef_layout,
+    unit_path,
 };
 use crate::error::{Error, Result};
 
@@ -298,21 +299,15 @@ fn read_unit<'d>(
             && is_aggregate(die.tag)
             && !die.declaration
             && let Some(name) = dies.name(die)
-            && options.structs.accepts(name)
+            && options.lists(name, false)
         {
             builder.add(&mut acc, i, die.name, || Some(name), false);
         }
     }
     for hit in hits.iter().filter(|h| h.typedef) {
-        if let Some(i) = dies.index_of(hit.offset)
-            && let die = &dies.dies[i]
-            && let Some(name) = dies.name(die)
-            && options.typedefs.iter().any(|t| t == name)
-            && let Some(t) = table.strip(die.ty())
-            && is_aggregate(t.tag)
-            && !t.declaration
-            && t.name.is_none()
-            && let Some(i) = dies.index_of(t.offset)
+        if let Some(at) = dies.index_of(hit.offset)
+            && let die = &dies.dies[at]
+            && let Some((i, name)) = typedef_layout(options, &dies, &table, die)
         {
             builder.add(&mut acc, i, die.name, || Some(name), true);
         }

@@ -267,13 +267,7 @@ fn select_structs(image: &mut Image<'_>, options: &LoadOptions) {
     let mut keep: Vec<bool> = image
         .structs
         .iter()
-        .map(|s| {
-            if s.typedef {
-                options.typedefs.iter().any(|t| t == s.name)
-            } else {
-                options.structs.accepts(s.name)
-            }
-        })
+        .map(|s| options.lists(s.name, s.typedef))
         .collect();
     for v in &image.variables {
         if let Some(StructId(i)) = v.layout
