@@ -404,7 +404,8 @@ fn member_changes(before: &[(String, u64, u64)], after: &[(String, u64, u64)]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{InputFile, LoadOptions};
+    use crate::input::InputFile;
+    use crate::load::LoadOptions;
     use crate::model::Binding;
 
     fn load(f: &str) -> InputFile {

@@ -1,12 +1,14 @@
 //! layout-diff: which structs, globals, per-CPU variables and functions sit on which
 //! cache lines of a vmlinux, and what moved between two builds.
 //!
-//! Stages: `load` (ELF + DWARF into the `model`), `layout` (pure line computations),
-//! `diff` (two images into a report), `report` (renderers that compute nothing).
+//! Stages: `input` (a file opened as its kind), `load` (ELF + DWARF or BTF into the
+//! `model`; `snapshot` reads its own files), `layout` (pure line computations), `diff`
+//! (two images into a report), `report` (renderers that compute nothing).
 
 pub mod error;
 pub mod evidence;
 pub mod history;
+pub mod input;
 pub mod layout;
 pub mod link;
 pub mod load;
@@ -16,7 +18,8 @@ pub mod report;
 pub mod snapshot;
 
 pub use error::{Error, Result};
-pub use load::{InputFile, LoadOptions, StructFilter};
+pub use input::InputFile;
+pub use load::{LoadOptions, StructFilter};
 pub use model::Image;
 pub mod check;
 pub mod diff;

@@ -281,6 +281,45 @@ fn a_snapshot_of_raw_btf_keeps_the_symbol_list() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A snapshot of a BTF-only build keeps the anonymous structs that typedefs name, as
+/// one of a DWARF build does: `show --struct atomic_t` prints on the snapshot what it
+/// prints on the build (the `typedef struct { ... } atomic_t;` block), for an ELF with
+/// `.BTF` only and for a raw blob with its symbol list. (The BTF reader once ignored
+/// "every typedef", and the snapshot said "no struct matches atomic_t".)
+#[test]
+fn a_snapshot_of_btf_keeps_typedef_named_structs() {
+    let dir = std::env::temp_dir().join(format!("ld-btf-typedef-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map = testdata("btf/old.map");
+    for (n, (input, list)) in [
+        ("btf/old-btf.elf", None),
+        ("btf/types-btf.elf", None),
+        ("btf/old.btf", Some(map.as_str())),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let input = testdata(input);
+        let out = dir.join(format!("{n}.snap")).display().to_string();
+        let mut write = vec!["snapshot", input.as_str(), "-o", out.as_str()];
+        let mut show = vec!["show", input.as_str(), "--struct", "atomic_t"];
+        if let Some(list) = list {
+            write.extend(["--symbols", list]);
+            show.extend(["--symbols", list]);
+        }
+        let (code, _, err) = run(&write);
+        assert_eq!(code, 0, "{input}: {err}");
+        let (code, from_build, err) = run(&show);
+        assert_eq!(code, 0, "{input}: {err}");
+        assert!(from_build.contains("} atomic_t;"), "{input}: {from_build}");
+        let (code, from_snap, err) = run(&["show", &out, "--struct", "atomic_t"]);
+        assert_eq!((code, err.as_str()), (0, ""), "{input}: snapshot");
+        let body = |t: &str| t.split_once('\n').map(|(_, b)| b.to_string());
+        assert_eq!(body(&from_snap), body(&from_build), "{input}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The raw BTF inputs the `btf` fuzz target found slow (fuzz/known-slow: more than
 /// 20 s each once, crafted type graphs): each is now read and every struct spelled
 /// well within the bound (about 0.1 s each here).

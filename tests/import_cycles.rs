@@ -164,9 +164,10 @@ fn the_only_import_cycles_are_the_listed_ones() {
         .collect();
     let edge_count: usize = graph.values().map(BTreeSet::len).sum();
     assert!(edge_count > 100, "only {edge_count} edges found");
-    // None: what load/dwarf and load/lookup shared is load/unit's; `snapshot::write`
-    // takes an `Image` (`InputFile::for_snapshot` reads it), and the snapshot reader
-    // takes load/options only.
+    // None: what load/dwarf and load/lookup shared is load/unit's; `input` opens a file
+    // and calls `load` or `snapshot` by its kind, neither of which knows `input`;
+    // `snapshot::write` takes an `Image` (`InputFile::for_snapshot` reads it), and the
+    // snapshot reader takes load/options only.
     let want: Vec<Vec<String>> = Vec::new();
     let got = cycles(&graph);
     assert_eq!(got, want, "import cycles changed");

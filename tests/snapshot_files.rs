@@ -10,7 +10,8 @@ mod common;
 use std::path::PathBuf;
 
 use common::{run, testdata};
-use layout_diff::load::{InputFile, LoadOptions};
+use layout_diff::InputFile;
+use layout_diff::load::LoadOptions;
 
 /// A fresh directory for one test's files.
 fn scratch(test: &str) -> PathBuf {

@@ -336,8 +336,7 @@ fn suggest_aligns_what_clears_each_flag_and_says_what_it_costs() {
 #[test]
 fn a_forged_snapshot_is_predicted_without_overflow() {
     let path = testdata("bad/whatif-overflow.snap");
-    let mut file = InputFile::open(std::path::Path::new(&path)).unwrap();
-    file.open_snapshot().unwrap();
+    let file = InputFile::open(std::path::Path::new(&path)).unwrap();
     let image = file.load(&LoadOptions::default()).unwrap();
     let name = image
         .structs

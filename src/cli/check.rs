@@ -4,7 +4,8 @@ use anyhow::{Context, Result};
 
 use super::args::CheckArgs;
 use super::{Output, progress};
-use layout_diff::load::{InputFile, LoadOptions, StructFilter};
+use layout_diff::InputFile;
+use layout_diff::load::{LoadOptions, StructFilter};
 use layout_diff::report::{Format, check_markdown, check_text, html, json, string};
 use layout_diff::show::{self};
 

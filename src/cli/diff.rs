@@ -7,8 +7,8 @@ use anyhow::{Context, Result};
 
 use super::args::DiffArgs;
 use super::{Output, kaslr_for, known_list, progress, read_hot};
+use layout_diff::InputFile;
 use layout_diff::diff::DiffOptions;
-use layout_diff::load::InputFile;
 use layout_diff::perf::HotInput;
 use layout_diff::report::{Format, diff_markdown, diff_text, hot_text, html, json, plan};
 use layout_diff::show::{self};
@@ -99,8 +99,8 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
     // Both files mapped first, so that a missing one fails at once.
-    let (mut old_file, mut new_file) = (InputFile::map(&args.old)?, InputFile::map(&args.new)?);
-    let (old, new) = super::load_both(&mut old_file, &mut new_file, &load)?;
+    let (old_file, new_file) = InputFile::open_both(&args.old, &args.new)?;
+    let (old, new) = super::load_both(&old_file, &new_file, &load)?;
     if old.line_size != new.line_size {
         anyhow::bail!(
             "{} and {} have different line sizes ({} and {}); give --line-size",

@@ -12,7 +12,8 @@ pub mod whatif;
 
 use anyhow::{Context, Result};
 
-use layout_diff::load::{InputFile, LoadOptions};
+use layout_diff::InputFile;
+use layout_diff::load::LoadOptions;
 use layout_diff::perf::HotInput;
 
 /// What the binary prints and the exit code it ends with.
@@ -64,16 +65,6 @@ pub(crate) fn kaslr_for(
     }
 }
 
-/// Finishes opening `file` (a snapshot is checked and decompressed) and loads it.
-pub(crate) fn open_and_load<'c>(
-    file: &'c mut InputFile,
-    load: &LoadOptions,
-) -> layout_diff::Result<layout_diff::model::Image<'c>> {
-    file.open_snapshot()?;
-    let file: &'c InputFile = file;
-    file.load(load)
-}
-
 /// A spinner on stderr while loading, only when stderr is a terminal.
 pub(crate) fn progress(message: &str) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
@@ -97,18 +88,14 @@ pub(crate) fn diff_load_options(common: &args::Common) -> LoadOptions {
     }
 }
 
-/// Opens and loads two mapped builds side by side (one hand-off to the second thread,
-/// not one for opening and another for loading), their local names made comparable;
-/// each must have debug information.
+/// Loads two opened builds side by side, their local names made comparable; each
+/// must have debug information.
 pub(crate) fn load_both<'c>(
-    old_file: &'c mut InputFile,
-    new_file: &'c mut InputFile,
+    old_file: &'c InputFile,
+    new_file: &'c InputFile,
     load: &LoadOptions,
 ) -> Result<(layout_diff::Image<'c>, layout_diff::Image<'c>)> {
-    let (old, new) = rayon::join(
-        || open_and_load(old_file, load),
-        || open_and_load(new_file, load),
-    );
+    let (old, new) = rayon::join(|| old_file.load(load), || new_file.load(load));
     let (mut old, mut new) = (old?, new?);
     layout_diff::load::align_local_names(&mut old, &mut new);
     for img in [&old, &new] {

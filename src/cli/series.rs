@@ -6,7 +6,8 @@ use anyhow::{Context, Result};
 
 use super::Output;
 use super::args::{BenchWalkArgs, HistoryArgs, SnapshotArgs};
-use layout_diff::load::{InputFile, LoadOptions};
+use layout_diff::InputFile;
+use layout_diff::load::LoadOptions;
 use layout_diff::report::{Format, history_text, json, string};
 use layout_diff::show;
 

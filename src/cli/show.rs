@@ -5,7 +5,8 @@ use anyhow::{Context, Result};
 
 use super::args::ShowArgs;
 use super::{Output, kaslr_for, progress, read_hot};
-use layout_diff::load::{InputFile, LoadOptions, StructFilter};
+use layout_diff::InputFile;
+use layout_diff::load::{LoadOptions, StructFilter};
 use layout_diff::model::Space;
 use layout_diff::perf::HotInput;
 use layout_diff::report::{Format, hot_text, html, json, show_text, string};

@@ -5,7 +5,7 @@ use anyhow::Result;
 use super::args::{DiffArgs, SuggestArgs};
 use super::diff::{options, prepare};
 use super::{Output, progress};
-use layout_diff::load::InputFile;
+use layout_diff::InputFile;
 use layout_diff::report::{Format, json};
 
 /// `layout-diff suggest OLD NEW`: fixes for the flagged hot objects, each checked by
@@ -28,8 +28,8 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let prep = prepare(&diff_args)?;
     let load = super::diff_load_options(&args.common);
     let bar = progress("loading both builds");
-    let (mut old_file, mut new_file) = (InputFile::map(&args.old)?, InputFile::map(&args.new)?);
-    let (old, new) = super::load_both(&mut old_file, &mut new_file, &load)?;
+    let (old_file, new_file) = InputFile::open_both(&args.old, &args.new)?;
+    let (old, new) = super::load_both(&old_file, &new_file, &load)?;
     if let Some(b) = &bar {
         b.set_message("predicting fixes");
     }

@@ -4,8 +4,8 @@ use anyhow::Result;
 
 use super::args::{DiffArgs, WhatifArgs};
 use super::diff::{Preface, compare, prepare};
-use super::{Output, open_and_load, progress};
-use layout_diff::load::InputFile;
+use super::{Output, progress};
+use layout_diff::InputFile;
 
 /// `layout-diff whatif IMAGE CHANGES`: the build laid out again with the changes,
 /// diffed against it like a real new build.
@@ -39,8 +39,8 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     let load = super::diff_load_options(&args.common);
     let t0 = std::time::Instant::now();
     let bar = progress("loading the build");
-    let mut file = InputFile::map(&args.file)?;
-    let image = open_and_load(&mut file, &load)?;
+    let file = InputFile::open(&args.file)?;
+    let image = file.load(&load)?;
     if !image.has_debug_info {
         return Err(layout_diff::Error::NoDebugInfo {
             path: args.file.clone(),

@@ -151,7 +151,8 @@ impl<'a, 'd> HotTypes<'a, 'd> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{InputFile, LoadOptions};
+    use crate::input::InputFile;
+    use crate::load::LoadOptions;
 
     #[test]
     fn hot_storage_not_pointers_to_it() {

@@ -105,7 +105,8 @@ impl SameTypes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{InputFile, LoadOptions};
+    use crate::input::InputFile;
+    use crate::load::LoadOptions;
 
     /// Agrees with `==` on every pair of same-named structs of the fixture builds
     /// (equal and unequal ones alike).

@@ -17,6 +17,7 @@ use gimli::constants as dw;
 use super::LoadOptions;
 use super::dies::{Die, NONE, Name, Strings, UnitDies};
 use super::layouts::TypeTable;
+use super::unit::typedef_layout;
 use crate::error::{Error, Result};
 use crate::model::{StructId, StructLayout, Variable};
 
@@ -44,11 +45,6 @@ fn bad(path: &Path, message: String) -> Error {
         path: path.to_path_buf(),
         message: format!("BTF: {message}"),
     }
-}
-
-/// True when `data` starts with the BTF magic (either byte order).
-pub(crate) fn is_btf(data: &[u8]) -> bool {
-    matches!(data, [0x9f, 0xeb, ..] | [0xeb, 0x9f, ..])
 }
 
 impl<'d> Blob<'d> {
@@ -153,14 +149,25 @@ struct Record {
     extra: usize,
 }
 
+impl Record {
+    /// Where field `at` of item `j` (of `step` bytes each) of the kind-specific data is.
+    /// `records` checked that the items lie within the type section, so this cannot
+    /// overflow for a record it made; it saturates rather than wrap regardless (a read
+    /// there finds nothing).
+    fn item(&self, j: usize, step: usize, at: usize) -> usize {
+        self.extra
+            .saturating_add(j.saturating_mul(step))
+            .saturating_add(at)
+    }
+}
+
 /// Bytes of kind-specific data after a record.
 fn extra_len(kind: u32, vlen: usize) -> Option<usize> {
     Some(match kind {
         INT | VAR | DECL_TAG => 4,
         ARRAY => 12,
-        STRUCT | UNION | DATASEC => vlen * 12,
-        ENUM | FUNC_PROTO => vlen * 8,
-        ENUM64 => vlen * 12,
+        STRUCT | UNION | DATASEC | ENUM64 => vlen.checked_mul(12)?,
+        ENUM | FUNC_PROTO => vlen.checked_mul(8)?,
         PTR | FWD | TYPEDEF | VOLATILE | CONST | RESTRICT | FUNC | FLOAT | TYPE_TAG => 0,
         _ => return None,
     })
@@ -176,9 +183,8 @@ fn records(path: &Path, blob: &Blob<'_>) -> Result<Vec<Record>> {
     let mut at = 0usize;
     while at < blob.types.len() {
         let trunc = || bad(path, format!("type {} is truncated", out.len() + 1));
-        let name_off = r.u32(at).ok_or_else(trunc)?;
-        let info = r.u32(at + 4).ok_or_else(trunc)?;
-        let size_type = r.u32(at + 8).ok_or_else(trunc)?;
+        let word = |k: usize| at.checked_add(k).and_then(|w| r.u32(w)).ok_or_else(trunc);
+        let (name_off, info, size_type) = (word(0)?, word(4)?, word(8)?);
         let kind = (info >> 24) & 0x1f;
         let vlen = (info & 0xffff) as usize;
         let len = extra_len(kind, vlen).ok_or_else(|| {
@@ -187,10 +193,11 @@ fn records(path: &Path, blob: &Blob<'_>) -> Result<Vec<Record>> {
                 format!("type {} has unknown kind {kind}", out.len() + 1),
             )
         })?;
-        let extra = at + 12;
-        if extra + len > blob.types.len() {
-            return Err(trunc());
-        }
+        let extra = at.checked_add(12).ok_or_else(trunc)?;
+        let end = extra
+            .checked_add(len)
+            .filter(|&end| end <= blob.types.len())
+            .ok_or_else(trunc)?;
         out.push(Record {
             name_off,
             kind,
@@ -202,7 +209,7 @@ fn records(path: &Path, blob: &Blob<'_>) -> Result<Vec<Record>> {
         if out.len() > MAX_TYPES {
             return Err(bad(path, format!("more than {MAX_TYPES} types")));
         }
-        at = extra + len;
+        at = end;
     }
     Ok(out)
 }
@@ -279,16 +286,15 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
             ARRAY => {
                 let mut sub = new_die(dw::DW_TAG_subrange_type, Name::None);
                 // BTF writes a flexible array (`[]`) as 0 elements; pahole prints `[]`.
-                sub.rare_mut().count = r.u32(rec.extra + 8).filter(|&n| n != 0).map(u64::from);
+                sub.rare_mut().count = r.u32(rec.item(0, 0, 8)).filter(|&n| n != 0).map(u64::from);
                 children.push(sub);
             }
             STRUCT | UNION => {
                 for j in 0..rec.vlen {
-                    let at = rec.extra + j * 12;
                     let (n_off, m_ty, off) = (
-                        r.u32(at).unwrap_or(0),
-                        r.u32(at + 4).unwrap_or(0),
-                        r.u32(at + 8).unwrap_or(0),
+                        r.u32(rec.item(j, 12, 0)).unwrap_or(0),
+                        r.u32(rec.item(j, 12, 4)).unwrap_or(0),
+                        r.u32(rec.item(j, 12, 8)).unwrap_or(0),
                     );
                     let mut m = new_die(dw::DW_TAG_member, name(n_off));
                     m.set_ty(ty(m_ty));
@@ -309,8 +315,7 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
             ENUM | ENUM64 => {
                 let step = if rec.kind == ENUM { 8 } else { 12 };
                 for j in 0..rec.vlen {
-                    let at = rec.extra + j * step;
-                    let lo = r.u32(at + 4).unwrap_or(0);
+                    let lo = r.u32(rec.item(j, step, 4)).unwrap_or(0);
                     // A 32-bit enumerator is signed when `kind_flag` says the enum
                     // is (pahole 1.32 prints it so; 1.24 printed it unsigned).
                     let value = if rec.kind == ENUM {
@@ -320,18 +325,21 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
                             i64::from(lo)
                         }
                     } else {
-                        let hi = r.u32(at + 8).unwrap_or(0);
+                        let hi = r.u32(rec.item(j, step, 8)).unwrap_or(0);
                         ((u64::from(hi) << 32) | u64::from(lo)) as i64
                     };
-                    let mut e = new_die(dw::DW_TAG_enumerator, name(r.u32(at).unwrap_or(0)));
+                    let name_off = r.u32(rec.item(j, step, 0)).unwrap_or(0);
+                    let mut e = new_die(dw::DW_TAG_enumerator, name(name_off));
                     e.rare_mut().const_value = Some(value);
                     children.push(e);
                 }
             }
             FUNC_PROTO => {
                 for j in 0..rec.vlen {
-                    let at = rec.extra + j * 8;
-                    let (p_name, p_ty) = (r.u32(at).unwrap_or(0), r.u32(at + 4).unwrap_or(0));
+                    let (p_name, p_ty) = (
+                        r.u32(rec.item(j, 8, 0)).unwrap_or(0),
+                        r.u32(rec.item(j, 8, 4)).unwrap_or(0),
+                    );
                     let tag = if p_name == 0 && p_ty == 0 && j + 1 == rec.vlen {
                         dw::DW_TAG_unspecified_parameters
                     } else {
@@ -457,11 +465,11 @@ fn infer_alignment(dies: &mut UnitDies<'_>, types: usize, little_endian: bool) {
 fn explaining(end: u64, natural: u64, target: u64) -> Option<u64> {
     const LINE: u64 = 64;
     let natural = natural.max(1).checked_next_power_of_two()?;
-    if end.next_multiple_of(natural) == target || target == 0 {
+    if end.checked_next_multiple_of(natural) == Some(target) || target == 0 {
         return None;
     }
     let low = 1u64 << target.trailing_zeros().min(20);
-    let fits = |a: u64| a > natural && a <= low && end.next_multiple_of(a) == target;
+    let fits = |a: u64| a > natural && a <= low && end.checked_next_multiple_of(a) == Some(target);
     if fits(LINE) {
         return Some(LINE);
     }
@@ -579,18 +587,12 @@ pub(crate) fn read<'d>(
         let d = &dies.dies[id];
         if aggregate(d)
             && let Some(name) = dies.name(d)
-            && options.structs.accepts(name)
+            && options.lists(name, false)
         {
             add(id, name, false);
         }
-        if d.tag == dw::DW_TAG_typedef
-            && let Some(name) = dies.name(d)
-            && options.typedefs.iter().any(|t| t == name)
-            && let Some(t) = table.strip(d.ty())
-            && aggregate(t)
-            && t.name.is_none()
-        {
-            add(t.offset as usize, name, true);
+        if let Some((i, name)) = typedef_layout(options, &dies, &table, d) {
+            add(i, name, true);
         }
     }
     let mut raw_vars = Vec::new();
@@ -604,8 +606,10 @@ pub(crate) fn read<'d>(
                 continue;
             }
             for j in 0..rec.vlen {
-                let at = rec.extra + j * 12;
-                let (var_id, offset) = (r.u32(at).unwrap_or(0), r.u32(at + 4).unwrap_or(0));
+                let (var_id, offset) = (
+                    r.u32(rec.item(j, 12, 0)).unwrap_or(0),
+                    r.u32(rec.item(j, 12, 4)).unwrap_or(0),
+                );
                 let Some(var) = (var_id as usize)
                     .checked_sub(1)
                     .and_then(|k| recs.get(k))
@@ -616,6 +620,15 @@ pub(crate) fn read<'d>(
                 let Some(name) = dies.strings.text(Name::Str(var.name_off)) else {
                     continue;
                 };
+                let address = percpu_address
+                    .unwrap_or(0)
+                    .checked_add(u64::from(offset))
+                    .ok_or_else(|| {
+                        bad(
+                            path,
+                            format!("per-CPU variable {name} at offset {offset:#x} lies past the end of the address space"),
+                        )
+                    })?;
                 let ty = (var.size_type != 0 && (var.size_type as usize) <= recs.len())
                     .then_some(var.size_type as usize);
                 let mut is_array = false;
@@ -636,7 +649,7 @@ pub(crate) fn read<'d>(
                 raw_vars.push((
                     Variable {
                         name,
-                        address: percpu_address.unwrap_or(0).wrapping_add(u64::from(offset)),
+                        address,
                         ctype: ctype.into(),
                         size: table.size_of(ty),
                         layout: None,
@@ -669,4 +682,34 @@ pub(crate) fn read<'d>(
         structs: entries.into_iter().map(|(_, l)| l).collect(),
         variables,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A member ending near 2^64 (a forged offset) rounds up past it: no alignment
+    /// explains it, and rounding neither wraps nor panics.
+    #[test]
+    fn explaining_an_end_near_the_top_does_not_overflow() {
+        assert_eq!(explaining(u64::MAX - 3, 4, 64), None);
+        assert_eq!(explaining(u64::MAX - 3, 4, 0), None);
+        assert_eq!(explaining(40, 8, 64), Some(64));
+    }
+
+    /// Item offsets of a record saturate instead of wrapping.
+    #[test]
+    fn record_items_saturate() {
+        let rec = Record {
+            name_off: 0,
+            kind: STRUCT,
+            vlen: 1,
+            kind_flag: false,
+            size_type: 0,
+            extra: usize::MAX - 4,
+        };
+        assert_eq!(rec.item(0, 12, 4), usize::MAX);
+        assert_eq!(rec.item(2, 12, 0), usize::MAX);
+        assert_eq!(extra_len(STRUCT, usize::MAX), None);
+    }
 }

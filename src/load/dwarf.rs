@@ -15,11 +15,11 @@ use super::StructFilter;
 use super::dies::{self, Dwarf, Strings};
 use super::elf::DebugSections;
 use super::layouts::TypeTable;
-use super::unit::file_name_from;
 pub(super) use super::unit::{
     Acc, Builder, Claims, Content, Context, Key, Place, RawVariable, code_ranges, file_name,
     is_aggregate, language_wanted, unit_path,
 };
+use super::unit::{file_name_from, typedef_layout};
 use crate::error::{Error, Result};
 use crate::model::{StructId, StructLayout, Variable};
 
@@ -237,21 +237,14 @@ fn read_unit<'d>(
             continue;
         }
         // Names are read only to filter, and for the layouts that get built.
-        if !every_struct && !dies.name(die).is_some_and(|n| options.structs.accepts(n)) {
+        if !every_struct && !dies.name(die).is_some_and(|n| options.lists(n, false)) {
             continue;
         }
         builder.add(&mut acc, i, die.name, || dies.name(die), false);
     }
-    if !options.typedefs.is_empty() || options.all_typedefs {
-        for die in dies.dies.iter().filter(|d| d.tag == dw::DW_TAG_typedef) {
-            if let Some(name) = dies.name(die)
-                && (options.all_typedefs || options.typedefs.iter().any(|t| t == name))
-                && let Some(t) = table.strip(die.ty())
-                && is_aggregate(t.tag)
-                && !t.declaration
-                && t.name.is_none()
-                && let Some(i) = dies.index_of(t.offset)
-            {
+    if options.lists_typedefs() {
+        for die in &dies.dies {
+            if let Some((i, name)) = typedef_layout(options, &dies, &table, die) {
                 builder.add(&mut acc, i, die.name, || Some(name), true);
             }
         }

@@ -17,7 +17,8 @@ use super::StructFilter;
 use super::dies::{self, Die, Dwarf, NONE, Reader, Unit, UnitDies};
 use super::layouts::TypeTable;
 use super::unit::{
-    Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_wanted, unit_path,
+    Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_wanted, typedef_layout,
+    unit_path,
 };
 use crate::error::{Error, Result};
 
@@ -298,21 +299,15 @@ fn read_unit<'d>(
             && is_aggregate(die.tag)
             && !die.declaration
             && let Some(name) = dies.name(die)
-            && options.structs.accepts(name)
+            && options.lists(name, false)
         {
             builder.add(&mut acc, i, die.name, || Some(name), false);
         }
     }
     for hit in hits.iter().filter(|h| h.typedef) {
-        if let Some(i) = dies.index_of(hit.offset)
-            && let die = &dies.dies[i]
-            && let Some(name) = dies.name(die)
-            && options.typedefs.iter().any(|t| t == name)
-            && let Some(t) = table.strip(die.ty())
-            && is_aggregate(t.tag)
-            && !t.declaration
-            && t.name.is_none()
-            && let Some(i) = dies.index_of(t.offset)
+        if let Some(at) = dies.index_of(hit.offset)
+            && let die = &dies.dies[at]
+            && let Some((i, name)) = typedef_layout(options, &dies, &table, die)
         {
             builder.add(&mut acc, i, die.name, || Some(name), true);
         }
@@ -652,7 +647,7 @@ impl<'a, 'd> Sparse<'a, 'd> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{InputFile, elf};
+    use crate::load::{DwarfCopies, elf};
     use gimli::Section;
 
     #[test]
@@ -671,8 +666,9 @@ mod tests {
     /// Runs `f` on each unit of testdata/old.elf (kernel.c, then other.c).
     fn with_units(mut f: impl FnMut(&Dwarf<'_>, &Unit<'_>, &[u8])) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/old.elf");
-        let file = InputFile::open(&path).expect("fixture");
-        let info = elf::read(&path, &file.map, &file.owned).expect("elf");
+        let bytes = std::fs::read(&path).expect("fixture");
+        let copies = DwarfCopies::default();
+        let info = elf::read(&path, &bytes, &copies.0).expect("elf");
         let debug = info.debug.expect("dwarf");
         let dwarf: Dwarf<'_> = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
             let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);

@@ -53,6 +53,26 @@ pub struct LoadOptions {
     pub rust: bool,
 }
 
+impl LoadOptions {
+    /// The one rule for which layouts a load lists, whoever reads them (DWARF, BTF, a
+    /// snapshot): a struct or union by its own `name` when the struct filter accepts
+    /// it; an anonymous one that a typedef names (`typedef`, `name` the typedef's) when
+    /// that typedef is asked for by name (`typedefs`, as `pahole -C atomic_t`) or every
+    /// such typedef is (`all_typedefs`, what a snapshot keeps).
+    pub fn lists(&self, name: &str, typedef: bool) -> bool {
+        if typedef {
+            self.all_typedefs || self.typedefs.iter().any(|t| t == name)
+        } else {
+            self.structs.accepts(name)
+        }
+    }
+
+    /// Whether any typedef can be listed (else readers skip looking at typedefs).
+    pub fn lists_typedefs(&self) -> bool {
+        self.all_typedefs || !self.typedefs.is_empty()
+    }
+}
+
 impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {

@@ -4,10 +4,49 @@
 //! a symbol's size is taken as the distance to the next address (an upper bound),
 //! except for per-CPU variables that BTF describes, whose size is their type's.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::model::{Binding, Space, Symbol, SymbolKind};
+
+/// A symbol list read and checked, kept as text: the `Image` borrows its names.
+#[derive(Debug)]
+pub struct SymbolList {
+    path: PathBuf,
+    text: String,
+}
+
+impl SymbolList {
+    /// Reads the list at `path`; fails when it cannot be read or is not text.
+    pub fn read(path: &Path) -> Result<SymbolList> {
+        let text = std::fs::read(path).map_err(|err| Error::Io {
+            path: path.to_path_buf(),
+            err,
+        })?;
+        let text = String::from_utf8(text).map_err(|_| Error::Input {
+            path: path.to_path_buf(),
+            message: "not text (expected a System.map or kallsyms list)".into(),
+        })?;
+        Ok(SymbolList {
+            path: path.to_path_buf(),
+            text,
+        })
+    }
+
+    /// A list given as text (fuzzing, tests), checked line by line at once.
+    pub fn from_text(path: &Path, text: String) -> Result<SymbolList> {
+        parse(path, &text)?;
+        Ok(SymbolList {
+            path: path.to_path_buf(),
+            text,
+        })
+    }
+
+    /// Its symbols, sorted as the model wants them.
+    pub(crate) fn symbols(&self) -> Result<Vec<Symbol<'_>>> {
+        parse(&self.path, &self.text)
+    }
+}
 
 /// Symbols of a list, sorted by (space, address, name) as the model wants them.
 pub(crate) fn parse<'d>(path: &Path, text: &'d str) -> Result<Vec<Symbol<'d>>> {
@@ -60,7 +99,7 @@ pub(crate) fn parse<'d>(path: &Path, text: &'d str) -> Result<Vec<Symbol<'d>>> {
             _ => ".data",
         };
         let (space, place) = match percpu {
-            Some((s, _)) if in_percpu => (Space::Percpu, address - s),
+            Some((s, _)) if in_percpu => (Space::Percpu, address.saturating_sub(s)),
             _ => (Space::Global, address),
         };
         out.push(Symbol {
@@ -77,7 +116,7 @@ pub(crate) fn parse<'d>(path: &Path, text: &'d str) -> Result<Vec<Symbol<'d>>> {
             },
             section,
             address,
-            size: next - address,
+            size: next.saturating_sub(address),
             space,
             place,
         });

@@ -9,7 +9,7 @@ use gimli::constants as dw;
 use rustc_hash::FxHashMap;
 
 use super::LoadOptions;
-use super::dies::{Dwarf, Name, Strings, Unit};
+use super::dies::{Die, Dwarf, Name, Strings, Unit, UnitDies};
 use super::layouts::TypeTable;
 use crate::model::{StructLayout, Variable};
 
@@ -134,6 +134,30 @@ pub(super) fn is_aggregate(tag: gimli::DwTag) -> bool {
         tag,
         dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
     )
+}
+
+/// The entry index of the anonymous struct or union that the typedef entry `die`
+/// names (`typedef struct { ... } atomic_t;`), with the typedef's name, when `options`
+/// lists that typedef (`LoadOptions::lists`): how every reader of a unit's entries
+/// (DWARF whole, DWARF by name, BTF) follows a typedef to the layout that takes its name.
+pub(super) fn typedef_layout<'d>(
+    options: &LoadOptions,
+    dies: &UnitDies<'d>,
+    table: &TypeTable<'_, 'd>,
+    die: &Die<'d>,
+) -> Option<(usize, &'d str)> {
+    if die.tag != dw::DW_TAG_typedef {
+        return None;
+    }
+    let name = dies.name(die)?;
+    if !options.lists(name, true) {
+        return None;
+    }
+    let t = table.strip(die.ty())?;
+    if !is_aggregate(t.tag) || t.declaration || !t.name.is_none() {
+        return None;
+    }
+    Some((dies.index_of(t.offset)?, name))
 }
 
 /// What every unit's worker shares.

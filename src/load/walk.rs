@@ -6,7 +6,9 @@
 use gimli::{EndianSlice, RunTimeEndian};
 use rayon::prelude::*;
 
-use super::{InputFile, elf};
+use std::path::Path;
+
+use super::{DwarfCopies, elf};
 use crate::error::{Error, Result};
 
 /// Units and DIEs walked in one file.
@@ -16,65 +18,60 @@ pub struct Walked {
     pub dies: u64,
 }
 
-impl InputFile {
-    /// Walks every DIE (see the module note), parsing each one's attributes when
-    /// `parse`. A snapshot has none: 0 of each.
-    pub fn walk_dies(&self, parse: bool) -> Result<Walked> {
-        if self.snapshot.is_some() {
-            return Ok(Walked::default());
-        }
-        let elf = elf::read(&self.path, &self.map, &self.owned)?;
-        let Some(debug) = elf.debug else {
-            return Ok(Walked::default());
-        };
-        let endian = if debug.little_endian {
-            RunTimeEndian::Little
-        } else {
-            RunTimeEndian::Big
-        };
-        let dwarf = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
-            let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
-            Ok(EndianSlice::new(data, endian))
-        })
-        .map_err(|_| Error::Input {
-            path: self.path.clone(),
-            message: "cannot load DWARF sections".into(),
-        })?;
-        let err = |e: gimli::Error| Error::Dwarf {
-            path: self.path.clone(),
-            section: ".debug_info",
-            offset: 0,
-            message: e.to_string(),
-        };
-        let mut headers = Vec::new();
-        let mut iter = dwarf.units();
-        while let Some(h) = iter.next().map_err(err)? {
-            headers.push(h);
-        }
-        let units = headers.len();
-        let dies = headers
-            .into_par_iter()
-            .map(|h| -> gimli::Result<u64> {
-                let unit = dwarf.unit(h)?;
-                let mut n = 0u64;
-                if parse {
-                    let mut cursor = unit.entries();
-                    while cursor.next_dfs()?.is_some() {
-                        n += 1;
-                    }
-                    return Ok(n);
-                }
-                let mut raw = unit.entries_raw(None)?;
-                while !raw.is_empty() {
-                    if let Some(abbrev) = raw.read_abbreviation()? {
-                        raw.skip_attributes(abbrev.attributes())?;
-                        n += 1;
-                    }
-                }
-                Ok(n)
-            })
-            .try_reduce(|| 0, |a, b| Ok(a + b))
-            .map_err(err)?;
-        Ok(Walked { units, dies })
+/// Walks every DIE of the ELF file `bytes` at `path` (see the module note), parsing
+/// each one's attributes when `parse`.
+pub fn walk_dies(path: &Path, bytes: &[u8], copies: &DwarfCopies, parse: bool) -> Result<Walked> {
+    let elf = elf::read(path, bytes, &copies.0)?;
+    let Some(debug) = elf.debug else {
+        return Ok(Walked::default());
+    };
+    let endian = if debug.little_endian {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let dwarf = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
+        let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
+        Ok(EndianSlice::new(data, endian))
+    })
+    .map_err(|_| Error::Input {
+        path: path.to_path_buf(),
+        message: "cannot load DWARF sections".into(),
+    })?;
+    let err = |e: gimli::Error| Error::Dwarf {
+        path: path.to_path_buf(),
+        section: ".debug_info",
+        offset: 0,
+        message: e.to_string(),
+    };
+    let mut headers = Vec::new();
+    let mut iter = dwarf.units();
+    while let Some(h) = iter.next().map_err(err)? {
+        headers.push(h);
     }
+    let units = headers.len();
+    let dies = headers
+        .into_par_iter()
+        .map(|h| -> gimli::Result<u64> {
+            let unit = dwarf.unit(h)?;
+            let mut n = 0u64;
+            if parse {
+                let mut cursor = unit.entries();
+                while cursor.next_dfs()?.is_some() {
+                    n += 1;
+                }
+                return Ok(n);
+            }
+            let mut raw = unit.entries_raw(None)?;
+            while !raw.is_empty() {
+                if let Some(abbrev) = raw.read_abbreviation()? {
+                    raw.skip_attributes(abbrev.attributes())?;
+                    n += 1;
+                }
+            }
+            Ok(n)
+        })
+        .try_reduce(|| 0, |a, b| Ok(a + b))
+        .map_err(err)?;
+    Ok(Walked { units, dies })
 }

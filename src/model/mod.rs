@@ -94,6 +94,31 @@ pub struct Image<'d> {
 }
 
 impl<'d> Image<'d> {
+    /// An image of `path` with nothing read into it yet, for the target `arch` with
+    /// lines of `line_size` bytes: each loader (ELF, raw BTF, snapshot) starts from it
+    /// and fills in what its input says.
+    pub fn new(path: PathBuf, arch: String, line_size: u64) -> Image<'d> {
+        Image {
+            path,
+            arch,
+            big_endian: false,
+            file_kind: "other",
+            build_id: None,
+            line_size,
+            line_size_overridden: false,
+            has_debug_info: false,
+            types_from: TypesFrom::None,
+            percpu_base: None,
+            boundaries: Vec::new(),
+            function_prefix: 0,
+            sections: Vec::new(),
+            symbols: Vec::new(),
+            structs: Vec::new(),
+            variables: Vec::new(),
+            units: 0,
+        }
+    }
+
     /// Struct layouts whose name matches `pred`, in model order.
     pub fn structs_named<'a>(
         &'a self,
@@ -219,23 +244,10 @@ impl<'d> Image<'d> {
     #[cfg(test)]
     pub(crate) fn test_empty() -> Image<'static> {
         Image {
-            path: PathBuf::from("test"),
-            arch: "x86_64".into(),
-            big_endian: false,
             file_kind: "exec",
-            build_id: None,
-            line_size: 64,
-            line_size_overridden: false,
             has_debug_info: true,
             types_from: TypesFrom::Dwarf,
-            percpu_base: None,
-            boundaries: Vec::new(),
-            function_prefix: 0,
-            sections: Vec::new(),
-            symbols: Vec::new(),
-            structs: Vec::new(),
-            variables: Vec::new(),
-            units: 0,
+            ..Image::new(PathBuf::from("test"), "x86_64".into(), 64)
         }
     }
 
@@ -284,7 +296,8 @@ impl<'a, 'd> VariableIndex<'a, 'd> {
 
 #[cfg(test)]
 mod tests {
-    use crate::load::{InputFile, LoadOptions};
+    use crate::input::InputFile;
+    use crate::load::LoadOptions;
 
     /// Objects between `__per_cpu_hot_start` and `__per_cpu_hot_end` (per-CPU only)
     /// are in the hot area; without the two symbols nothing is.

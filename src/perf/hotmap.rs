@@ -481,7 +481,8 @@ fn members_on_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{InputFile, LoadOptions};
+    use crate::input::InputFile;
+    use crate::load::LoadOptions;
     use crate::perf::c2c::{Access, HotLine};
 
     /// testdata/check/base.elf (FACTS.md): hot_path ffffffff81000000 (0x11 B),

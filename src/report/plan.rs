@@ -533,7 +533,8 @@ pub fn boundaries(s: &StructChange) -> Vec<(usize, u64)> {
 mod tests {
     use super::*;
     use crate::diff::{DiffOptions, diff};
-    use crate::load::{InputFile, LoadOptions};
+    use crate::input::InputFile;
+    use crate::load::LoadOptions;
     use crate::report::diff_lines::item_lines;
     use crate::report::string;
 

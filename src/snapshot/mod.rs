@@ -36,11 +36,6 @@ const MAX_PAYLOAD: u64 = 1 << 30;
 /// per file) for a file of 3.4 MB instead of 2.4 MB (zstd level 9).
 const LZ4_LEVEL: i32 = 9;
 
-/// True when `bytes` start like a snapshot.
-pub fn is_snapshot(bytes: &[u8]) -> bool {
-    bytes.starts_with(MAGIC)
-}
-
 fn bad(path: &Path, message: impl Into<String>) -> Error {
     Error::Input {
         path: path.to_path_buf(),
@@ -77,7 +72,7 @@ pub const LINE_GRANULE: u64 = 64;
 
 /// Writes the snapshot of `image` to `out`: `elf_files` are its symbols' file names as
 /// the ELF alone gives them (what a load without DWARF shows; empty when unknown),
-/// `lines` the source lines `show --line` prints, when kept. `load::InputFile::
+/// `lines` the source lines `show --line` prints, when kept. `input::InputFile::
 /// for_snapshot` reads all three from a vmlinux.
 pub fn write(
     image: &Image<'_>,
@@ -156,7 +151,7 @@ pub fn lines(path: &Path, opened: &Opened) -> Result<Option<Vec<(u64, String)>>>
 /// Checks the header and checksum of a snapshot file's bytes and decompresses its
 /// names.
 pub fn open(path: &Path, bytes: &[u8]) -> Result<Opened> {
-    if !is_snapshot(bytes) {
+    if !bytes.starts_with(MAGIC) {
         return Err(bad(path, "no snapshot magic"));
     }
     if bytes.len() < HEADER {
@@ -274,13 +269,7 @@ fn select_structs(image: &mut Image<'_>, options: &LoadOptions) {
     let mut keep: Vec<bool> = image
         .structs
         .iter()
-        .map(|s| {
-            if s.typedef {
-                options.typedefs.iter().any(|t| t == s.name)
-            } else {
-                options.structs.accepts(s.name)
-            }
-        })
+        .map(|s| options.lists(s.name, s.typedef))
         .collect();
     for v in &image.variables {
         if let Some(StructId(i)) = v.layout

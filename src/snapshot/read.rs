@@ -79,13 +79,9 @@ pub(super) fn read<'d>(
         (Vec::new(), Vec::new(), 0)
     };
     Ok(Image {
-        path: path.to_path_buf(),
-        arch: head.arch.to_string(),
         big_endian: head.big_endian,
         file_kind: head.file_kind,
         build_id: head.build_id.map(str::to_string),
-        line_size: head.line_size,
-        line_size_overridden: false,
         has_debug_info: head.has_debug_info,
         types_from: head.types_from,
         percpu_base: head.percpu_base,
@@ -96,6 +92,7 @@ pub(super) fn read<'d>(
         structs,
         variables,
         units,
+        ..Image::new(path.to_path_buf(), head.arch.to_string(), head.line_size)
     })
 }
 
@@ -741,7 +738,7 @@ mod tests {
     #[test]
     fn records_out_of_order_are_refused() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-        let file = crate::load::InputFile::open(&root.join("old.elf")).unwrap();
+        let file = crate::input::InputFile::open(&root.join("old.elf")).unwrap();
         let image = file.load(&crate::load::LoadOptions::default()).unwrap();
         let wanted = Wanted {
             listing: false,
@@ -779,7 +776,7 @@ mod tests {
     #[test]
     fn a_symbol_past_its_section_is_refused() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-        let file = crate::load::InputFile::open(&root.join("old.elf")).unwrap();
+        let file = crate::input::InputFile::open(&root.join("old.elf")).unwrap();
         let options = crate::load::LoadOptions::default();
         let wanted = Wanted {
             listing: false,

@@ -1,0 +1,264 @@
+//! Inputs: a file is mapped once and its kind decided once, when it is opened (an ELF
+//! file, a raw BTF blob with its symbol list, or a snapshot); loading then hands it to
+//! the one reader of that kind (`load` for ELF and BTF, `snapshot` for snapshots),
+//! each of which returns an `Image`.
+
+mod kind;
+
+pub use kind::{Compression, Kind, decide};
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+use crate::load::{self, DwarfCopies, LoadOptions, SourceLines, SymbolList, Walked};
+use crate::model::Image;
+use crate::snapshot;
+
+/// The architecture a raw BTF blob is taken for: neither BTF's header nor a symbol
+/// list names one, and the kernels that expose `/sys/kernel/btf/vmlinux` are x86_64
+/// far more often than not. Its line size follows from it (64 bytes) unless
+/// `--line-size` gives one.
+pub const RAW_BTF_ARCH: &str = "x86_64";
+
+/// An input file mapped into memory and opened as its kind; the `Image` borrows names
+/// from it.
+pub struct InputFile {
+    path: PathBuf,
+    map: Mmap,
+    opened: Opened,
+    /// A symbol list (`System.map`, `/proc/kallsyms`) that gives the addresses: of a
+    /// raw BTF blob, or instead of an ELF's own symbol table.
+    symbol_list: Option<SymbolList>,
+}
+
+/// What opening found, by kind.
+enum Opened {
+    Elf(Box<DwarfCopies>),
+    RawBtf {
+        big_endian: bool,
+    },
+    /// A snapshot's checked header and decompressed names (the `Image` borrows them).
+    Snapshot(snapshot::Opened),
+    /// A kind no reader takes; loading refuses it.
+    Refused(Kind),
+}
+
+/// What `snapshot::write` writes of one input (see `InputFile::for_snapshot`).
+pub struct ForSnapshot<'d> {
+    pub image: Image<'d>,
+    pub elf_files: Vec<Option<&'d str>>,
+    pub lines: Option<Vec<(u64, String)>>,
+}
+
+impl InputFile {
+    /// Maps `path` and opens it as its kind: fails on a missing path, a directory, an
+    /// empty file, or a snapshot whose header or checksum is wrong.
+    pub fn open(path: &Path) -> Result<InputFile> {
+        let map = map(path)?;
+        Self::opened(path, map)
+    }
+
+    /// Opens two files, both mapped before either is opened further: a missing one
+    /// fails at once, before the other is read.
+    pub fn open_both(a: &Path, b: &Path) -> Result<(InputFile, InputFile)> {
+        let (map_a, map_b) = (map(a)?, map(b)?);
+        Ok((Self::opened(a, map_a)?, Self::opened(b, map_b)?))
+    }
+
+    /// An input held in memory (fuzzing, tests): `name` stands for its path in errors.
+    pub fn from_bytes(name: &Path, bytes: &[u8]) -> Result<InputFile> {
+        if bytes.is_empty() {
+            return Err(Error::Empty {
+                path: name.to_path_buf(),
+            });
+        }
+        let io = |err| Error::Io {
+            path: name.to_path_buf(),
+            err,
+        };
+        let mut anon = memmap2::MmapMut::map_anon(bytes.len()).map_err(io)?;
+        anon.copy_from_slice(bytes);
+        Self::opened(name, anon.make_read_only().map_err(io)?)
+    }
+
+    /// The file at `path`, mapped as `map`, opened as the kind its bytes say.
+    fn opened(path: &Path, map: Mmap) -> Result<InputFile> {
+        let kind = decide(&map);
+        let opened = match kind {
+            Kind::Elf => Opened::Elf(Box::default()),
+            Kind::RawBtf { big_endian } => Opened::RawBtf { big_endian },
+            Kind::Snapshot => Opened::Snapshot(snapshot::open(path, &map)?),
+            Kind::Compressed(_) | Kind::Unknown => Opened::Refused(kind),
+        };
+        Ok(InputFile {
+            path: path.to_path_buf(),
+            map,
+            opened,
+            symbol_list: None,
+        })
+    }
+
+    /// Takes addresses from a symbol list (`System.map` or `/proc/kallsyms` format).
+    pub fn with_symbols(self, list: &Path) -> Result<InputFile> {
+        Ok(self.with_symbol_list(SymbolList::read(list)?))
+    }
+
+    /// `with_symbols` with the list's text given (fuzzing, tests).
+    pub fn with_symbol_text(self, list: &Path, text: String) -> Result<InputFile> {
+        Ok(self.with_symbol_list(SymbolList::from_text(list, text)?))
+    }
+
+    fn with_symbol_list(mut self, list: SymbolList) -> InputFile {
+        self.symbol_list = Some(list);
+        self
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The kind decided when the file was opened.
+    pub fn kind(&self) -> Kind {
+        match &self.opened {
+            Opened::Elf(_) => Kind::Elf,
+            Opened::RawBtf { big_endian } => Kind::RawBtf {
+                big_endian: *big_endian,
+            },
+            Opened::Snapshot(_) => Kind::Snapshot,
+            Opened::Refused(kind) => *kind,
+        }
+    }
+
+    /// True when the file is a snapshot rather than a build.
+    pub fn is_snapshot(&self) -> bool {
+        self.kind() == Kind::Snapshot
+    }
+
+    /// Reads the image as `options` asks, with the reader of the file's kind.
+    pub fn load(&self, options: &LoadOptions) -> Result<Image<'_>> {
+        let (path, symbols) = (&self.path, self.symbol_list.as_ref());
+        match &self.opened {
+            Opened::Elf(copies) => load::elf_image(path, &self.map, copies, symbols, options),
+            Opened::RawBtf { big_endian } => {
+                load::raw_btf_image(path, &self.map, RAW_BTF_ARCH, *big_endian, symbols, options)
+            }
+            Opened::Snapshot(opened) => snapshot::image(path, opened, &self.map, options),
+            Opened::Refused(Kind::Compressed(how)) => Err(Error::Input {
+                path: path.clone(),
+                message: how.refusal(),
+            }),
+            Opened::Refused(_) => Err(Error::NotElf { path: path.clone() }),
+        }
+    }
+
+    /// Source lines of code addresses: an ELF file's from its line programs (read
+    /// lazily, one unit at a time; `None` without DWARF), a snapshot's when written with
+    /// `--with-lines` (else `None`).
+    pub fn source_lines(&self) -> Result<Option<SourceLines<'_>>> {
+        match &self.opened {
+            Opened::Snapshot(opened) => {
+                Ok(snapshot::lines(&self.path, opened)?.map(SourceLines::from_table))
+            }
+            Opened::Elf(copies) => load::source_lines(&self.path, &self.map, copies),
+            Opened::RawBtf { .. } | Opened::Refused(_) => Err(Error::NotElf {
+                path: self.path.clone(),
+            }),
+        }
+    }
+
+    /// Walks every DIE of an ELF file (`load::walk_dies`); a snapshot has none.
+    pub fn walk_dies(&self, parse: bool) -> Result<Walked> {
+        match &self.opened {
+            Opened::Snapshot(_) => Ok(Walked::default()),
+            Opened::Elf(copies) => load::walk_dies(&self.path, &self.map, copies, parse),
+            Opened::RawBtf { .. } | Opened::Refused(_) => Err(Error::NotElf {
+                path: self.path.clone(),
+            }),
+        }
+    }
+
+    /// What a snapshot keeps of this input (a vmlinux): its image read in full, its
+    /// symbols' file names as the ELF alone gives them, and with `with_lines` the
+    /// source lines `show --line` prints. `snapshot::write` writes them.
+    pub fn for_snapshot(&self, with_lines: bool) -> Result<ForSnapshot<'_>> {
+        let full = LoadOptions {
+            all_typedefs: true,
+            ..LoadOptions::default()
+        };
+        let elf_only = LoadOptions {
+            dwarf: false,
+            ..LoadOptions::default()
+        };
+        let (image, bare) = rayon::join(|| self.load(&full), || self.load(&elf_only));
+        let (image, bare) = (image?, bare?);
+        let elf_files = if bare.symbols.len() == image.symbols.len() {
+            bare.symbols.iter().map(|s| s.file).collect()
+        } else {
+            Vec::new()
+        };
+        let lines = if with_lines {
+            snapshot_lines(self, &image)?
+        } else {
+            None
+        };
+        Ok(ForSnapshot {
+            image,
+            elf_files,
+            lines,
+        })
+    }
+}
+
+/// Maps `path`; fails on a missing path, a directory or an empty file.
+fn map(path: &Path) -> Result<Mmap> {
+    let io = |err| Error::Io {
+        path: path.to_path_buf(),
+        err,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.is_dir() {
+        return Err(Error::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    if meta.len() == 0 {
+        return Err(Error::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    let file = File::open(path).map_err(io)?;
+    // SAFETY: the map is read-only and private to this process. A concurrent
+    // truncation of the file by another process could fault; as with every
+    // mmap-based reader (ripgrep, addr2line), that is accepted for speed.
+    unsafe { Mmap::map(&file) }.map_err(io)
+}
+
+/// `file:line` at the start of every function and every `snapshot::LINE_GRANULE`
+/// boundary inside it (ordinary address space only; per-CPU offsets are not code).
+fn snapshot_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u64, String)>>> {
+    use crate::model::{Space, SymbolKind};
+    let Some(lines) = input.source_lines()? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for s in image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Function && s.space == Space::Global)
+    {
+        let end = s.place.saturating_add(s.size);
+        let mut at = s.place;
+        while at < end.max(s.place.saturating_add(1)) {
+            if let Some(loc) = lines.find(at) {
+                out.push((at, loc));
+            }
+            at = (at / snapshot::LINE_GRANULE + 1).saturating_mul(snapshot::LINE_GRANULE);
+        }
+    }
+    out.sort();
+    out.dedup_by_key(|(a, _)| *a);
+    Ok(Some(out))
+}
