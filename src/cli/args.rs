@@ -136,6 +136,8 @@ layout-diff check --rules layout.toml vmlinux --format markdown # for a review c
     #[command(after_help = "Changes (repeatable, in any mix):\n  \
 --struct NAME=+N | NAME=-N | NAME=SIZE   resize a struct (bytes added or removed at its end)\n  \
 --struct NAME --member M=+N              a member grows by N bytes\n  \
+--struct NAME --member M --after X       the member declared right after member X (--first: first)\n  \
+--struct NAME --member M --align N       the member aligned to N (____cacheline_aligned on it)\n  \
 --struct NAME --align N                  the struct is aligned to N (____cacheline_aligned)\n  \
 --symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp)\n  \
 --percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED\n  \
@@ -221,24 +223,8 @@ pub struct WhatifArgs {
     /// real build.
     #[arg(long)]
     pub nm: bool,
-    /// Print every predicted change, not only the first screen.
-    #[arg(long)]
-    pub all: bool,
-    /// Lines of items in the default report; not with --all.
-    #[arg(long, value_name = "N", conflicts_with = "all")]
-    pub limit: Option<usize>,
-    /// Measured hot things, as for the diff.
-    #[arg(long, value_name = "FILE")]
-    pub hot: Vec<PathBuf>,
-    /// Known-hot entries to add or replace, as for the diff.
-    #[arg(long, value_name = "FILE")]
-    pub hot_list: Vec<PathBuf>,
-    /// For one object, struct or function: evidence, root cause and rule.
-    #[arg(long, value_name = "NAME")]
-    pub explain: Option<String>,
-    /// Flagged categories that make exit 1, as for the diff.
-    #[arg(long, value_name = "CATEGORIES", value_delimiter = ',')]
-    pub fail_on: Vec<String>,
+    #[command(flatten)]
+    pub report: ReportArgs,
     #[command(flatten)]
     pub common: Common,
 }
@@ -253,12 +239,8 @@ pub struct SuggestArgs {
     /// (names as the report prints them; repeatable).
     #[arg(long = "symbol", value_name = "NAME")]
     pub symbols: Vec<String>,
-    /// Measured hot things, as for the diff.
-    #[arg(long, value_name = "FILE")]
-    pub hot: Vec<PathBuf>,
-    /// Known-hot entries to add or replace, as for the diff.
-    #[arg(long, value_name = "FILE")]
-    pub hot_list: Vec<PathBuf>,
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
     #[command(flatten)]
     pub common: Common,
 }
@@ -386,13 +368,6 @@ pub struct DiffArgs {
     /// The new build.
     #[arg(required = true)]
     pub new: PathBuf,
-    /// Print every change, not only the first screen.
-    #[arg(long)]
-    pub all: bool,
-    /// Lines of items in the default report (default 54: the whole report stays under
-    /// ~80 lines); not with --all, which prints everything.
-    #[arg(long, value_name = "N", conflicts_with = "all")]
-    pub limit: Option<usize>,
     /// Run-time minus link-time address for a c2c `--hot` report (hex; inferred when absent).
     #[arg(long, value_name = "HEX", value_parser = parse_hex)]
     pub kaslr_offset: Option<u64>,
@@ -402,17 +377,22 @@ pub struct DiffArgs {
     /// Always show these structs in full (names or globs).
     #[arg(long = "struct", value_name = "NAME|GLOB")]
     pub structs: Vec<String>,
-    /// Measured hot things, recorded on OLD (repeatable, kinds mixed): `perf c2c report
-    /// --stdio` (hot lines followed into NEW), `perf report --stdio --sort type,typeoff`,
-    /// `perf annotate --stdio --data-type`, `perf mem report -T`, `perf report --stdio
-    /// --sort sym`; or one symbol name, glob or `sym+0xOFF` per line (shown in full).
-    #[arg(long, value_name = "FILE")]
-    pub hot: Vec<PathBuf>,
-    /// Known-hot entries to add to the built-in list or replace in it (TOML:
-    /// `[[object]]`, `[[type]]`, `[[member]]`, `[[function]]`, each with name, reason,
-    /// source). Repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub hot_list: Vec<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// What the diff report shows and what fails it: shared by the diff and `whatif`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReportArgs {
+    /// Print every change, not only the first screen.
+    #[arg(long)]
+    pub all: bool,
+    /// Lines of items in the default report (default 54: the whole report stays under
+    /// ~80 lines); not with --all, which prints everything.
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub limit: Option<usize>,
     /// For one object, struct or function: the evidence, the root cause and the rule
     /// that decided its severity.
     #[arg(long, value_name = "NAME")]
@@ -425,7 +405,24 @@ pub struct DiffArgs {
     #[arg(long, value_name = "CATEGORIES", value_delimiter = ',')]
     pub fail_on: Vec<String>,
     #[command(flatten)]
-    pub common: Common,
+    pub evidence: EvidenceArgs,
+}
+
+/// Evidence of hotness beyond the built-in list: shared by the diff, `whatif` and
+/// `suggest`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct EvidenceArgs {
+    /// Measured hot things, recorded on OLD (repeatable, kinds mixed): `perf c2c report
+    /// --stdio` (hot lines followed into NEW), `perf report --stdio --sort type,typeoff`,
+    /// `perf annotate --stdio --data-type`, `perf mem report -T`, `perf report --stdio
+    /// --sort sym`; or one symbol name, glob or `sym+0xOFF` per line (shown in full).
+    #[arg(long, value_name = "FILE")]
+    pub hot: Vec<PathBuf>,
+    /// Known-hot entries to add to the built-in list or replace in it (TOML:
+    /// `[[object]]`, `[[type]]`, `[[member]]`, `[[function]]`, each with name, reason,
+    /// source). Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub hot_list: Vec<PathBuf>,
 }
 
 fn parse_hex(s: &str) -> Result<u64, String> {

@@ -31,11 +31,11 @@ pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
     // Every --hot file: names are shown in full and count as measured; perf profiles
     // are measured evidence; c2c reports are mapped onto OLD once it is loaded.
     let mut hotness = layout_diff::evidence::Hotness {
-        known: known_list(&args.hot_list)?,
+        known: known_list(&args.report.evidence.hot_list)?,
         measured: layout_diff::evidence::Measured::default(),
     };
     let mut c2c = Vec::new();
-    for path in &args.hot {
+    for path in &args.report.evidence.hot {
         match read_hot(path)? {
             HotInput::Names(names) => {
                 for n in names.iter().filter(|n| layout_diff::perf::is_plain_name(n)) {
@@ -53,6 +53,7 @@ pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
         anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
     }
     let fail_on = args
+        .report
         .fail_on
         .iter()
         .map(|c| {
@@ -87,7 +88,9 @@ pub(super) fn options<'a>(args: &DiffArgs, prep: &Prepared) -> Result<DiffOption
             .context("bad --struct pattern")?,
         // JSON and --explain read every change; the other formats list only what the
         // first screen can show unless --all is given.
-        listed_only: !args.all && args.common.format() != Format::Json && args.explain.is_none(),
+        listed_only: !args.report.all
+            && args.common.format() != Format::Json
+            && args.report.explain.is_none(),
         hotness: None,
     })
 }
@@ -176,7 +179,7 @@ pub(super) fn compare(
     }
     options.hotness = Some(&hotness);
     let report = layout_diff::diff::diff(old, new, &options);
-    if let Some(name) = &args.explain {
+    if let Some(name) = &args.report.explain {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
@@ -203,10 +206,10 @@ pub(super) fn compare(
         b.finish_and_clear();
     }
     let view = plan::View {
-        limit: if args.all {
+        limit: if args.report.all {
             None
         } else {
-            Some(args.limit.unwrap_or(DEFAULT_LIMIT))
+            Some(args.report.limit.unwrap_or(DEFAULT_LIMIT))
         },
     };
     let planned = plan::plan(&report, view);

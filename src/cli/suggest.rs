@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::args::{DiffArgs, SuggestArgs};
+use super::args::{DiffArgs, ReportArgs, SuggestArgs};
 use super::diff::{options, prepare};
 use super::{Output, progress};
 use layout_diff::InputFile;
@@ -14,15 +14,14 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let diff_args = DiffArgs {
         old: args.old.clone(),
         new: args.new.clone(),
-        all: true,
-        limit: None,
         kaslr_offset: None,
         symbols: args.symbols.clone(),
         structs: Vec::new(),
-        hot: args.hot.clone(),
-        hot_list: args.hot_list.clone(),
-        explain: None,
-        fail_on: Vec::new(),
+        report: ReportArgs {
+            all: true,
+            evidence: args.evidence.clone(),
+            ..ReportArgs::default()
+        },
         common: args.common.clone(),
     };
     let prep = prepare(&diff_args)?;

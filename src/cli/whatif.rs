@@ -24,15 +24,10 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     let diff_args = DiffArgs {
         old: args.file.clone(),
         new: args.file.clone(),
-        all: args.all,
-        limit: args.limit,
         kaslr_offset: None,
         symbols: Vec::new(),
         structs: Vec::new(),
-        hot: args.hot.clone(),
-        hot_list: args.hot_list.clone(),
-        explain: args.explain.clone(),
-        fail_on: args.fail_on.clone(),
+        report: args.report.clone(),
         common: args.common.clone(),
     };
     let prep = prepare(&diff_args)?;
