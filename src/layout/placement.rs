@@ -151,6 +151,15 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
         }
         lines.sort_unstable();
         lines.dedup();
+        // Between two listed lines, a run of lines with no other object is one entry
+        // (its first line): every line is accounted for, however large the object.
+        let gaps: Vec<u64> = lines
+            .windows(2)
+            .filter(|w| w[1] - w[0] > 1)
+            .map(|w| w[0] + 1)
+            .collect();
+        lines.extend(gaps);
+        lines.sort_unstable();
         lines
             .into_iter()
             .map(|line| {
@@ -234,6 +243,27 @@ mod tests {
         assert_eq!((q.first_line, q.lines, q.line_aligned), (2, 1, true));
     }
 
+    /// A 3-line object alone on its middle line lists it too: lines 0, 1 (none), 2.
+    #[test]
+    fn co_tenants_list_the_middle_lines_as_runs() {
+        let syms = vec![sym("a", 0, 8), sym("big", 8, 160), sym("b", 168, 8)];
+        let idx = SpaceIndex::data(&syms, Space::Global);
+        let got: Vec<(u64, Vec<&str>)> = idx
+            .co_tenants(&syms[1], 64)
+            .iter()
+            .map(|l| (l.line, l.symbols.iter().map(|s| s.name).collect()))
+            .collect();
+        assert_eq!(got, vec![(0, vec!["a"]), (1, vec![]), (2, vec!["b"])]);
+        let wide = vec![sym("w", 0, 64 * 10)];
+        let idx = SpaceIndex::data(&wide, Space::Global);
+        let got: Vec<u64> = idx
+            .co_tenants(&wide[0], 64)
+            .iter()
+            .map(|l| l.line)
+            .collect();
+        assert_eq!(got, vec![0, 1, 9]);
+    }
+
     #[test]
     fn co_tenants_include_large_earlier_objects() {
         let syms = vec![
@@ -279,7 +309,9 @@ mod tests {
             summary,
             vec![
                 (0, vec![]),
+                (1, vec![]),
                 (64, vec!["a"]),
+                (65, vec![]),
                 ((u64::MAX / 2 - 1) / 64, vec![])
             ]
         );

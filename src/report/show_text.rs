@@ -235,11 +235,24 @@ pub fn write_symbol(out: &mut impl Write, v: &SymbolView<'_, '_>, line_size: u64
             ]),
             rows: Vec::new(),
         };
-        for lt in &v.co_tenants {
+        let mut rows = v.co_tenants.iter().peekable();
+        while let Some(lt) = rows.next() {
             if lt.symbols.is_empty() {
+                // An entry with nothing on it stands for every line up to the next
+                // entry's (or itself, when last): one row.
+                let last = rows.peek().map_or(lt.line, |n| n.line - 1).max(lt.line);
+                let what = if last == lt.line {
+                    "(none)".to_string()
+                } else {
+                    format!(
+                        "(none, {} lines, through {})",
+                        last - lt.line + 1,
+                        place_str(s.space, lt.start + (last - lt.line) * line_size)
+                    )
+                };
                 c.rows.push(row([
                     Cell::left(place_str(s.space, lt.start)),
-                    Cell::left("(none)"),
+                    Cell::left(what),
                     Cell::left(""),
                     Cell::left(""),
                 ]));
