@@ -363,8 +363,13 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             Some(a) => a,
             None => implied,
         };
+        // No alignment exceeds what the object's new address allows (a linker-script
+        // boundary the model sees somewhere in a gap of unnamed bytes is not one).
         let mut align = match self.link_alignment(1, first.new) {
-            Some(l) => l.before().max(addresses),
+            Some(l) => l
+                .before()
+                .min(implied_alignment(first.new.place))
+                .max(addresses),
             None => addresses,
         };
         for p in &old_pairs {
