@@ -353,15 +353,71 @@ fn check_html_lists_failures_with_their_offenders() {
     let (dom, console) = render(&browser, &file);
     assert_clean(&dom, &console, &source);
     assert_eq!(dom.matches("data-pass=\"false\"").count(), 2);
-    // testdata/check/FACTS.md: types__ptrace ffffffff82a510c0, uidhash_lock ffffffff82a51118.
+    // testdata/check/FACTS.md: types__ptrace ffffffff82a510c0, root_user ffffffff82a510e0
+    // (56 B), uidhash_lock ffffffff82a51118.
     let alone = between(&dom, "alone = true", "</tr>");
     assert_eq!(
         rows(alone),
         vec![
-            ("ffffffff82a510c0".to_string(), names(&["types__ptrace"])),
-            ("ffffffff82a51100".to_string(), names(&["uidhash_lock"])),
+            (
+                "ffffffff82a510c0".to_string(),
+                names(&["types__ptrace", "root_user"])
+            ),
+            (
+                "ffffffff82a51100".to_string(),
+                names(&["root_user", "uidhash_lock"])
+            ),
         ]
     );
+}
+
+/// A failing `alone` or `not_with` rule draws the object checked on its lines, marked
+/// apart from the offenders (the focus class, and a legend entry), not blank space.
+#[test]
+fn check_html_draws_the_checked_object_among_its_offenders() {
+    let Some(browser) = chromium("check_subject_html") else {
+        return;
+    };
+    let rules = out_dir().join("not_with.toml");
+    std::fs::write(
+        &rules,
+        "[symbol.root_user]\nalone = true\nnot_with = [\"uidhash_lock\"]\n",
+    )
+    .unwrap();
+    let file = page(
+        "check-subject.html",
+        &[
+            "check",
+            "--rules",
+            rules.to_str().unwrap(),
+            &testdata("check/base.elf"),
+            "--format",
+            "html",
+        ],
+        1,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert_clean(&dom, &console, &source);
+    assert!(dom.contains("</span> the object checked</span>"), "legend");
+    assert!(
+        dom.contains("</span> an object or member at fault</span>"),
+        "legend"
+    );
+    // FACTS.md: root_user ffffffff82a510e0 (56 B) runs into the line of uidhash_lock.
+    let not_with = between(&dom, "not_with = [", "</tr>");
+    assert_eq!(
+        rows(not_with),
+        vec![(
+            "ffffffff82a51100".to_string(),
+            names(&["root_user", "uidhash_lock"])
+        )]
+    );
+    let alone = between(&dom, "alone = true", "</tr>");
+    assert_eq!(alone.matches("class=\"cell item focus cont\"").count(), 1);
+    assert_eq!(alone.matches("class=\"cell item focus\"").count(), 1);
+    // The offenders are plain blocks: types__ptrace and uidhash_lock.
+    assert_eq!(alone.matches("class=\"cell item\" style=").count(), 2);
 }
 
 /// The console check itself can fail: a page whose script throws is caught.

@@ -56,7 +56,7 @@ pub fn render(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -
         write!(out, "<p class=\"note\">{}</p>", esc(&l))?;
     }
     write!(out, "<p class=\"note\">{}</p>", esc(&quiet_line(r)))?;
-    out.write_str(legend())?;
+    out.write_str(&legend(super::Keys::ALL, "the object shown", None))?;
     out.write_str(
         "<p class=\"noprint\"><button id=\"open-all\" type=\"button\">expand all</button></p>\n",
     )?;

@@ -29,7 +29,7 @@ pub fn render(
         h.line_size_from,
         2 * h.line_size
     )?;
-    out.write_str(legend())?;
+    out.write_str(&legend(super::Keys::ALL, "the object shown", None))?;
     for s in structs {
         write!(
             out,
