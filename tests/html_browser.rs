@@ -420,6 +420,49 @@ fn check_html_draws_the_checked_object_among_its_offenders() {
     assert_eq!(alone.matches("class=\"cell item\" style=").count(), 2);
 }
 
+/// A `whatif` page says it is a prediction before anything else: the "predicted, not
+/// built" panel comes before the verdict, the summary and the first report section.
+#[test]
+fn whatif_html_says_predicted_before_the_report() {
+    let Some(browser) = chromium("whatif_html") else {
+        return;
+    };
+    let file = page(
+        "whatif.html",
+        &[
+            "whatif",
+            &testdata("whatif/base.elf"),
+            "--struct",
+            "rec=+8",
+            "--format",
+            "html",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert_clean(&dom, &console, &source);
+    let at = |needle: &str| {
+        dom.find(needle)
+            .unwrap_or_else(|| panic!("{needle} not in the page"))
+    };
+    let panel = at("id=\"predicted\"");
+    assert!(panel < at("id=\"verdict\""), "panel after the verdict");
+    assert!(
+        panel < at("<table class=\"summary\""),
+        "panel after the summary"
+    );
+    assert!(
+        panel < at("<section class=\"sec\""),
+        "panel after a section"
+    );
+    assert!(
+        between(&dom, "id=\"predicted\"", "</section>")
+            .contains("Predicted, not built: struct rec +8 B")
+    );
+    assert_eq!(dom.matches("Predicted, not built").count(), 1);
+}
+
 /// The console check itself can fail: a page whose script throws is caught.
 #[test]
 fn a_script_error_is_caught() {

@@ -11,9 +11,15 @@ use crate::report::diff_lines::{
 };
 use crate::report::plan::{Item, Plan, Section, SectionKind};
 
-/// Writes the planned report as one HTML page; `extra` is text appended as its own
-/// section (a followed perf c2c report).
-pub fn render(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -> fmt::Result {
+/// Writes the planned report as one HTML page. `predicted` is the text of a `whatif`
+/// prediction, drawn as a panel before anything else (a predicted page says so first);
+/// `extra` is text appended as its own section (a followed perf c2c report).
+pub fn render(
+    out: &mut impl Write,
+    p: &Plan<'_>,
+    predicted: Option<&str>,
+    extra: Option<(&str, &str)>,
+) -> fmt::Result {
     let r = p.report;
     open(
         out,
@@ -30,6 +36,13 @@ pub fn render(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -
         r.new.line_size_from,
         2 * r.line_size
     )?;
+    if let Some(text) = predicted {
+        writeln!(
+            out,
+            "<section class=\"banner predicted\" id=\"predicted\"><h2>predicted, not built</h2><pre>{}</pre></section>",
+            esc(text)
+        )?;
+    }
     if p.empty {
         out.write_str("<p id=\"no-changes\">no changes</p>")?;
         return close(out);
