@@ -463,6 +463,59 @@ fn whatif_html_says_predicted_before_the_report() {
     assert_eq!(dom.matches("Predicted, not built").count(), 1);
 }
 
+/// The verdict (the exit status line, and which --fail-on categories fail) opens the
+/// diff and check pages, before the summary and the first rule; it also closes them.
+#[test]
+fn verdict_is_at_the_top_of_diff_and_check_pages() {
+    // tests/evidence_fixtures.rs: this pair with this profile exits 1.
+    let (code, out, err) = run(&[
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/new.elf"),
+        "--hot",
+        &testdata("evidence/perf-type.txt"),
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let verdict = between(&out, "<p class=\"closing\" id=\"verdict\">", "</p>");
+    assert!(verdict.contains(">exit 1: 6 changes flagged on evidence, 6 in --fail-on"));
+    let failing = between(&out, "<p class=\"closing\" id=\"failing\">", "</p>");
+    // Every failing change in a category, the counts adding up to the 6.
+    let counts: usize = failing
+        .split(": ")
+        .nth(1)
+        .unwrap()
+        .split(", ")
+        .map(|p| p.rsplit(' ').next().unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(counts, 6, "{failing}");
+    assert!(!failing.contains("more"), "{failing}");
+    let top = out.find("id=\"verdict\"").unwrap();
+    assert!(top < out.find("id=\"failing\"").unwrap());
+    assert!(out.find("id=\"failing\"").unwrap() < out.find("<table class=\"summary\"").unwrap());
+    assert!(top < out.find("<section class=\"sec\"").unwrap());
+    assert_eq!(
+        out.matches(">exit 1: 6 changes flagged").count(),
+        2,
+        "top and bottom"
+    );
+
+    let (code, out, err) = run(&[
+        "check",
+        "--rules",
+        &testdata("check/rules/root_user.toml"),
+        &testdata("check/base.elf"),
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let top = out
+        .find("<p class=\"closing\" id=\"verdict\">2 of 2 rules fail (exit 1)</p>")
+        .expect("verdict at the top");
+    assert!(top < out.find("<table class=\"rules\"").unwrap());
+    assert_eq!(out.matches("2 of 2 rules fail (exit 1)").count(), 2);
+}
+
 /// The console check itself can fail: a page whose script throws is caught.
 #[test]
 fn a_script_error_is_caught() {

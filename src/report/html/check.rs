@@ -19,6 +19,12 @@ pub fn render(out: &mut impl Write, r: &CheckReport) -> fmt::Result {
         r.image.line_size,
         r.image.line_size_from
     )?;
+    // The verdict first as well as last: the exit status without scrolling.
+    write!(
+        out,
+        "<p class=\"closing\" id=\"verdict\">{}</p>",
+        esc(&closing(r))
+    )?;
     let maps: Vec<Option<Map>> = r.outcomes.iter().map(offender_map).collect();
     let mut keys = Keys::default();
     maps.iter().flatten().for_each(|m| keys.add(m));

@@ -7,7 +7,8 @@ use super::map::{Band, Block, Map, Mark, add_bitfield};
 use super::{close, esc, legend, open, pre};
 use crate::diff::{MemberChange, MemberChangeKind, PlacementChange, StructChange, Tenant};
 use crate::report::diff_lines::{
-    build, closing, improvements_line, item_lines, legend as columns, quiet_line, text_lines,
+    build, closing, failing_line, improvements_line, item_lines, legend as columns, quiet_line,
+    text_lines,
 };
 use crate::report::plan::{Item, Plan, Section, SectionKind};
 
@@ -62,6 +63,9 @@ pub fn render(
         "<p class=\"closing\" id=\"verdict\">{}</p>",
         esc(&closing(r, p.cut))
     )?;
+    if let Some(l) = failing_line(r) {
+        write!(out, "<p class=\"closing\" id=\"failing\">{}</p>", esc(&l))?;
+    }
     p.summary_table().html(out, "summary")?;
     out.write_char('\n')?;
     write!(out, "<p class=\"note\">{}</p>", esc(columns()))?;
