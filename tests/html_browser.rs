@@ -516,6 +516,48 @@ fn verdict_is_at_the_top_of_diff_and_check_pages() {
     assert_eq!(out.matches("2 of 2 rules fail (exit 1)").count(), 2);
 }
 
+/// Lines that hold the middle of one large object, and nothing else, are one row
+/// that says how many lines it stands for, not a row each that repeats its name.
+/// testdata/whatif/FACTS.md: b_log ffffffff82a51140, 0x138 B (5 lines, the last
+/// ffffffff82a51240), nothing else on its lines.
+#[test]
+fn a_large_object_is_one_row_over_its_middle_lines() {
+    let Some(browser) = chromium("large_object_html") else {
+        return;
+    };
+    let file = page(
+        "b_log.html",
+        &[
+            "show",
+            &testdata("whatif/base.elf"),
+            "--symbol",
+            "b_log",
+            "--format",
+            "html",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert_clean(&dom, &console, &source);
+    let map = between(&dom, "<figure class=\"map\">", "</figure>");
+    assert_eq!(
+        rows(map),
+        vec![
+            ("ffffffff82a51140".to_string(), names(&["b_log"])),
+            ("ffffffff82a51180".to_string(), names(&["b_log"])),
+            ("ffffffff82a51240".to_string(), names(&["b_log"])),
+        ]
+    );
+    let run = between(map, "<div class=\"row run", "</div></div>");
+    assert!(run.contains("data-lines=\"3\""), "{run}");
+    assert!(
+        run.contains("title=\"3 lines, ffffffff82a51180 to ffffffff82a51200\""),
+        "{run}"
+    );
+    assert!(run.contains(">b_log \u{2192} (3 lines)</span>"), "{run}");
+}
+
 /// The console check itself can fail: a page whose script throws is caught.
 #[test]
 fn a_script_error_is_caught() {
