@@ -558,6 +558,57 @@ fn a_large_object_is_one_row_over_its_middle_lines() {
     assert!(run.contains(">b_log \u{2192} (3 lines)</span>"), "{run}");
 }
 
+/// The legend lists the marks the page's maps use and no others: `show --symbol` has
+/// no write-hot, added, removed or changed block; `show --struct` no focus either.
+#[test]
+fn show_legend_lists_only_marks_on_the_page() {
+    let legend = |args: &[&str]| {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 0, "{err}");
+        between(&out, "<p class=\"legend\">", "</p>").to_string()
+    };
+    let old = testdata("old.elf");
+    let symbol = legend(&["show", &old, "--symbol", "root_user", "--format", "html"]);
+    assert!(
+        symbol.contains("</span> the object shown</span>"),
+        "{symbol}"
+    );
+    assert!(
+        symbol.contains("</span> hole or padding</span>"),
+        "{symbol}"
+    );
+    for absent in ["write-hot", "> added<", "> removed<", "> changed<"] {
+        assert!(!symbol.contains(absent), "{absent} in {symbol}");
+    }
+    let strukt = legend(&["show", &old, "--struct", "user_struct", "--format", "html"]);
+    assert!(
+        strukt.contains("</span> hole or padding</span>"),
+        "{strukt}"
+    );
+    for absent in [
+        "the object shown",
+        "write-hot",
+        "> added<",
+        "> removed<",
+        "> changed<",
+    ] {
+        assert!(!strukt.contains(absent), "{absent} in {strukt}");
+    }
+    // The diff keeps every key: its maps can draw each of them.
+    let (_, diff, _) = run(&[&old, &testdata("new.elf"), "--format", "html"]);
+    let all = between(&diff, "<p class=\"legend\">", "</p>");
+    for key in [
+        "the object shown",
+        "write-hot",
+        "> added<",
+        "> removed<",
+        "> changed<",
+        "hole or padding",
+    ] {
+        assert!(all.contains(key), "{key} not in {all}");
+    }
+}
+
 /// The console check itself can fail: a page whose script throws is caught.
 #[test]
 fn a_script_error_is_caught() {
