@@ -609,6 +609,61 @@ fn show_legend_lists_only_marks_on_the_page() {
     }
 }
 
+/// No label is cut to a sliver: a block's label fits, or ends in an ellipsis, or is
+/// hidden when the block is too narrow for one letter and the ellipsis (the block's
+/// title names it). struct mce's 1-byte members (cpuvendor, inject_flags, severity,
+/// pad at 56..59; cs, bank, cpu, finished at 64..67) are a few pixels wide side by side.
+#[test]
+fn labels_fit_their_blocks_or_are_hidden() {
+    let Some(browser) = chromium("labels_html") else {
+        return;
+    };
+    let file = page(
+        "labels.html",
+        &[
+            &testdata("old.elf"),
+            &testdata("new.elf"),
+            "--format",
+            "html",
+            "--struct",
+            "mce",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    // Measures every drawn label against its block: cut when wider than the room and
+    // the room is less than one letter and an ellipsis.
+    let probe = r#"<script>(function () {
+  var cut = [], hidden = 0, n = 0, ctx = document.createElement('canvas').getContext('2d');
+  document.querySelectorAll('details.item').forEach(function (d) { d.open = true; });
+  document.querySelectorAll('.lane .cell').forEach(function (c) {
+    var t = c.querySelector('.txt'), cs = getComputedStyle(c), ts = getComputedStyle(t);
+    n++;
+    if (ts.visibility === 'hidden' || ts.display === 'none') { hidden++; return; }
+    ctx.font = ts.font;
+    var room = c.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    if (t.getBoundingClientRect().width > room + 0.5 && room < ctx.measureText('x\u2026').width) {
+      cut.push(c.dataset.name);
+    }
+  });
+  document.body.dataset.labels = n + ' ' + hidden;
+  document.body.dataset.cut = cut.join(',');
+})();</script></body>"#;
+    std::fs::write(&file, source.replace("</body>", probe)).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert!(console.is_empty(), "{console:#?}");
+    assert!(
+        dom.contains("data-cut=\"\""),
+        "labels cut: {}",
+        attr(&dom, "data-cut").unwrap_or_default()
+    );
+    let labels = attr(&dom, "data-labels").expect("probe ran");
+    let hidden: usize = labels.split(' ').nth(1).unwrap().parse().unwrap();
+    assert!(hidden > 0, "no label hidden ({labels})");
+    // Hidden labels keep the name in the block's title.
+    assert!(source.contains("data-name=\"cpuvendor\" data-detail=\"cpuvendor | __u8 | at 56 | 1 B\" title=\"cpuvendor | __u8 | at 56 | 1 B\""));
+}
+
 /// The console check itself can fail: a page whose script throws is caught.
 #[test]
 fn a_script_error_is_caught() {
