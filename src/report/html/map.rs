@@ -228,7 +228,11 @@ impl Map {
     fn row(&self, out: &mut impl Write, first: u64, last: u64, lo: u64, hi: u64) -> fmt::Result {
         let ls = self.line_size;
         let n = last - first + 1;
-        let pair = if first % 2 == 0 { "pair-a" } else { "pair-b" };
+        let pair = if first.is_multiple_of(2) {
+            "pair-a"
+        } else {
+            "pair-b"
+        };
         if n == 1 {
             write!(
                 out,
