@@ -664,6 +664,69 @@ fn labels_fit_their_blocks_or_are_hidden() {
     assert!(source.contains("data-name=\"cpuvendor\" data-detail=\"cpuvendor | __u8 | at 56 | 1 B\" title=\"cpuvendor | __u8 | at 56 | 1 B\""));
 }
 
+/// Labels under a row never cover each other: the page stacks them on as many
+/// levels as they need. The fixture diff's first row of root_user (old) with three
+/// more point labels at 40, 41 and 42 % of the line, where two levels used to hold
+/// four labels in turn, the first and third on top of each other.
+#[test]
+fn labels_under_a_row_do_not_overlap() {
+    let Some(browser) = chromium("band_labels_html") else {
+        return;
+    };
+    let file = page(
+        "bands.html",
+        &[
+            &testdata("old.elf"),
+            &testdata("new.elf"),
+            "--format",
+            "html",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let item = source
+        .find("<details class=\"item\" data-name=\"root_user\"")
+        .expect("root_user item");
+    let at = item + source[item..].find("<div class=\"bands\">").unwrap() + 20;
+    let pins: String = ["40", "41", "42"]
+        .iter()
+        .enumerate()
+        .map(|(i, left)| {
+            format!(
+                "<span class=\"band pin{}\" style=\"left:{left}%\" title=\"x\">.a_long_member_name_{i} line 1</span>",
+                if i % 2 == 0 { " lo" } else { "" }
+            )
+        })
+        .collect();
+    let probe = r#"<script>(function () {
+  var overlaps = [];
+  document.querySelectorAll('details.item').forEach(function (d) { d.open = true; });
+  document.querySelectorAll('.bands').forEach(function (bands) {
+    var r = Array.prototype.map.call(bands.querySelectorAll('.band'), function (b) { return [b.textContent, b.getBoundingClientRect()]; });
+    var box = bands.getBoundingClientRect();
+    r.forEach(function (a, i) {
+      if (a[1].bottom > box.bottom + 0.5) { overlaps.push(a[0] + ' below its row'); }
+      r.slice(i + 1).forEach(function (b) {
+        var x = a[1], y = b[1];
+        if (x.left < y.right && y.left < x.right && x.top < y.bottom && y.top < x.bottom) { overlaps.push(a[0] + ' / ' + b[0]); }
+      });
+    });
+  });
+  document.body.dataset.overlaps = overlaps.join('; ');
+})();</script></body>"#;
+    let page_with_pins =
+        format!("{}{pins}{}", &source[..at], &source[at..]).replace("</body>", probe);
+    std::fs::write(&file, page_with_pins).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert!(console.is_empty(), "{console:#?}");
+    assert!(dom.contains("<pre id=\"js-errors\"></pre>"));
+    assert!(
+        dom.contains("data-overlaps=\"\""),
+        "{}",
+        attr(&dom, "data-overlaps").unwrap_or_default()
+    );
+}
+
 /// The console check itself can fail: a page whose script throws is caught.
 #[test]
 fn a_script_error_is_caught() {
