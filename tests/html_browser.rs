@@ -353,14 +353,377 @@ fn check_html_lists_failures_with_their_offenders() {
     let (dom, console) = render(&browser, &file);
     assert_clean(&dom, &console, &source);
     assert_eq!(dom.matches("data-pass=\"false\"").count(), 2);
-    // testdata/check/FACTS.md: types__ptrace ffffffff82a510c0, uidhash_lock ffffffff82a51118.
+    // testdata/check/FACTS.md: types__ptrace ffffffff82a510c0, root_user ffffffff82a510e0
+    // (56 B), uidhash_lock ffffffff82a51118.
     let alone = between(&dom, "alone = true", "</tr>");
     assert_eq!(
         rows(alone),
         vec![
-            ("ffffffff82a510c0".to_string(), names(&["types__ptrace"])),
-            ("ffffffff82a51100".to_string(), names(&["uidhash_lock"])),
+            (
+                "ffffffff82a510c0".to_string(),
+                names(&["types__ptrace", "root_user"])
+            ),
+            (
+                "ffffffff82a51100".to_string(),
+                names(&["root_user", "uidhash_lock"])
+            ),
         ]
+    );
+}
+
+/// A failing `alone` or `not_with` rule draws the object checked on its lines, marked
+/// apart from the offenders (the focus class, and a legend entry), not blank space.
+#[test]
+fn check_html_draws_the_checked_object_among_its_offenders() {
+    let Some(browser) = chromium("check_subject_html") else {
+        return;
+    };
+    let rules = out_dir().join("not_with.toml");
+    std::fs::write(
+        &rules,
+        "[symbol.root_user]\nalone = true\nnot_with = [\"uidhash_lock\"]\n",
+    )
+    .unwrap();
+    let file = page(
+        "check-subject.html",
+        &[
+            "check",
+            "--rules",
+            rules.to_str().unwrap(),
+            &testdata("check/base.elf"),
+            "--format",
+            "html",
+        ],
+        1,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert_clean(&dom, &console, &source);
+    assert!(dom.contains("</span> the object checked</span>"), "legend");
+    assert!(
+        dom.contains("</span> an object or member at fault</span>"),
+        "legend"
+    );
+    // FACTS.md: root_user ffffffff82a510e0 (56 B) runs into the line of uidhash_lock.
+    let not_with = between(&dom, "not_with = [", "</tr>");
+    assert_eq!(
+        rows(not_with),
+        vec![(
+            "ffffffff82a51100".to_string(),
+            names(&["root_user", "uidhash_lock"])
+        )]
+    );
+    let alone = between(&dom, "alone = true", "</tr>");
+    assert_eq!(alone.matches("class=\"cell item focus cont\"").count(), 1);
+    assert_eq!(alone.matches("class=\"cell item focus\"").count(), 1);
+    // The offenders are plain blocks: types__ptrace and uidhash_lock.
+    assert_eq!(alone.matches("class=\"cell item\" style=").count(), 2);
+}
+
+/// A `whatif` page says it is a prediction before anything else: the "predicted, not
+/// built" panel comes before the verdict, the summary and the first report section.
+#[test]
+fn whatif_html_says_predicted_before_the_report() {
+    let Some(browser) = chromium("whatif_html") else {
+        return;
+    };
+    let file = page(
+        "whatif.html",
+        &[
+            "whatif",
+            &testdata("whatif/base.elf"),
+            "--struct",
+            "rec=+8",
+            "--format",
+            "html",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert_clean(&dom, &console, &source);
+    let at = |needle: &str| {
+        dom.find(needle)
+            .unwrap_or_else(|| panic!("{needle} not in the page"))
+    };
+    let panel = at("id=\"predicted\"");
+    assert!(panel < at("id=\"verdict\""), "panel after the verdict");
+    assert!(
+        panel < at("<table class=\"summary\""),
+        "panel after the summary"
+    );
+    assert!(
+        panel < at("<section class=\"sec\""),
+        "panel after a section"
+    );
+    assert!(
+        between(&dom, "id=\"predicted\"", "</section>")
+            .contains("Predicted, not built: struct rec +8 B")
+    );
+    assert_eq!(dom.matches("Predicted, not built").count(), 1);
+}
+
+/// The verdict (the exit status line, and which --fail-on categories fail) opens the
+/// diff and check pages, before the summary and the first rule; it also closes them.
+#[test]
+fn verdict_is_at_the_top_of_diff_and_check_pages() {
+    // tests/evidence_fixtures.rs: this pair with this profile exits 1.
+    let (code, out, err) = run(&[
+        &testdata("evidence/old.elf"),
+        &testdata("evidence/new.elf"),
+        "--hot",
+        &testdata("evidence/perf-type.txt"),
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let verdict = between(&out, "<p class=\"closing\" id=\"verdict\">", "</p>");
+    assert!(verdict.contains(">exit 1: 6 changes flagged on evidence, 6 in --fail-on"));
+    let failing = between(&out, "<p class=\"closing\" id=\"failing\">", "</p>");
+    // Every failing change in a category, the counts adding up to the 6.
+    let counts: usize = failing
+        .split(": ")
+        .nth(1)
+        .unwrap()
+        .split(", ")
+        .map(|p| p.rsplit(' ').next().unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(counts, 6, "{failing}");
+    assert!(!failing.contains("more"), "{failing}");
+    let top = out.find("id=\"verdict\"").unwrap();
+    assert!(top < out.find("id=\"failing\"").unwrap());
+    assert!(out.find("id=\"failing\"").unwrap() < out.find("<table class=\"summary\"").unwrap());
+    assert!(top < out.find("<section class=\"sec\"").unwrap());
+    assert_eq!(
+        out.matches(">exit 1: 6 changes flagged").count(),
+        2,
+        "top and bottom"
+    );
+
+    let (code, out, err) = run(&[
+        "check",
+        "--rules",
+        &testdata("check/rules/root_user.toml"),
+        &testdata("check/base.elf"),
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let top = out
+        .find("<p class=\"closing\" id=\"verdict\">2 of 2 rules fail (exit 1)</p>")
+        .expect("verdict at the top");
+    assert!(top < out.find("<table class=\"rules\"").unwrap());
+    assert_eq!(out.matches("2 of 2 rules fail (exit 1)").count(), 2);
+}
+
+/// Lines that hold the middle of one large object, and nothing else, are one row
+/// that says how many lines it stands for, not a row each that repeats its name.
+/// testdata/whatif/FACTS.md: b_log ffffffff82a51140, 0x138 B (5 lines, the last
+/// ffffffff82a51240), nothing else on its lines.
+#[test]
+fn a_large_object_is_one_row_over_its_middle_lines() {
+    let Some(browser) = chromium("large_object_html") else {
+        return;
+    };
+    let file = page(
+        "b_log.html",
+        &[
+            "show",
+            &testdata("whatif/base.elf"),
+            "--symbol",
+            "b_log",
+            "--format",
+            "html",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert_clean(&dom, &console, &source);
+    let map = between(&dom, "<figure class=\"map\">", "</figure>");
+    assert_eq!(
+        rows(map),
+        vec![
+            ("ffffffff82a51140".to_string(), names(&["b_log"])),
+            ("ffffffff82a51180".to_string(), names(&["b_log"])),
+            ("ffffffff82a51240".to_string(), names(&["b_log"])),
+        ]
+    );
+    let run = between(map, "<div class=\"row run", "</div></div>");
+    assert!(run.contains("data-lines=\"3\""), "{run}");
+    assert!(
+        run.contains("title=\"3 lines, ffffffff82a51180 to ffffffff82a51200\""),
+        "{run}"
+    );
+    assert!(run.contains(">b_log \u{2192} (3 lines)</span>"), "{run}");
+}
+
+/// The legend lists the marks the page's maps use and no others: `show --symbol` has
+/// no write-hot, added, removed or changed block; `show --struct` no focus either.
+#[test]
+fn show_legend_lists_only_marks_on_the_page() {
+    let legend = |args: &[&str]| {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 0, "{err}");
+        between(&out, "<p class=\"legend\">", "</p>").to_string()
+    };
+    let old = testdata("old.elf");
+    let symbol = legend(&["show", &old, "--symbol", "root_user", "--format", "html"]);
+    assert!(
+        symbol.contains("</span> the object shown</span>"),
+        "{symbol}"
+    );
+    assert!(
+        symbol.contains("</span> hole or padding</span>"),
+        "{symbol}"
+    );
+    for absent in ["write-hot", "> added<", "> removed<", "> changed<"] {
+        assert!(!symbol.contains(absent), "{absent} in {symbol}");
+    }
+    let strukt = legend(&["show", &old, "--struct", "user_struct", "--format", "html"]);
+    assert!(
+        strukt.contains("</span> hole or padding</span>"),
+        "{strukt}"
+    );
+    for absent in [
+        "the object shown",
+        "write-hot",
+        "> added<",
+        "> removed<",
+        "> changed<",
+    ] {
+        assert!(!strukt.contains(absent), "{absent} in {strukt}");
+    }
+    // The diff keeps every key: its maps can draw each of them.
+    let (_, diff, _) = run(&[&old, &testdata("new.elf"), "--format", "html"]);
+    let all = between(&diff, "<p class=\"legend\">", "</p>");
+    for key in [
+        "the object shown",
+        "write-hot",
+        "> added<",
+        "> removed<",
+        "> changed<",
+        "hole or padding",
+    ] {
+        assert!(all.contains(key), "{key} not in {all}");
+    }
+}
+
+/// No label is cut to a sliver: a block's label fits, or ends in an ellipsis, or is
+/// hidden when the block is too narrow for one letter and the ellipsis (the block's
+/// title names it). struct mce's 1-byte members (cpuvendor, inject_flags, severity,
+/// pad at 56..59; cs, bank, cpu, finished at 64..67) are a few pixels wide side by side.
+#[test]
+fn labels_fit_their_blocks_or_are_hidden() {
+    let Some(browser) = chromium("labels_html") else {
+        return;
+    };
+    let file = page(
+        "labels.html",
+        &[
+            &testdata("old.elf"),
+            &testdata("new.elf"),
+            "--format",
+            "html",
+            "--struct",
+            "mce",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    // Measures every drawn label against its block: cut when wider than the room and
+    // the room is less than one letter and an ellipsis.
+    let probe = r#"<script>(function () {
+  var cut = [], hidden = 0, n = 0, ctx = document.createElement('canvas').getContext('2d');
+  document.querySelectorAll('details.item').forEach(function (d) { d.open = true; });
+  document.querySelectorAll('.lane .cell').forEach(function (c) {
+    var t = c.querySelector('.txt'), cs = getComputedStyle(c), ts = getComputedStyle(t);
+    n++;
+    if (ts.visibility === 'hidden' || ts.display === 'none') { hidden++; return; }
+    ctx.font = ts.font;
+    var room = c.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    if (t.getBoundingClientRect().width > room + 0.5 && room < ctx.measureText('x\u2026').width) {
+      cut.push(c.dataset.name);
+    }
+  });
+  document.body.dataset.labels = n + ' ' + hidden;
+  document.body.dataset.cut = cut.join(',');
+})();</script></body>"#;
+    std::fs::write(&file, source.replace("</body>", probe)).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert!(console.is_empty(), "{console:#?}");
+    assert!(
+        dom.contains("data-cut=\"\""),
+        "labels cut: {}",
+        attr(&dom, "data-cut").unwrap_or_default()
+    );
+    let labels = attr(&dom, "data-labels").expect("probe ran");
+    let hidden: usize = labels.split(' ').nth(1).unwrap().parse().unwrap();
+    assert!(hidden > 0, "no label hidden ({labels})");
+    // Hidden labels keep the name in the block's title.
+    assert!(source.contains("data-name=\"cpuvendor\" data-detail=\"cpuvendor | __u8 | at 56 | 1 B\" title=\"cpuvendor | __u8 | at 56 | 1 B\""));
+}
+
+/// Labels under a row never cover each other: the page stacks them on as many
+/// levels as they need. The fixture diff's first row of root_user (old) with three
+/// more point labels at 40, 41 and 42 % of the line, where two levels used to hold
+/// four labels in turn, the first and third on top of each other.
+#[test]
+fn labels_under_a_row_do_not_overlap() {
+    let Some(browser) = chromium("band_labels_html") else {
+        return;
+    };
+    let file = page(
+        "bands.html",
+        &[
+            &testdata("old.elf"),
+            &testdata("new.elf"),
+            "--format",
+            "html",
+        ],
+        0,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let item = source
+        .find("<details class=\"item\" data-name=\"root_user\"")
+        .expect("root_user item");
+    let at = item + source[item..].find("<div class=\"bands\">").unwrap() + 20;
+    let pins: String = ["40", "41", "42"]
+        .iter()
+        .enumerate()
+        .map(|(i, left)| {
+            format!(
+                "<span class=\"band pin{}\" style=\"left:{left}%\" title=\"x\">.a_long_member_name_{i} line 1</span>",
+                if i % 2 == 0 { " lo" } else { "" }
+            )
+        })
+        .collect();
+    let probe = r#"<script>(function () {
+  var overlaps = [];
+  document.querySelectorAll('details.item').forEach(function (d) { d.open = true; });
+  document.querySelectorAll('.bands').forEach(function (bands) {
+    var r = Array.prototype.map.call(bands.querySelectorAll('.band'), function (b) { return [b.textContent, b.getBoundingClientRect()]; });
+    var box = bands.getBoundingClientRect();
+    r.forEach(function (a, i) {
+      if (a[1].bottom > box.bottom + 0.5) { overlaps.push(a[0] + ' below its row'); }
+      r.slice(i + 1).forEach(function (b) {
+        var x = a[1], y = b[1];
+        if (x.left < y.right && y.left < x.right && x.top < y.bottom && y.top < x.bottom) { overlaps.push(a[0] + ' / ' + b[0]); }
+      });
+    });
+  });
+  document.body.dataset.overlaps = overlaps.join('; ');
+})();</script></body>"#;
+    let page_with_pins =
+        format!("{}{pins}{}", &source[..at], &source[at..]).replace("</body>", probe);
+    std::fs::write(&file, page_with_pins).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert!(console.is_empty(), "{console:#?}");
+    assert!(dom.contains("<pre id=\"js-errors\"></pre>"));
+    assert!(
+        dom.contains("data-overlaps=\"\""),
+        "{}",
+        attr(&dom, "data-overlaps").unwrap_or_default()
     );
 }
 

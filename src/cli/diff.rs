@@ -235,12 +235,13 @@ pub(super) fn compare(
                 .as_ref()
                 .map(|f| layout_diff::report::string(|o| hot_text::follow(o, f)))
                 .transpose()?;
-            let side = match (preface, hot.as_deref()) {
-                (_, Some(t)) => Some(("hot lines from perf c2c", t)),
-                (Some(p), None) => Some(("predicted, not built", p.text.as_str())),
-                (None, None) => None,
-            };
-            html::diff(&mut text, &planned, side)?;
+            let side = hot.as_deref().map(|t| ("hot lines from perf c2c", t));
+            html::diff(
+                &mut text,
+                &planned,
+                preface.map(|p| p.text.trim_end()),
+                side,
+            )?;
         }
         Format::Json => {
             #[derive(serde::Serialize)]

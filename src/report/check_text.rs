@@ -209,6 +209,7 @@ mod tests {
             line_size: 64,
             why: None,
             offenders: Vec::new(),
+            subject: None,
             more_offenders: 0,
         }
     }

@@ -501,6 +501,44 @@ pub(crate) fn closing(r: &Report, cut: usize) -> String {
     )
 }
 
+/// Which `--fail-on` categories make the exit status 1, with how many changes in
+/// each (`failing: member 3, neighbour 3`); `None` when nothing fails. Changes the
+/// report counts as failing without listing them are given as a remainder.
+pub(crate) fn failing_line(r: &Report) -> Option<String> {
+    if r.failing == 0 {
+        return None;
+    }
+    let fails = |s: Severity| s.category().filter(|c| r.fail_on.contains(c));
+    let mut by: Vec<(crate::diff::Category, usize)> = Vec::new();
+    let mut tally = |c: Option<crate::diff::Category>| {
+        if let Some(c) = c {
+            match by.iter_mut().find(|(k, _)| *k == c) {
+                Some((_, n)) => *n += 1,
+                None => by.push((c, 1)),
+            }
+        }
+    };
+    r.data
+        .iter()
+        .chain(&r.percpu)
+        .for_each(|c| tally(fails(c.severity)));
+    r.structs.iter().for_each(|s| tally(fails(s.severity)));
+    r.functions
+        .iter()
+        .filter(|f| f.flagged)
+        .for_each(|f| tally(fails(f.severity)));
+    by.sort_by_key(|&(c, _)| r.fail_on.iter().position(|k| *k == c));
+    let mut parts: Vec<String> = by
+        .iter()
+        .map(|(c, n)| format!("{} {n}", c.name()))
+        .collect();
+    let counted: usize = by.iter().map(|(_, n)| n).sum();
+    if counted < r.failing {
+        parts.push(format!("{} more", r.failing - counted));
+    }
+    Some(format!("failing (--fail-on): {}", parts.join(", ")))
+}
+
 /// `1 line`, `2 -> 3 lines`, `1 -> 1 line`: a line count before and after.
 pub(crate) fn lines_pair(old: u64, new: u64) -> String {
     let word = if old == 1 && new == 1 {

@@ -589,7 +589,7 @@ mod tests {
             let (a, b) = (plan(&full, View { limit }), plan(&listed, View { limit }));
             let text = |p: &Plan<'_>| string(|o| crate::report::diff_text::render(o, p));
             let markdown = |p: &Plan<'_>| string(|o| crate::report::diff_markdown::render(o, p));
-            let html = |p: &Plan<'_>| string(|o| crate::report::html::diff(o, p, None));
+            let html = |p: &Plan<'_>| string(|o| crate::report::html::diff(o, p, None, None));
             assert_eq!(text(&a), text(&b));
             assert_eq!(markdown(&a), markdown(&b));
             assert_eq!(html(&a), html(&b));

@@ -102,6 +102,11 @@ pub struct Outcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
     pub offenders: Vec<Offender>,
+    /// The object a failing symbol rule checked (place and size; `lines` left empty),
+    /// so that a drawing of the offenders shows what they share a line with. Not in
+    /// the JSON, which names the target already.
+    #[serde(skip)]
+    pub subject: Option<Offender>,
     /// Offenders left out after the first `MAX_OFFENDERS`.
     #[serde(skip_serializing_if = "is_zero")]
     pub more_offenders: usize,
@@ -171,6 +176,8 @@ struct Ctx<'r, R> {
     target: Option<String>,
     positions: Positions,
     line_size: u64,
+    /// The object checked (symbol rules), kept on failing outcomes.
+    subject: Option<Offender>,
 }
 
 impl<R> Ctx<'_, R> {
@@ -200,6 +207,7 @@ impl<R> Ctx<'_, R> {
             line_size: self.line_size,
             why: if pass { None } else { self.why.clone() },
             offenders,
+            subject: if pass { None } else { self.subject.clone() },
             more_offenders,
         }
     }
@@ -273,6 +281,7 @@ fn symbol(out: &mut Vec<Outcome>, r: &Named<SymbolRule>, image: &Image<'_>) {
         target: None,
         positions: Positions::Address,
         line_size: ls,
+        subject: None,
     };
     let found: Vec<&Symbol<'_>> = image
         .symbols
@@ -289,6 +298,13 @@ fn symbol(out: &mut Vec<Outcome>, r: &Named<SymbolRule>, image: &Image<'_>) {
     for s in found {
         ctx.target = Some(s.qualified_name());
         ctx.positions = positions(s.space);
+        // Its lines are not listed: a drawing takes them from its place and size.
+        ctx.subject = Some(Offender {
+            name: s.qualified_name(),
+            offset: s.place,
+            size: s.size,
+            lines: Vec::new(),
+        });
         let index = if s.space == Space::Percpu {
             &percpu
         } else {
@@ -364,6 +380,7 @@ fn function(out: &mut Vec<Outcome>, r: &Named<FunctionRule>, image: &Image<'_>) 
         target: None,
         positions: Positions::Address,
         line_size: image.line_size,
+        subject: None,
     };
     let keys: Vec<(&'static str, String)> = r
         .rule
@@ -419,6 +436,7 @@ fn group(out: &mut Vec<Outcome>, r: &Named<GroupRule>, image: &Image<'_>) {
         target: None,
         positions: Positions::StructOffset,
         line_size: ls,
+        subject: None,
     };
     let mut any = false;
     for s in image.structs.iter().filter(|s| ms.is_match(s.name)) {

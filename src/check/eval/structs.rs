@@ -64,6 +64,7 @@ pub(super) fn structs(
         target: None,
         positions: Positions::StructOffset,
         line_size: ls,
+        subject: None,
     };
     let found: Vec<&StructLayout<'_>> = new.structs.iter().filter(|s| m.is_match(s.name)).collect();
     if found.is_empty() {

@@ -4,7 +4,7 @@
 use std::fmt::{self, Write};
 
 use super::map::{Block, Map};
-use super::{close, esc, open, pre};
+use super::{Keys, close, esc, legend, open, pre};
 use crate::check::eval::{CheckReport, Outcome, Positions};
 use crate::model::Space;
 use crate::report::check_text::{closing, details, rule_line, title};
@@ -14,12 +14,29 @@ pub fn render(out: &mut impl Write, r: &CheckReport) -> fmt::Result {
     open(out, &title(r))?;
     writeln!(
         out,
-        "<header><h1>{}</h1><p class=\"meta\">line {} B ({})</p></header>\n<table class=\"rules\"><tr><th>outcome</th><th>rule</th></tr>",
+        "<header><h1>{}</h1><p class=\"meta\">line {} B ({})</p></header>",
         esc(&title(r)),
         r.image.line_size,
         r.image.line_size_from
     )?;
-    for o in &r.outcomes {
+    // The verdict first as well as last: the exit status without scrolling.
+    write!(
+        out,
+        "<p class=\"closing\" id=\"verdict\">{}</p>",
+        esc(&closing(r))
+    )?;
+    let maps: Vec<Option<Map>> = r.outcomes.iter().map(offender_map).collect();
+    let mut keys = Keys::default();
+    maps.iter().flatten().for_each(|m| keys.add(m));
+    if keys != Keys::default() {
+        out.write_str(&legend(
+            keys,
+            "the object checked",
+            Some("an object or member at fault"),
+        ))?;
+    }
+    out.write_str("<table class=\"rules\"><tr><th>outcome</th><th>rule</th></tr>")?;
+    for (o, map) in r.outcomes.iter().zip(&maps) {
         write!(
             out,
             "<tr class=\"outcome\" data-pass=\"{}\"><td class=\"{}\">{}</td><td><details class=\"item\"{}><summary class=\"item\">{}</summary>",
@@ -30,7 +47,7 @@ pub fn render(out: &mut impl Write, r: &CheckReport) -> fmt::Result {
             esc(&rule_line(o)),
         )?;
         pre(out, &details(o))?;
-        if let Some(m) = offender_map(o) {
+        if let Some(m) = map {
             m.html(out)?;
         }
         writeln!(out, "</details></td></tr>")?;
@@ -43,16 +60,24 @@ pub fn render(out: &mut impl Write, r: &CheckReport) -> fmt::Result {
     close(out)
 }
 
-/// The offenders on the lines where they are (`None` when no offender has a line).
+/// The offenders on the lines where they are, with the object checked (the map's
+/// focus) where it shares those lines (`None` when no offender has a line).
 fn offender_map(o: &Outcome) -> Option<Map> {
     let first = o.offenders.iter().flat_map(|f| f.lines.iter()).min()?;
     let last = o.offenders.iter().flat_map(|f| f.lines.iter()).max()?;
-    let blocks = o
+    let mut blocks: Vec<Block> = o
         .offenders
         .iter()
         .filter(|f| !f.lines.is_empty())
         .map(|f| Block::new(f.offset, f.size, f.name.clone(), "at fault"))
         .collect();
+    if let Some(s) = &o.subject {
+        let mut b = Block::new(s.offset, s.size, s.name.clone(), "the object checked");
+        b.focus = true;
+        blocks.push(b);
+    }
+    // In address order, as they are read and tabbed through.
+    blocks.sort_by_key(|b| b.start);
     Some(Map {
         caption: format!("at fault: {}", o.target.as_deref().unwrap_or(&o.pattern)),
         line_size: o.line_size,

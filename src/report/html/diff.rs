@@ -7,13 +7,20 @@ use super::map::{Band, Block, Map, Mark, add_bitfield};
 use super::{close, esc, legend, open, pre};
 use crate::diff::{MemberChange, MemberChangeKind, PlacementChange, StructChange, Tenant};
 use crate::report::diff_lines::{
-    build, closing, improvements_line, item_lines, legend as columns, quiet_line, text_lines,
+    build, closing, failing_line, improvements_line, item_lines, legend as columns, quiet_line,
+    text_lines,
 };
 use crate::report::plan::{Item, Plan, Section, SectionKind};
 
-/// Writes the planned report as one HTML page; `extra` is text appended as its own
-/// section (a followed perf c2c report).
-pub fn render(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -> fmt::Result {
+/// Writes the planned report as one HTML page. `predicted` is the text of a `whatif`
+/// prediction, drawn as a panel before anything else (a predicted page says so first);
+/// `extra` is text appended as its own section (a followed perf c2c report).
+pub fn render(
+    out: &mut impl Write,
+    p: &Plan<'_>,
+    predicted: Option<&str>,
+    extra: Option<(&str, &str)>,
+) -> fmt::Result {
     let r = p.report;
     open(
         out,
@@ -30,6 +37,13 @@ pub fn render(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -
         r.new.line_size_from,
         2 * r.line_size
     )?;
+    if let Some(text) = predicted {
+        writeln!(
+            out,
+            "<section class=\"banner predicted\" id=\"predicted\"><h2>predicted, not built</h2><pre>{}</pre></section>",
+            esc(text)
+        )?;
+    }
     if p.empty {
         out.write_str("<p id=\"no-changes\">no changes</p>")?;
         return close(out);
@@ -49,6 +63,9 @@ pub fn render(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -
         "<p class=\"closing\" id=\"verdict\">{}</p>",
         esc(&closing(r, p.cut))
     )?;
+    if let Some(l) = failing_line(r) {
+        write!(out, "<p class=\"closing\" id=\"failing\">{}</p>", esc(&l))?;
+    }
     p.summary_table().html(out, "summary")?;
     out.write_char('\n')?;
     write!(out, "<p class=\"note\">{}</p>", esc(columns()))?;
@@ -56,7 +73,7 @@ pub fn render(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -
         write!(out, "<p class=\"note\">{}</p>", esc(&l))?;
     }
     write!(out, "<p class=\"note\">{}</p>", esc(&quiet_line(r)))?;
-    out.write_str(legend())?;
+    out.write_str(&legend(super::Keys::ALL, "the object shown", None))?;
     out.write_str(
         "<p class=\"noprint\"><button id=\"open-all\" type=\"button\">expand all</button></p>\n",
     )?;

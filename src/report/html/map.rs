@@ -3,6 +3,7 @@
 //! padding as blocks whose width is their size in bytes. Callers hand it positioned
 //! blocks taken from the report; this file only turns them into HTML geometry.
 
+use std::collections::BTreeSet;
 use std::fmt::{self, Write};
 
 use super::esc;
@@ -179,7 +180,10 @@ impl Map {
         }
     }
 
-    /// Writes the map as HTML.
+    /// Writes the map as HTML: one row per line where a block or band starts or ends;
+    /// the lines between two such lines hold the same blocks whole (the middle of a
+    /// large member) or nothing, and are drawn as one row that says how many lines it
+    /// stands for, so that no row is empty or a copy of the one above.
     pub fn html(&self, out: &mut impl Write) -> fmt::Result {
         let ls = self.line_size;
         write!(
@@ -187,94 +191,158 @@ impl Map {
             "<figure class=\"map\"><figcaption>{}</figcaption>",
             esc(&self.caption)
         )?;
-        let last = self
-            .last_line
-            .min(self.first_line.saturating_add(MAX_ROWS - 1));
-        for line in self.first_line..=last {
-            let (lo, hi) = (line * ls, line * ls + ls);
-            let pair = if line % 2 == 0 { "pair-a" } else { "pair-b" };
-            write!(
-                out,
-                "<div class=\"row {pair}\" data-line=\"{}\"><span class=\"lbl\" title=\"128-byte pair {}\">{}</span><div class=\"lane\">",
-                self.place(lo),
-                line / 2,
-                self.place(lo)
-            )?;
-            for b in &self.blocks {
-                let (s, e) = (b.start.max(lo), (b.start + b.size.max(1)).min(hi));
-                if s >= e {
-                    continue;
-                }
-                self.cell(out, b, s - lo, e - s, b.start < lo, b.start + b.size > hi)?;
-            }
-            write!(out, "</div><div class=\"bands\">")?;
-            let mut pins = 0;
-            for band in &self.bands {
-                let (s, e) = (band.start.max(lo), (band.start + band.size.max(1)).min(hi));
-                if s >= e {
-                    continue;
-                }
-                // A point label: on one of two levels in turn, and on the left of its
-                // tick in the right part of the line, so that labels stay in the lane.
-                let (class, place) = if band.size >= 8 {
-                    (
-                        "band",
-                        format!("left:{}%;width:{}%", pct(s - lo, ls), pct(e - s, ls)),
-                    )
-                } else {
-                    pins += 1;
-                    let level = if pins % 2 == 0 { " lo" } else { "" };
-                    if 2 * (s - lo) > ls {
-                        (
-                            if level.is_empty() {
-                                "band pin end"
-                            } else {
-                                "band pin end lo"
-                            },
-                            format!("right:{}%", pct(hi - s, ls)),
-                        )
-                    } else {
-                        (
-                            if level.is_empty() {
-                                "band pin"
-                            } else {
-                                "band pin lo"
-                            },
-                            format!("left:{}%", pct(s - lo, ls)),
-                        )
-                    }
-                };
-                write!(
-                    out,
-                    "<span class=\"{class}\" style=\"{place}\" title=\"{}\">{}</span>",
-                    esc(&band.label),
-                    esc(&band.label)
-                )?;
-            }
-            out.write_str("</div></div>")?;
+        let (first, last) = (self.first_line, self.last_line);
+        let busy: BTreeSet<u64> = self
+            .blocks
+            .iter()
+            .map(|b| (b.start, b.size))
+            .chain(self.bands.iter().map(|b| (b.start, b.size)))
+            .flat_map(|(start, size)| [start / ls, start.saturating_add(size.max(1) - 1) / ls])
+            .filter(|l| (first..=last).contains(l))
+            .collect();
+        let (mut line, mut rows) = (first, 0);
+        while line <= last && rows < MAX_ROWS {
+            let end = if busy.contains(&line) {
+                line
+            } else {
+                busy.range(line..).next().map_or(last, |&b| b - 1).min(last)
+            };
+            let lo = line * ls;
+            let hi = end.saturating_mul(ls).saturating_add(ls);
+            self.row(out, line, end, lo, hi)?;
+            rows += 1;
+            line = end + 1;
         }
-        if last < self.last_line {
+        if line <= last {
             write!(
                 out,
                 "<p class=\"more\">{} more lines not drawn</p>",
-                self.last_line - last
+                last - line + 1
             )?;
         }
         out.write_str("</figure>")
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// One row: the line `first`, or the lines `first..=last` (bytes `lo..hi`) that
+    /// hold the same blocks whole or nothing.
+    fn row(&self, out: &mut impl Write, first: u64, last: u64, lo: u64, hi: u64) -> fmt::Result {
+        let ls = self.line_size;
+        let n = last - first + 1;
+        let pair = if first.is_multiple_of(2) {
+            "pair-a"
+        } else {
+            "pair-b"
+        };
+        if n == 1 {
+            write!(
+                out,
+                "<div class=\"row {pair}\" data-line=\"{}\"><span class=\"lbl\" title=\"128-byte pair {}\">{}</span><div class=\"lane\">",
+                self.place(lo),
+                first / 2,
+                self.place(lo)
+            )?;
+        } else {
+            write!(
+                out,
+                "<div class=\"row run {pair}\" data-line=\"{}\" data-lines=\"{n}\"><span class=\"lbl\" title=\"{n} lines, {} to {}\">{}<br>\u{22ee} {}</span><div class=\"lane\">",
+                self.place(lo),
+                self.place(lo),
+                self.place(last * ls),
+                self.place(lo),
+                self.place(last * ls)
+            )?;
+        }
+        let span = hi - lo;
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!(" ({n} lines)")
+        };
+        let mut drawn = false;
+        for b in &self.blocks {
+            let (s, e) = (b.start.max(lo), (b.start + b.size.max(1)).min(hi));
+            if s >= e {
+                continue;
+            }
+            drawn = true;
+            self.cell(
+                out,
+                b,
+                (s - lo, e - s, span),
+                (b.start < lo, b.start + b.size > hi),
+                &suffix,
+            )?;
+        }
+        if !drawn {
+            write!(
+                out,
+                "<span class=\"gap\">no block drawn on {}</span>",
+                if n == 1 {
+                    "this line".to_string()
+                } else {
+                    format!("these {n} lines")
+                }
+            )?;
+        }
+        write!(out, "</div><div class=\"bands\">")?;
+        let mut pins = 0;
+        for band in &self.bands {
+            let (s, e) = (band.start.max(lo), (band.start + band.size.max(1)).min(hi));
+            if s >= e {
+                continue;
+            }
+            // A point label: on one of two levels in turn, and on the left of its
+            // tick in the right part of the line, so that labels stay in the lane.
+            let (class, place) = if band.size >= 8 {
+                (
+                    "band",
+                    format!("left:{}%;width:{}%", pct(s - lo, span), pct(e - s, span)),
+                )
+            } else {
+                pins += 1;
+                let level = if pins % 2 == 0 { " lo" } else { "" };
+                if 2 * (s - lo) > span {
+                    (
+                        if level.is_empty() {
+                            "band pin end"
+                        } else {
+                            "band pin end lo"
+                        },
+                        format!("right:{}%", pct(hi - s, span)),
+                    )
+                } else {
+                    (
+                        if level.is_empty() {
+                            "band pin"
+                        } else {
+                            "band pin lo"
+                        },
+                        format!("left:{}%", pct(s - lo, span)),
+                    )
+                }
+            };
+            write!(
+                out,
+                "<span class=\"{class}\" style=\"{place}\" title=\"{}\">{}</span>",
+                esc(&band.label),
+                esc(&band.label)
+            )?;
+        }
+        out.write_str("</div></div>")
+    }
+
+    /// One block's part in a row: `left` and `width` bytes of the row's `span`;
+    /// `cont`/`goes_on` when it began before the row or goes on after it.
     fn cell(
         &self,
         out: &mut impl Write,
         b: &Block,
-        left: u64,
-        width: u64,
-        cont: bool,
-        goes_on: bool,
+        (left, width, span): (u64, u64, u64),
+        (cont, goes_on): (bool, bool),
+        suffix: &str,
     ) -> fmt::Result {
         let label = format!(
-            "{}{}{}{}",
+            "{}{}{}{}{suffix}",
             if b.hot { "W " } else { "" },
             mark_word(b.mark),
             b.name,
@@ -298,8 +366,8 @@ impl Map {
             "<div class=\"{}{}\" style=\"left:{}%;width:{}%\" tabindex=\"0\" data-name=\"{}\" data-detail=\"{}\" title=\"{}\">",
             classes(b),
             if cont { " cont" } else { "" },
-            pct(left, self.line_size),
-            pct(width, self.line_size),
+            pct(left, span),
+            pct(width, span),
             esc(&b.name),
             esc(&detail),
             esc(&detail)
@@ -316,5 +384,83 @@ impl Map {
             )?;
         }
         write!(out, "<span class=\"txt\">{}</span></div>", esc(&label))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(blocks: Vec<Block>, last_line: u64) -> String {
+        let m = Map {
+            caption: "m".into(),
+            line_size: 64,
+            first_line: 0,
+            last_line,
+            origin: 0,
+            offsets: true,
+            space: Space::Global,
+            blocks,
+            bands: Vec::new(),
+        };
+        crate::report::string(|o| m.html(o)).unwrap()
+    }
+
+    /// (data-line, data-lines, the row's HTML) of each row.
+    fn rows(html: &str) -> Vec<(String, u64, String)> {
+        html.split("<div class=\"row ")
+            .skip(1)
+            .map(|r| {
+                let attr = |k: &str| {
+                    r.split(&format!("{k}=\""))
+                        .nth(1)
+                        .map(|v| v.split('"').next().unwrap().to_string())
+                };
+                let n = attr("data-lines").map_or(1, |v| v.parse().unwrap());
+                (attr("data-line").unwrap(), n, r.to_string())
+            })
+            .collect()
+    }
+
+    /// A member over lines 1..=5 (64..384) then one on line 6: lines 2..=4 hold its
+    /// middle only and are one row; no row is without a block.
+    #[test]
+    fn middle_lines_of_one_block_are_one_row() {
+        let html = map(
+            vec![
+                Block::new(0, 80, "head", "t"),
+                Block::new(80, 300, "big", "t"),
+                Block::new(380, 8, "tail", "t"),
+            ],
+            5,
+        );
+        let got: Vec<(String, u64)> = rows(&html).into_iter().map(|(l, n, _)| (l, n)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("0".into(), 1),
+                ("64".into(), 1),
+                ("128".into(), 3),
+                ("320".into(), 1)
+            ]
+        );
+        assert!(html.contains(">big \u{2192} (3 lines)</span>"));
+        assert!(!html.contains("class=\"gap\""));
+    }
+
+    /// Lines with no block (a diff's map of the changed members only) are one row that
+    /// says so, never an empty row.
+    #[test]
+    fn lines_without_blocks_say_so() {
+        let html = map(vec![Block::new(600, 8, "changed", "t")], 9);
+        let got: Vec<(String, u64)> = rows(&html).into_iter().map(|(l, n, _)| (l, n)).collect();
+        assert_eq!(got, vec![("0".into(), 9), ("576".into(), 1)]);
+        for (_, _, r) in rows(&html) {
+            assert!(
+                r.contains("<div class=\"cell") || r.contains("class=\"gap\""),
+                "{r}"
+            );
+        }
+        assert!(html.contains("no block drawn on these 9 lines"));
     }
 }

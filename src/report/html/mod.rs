@@ -52,17 +52,76 @@ fn close(out: &mut impl Write) -> fmt::Result {
     )
 }
 
-/// The key to the map's marks, which are drawn and spelled (never colour alone).
-fn legend() -> &'static str {
-    "<p class=\"legend\">\
-     <span><span class=\"cell item focus\">name</span> the object shown</span>\
-     <span><span class=\"cell item hot\">W name</span> write-hot (hatched, W)</span>\
-     <span><span class=\"cell item added\">+name</span> added</span>\
-     <span><span class=\"cell item removed\">-name</span> removed</span>\
-     <span><span class=\"cell item changed\">~name</span> changed</span>\
-     <span><span class=\"cell hole\">hole</span> hole or padding</span>\
-     <span>rows: one cache line each; a solid rule starts a 128-byte pair (\u{250c} \u{2514})</span>\
-     <span>hover or focus (Tab) a block for its name, type, offset and size</span></p>\n"
+/// Which marks a page's maps use, so that its legend lists those and no others.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Keys {
+    pub focus: bool,
+    pub item: bool,
+    pub hot: bool,
+    pub added: bool,
+    pub removed: bool,
+    pub changed: bool,
+    pub hole: bool,
+}
+
+impl Keys {
+    /// Every mark a diff can draw.
+    pub const ALL: Keys = Keys {
+        focus: true,
+        item: true,
+        hot: true,
+        added: true,
+        removed: true,
+        changed: true,
+        hole: true,
+    };
+
+    /// Adds the marks of the blocks of `map`.
+    pub fn add(&mut self, map: &map::Map) {
+        for b in &map.blocks {
+            match b.kind {
+                map::Kind::Item => {
+                    self.focus |= b.focus;
+                    self.item |= !b.focus && b.mark == map::Mark::None;
+                }
+                map::Kind::Hole | map::Kind::Padding => self.hole = true,
+            }
+            self.hot |= b.hot;
+            self.added |= b.mark == map::Mark::Added;
+            self.removed |= b.mark == map::Mark::Removed;
+            self.changed |= b.mark == map::Mark::Changed;
+        }
+    }
+}
+
+/// The key to the map's marks, which are drawn and spelled (never colour alone): the
+/// marks in `keys`, the object the map is about called `focus`, and a plain block
+/// `item` when that is given (pages where a plain block means more than "a member").
+fn legend(keys: Keys, focus: &str, item: Option<&str>) -> String {
+    let mut s = String::from("<p class=\"legend\">");
+    let mut key = |on: bool, class: &str, label: &str, what: &str| {
+        if on {
+            s.push_str(&format!(
+                "<span><span class=\"cell item{class}\">{label}</span> {what}</span>"
+            ));
+        }
+    };
+    key(keys.focus, " focus", "name", focus);
+    if let Some(what) = item {
+        key(keys.item, "", "name", what);
+    }
+    key(keys.hot, " hot", "W name", "write-hot (hatched, W)");
+    key(keys.added, " added", "+name", "added");
+    key(keys.removed, " removed", "-name", "removed");
+    key(keys.changed, " changed", "~name", "changed");
+    if keys.hole {
+        s.push_str("<span><span class=\"cell hole\">hole</span> hole or padding</span>");
+    }
+    s.push_str(
+        "<span>rows: one cache line each; a solid rule starts a 128-byte pair (\u{250c} \u{2514})</span>\
+         <span>hover or focus (Tab) a block for its name, type, offset and size</span></p>\n",
+    );
+    s
 }
 
 /// Lines of text as a preformatted block.

@@ -43,10 +43,30 @@
       }
     });
   }
+  // Labels under a row (member offsets, groups): each on the first level where it
+  // covers no label placed before it, the row as tall as its levels. Drawn closed
+  // rows are stacked when opened, all of them again when the window is resized.
+  function stack(root) {
+    root.querySelectorAll('.bands').forEach(function (bands) {
+      if (bands.closest('details:not([open])')) { return; }
+      var levels = [];
+      bands.querySelectorAll(':scope > .band').forEach(function (b) {
+        var r = b.getBoundingClientRect();
+        var k = 0;
+        while (levels[k] && levels[k].some(function (x) { return r.left < x[1] - 0.5 && x[0] < r.right - 0.5; })) { k++; }
+        (levels[k] = levels[k] || []).push([r.left, r.right]);
+        if (b.classList.contains('lo')) { b.classList.remove('lo'); }
+        if (k > 0) { b.style.top = (1 + 15 * k) + 'px'; }
+      });
+      if (levels.length) { bands.style.height = (1 + 15 * levels.length) + 'px'; }
+    });
+  }
   check(document);
+  stack(document);
   document.querySelectorAll('details.item').forEach(function (d) {
-    d.addEventListener('toggle', function () { if (d.open) { check(d); } });
+    d.addEventListener('toggle', function () { if (d.open) { check(d); stack(d); } });
   });
+  window.addEventListener('resize', function () { stack(document); });
   document.body.dataset.ready = String(document.querySelectorAll('.lane .cell').length);
   // Milliseconds from navigation to here (parse, style, layout, this script).
   document.body.dataset.ms = String(Math.round(performance.now()));

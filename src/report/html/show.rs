@@ -5,7 +5,7 @@
 use std::fmt::{self, Write};
 
 use super::map::{Band, Block, Kind, Map, add_bitfield};
-use super::{close, esc, legend, open};
+use super::{Keys, close, esc, legend, open};
 use crate::layout::{LaidMember, LaidStruct};
 use crate::model::{AggregateKind, Space};
 use crate::report::show_text::{write_struct, write_symbol};
@@ -29,8 +29,45 @@ pub fn render(
         h.line_size_from,
         2 * h.line_size
     )?;
-    out.write_str(legend())?;
-    for s in structs {
+    // The maps first, so that the legend lists the marks they use and no others.
+    let struct_maps: Vec<Map> = structs
+        .iter()
+        .map(|s| {
+            struct_map(
+                s,
+                Space::Global,
+                format!("{} {} laid at offset 0", s.kind.keyword(), s.name),
+            )
+        })
+        .collect();
+    let symbol_maps: Vec<(Map, Option<Map>)> = symbols
+        .iter()
+        .map(|v| {
+            let laid = v.laid.as_ref().map(|l| {
+                struct_map(
+                    l,
+                    v.symbol.space,
+                    format!(
+                        "its type, {} {}, laid at its address",
+                        l.kind.keyword(),
+                        l.name
+                    ),
+                )
+            });
+            (symbol_map(v, h.line_size), laid)
+        })
+        .collect();
+    let mut keys = Keys::default();
+    struct_maps
+        .iter()
+        .chain(
+            symbol_maps
+                .iter()
+                .flat_map(|(m, l)| std::iter::once(m).chain(l)),
+        )
+        .for_each(|m| keys.add(m));
+    out.write_str(&legend(keys, "the object shown", None))?;
+    for (s, map) in structs.iter().zip(&struct_maps) {
         write!(
             out,
             "<section class=\"sec struct\" data-name=\"{}\"><h2>{} {} ({} B, {} line{})</h2>",
@@ -41,12 +78,7 @@ pub fn render(
             s.cachelines,
             if s.cachelines == 1 { "" } else { "s" },
         )?;
-        struct_map(
-            s,
-            Space::Global,
-            format!("{} {} laid at offset 0", s.kind.keyword(), s.name),
-        )
-        .html(out)?;
+        map.html(out)?;
         let text = crate::report::string(|t| write_struct(t, s, true))?;
         writeln!(
             out,
@@ -54,7 +86,7 @@ pub fn render(
             esc(&text)
         )?;
     }
-    for v in symbols {
+    for (v, (map, laid)) in symbols.iter().zip(&symbol_maps) {
         write!(
             out,
             "<section class=\"sec symbol\" data-name=\"{}\"><h2>{} ({} B)</h2>",
@@ -62,18 +94,9 @@ pub fn render(
             esc(&v.qualified_name),
             v.symbol.size,
         )?;
-        symbol_map(v, h.line_size).html(out)?;
-        if let Some(l) = &v.laid {
-            struct_map(
-                l,
-                v.symbol.space,
-                format!(
-                    "its type, {} {}, laid at its address",
-                    l.kind.keyword(),
-                    l.name
-                ),
-            )
-            .html(out)?;
+        map.html(out)?;
+        if let Some(l) = laid {
+            l.html(out)?;
         }
         let text = crate::report::string(|t| write_symbol(t, v, h.line_size))?;
         writeln!(
