@@ -321,8 +321,9 @@ fn a_snapshot_of_btf_keeps_typedef_named_structs() {
 }
 
 /// The raw BTF inputs the `btf` fuzz target found slow (fuzz/known-slow: more than
-/// 20 s each once, crafted type graphs): each is now read and every struct spelled
-/// well within the bound (about 0.1 s each here).
+/// 20 s each once, crafted type graphs; the last two only over AFL's 20 ms): each is
+/// now read and every struct spelled well within the bound (0.1-1 s each in a debug
+/// build here).
 #[test]
 fn known_slow_btf_inputs_finish_in_bounded_time() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/known-slow");
@@ -340,7 +341,7 @@ fn known_slow_btf_inputs_finish_in_bounded_time() {
         .filter(|p| p.extension().is_some_and(|x| x == "btf"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 9, "the nine known-slow inputs");
+    assert_eq!(files.len(), 11, "the eleven known-slow inputs");
     for f in files {
         let out = assert_cmd::Command::cargo_bin("layout-diff")
             .unwrap()
