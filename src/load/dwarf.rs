@@ -72,19 +72,7 @@ pub(crate) fn read<'d>(
     debug: &DebugSections<'d>,
     options: &LoadOptions,
 ) -> Result<Types<'d>> {
-    let endian = if debug.little_endian {
-        RunTimeEndian::Little
-    } else {
-        RunTimeEndian::Big
-    };
-    let dwarf: Dwarf<'d> = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
-        let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
-        Ok(EndianSlice::new(data, endian))
-    })
-    .map_err(|_| Error::Input {
-        path: path.to_path_buf(),
-        message: "cannot load DWARF sections".into(),
-    })?;
+    let dwarf: Dwarf<'d> = debug.dwarf(path)?;
     let dwarf_err = |offset: u64, e: gimli::Error| Error::Dwarf {
         path: path.to_path_buf(),
         section: ".debug_info",

@@ -25,6 +25,26 @@ pub(crate) struct DebugSections<'d> {
     pub sections: HashMap<&'static str, &'d [u8]>,
 }
 
+impl<'d> DebugSections<'d> {
+    /// The sections as gimli's `Dwarf`, in the file's byte order: the one loader every
+    /// DWARF reader (types, the DIE walk, source lines) starts from.
+    pub fn dwarf(&self, path: &Path) -> Result<super::dies::Dwarf<'d>> {
+        let endian = if self.little_endian {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
+        gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
+            let data = self.sections.get(id.name()).copied().unwrap_or(&[]);
+            Ok(gimli::EndianSlice::new(data, endian))
+        })
+        .map_err(|_| Error::Input {
+            path: path.to_path_buf(),
+            message: "cannot load DWARF sections".into(),
+        })
+    }
+}
+
 pub(crate) struct ElfInfo<'d> {
     pub arch: String,
     pub big_endian: bool,

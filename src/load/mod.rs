@@ -148,19 +148,7 @@ pub fn source_lines<'d>(
     let Some(debug) = elf::read_dwarf(path, bytes, &copies.0)? else {
         return Ok(None);
     };
-    let endian = if debug.little_endian {
-        gimli::RunTimeEndian::Little
-    } else {
-        gimli::RunTimeEndian::Big
-    };
-    let dwarf = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
-        let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
-        Ok(gimli::EndianSlice::new(data, endian))
-    })
-    .map_err(|_| Error::Input {
-        path: path.to_path_buf(),
-        message: "cannot load DWARF sections".into(),
-    })?;
+    let dwarf = debug.dwarf(path)?;
     let context = addr2line::Context::from_dwarf(dwarf).map_err(|e| Error::Dwarf {
         path: path.to_path_buf(),
         section: ".debug_info",

@@ -3,7 +3,6 @@
 //! `parse` floor) parsing every attribute as gimli's entries cursor does. A full load
 //! cannot be faster than the first; `bench-walk` times both beside the real diff.
 
-use gimli::{EndianSlice, RunTimeEndian};
 use rayon::prelude::*;
 
 use std::path::Path;
@@ -25,19 +24,7 @@ pub fn walk_dies(path: &Path, bytes: &[u8], copies: &DwarfCopies, parse: bool) -
     let Some(debug) = elf.debug else {
         return Ok(Walked::default());
     };
-    let endian = if debug.little_endian {
-        RunTimeEndian::Little
-    } else {
-        RunTimeEndian::Big
-    };
-    let dwarf = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
-        let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
-        Ok(EndianSlice::new(data, endian))
-    })
-    .map_err(|_| Error::Input {
-        path: path.to_path_buf(),
-        message: "cannot load DWARF sections".into(),
-    })?;
+    let dwarf = debug.dwarf(path)?;
     let err = |e: gimli::Error| Error::Dwarf {
         path: path.to_path_buf(),
         section: ".debug_info",
