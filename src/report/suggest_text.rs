@@ -19,7 +19,7 @@ pub fn render(out: &mut impl Write, found: &Suggestions, old: &Path, new: &Path)
             out,
             "\n{} flagged change{} of other kinds (a cache-line group, a function's phase): no fix proposed for those yet",
             found.other_flags,
-            if found.other_flags == 1 { "" } else { "s" }
+            plural(found.other_flags)
         )?;
     }
     members(out, found)?;
@@ -61,28 +61,20 @@ pub fn render(out: &mut impl Write, found: &Suggestions, old: &Path, new: &Path)
                 "  {}. {}: {}; section end {:+} B, {} other object{} moved (at most {:+} B); {} line{}; {} flag{} in the predicted diff",
                 i + 1,
                 f.change,
-                if f.restores {
-                    "restores"
-                } else {
-                    "does not restore"
-                },
+                restores(f.restores),
                 f.section_bytes,
                 f.shifted,
-                if f.shifted == 1 { "" } else { "s" },
+                plural(f.shifted),
                 f.max_shift,
                 f.lines,
-                if f.lines == 1 { "" } else { "s" },
+                plural(f.lines),
                 f.flags_after,
-                if f.flags_after == 1 { "" } else { "s" },
+                plural(f.flags_after),
             )?;
-            for d in f.declaration.lines() {
-                writeln!(out, "       {d}")?;
-            }
+            indented(out, "       ", &f.declaration)?;
         }
         out.write_str("  check rule:\n")?;
-        for l in s.rule.lines() {
-            writeln!(out, "    {l}")?;
-        }
+        indented(out, "    ", &s.rule)?;
     }
     Ok(())
 }
@@ -116,29 +108,37 @@ fn members(out: &mut impl Write, found: &Suggestions) -> fmt::Result {
                 "  {}. {}: {}; {} on line {}; {:+} B per instance ({} instance{}); {} flag{} in the predicted diff",
                 i + 1,
                 f.change,
-                if f.restores {
-                    "restores"
-                } else {
-                    "does not restore"
-                },
+                restores(f.restores),
                 m.member,
                 f.line,
                 f.instance_bytes,
                 f.instances,
-                if f.instances == 1 { "" } else { "s" },
+                plural(f.instances),
                 f.flags_after,
-                if f.flags_after == 1 { "" } else { "s" },
+                plural(f.flags_after),
             )?;
-            for d in f.declaration.lines() {
-                writeln!(out, "       {d}")?;
-            }
+            indented(out, "       ", &f.declaration)?;
         }
         if let Some(rule) = &m.rule {
             out.write_str("  check rule:\n")?;
-            for l in rule.lines() {
-                writeln!(out, "    {l}")?;
-            }
+            indented(out, "    ", rule)?;
         }
+    }
+    Ok(())
+}
+
+fn restores(yes: bool) -> &'static str {
+    if yes { "restores" } else { "does not restore" }
+}
+
+fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
+    if n == N::from(1) { "" } else { "s" }
+}
+
+/// Each line of `text` after `indent`.
+fn indented(out: &mut impl Write, indent: &str, text: &str) -> fmt::Result {
+    for l in text.lines() {
+        writeln!(out, "{indent}{l}")?;
     }
     Ok(())
 }

@@ -456,23 +456,21 @@ mod tests {
             ..StructLayout::default()
         };
         let a = Aligns::default();
+        let offsets = |r: &StructLayout<'static>| -> Vec<(&'static str, u64)> {
+            r.members
+                .iter()
+                .map(|m| (m.name.unwrap(), m.offset))
+                .collect()
+        };
         let r = reorder(&s, 1, Some(3), &a);
-        let got: Vec<(&str, u64)> = r
-            .members
-            .iter()
-            .map(|m| (m.name.unwrap(), m.offset))
-            .collect();
+        let got = offsets(&r);
         assert_eq!(
             got,
             vec![("name", 0), ("head", 48), ("tail", 56), ("extra", 64)]
         );
         assert_eq!(r.size, 80);
         let r = reorder(&s, 3, None, &a);
-        let got: Vec<(&str, u64)> = r
-            .members
-            .iter()
-            .map(|m| (m.name.unwrap(), m.offset))
-            .collect();
+        let got = offsets(&r);
         assert_eq!(
             got,
             vec![("tail", 0), ("name", 8), ("extra", 56), ("head", 72)]
