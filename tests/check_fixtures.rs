@@ -329,6 +329,27 @@ fn function_alignment() {
         Some(0x20)
     );
     assert_eq!(outcome(&v, "hot_path", "align")["pass"], true);
+    // The HTML draws the failing function's start on its line (the line of hot_path,
+    // ffffffff81000000, where cold_path starts +0x20 in); a passing rule draws nothing.
+    let (code, html, _) = run(&[
+        "check",
+        "--rules",
+        &rules("functions"),
+        &elf("base"),
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 1);
+    let row = |name: &str| {
+        let at = html.find(&format!("function {name}: align = 64")).unwrap();
+        let rest = &html[at..];
+        rest[..rest.find("</tr>").unwrap()].to_string()
+    };
+    let cold = row("cold_path");
+    assert_eq!(cold.matches("<figure class=\"map\">").count(), 1, "{cold}");
+    assert!(cold.contains("data-line=\"ffffffff81000000\""), "{cold}");
+    assert_eq!(cold.matches("class=\"cell item focus").count(), 1, "{cold}");
+    assert!(!row("hot_path").contains("<figure"));
 }
 
 #[test]

@@ -594,6 +594,27 @@ fn show_legend_lists_only_marks_on_the_page() {
     ] {
         assert!(!strukt.contains(absent), "{absent} in {strukt}");
     }
+    // user_struct's rows are one line each; b_log's map has a row for 3 lines
+    // (`a_large_object_is_one_row_over_its_middle_lines`): its legend says what such
+    // a row is.
+    assert!(
+        strukt.contains("<span>rows: one cache line each</span>"),
+        "{strukt}"
+    );
+    let b_log = legend(&[
+        "show",
+        &testdata("whatif/base.elf"),
+        "--symbol",
+        "b_log",
+        "--format",
+        "html",
+    ]);
+    assert!(
+        b_log.contains(
+            "<span>rows: one cache line each, or (\u{22ee}) a run of lines that hold only the middle of one block, or nothing</span>"
+        ),
+        "{b_log}"
+    );
     // The diff keeps every key: its maps can draw each of them.
     let (_, diff, _) = run(&[&old, &testdata("new.elf"), "--format", "html"]);
     let all = between(&diff, "<p class=\"legend\">", "</p>");

@@ -44,3 +44,22 @@ fn rust_units_are_left_out_unless_asked_for() {
     assert_eq!(all.iter().filter(|n| **n == "user_struct").count(), 2);
     assert!(all.contains(&"refcount_struct"), "{all:?}");
 }
+
+#[test]
+fn a_diff_never_pairs_a_c_struct_with_a_rust_copy() {
+    // c-only.elf has the C user_struct (refcount_t, long, long); rust-only.elf has
+    // bindgen's kind of copy (refcount_struct, usize, u64) and core's types: 25 named
+    // structs in all (`show rust-only.elf --struct '*' --lang all`).
+    let (old, new) = (testdata("lang/c-only.elf"), testdata("lang/rust-only.elf"));
+    let (code, v) = json(&[&old, &new, "--lang", "all"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["structs"], serde_json::json!([]));
+    assert_eq!(v["summary"]["structs"]["changed"], 0);
+    // The C struct is gone; the Rust copy and the 24 other Rust types are new.
+    assert_eq!(v["summary"]["structs"]["removed"], 1);
+    assert_eq!(v["summary"]["structs"]["added"], 25);
+    let (_, v) = json(&["show", &new, "--struct", "user_struct", "--lang", "all"]);
+    assert_eq!(v["structs"][0]["rust"], true);
+    let (_, v) = json(&["show", &old, "--struct", "user_struct", "--lang", "all"]);
+    assert_eq!(v["structs"][0].get("rust"), None);
+}

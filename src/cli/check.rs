@@ -40,6 +40,7 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
             StructFilter::Matching(show::globs(&patterns).context("bad struct name in rules")?)
         },
         variables: false,
+        variables_for: Vec::new(),
         ..LoadOptions::default()
     };
     let new_file = InputFile::open(new_path)?;

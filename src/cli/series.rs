@@ -88,6 +88,7 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
         rust: args.common.rust(),
         pahole_text: false,
         variables: false,
+        variables_for: Vec::new(),
         structs: match &struct_set {
             Some(set) => layout_diff::StructFilter::Matching(set.clone()),
             None => layout_diff::StructFilter::None,

@@ -75,6 +75,18 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             StructFilter::Matching(structs.clone())
         },
         variables: summary_only || !symbol_args.is_empty() || c2c.is_some() || profile.is_some(),
+        // Symbols by plain name alone: only the variables their view prints are read.
+        variables_for: if args.structs.is_empty()
+            && c2c.is_none()
+            && profile.is_none()
+            && symbol_args
+                .iter()
+                .all(|p| !p.contains(GLOB_CHARS) && !p.contains(':'))
+        {
+            symbol_args.clone()
+        } else {
+            Vec::new()
+        },
         pahole_text: true,
         // Only names spelled out in full, as `pahole -C NAME` takes them.
         typedefs: args

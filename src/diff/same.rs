@@ -38,6 +38,7 @@ impl SameTypes {
             pre_bit_hole,
             packed,
             typedef,
+            rust,
         } = o;
         *name == n.name
             && *kind == n.kind
@@ -50,6 +51,7 @@ impl SameTypes {
             && *pre_bit_hole == n.pre_bit_hole
             && *packed == n.packed
             && *typedef == n.typedef
+            && *rust == n.rust
             && *holes == n.holes
             && *bit_holes == n.bit_holes
             && *decl_file == n.decl_file

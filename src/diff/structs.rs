@@ -20,22 +20,25 @@ fn pair<'a, 'd>(
 ) -> Vec<(&'a StructLayout<'d>, &'a StructLayout<'d>)> {
     // Each build's structs by name, those of one name in image order: two sorted lists
     // walked side by side (a map of lists per build cost a quarter of the comparison).
+    // A layout's language is part of its name here: bindgen's Rust copy of a struct
+    // (`--lang all`) pairs with the other build's Rust copy only.
     let by_name = |img: &'a Image<'d>| {
         let mut v: Vec<(usize, &'a StructLayout<'d>)> = img.structs.iter().enumerate().collect();
-        v.sort_unstable_by(|a, b| (a.1.name, a.0).cmp(&(b.1.name, b.0)));
+        v.sort_unstable_by(|a, b| (a.1.name, a.1.rust, a.0).cmp(&(b.1.name, b.1.rust, b.0)));
         v.into_iter().map(|(_, s)| s).collect::<Vec<_>>()
     };
     let (go, gn) = (by_name(old), by_name(new));
-    let mut news = gn.chunk_by(|a, b| a.name == b.name).peekable();
+    let key = |s: &StructLayout<'d>| (s.name, s.rust);
+    let mut news = gn.chunk_by(|a, b| key(a) == key(b)).peekable();
     let mut out = Vec::new();
-    for olds in go.chunk_by(|a, b| a.name == b.name) {
+    for olds in go.chunk_by(|a, b| key(a) == key(b)) {
         let name = olds[0].name;
         // Anonymous structs (types of objects like `tk_core`) have no name to pair by.
         if name.is_empty() {
             continue;
         }
-        while news.next_if(|n| n[0].name < name).is_some() {}
-        let Some(news) = news.next_if(|n| n[0].name == name) else {
+        while news.next_if(|n| key(n[0]) < key(olds[0])).is_some() {}
+        let Some(news) = news.next_if(|n| key(n[0]) == key(olds[0])) else {
             continue;
         };
         if olds.len() == 1 && news.len() == 1 {
@@ -250,15 +253,16 @@ fn member_changes(
     out
 }
 
-/// Names defined in only one of the builds: (added, removed).
+/// Names defined in only one of the builds: (added, removed). A Rust copy (`--lang
+/// all`) counts apart from the C struct of its name, as it is paired apart.
 pub fn added_removed(old: &Image<'_>, new: &Image<'_>) -> (usize, usize) {
-    fn names<'d>(i: &Image<'d>) -> std::collections::BTreeSet<&'d str> {
+    fn names<'d>(i: &Image<'d>) -> std::collections::BTreeSet<(&'d str, bool)> {
         // Named ones: an anonymous object type (`static struct { } rs`) has no name
         // to be added or removed under (and BTF does not describe it at all).
         i.structs
             .iter()
-            .map(|s| s.name)
-            .filter(|n| !n.is_empty())
+            .filter(|s| !s.name.is_empty())
+            .map(|s| (s.name, s.rust))
             .collect()
     }
     let (o, n) = (names(old), names(new));

@@ -80,6 +80,9 @@ pub struct LaidStruct<'a, 'd> {
     pub packed: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub typedef: bool,
+    /// Bindgen's Rust copy, read from a Rust unit (`--lang all`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rust: bool,
     #[serde(skip)]
     pub layout: &'a StructLayout<'d>,
 }
@@ -128,6 +131,7 @@ pub fn lay<'a, 'd>(
         pre_bit_hole: layout.pre_bit_hole,
         packed: layout.packed,
         typedef: layout.typedef,
+        rust: layout.rust,
         layout,
     }
 }

@@ -12,12 +12,13 @@ use rustc_hash::FxHashMap;
 
 use super::LoadOptions;
 use super::StructFilter;
-use super::dies::{self, Dwarf, Strings};
+use super::around::{Around, VariablesAt};
+use super::dies::{self, Dwarf, Strings, Unit};
 use super::elf::DebugSections;
 use super::layouts::TypeTable;
 pub(super) use super::unit::{
     Acc, Builder, Claims, Content, Context, Key, Place, RawVariable, code_ranges, file_name,
-    is_aggregate, language_wanted, unit_path,
+    is_aggregate, language_read, unit_path,
 };
 use super::unit::{file_name_from, typedef_layout};
 use crate::error::{Error, Result};
@@ -67,10 +68,13 @@ impl<'d> UnitSources<'d> {
     }
 }
 
+/// Reads the types and variables `options` asks for; with `around` (`load::around`),
+/// only the variables `show --symbol` needs, in the units that may hold them.
 pub(crate) fn read<'d>(
     path: &Path,
     debug: &DebugSections<'d>,
     options: &LoadOptions,
+    around: Option<&Around>,
 ) -> Result<Types<'d>> {
     let dwarf: Dwarf<'d> = debug.dwarf(path)?;
     let dwarf_err = |offset: u64, e: gimli::Error| Error::Dwarf {
@@ -102,9 +106,15 @@ pub(crate) fn read<'d>(
         },
         claims: &claims,
         debug_info: section(".debug_info"),
+        debug_addr: section(".debug_addr"),
     };
     if let Some(names) = super::lookup::names(options) {
         let acc = super::lookup::read(&ctx, headers, &names, &dwarf_err)?;
+        return Ok(finish(acc, units));
+    }
+    if let Some(around) = around
+        && let Some(acc) = read_around(&ctx, &headers, around, &dwarf_err)?
+    {
         return Ok(finish(acc, units));
     }
     let acc = headers
@@ -141,9 +151,10 @@ fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
         }
     }
     // Layouts of one name, file and size in the order they first appear in the
-    // units (not by fingerprint, which is only a hash).
+    // units (not by fingerprint, which is only a hash); of one name, C's before
+    // bindgen's Rust copies (`--lang all`).
     entries.sort_by(|(_, pa, a), (_, pb, b)| {
-        (a.name, &a.decl_file, a.size, pa).cmp(&(b.name, &b.decl_file, b.size, pb))
+        (a.name, a.rust, &a.decl_file, a.size, pa).cmp(&(b.name, b.rust, &b.decl_file, b.size, pb))
     });
     let entries: Vec<(Key, StructLayout<'d>)> =
         entries.into_iter().map(|(k, _, l)| (k, l)).collect();
@@ -191,22 +202,100 @@ fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
     }
 }
 
+/// What `show --symbol` needs (`load::around`): every unit's path and code ranges,
+/// then the variables at the addresses those leave to read, from the units whose bytes
+/// hold one. `None` when that is no cheaper than the whole read.
+fn read_around<'d>(
+    ctx: &Context<'_, 'd>,
+    headers: &[gimli::UnitHeader<EndianSlice<'d, RunTimeEndian>>],
+    around: &Around,
+    dwarf_err: &(dyn Fn(u64, gimli::Error) -> Error + Sync),
+) -> Result<Option<Acc<'d>>> {
+    // Each unit: its index, the unit with whether it is Rust when its language is
+    // read, and its path and code ranges.
+    type Read<'d> = (usize, Option<(Unit<'d>, bool)>, Acc<'d>);
+    let units: Vec<Read<'d>> = headers
+        .par_iter()
+        .enumerate()
+        .map(|(i, header)| {
+            let offset = header.offset().0 as u64;
+            let read = || -> gimli::Result<_> {
+                let unit = ctx.dwarf.unit(*header)?;
+                let mut acc = Acc::default();
+                acc.names.push((i, unit_path(&unit)));
+                code_ranges(ctx.dwarf, &unit, i, &mut acc.ranges)?;
+                let rust = language_read(&unit, ctx.options)?;
+                Ok((i, rust.map(|r| (unit, r)), acc))
+            };
+            read().map_err(|e| dwarf_err(offset, e))
+        })
+        .collect::<Result<_>>()?;
+    let mut names = vec![None; units.len()];
+    let mut ranges = Vec::new();
+    for (i, _, acc) in &units {
+        names[*i] = acc.names.first().and_then(|(_, n)| *n);
+        ranges.extend(&acc.ranges);
+    }
+    ranges.sort_unstable();
+    let sources = UnitSources {
+        names,
+        ranges,
+        variables: Vec::new(),
+    };
+    let Some(only) = around.variables_at(|a| sources.of_code(a).is_some(), ctx.little_endian)
+    else {
+        return Ok(None);
+    };
+    let acc = units
+        .into_par_iter()
+        .map(|(i, unit, acc)| {
+            let Some((unit, rust)) = unit else {
+                return Ok(acc);
+            };
+            let start = unit.header.offset().0;
+            let end = start.saturating_add(unit.header.length_including_self());
+            let data = ctx.debug_info.get(start..end).unwrap_or(&[]);
+            if !only.may_hold(&unit, data, ctx.debug_addr, ctx.little_endian) {
+                return Ok(acc);
+            }
+            unit_types(ctx, i, &unit, rust, acc, Some(&only))
+                .map_err(|e| dwarf_err(start as u64, e))
+        })
+        .try_fold(Acc::default, |acc, unit| unit.map(|u| acc.merge(u)))
+        .try_reduce(Acc::default, |a, b| Ok(a.merge(b)))?;
+    Ok(Some(acc))
+}
+
 fn read_unit<'d>(
     ctx: &Context<'_, 'd>,
     index: usize,
     header: gimli::UnitHeader<EndianSlice<'d, RunTimeEndian>>,
 ) -> gimli::Result<Acc<'d>> {
-    let (dwarf, options, claims) = (ctx.dwarf, ctx.options, ctx.claims);
-    let debug_little_endian = ctx.little_endian;
+    let (dwarf, options) = (ctx.dwarf, ctx.options);
     let unit = dwarf.unit(header)?;
     let mut acc = Acc::default();
     acc.names.push((index, unit_path(&unit)));
     code_ranges(dwarf, &unit, index, &mut acc.ranges)?;
-    if !language_wanted(&unit, options)? {
+    let Some(rust) = language_read(&unit, options)? else {
         return Ok(acc);
-    }
-    let dies = dies::read_unit(dwarf, &unit, ctx.strings, options.pahole_text)?;
-    let files = |i: u64| file_name(dwarf, &unit, i);
+    };
+    unit_types(ctx, index, &unit, rust, acc, None)
+}
+
+/// The layouts and variables of one unit (of a language read), added to `acc`; with
+/// `only`, only the variables at its addresses and the layouts they need.
+fn unit_types<'d>(
+    ctx: &Context<'_, 'd>,
+    index: usize,
+    unit: &Unit<'d>,
+    rust: bool,
+    mut acc: Acc<'d>,
+    only: Option<&VariablesAt>,
+) -> gimli::Result<Acc<'d>> {
+    let (dwarf, options, claims) = (ctx.dwarf, ctx.options, ctx.claims);
+    let debug_little_endian = ctx.little_endian;
+    let dies = dies::read_unit(dwarf, unit, ctx.strings, options.pahole_text)?;
+    let files = |i: u64| file_name(dwarf, unit, i);
     let table = TypeTable::new(
         &dies,
         u64::from(unit.encoding().address_size),
@@ -218,6 +307,7 @@ fn read_unit<'d>(
         claims,
         table: &table,
         unit: index,
+        rust,
     };
     let every_struct = matches!(options.structs, StructFilter::All);
     for (i, die) in dies.dies.iter().enumerate() {
@@ -238,7 +328,8 @@ fn read_unit<'d>(
         }
     }
     if options.variables {
-        for die in dies.dies.iter().filter(|d| d.top_level) {
+        let kept = |d: &dies::Die<'_>| only.is_none_or(|o| d.address().is_some_and(|a| o.wants(a)));
+        for die in dies.dies.iter().filter(|d| d.top_level && kept(d)) {
             if let Some(raw) = variable(&builder, &mut acc, die) {
                 acc.variables.push((index, raw));
             }

@@ -17,7 +17,7 @@ use super::StructFilter;
 use super::dies::{self, Die, Dwarf, NONE, Reader, Unit, UnitDies};
 use super::layouts::TypeTable;
 use super::unit::{
-    Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_wanted, typedef_layout,
+    Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_read, typedef_layout,
     unit_path,
 };
 use crate::error::{Error, Result};
@@ -255,9 +255,9 @@ fn read_unit<'d>(
     let mut acc = Acc::default();
     acc.names.push((index, unit_path(&unit)));
     code_ranges(dwarf, &unit, index, &mut acc.ranges)?;
-    if !language_wanted(&unit, options)? {
+    let Some(rust) = language_read(&unit, options)? else {
         return Ok(acc);
-    }
+    };
     let start = unit.header.offset().0;
     let end = start.saturating_add(unit.header.length_including_self());
     let data = ctx.debug_info.get(start..end).unwrap_or(&[]);
@@ -291,6 +291,7 @@ fn read_unit<'d>(
         claims,
         table: &table,
         unit: index,
+        rust,
     };
     // As `dwarf::read_unit`: structs first, then typedefs, each in offset order.
     for hit in hits.iter().filter(|h| !h.typedef) {

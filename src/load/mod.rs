@@ -3,6 +3,7 @@
 //! parallel) or from its `.BTF`; from a raw BTF blob and a symbol list. Each returns an
 //! `Image`.
 
+mod around;
 mod btf;
 mod ctypes;
 mod dies;
@@ -78,7 +79,8 @@ pub fn elf_image<'d>(
     if options.dwarf
         && let Some(debug) = &elf.debug
     {
-        let types = dwarf::read(path, debug, options)?;
+        let around = around::around(options, &image.symbols, image.line_size);
+        let types = dwarf::read(path, debug, options, around.as_ref())?;
         units::assign(&mut image.symbols, &types.sources);
         image.structs = types.structs;
         image.variables = types.variables;

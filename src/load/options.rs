@@ -39,6 +39,10 @@ pub struct LoadOptions {
     pub structs: StructFilter,
     /// Read global variables (and the structs they are instances of).
     pub variables: bool,
+    /// With `variables`: when not empty, the plain names of the symbols `show --symbol`
+    /// prints. Only the variables their view needs are read (`load::around`), unless
+    /// structs or typedefs are asked for too.
+    pub variables_for: Vec<String>,
     /// Typedef names to follow to the anonymous struct/union they name (`atomic_t`),
     /// as `pahole -C` does; their layouts carry the typedef's name.
     pub typedefs: Vec<String>,
@@ -83,6 +87,7 @@ impl Default for LoadOptions {
             all_typedefs: false,
             pahole_text: true,
             variables: true,
+            variables_for: Vec::new(),
             rust: false,
         }
     }

@@ -45,7 +45,13 @@ pub(super) struct Builder<'a, 'u, 'd> {
     pub claims: &'a Claims<'d>,
     pub table: &'a TypeTable<'u, 'd>,
     pub unit: usize,
+    /// A Rust unit (`language_read`): its layouts are keyed apart from C's.
+    pub rust: bool,
 }
+
+/// Mixed into a Rust unit's fingerprints, so that a bindgen copy never shares a key
+/// (or a content) with the C layout of its name, even when their members spell alike.
+const RUST_SALT: u64 = 0x5275_7374_2043_6f70;
 
 impl<'d> Builder<'_, '_, 'd> {
     /// Builds the layout of the aggregate at entry `i` unless this unit or an earlier
@@ -62,7 +68,8 @@ impl<'d> Builder<'_, '_, 'd> {
     ) -> Key {
         let table = self.table;
         let t = &table.dies.dies[i];
-        let key = (key_name, table.fingerprint(i));
+        let salt = if self.rust { RUST_SALT } else { 0 };
+        let key = (key_name, table.fingerprint(i) ^ salt);
         if !acc.has(self.unit, &key)
             && claim(self.claims, key, self.unit)
             && let Some(name) = name()
@@ -72,7 +79,8 @@ impl<'d> Builder<'_, '_, 'd> {
                 layout.name = name;
                 layout.typedef = true;
             }
-            let content = (name, table.content_fingerprint(i));
+            layout.rust = self.rust;
+            let content = (name, table.content_fingerprint(i) ^ salt);
             acc.add_struct((self.unit, t.offset), key, content, layout);
         }
         key
@@ -169,23 +177,25 @@ pub(super) struct Context<'a, 'd> {
     pub(super) claims: &'a Claims<'d>,
     /// The `.debug_info` bytes (`lookup` searches units for a name's traces).
     pub(super) debug_info: &'d [u8],
+    /// The `.debug_addr` bytes (`around` searches a unit's addresses there).
+    pub(super) debug_addr: &'d [u8],
 }
 
-/// Whether a unit's types and variables are read: every language with
-/// `LoadOptions::rust`, else all but Rust (bindgen's Rust copies of C structs carry C
-/// names with Rust layouts: `pahole --lang_exclude rust`, as the kernel's BTF build).
-pub(super) fn language_wanted(unit: &Unit<'_>, options: &LoadOptions) -> gimli::Result<bool> {
-    if options.rust {
-        return Ok(true);
-    }
+/// Whether a unit's types and variables are read (`Some`), and whether it is a Rust
+/// unit (`Some(true)`): every language with `LoadOptions::rust`, else all but Rust
+/// (bindgen's Rust copies of C structs carry C names with Rust layouts: `pahole
+/// --lang_exclude rust`, as the kernel's BTF build). A Rust unit's layouts are marked
+/// so that they are never taken for, or paired with, the C ones.
+pub(super) fn language_read(unit: &Unit<'_>, options: &LoadOptions) -> gimli::Result<Option<bool>> {
     let mut entries = unit.entries();
-    let Some(root) = entries.next_dfs()? else {
-        return Ok(true);
+    let rust = match entries.next_dfs()? {
+        Some(root) => matches!(
+            root.attr_value(gimli::DW_AT_language),
+            Some(gimli::AttributeValue::Language(gimli::DW_LANG_Rust))
+        ),
+        None => false,
     };
-    Ok(!matches!(
-        root.attr_value(gimli::DW_AT_language),
-        Some(gimli::AttributeValue::Language(gimli::DW_LANG_Rust))
-    ))
+    Ok((options.rust || !rust).then_some(rust))
 }
 
 /// The unit's `DW_AT_name`, without the directories it shares with its

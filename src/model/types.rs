@@ -192,6 +192,10 @@ pub struct StructLayout<'d> {
     /// An anonymous struct/union reached through a typedef; `name` is the typedef's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub typedef: bool,
+    /// Read from a Rust unit (`--lang all`): bindgen's copy of the C struct of its name,
+    /// never paired with or taken for the C one. Snapshots hold C layouts only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rust: bool,
 }
 
 impl<'d> StructLayout<'d> {
@@ -232,6 +236,9 @@ pub struct Variable<'d> {
     /// Byte size of the type.
     pub size: Option<u64>,
     /// The struct/union its type resolves to through typedefs, qualifiers and arrays.
+    /// Not in JSON: an index into a list that only this load holds (`show --symbol`
+    /// prints the layout itself, laid at the address).
+    #[serde(skip)]
     pub layout: Option<StructId>,
     /// True when the type resolves through an array of structs.
     pub is_array: bool,

@@ -614,6 +614,8 @@ impl<'de, 'c, 'd> Visitor<'de> for Layout<'c, 'd> {
             pre_bit_hole,
             packed: packed && c.listing,
             typedef,
+            // A snapshot is written with C and assembly units only.
+            rust: false,
         })
     }
 }

@@ -102,9 +102,10 @@ pub struct Outcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
     pub offenders: Vec<Offender>,
-    /// The object a failing symbol rule checked (place and size; `lines` left empty),
-    /// so that a drawing of the offenders shows what they share a line with. Not in
-    /// the JSON, which names the target already.
+    /// The object a failing symbol or function rule checked (place and size; `lines`
+    /// left empty), so that a drawing of the offenders shows what they share a line
+    /// with, or where a function starts on its line. Not in the JSON, which names the
+    /// target already.
     #[serde(skip)]
     pub subject: Option<Offender>,
     /// Offenders left out after the first `MAX_OFFENDERS`.
@@ -399,6 +400,13 @@ fn function(out: &mut Vec<Outcome>, r: &Named<FunctionRule>, image: &Image<'_>) 
     }
     for s in found {
         ctx.target = Some(s.qualified_name());
+        // A failing rule draws the function's start on its line.
+        ctx.subject = Some(Offender {
+            name: s.qualified_name(),
+            offset: s.place,
+            size: s.size,
+            lines: Vec::new(),
+        });
         if let Some(n) = r.rule.align {
             let rem = s.place % n;
             let measured = Measured::Modulo {

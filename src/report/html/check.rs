@@ -61,10 +61,19 @@ pub fn render(out: &mut impl Write, r: &CheckReport) -> fmt::Result {
 }
 
 /// The offenders on the lines where they are, with the object checked (the map's
-/// focus) where it shares those lines (`None` when no offender has a line).
+/// focus) where it shares those lines; with no offender on a line, the first line of
+/// the object checked (where a function starts). `None` when there is neither.
 fn offender_map(o: &Outcome) -> Option<Map> {
-    let first = o.offenders.iter().flat_map(|f| f.lines.iter()).min()?;
-    let last = o.offenders.iter().flat_map(|f| f.lines.iter()).max()?;
+    let lines: Vec<u64> = o
+        .offenders
+        .iter()
+        .flat_map(|f| f.lines.iter().copied())
+        .collect();
+    let (first, last) = match (lines.iter().min(), lines.iter().max(), &o.subject) {
+        (Some(&a), Some(&b), _) => (a, b),
+        (_, _, Some(s)) => (s.offset, s.offset),
+        _ => return None,
+    };
     let mut blocks: Vec<Block> = o
         .offenders
         .iter()

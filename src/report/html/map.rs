@@ -180,6 +180,39 @@ impl Map {
         }
     }
 
+    /// The rows drawn, as (first line, last line): one per line where a block or band
+    /// starts or ends, and one for each run of lines between two such lines (they hold
+    /// the same blocks whole, or nothing); at most `MAX_ROWS`.
+    fn rows(&self) -> Vec<(u64, u64)> {
+        let ls = self.line_size;
+        let (first, last) = (self.first_line, self.last_line);
+        let busy: BTreeSet<u64> = self
+            .blocks
+            .iter()
+            .map(|b| (b.start, b.size))
+            .chain(self.bands.iter().map(|b| (b.start, b.size)))
+            .flat_map(|(start, size)| [start / ls, start.saturating_add(size.max(1) - 1) / ls])
+            .filter(|l| (first..=last).contains(l))
+            .collect();
+        let mut rows = Vec::new();
+        let mut line = first;
+        while line <= last && (rows.len() as u64) < MAX_ROWS {
+            let end = if busy.contains(&line) {
+                line
+            } else {
+                busy.range(line..).next().map_or(last, |&b| b - 1).min(last)
+            };
+            rows.push((line, end));
+            line = end + 1;
+        }
+        rows
+    }
+
+    /// Whether a row stands for more than one line (the legend says so).
+    pub fn has_runs(&self) -> bool {
+        self.rows().iter().any(|(a, b)| b > a)
+    }
+
     /// Writes the map as HTML: one row per line where a block or band starts or ends;
     /// the lines between two such lines hold the same blocks whole (the middle of a
     /// large member) or nothing, and are drawn as one row that says how many lines it
@@ -191,28 +224,17 @@ impl Map {
             "<figure class=\"map\"><figcaption>{}</figcaption>",
             esc(&self.caption)
         )?;
-        let (first, last) = (self.first_line, self.last_line);
-        let busy: BTreeSet<u64> = self
-            .blocks
-            .iter()
-            .map(|b| (b.start, b.size))
-            .chain(self.bands.iter().map(|b| (b.start, b.size)))
-            .flat_map(|(start, size)| [start / ls, start.saturating_add(size.max(1) - 1) / ls])
-            .filter(|l| (first..=last).contains(l))
-            .collect();
-        let (mut line, mut rows) = (first, 0);
-        while line <= last && rows < MAX_ROWS {
-            let end = if busy.contains(&line) {
-                line
-            } else {
-                busy.range(line..).next().map_or(last, |&b| b - 1).min(last)
-            };
+        let rows = self.rows();
+        for &(line, end) in &rows {
             let lo = line * ls;
             let hi = end.saturating_mul(ls).saturating_add(ls);
             self.row(out, line, end, lo, hi)?;
-            rows += 1;
-            line = end + 1;
         }
+        let (line, last) = (
+            rows.last()
+                .map_or(self.first_line, |r| r.1.saturating_add(1)),
+            self.last_line,
+        );
         if line <= last {
             write!(
                 out,

@@ -62,6 +62,8 @@ pub struct Keys {
     pub removed: bool,
     pub changed: bool,
     pub hole: bool,
+    /// A row stands for a run of lines.
+    pub runs: bool,
 }
 
 impl Keys {
@@ -74,6 +76,7 @@ impl Keys {
         removed: true,
         changed: true,
         hole: true,
+        runs: true,
     };
 
     /// Adds the marks of the blocks of `map`.
@@ -91,6 +94,7 @@ impl Keys {
             self.removed |= b.mark == map::Mark::Removed;
             self.changed |= b.mark == map::Mark::Changed;
         }
+        self.runs |= map.has_runs();
     }
 }
 
@@ -117,8 +121,13 @@ fn legend(keys: Keys, focus: &str, item: Option<&str>) -> String {
     if keys.hole {
         s.push_str("<span><span class=\"cell hole\">hole</span> hole or padding</span>");
     }
+    s.push_str(if keys.runs {
+        "<span>rows: one cache line each, or (\u{22ee}) a run of lines that hold only the middle of one block, or nothing</span>"
+    } else {
+        "<span>rows: one cache line each</span>"
+    });
     s.push_str(
-        "<span>rows: one cache line each; a solid rule starts a 128-byte pair (\u{250c} \u{2514})</span>\
+        "<span>a solid rule starts a 128-byte pair (\u{250c} \u{2514})</span>\
          <span>hover or focus (Tab) a block for its name, type, offset and size</span></p>\n",
     );
     s
