@@ -331,7 +331,12 @@ fn big_endian_s390x_places_root_user() {
 fn bad_inputs_exit_2_with_one_line() {
     let cases = [
         ("bad/not-elf.txt", "not an ELF file"),
-        ("bad/truncated.elf", "malformed ELF"),
+        // The first 1000 bytes of old.elf (47880 bytes; section headers at 46280,
+        // 25 of 64 bytes: readelf -h).
+        (
+            "bad/truncated.elf",
+            "truncated: the file has 1000 bytes, its section headers end at byte 47880",
+        ),
         ("bad/empty", "empty file"),
         ("bad", "is a directory"),
         ("no-such-file", "No such file"),
@@ -344,6 +349,33 @@ fn bad_inputs_exit_2_with_one_line() {
         assert_eq!(err.lines().count(), 1, "{f}: {err}");
         assert!(err.contains(&path) && err.contains(msg), "{f}: {err}");
     }
+}
+
+/// A section whose bytes run past the end of the file is named. readelf -SW
+/// old.elf: section 8, .debug_info, at offset 0x52d8; its header is at 46280 + 8 * 64,
+/// sh_size (8 bytes, little-endian) at +32. Made 0x10000 long, it ends at 0x152d8.
+#[test]
+fn a_section_past_the_end_of_the_file_is_named() {
+    let mut bytes = std::fs::read(testdata("old.elf")).unwrap();
+    let at = 46280 + 8 * 64 + 32;
+    bytes[at..at + 8].copy_from_slice(&0x10000u64.to_le_bytes());
+    let path = std::env::temp_dir().join(format!(
+        "layout-diff-long-section-{}.elf",
+        std::process::id()
+    ));
+    std::fs::write(&path, &bytes).unwrap();
+    let (code, out, err) = run(&["show", path.to_str().unwrap(), "--struct", "mce"]);
+    std::fs::remove_file(&path).ok();
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "layout-diff: {}: truncated: the file has 47880 bytes, section .debug_info ends at byte {}",
+            path.display(),
+            0x52d8 + 0x10000
+        )
+    );
 }
 
 #[test]

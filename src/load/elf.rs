@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use object::elf;
-use object::read::elf::{ElfFile, FileHeader};
+use object::read::elf::{ElfFile, FileHeader, SectionHeader as _};
 use object::{
     Object, ObjectKind, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind as ObjKind,
     SymbolSection,
@@ -144,12 +144,60 @@ fn read_parts<'d>(
     }
 }
 
+/// How a file cut short (an interrupted download or copy) ends before its own headers
+/// say it does: its section header table, or the bytes of a section, past its end.
+/// `None` when everything fits (other damage is left to the parser).
+fn truncation<H: FileHeader>(data: &[u8]) -> Option<String> {
+    let header = H::parse(data).ok()?;
+    let endian = header.endian().ok()?;
+    let len = data.len() as u64;
+    let table = header.e_shoff(endian).into();
+    let entries =
+        u64::from(header.e_shnum(endian)).checked_mul(u64::from(header.e_shentsize(endian)))?;
+    let table_end = table.checked_add(entries)?;
+    if table_end > len {
+        return Some(format!(
+            "truncated: the file has {len} bytes, its section headers end at byte {table_end}"
+        ));
+    }
+    let sections = header.sections(endian, data).ok()?;
+    let names = |s: &H::SectionHeader| {
+        sections
+            .section_name(endian, s)
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .unwrap_or_default()
+    };
+    sections
+        .iter()
+        .filter(|s| s.sh_type(endian) != elf::SHT_NOBITS)
+        .filter_map(|s| {
+            let end = s
+                .sh_offset(endian)
+                .into()
+                .checked_add(s.sh_size(endian).into())?;
+            (end > len).then_some((end, s))
+        })
+        .max_by_key(|(end, _)| *end)
+        .map(|(end, s)| {
+            format!(
+                "truncated: the file has {len} bytes, section {} ends at byte {end}",
+                names(s)
+            )
+        })
+}
+
 fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
     path: &Path,
     data: &'d [u8],
     owned: &'d [OnceLock<Vec<u8>>],
     layout: bool,
 ) -> Result<ElfInfo<'d>> {
+    if let Some(message) = truncation::<H>(data) {
+        return Err(Error::Input {
+            path: path.to_path_buf(),
+            message,
+        });
+    }
     let file = ElfFile::<H>::parse(data).map_err(|e| Error::Elf {
         path: path.to_path_buf(),
         message: e.to_string(),
