@@ -385,6 +385,9 @@ fn malformed_rules_exit_2_with_file_line_and_key() {
         let prefix = format!("layout-diff: {}:{want}", rules(name));
         assert!(err.starts_with(&prefix), "{name}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
+        if name == "bad-key" {
+            assert!(err.trim_end().ends_with("; did you mean `alone`?"), "{err}");
+        }
     }
     let (code, _, err) = run(&[
         "check",

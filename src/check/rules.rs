@@ -35,7 +35,9 @@ pub struct StructRule {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SymbolRule {
-    /// The object starts at a multiple of this many bytes (64: it starts a line).
+    /// The object starts at a multiple of this many bytes (64: it starts a line);
+    /// `align`, the `[function]` spelling, is taken too.
+    #[serde(alias = "align")]
     pub aligned: Option<u64>,
     /// No other object on any of its lines.
     pub alone: Option<bool>,
@@ -50,7 +52,8 @@ pub struct SymbolRule {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FunctionRule {
-    /// Start address modulo this is 0.
+    /// Start address modulo this is 0; `aligned`, the `[symbol]` spelling, is taken too.
+    #[serde(alias = "aligned")]
     pub align: Option<u64>,
     pub why: Option<String>,
 }
@@ -152,7 +155,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Rules, RulesError> {
         let at = e.span().map(|s| s.start).unwrap_or(0);
         let line = text[..at.min(text.len())].matches('\n').count() + 1;
         let key = key_at(text, at);
-        let message = e.message().trim().to_string();
+        let message = with_guess(e.message().trim());
         let message = match key {
             Some(k) if !message.contains(&format!("`{k}`")) => format!("key `{k}`: {message}"),
             _ => message,
@@ -268,6 +271,39 @@ fn validate(r: &Rules) -> Result<(), (usize, String)> {
 }
 
 /// The key of the `key = value` line holding byte `at`, if that line has one.
+/// serde's "unknown field `X`, expected one of `a`, `b`" (or "variant"), with the
+/// expected name closest to `X` suggested when one is close (edit distance at most 2,
+/// or one is a prefix of the other: `align` for `aligned`, `max_line` for `max_lines`).
+fn with_guess(message: &str) -> String {
+    let ticked = |s: &str| -> Vec<String> {
+        s.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let Some((head, expected)) = message.split_once(", expected") else {
+        return message.to_string();
+    };
+    let (Some(got), names) = (ticked(head).pop(), ticked(expected)) else {
+        return message.to_string();
+    };
+    if !head.starts_with("unknown ") {
+        return message.to_string();
+    }
+    let close = |n: &String| {
+        strsim::levenshtein(&got, n) <= 2 || n.starts_with(&got) || got.starts_with(n.as_str())
+    };
+    match names
+        .iter()
+        .filter(|n| close(n))
+        .min_by_key(|n| strsim::levenshtein(&got, n))
+    {
+        Some(guess) => format!("{message}; did you mean `{guess}`?"),
+        None => message.to_string(),
+    }
+}
+
 fn key_at(text: &str, at: usize) -> Option<String> {
     let at = at.min(text.len());
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -356,6 +392,27 @@ aligned = true
         let e = p("[structs.mce]\nmax_size = 1\n").unwrap_err();
         assert!(e.starts_with("r.toml:1: "), "{e}");
         assert!(e.contains("`structs`"), "{e}");
+        // Each table takes the other's spelling of alignment.
+        let r = parse(
+            Path::new("r.toml"),
+            "[function.f]\naligned = 64\n[symbol.s]\nalign = 64\n",
+        )
+        .unwrap();
+        assert_eq!(r.functions[0].rule.align, Some(64));
+        assert_eq!(r.symbols[0].rule.aligned, Some(64));
+        // A misspelt key or table is answered with the name probably meant.
+        assert_eq!(
+            p("[symbol.s]\nalone = true\nmax_line = 2\n").unwrap_err(),
+            "r.toml:3: unknown field `max_line`, expected one of `align`, `aligned`, `alone`, `not_with`, `max_lines`, `why`; did you mean `max_lines`?"
+        );
+        assert_eq!(
+            p("[strct.x]\nmax_size = 1\n").unwrap_err(),
+            "r.toml:1: unknown field `strct`, expected one of `struct`, `symbol`, `function`, `group`; did you mean `struct`?"
+        );
+        assert_eq!(
+            p("[symbol.s]\nfoo = 1\n").unwrap_err(),
+            "r.toml:2: unknown field `foo`, expected one of `align`, `aligned`, `alone`, `not_with`, `max_lines`, `why`"
+        );
         let e = p("[function.f]\nalign = 0\n").unwrap_err();
         assert_eq!(e, "r.toml:1: key `align`: must be at least 1");
         let e = p("[group.rx]\nmax_size = 1\n").unwrap_err();
