@@ -498,7 +498,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             if let Some(n) = m.nested.as_deref_mut()
                 && n.kind == AggregateKind::Struct
                 && ((union && !size.is_multiple_of(nat))
-                    || (!union && has_gaps && !(m.offset - base).is_multiple_of(nat)))
+                    || (!union && has_gaps && !m.offset.saturating_sub(base).is_multiple_of(nat)))
             {
                 n.packed = true;
             }
@@ -513,7 +513,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
                 continue;
             }
             max = max.max(nat);
-            if !(m.offset - base).is_multiple_of(nat) {
+            if !m.offset.saturating_sub(base).is_multiple_of(nat) {
                 layout.packed = true;
                 return;
             }

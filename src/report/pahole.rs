@@ -327,7 +327,7 @@ impl<W: Write> Listing<'_, W> {
             }
             match pos.bit_size {
                 Some(b) => sums.bits += u64::from(b),
-                None => sums.bytes += pos.size,
+                None => sums.bytes = sums.bytes.saturating_add(pos.size),
             }
             let moved = last.is_none_or(|l| l.offset != pos.offset);
             if moved
