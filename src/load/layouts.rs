@@ -27,7 +27,7 @@ const SPELL_BUDGET: u64 = 1_000_000;
 /// Past it every direct member is still listed, and anonymous ones are left
 /// unexpanded (`struct {...}`), so a forged table of anonymous types nested many times
 /// over costs at most this much per struct.
-pub const MEMBER_BUDGET: u64 = 4096;
+const MEMBER_BUDGET: u64 = 4096;
 
 /// Lazily computed facts about the types of one unit.
 pub(crate) struct TypeTable<'u, 'd> {
@@ -42,6 +42,10 @@ pub(crate) struct TypeTable<'u, 'd> {
     /// `name_hashes` with names by text, for the few layouts that get built.
     text_hashes: OnceCell<Vec<Cell<u64>>>,
     fingerprints: Vec<Cell<u64>>,
+    /// `fingerprints` with names by text, for the few layouts that get built (memoized
+    /// too: anonymous structs declared `struct { ... } x, y;` at each level nest 2^n
+    /// copies of one entry).
+    content_fingerprints: OnceCell<Vec<Cell<u64>>>,
     /// Build what only pahole's listing needs (its spellings, members' struct
     /// padding, packed inference); a diff skips it.
     pub(super) listing: bool,
@@ -82,6 +86,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             name_hashes: vec![Cell::new(0); dies.dies.len()],
             text_hashes: OnceCell::new(),
             fingerprints: vec![Cell::new(0); dies.dies.len()],
+            content_fingerprints: OnceCell::new(),
             ctypes: (0..dies.dies.len()).map(|_| OnceCell::new()).collect(),
             // Only the listing asks for these: no per-entry cells for a diff.
             nat_aligns: (0..if listing { dies.dies.len() } else { 0 })
@@ -347,11 +352,15 @@ impl<'u, 'd> TypeTable<'u, 'd> {
     }
 
     fn fingerprint_at(&self, index: usize, depth: usize, by_offset: bool) -> u64 {
-        if by_offset {
-            let cached = self.fingerprints[index].get();
-            if cached != 0 {
-                return cached;
-            }
+        let memo = if by_offset {
+            &self.fingerprints
+        } else {
+            self.content_fingerprints
+                .get_or_init(|| vec![Cell::new(0); self.dies.dies.len()])
+        };
+        let cached = memo[index].get();
+        if cached != 0 {
+            return cached;
         }
         let die = &self.dies.dies[index];
         let mut h = FxHasher::default();
@@ -411,9 +420,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             }
         }
         let v = h.finish().max(1);
-        if by_offset {
-            self.fingerprints[index].set(v);
-        }
+        memo[index].set(v);
         v
     }
 
@@ -761,9 +768,7 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             ..Member::default()
         }
     }
-}
 
-impl<'d> TypeTable<'_, 'd> {
     /// Whether the anonymous aggregate `t`, met at `depth`, is laid out inline: not
     /// past `MAX_DEPTH` or the struct's member budget, and not inside itself.
     fn may_expand(&self, t: &Die<'d>, depth: usize) -> bool {
