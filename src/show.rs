@@ -269,11 +269,11 @@ pub fn hot_types(
                 let m = leaves.iter().find(|m| m.name == Some(leaf)).or_else(|| {
                     leaves
                         .iter()
-                        .find(|m| m.offset <= offset && offset < m.offset + m.size.max(1))
+                        .find(|m| m.offset <= offset && offset - m.offset < m.size.max(1))
                 });
                 let at = m.map_or(offset, |m| m.offset);
                 let size = m.map(|m| m.size);
-                let end = at + size.unwrap_or(1).max(1) - 1;
+                let end = at.saturating_add(size.unwrap_or(1).max(1) - 1);
                 HotMemberView {
                     offset: at,
                     member: path.to_string(),

@@ -322,8 +322,10 @@ fn a_snapshot_of_btf_keeps_typedef_named_structs() {
 
 /// The raw BTF inputs the `btf` fuzz target found slow (fuzz/known-slow: more than
 /// 20 s each once, crafted type graphs; the last two only over AFL's 20 ms): each is
-/// now read and every struct spelled well within the bound (0.1-1 s each in a debug
-/// build here).
+/// now read and every struct spelled within the issue's 2 s (under 0.05 s each in a
+/// release build here), and what is printed is proportionate to the input: at most 16
+/// bytes per byte read (7 for the largest here; `btf-11.btf`, 6.6 KB, printed 42.5 MB
+/// before structs were bounded per struct).
 #[test]
 fn known_slow_btf_inputs_finish_in_bounded_time() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/known-slow");
@@ -348,7 +350,7 @@ fn known_slow_btf_inputs_finish_in_bounded_time() {
             .args(["show", &f.display().to_string(), "--symbols"])
             .arg(&map)
             .args(["--struct", "*"])
-            .timeout(std::time::Duration::from_secs(5))
+            .timeout(std::time::Duration::from_secs(2))
             .output()
             .unwrap();
         assert!(
@@ -356,5 +358,127 @@ fn known_slow_btf_inputs_finish_in_bounded_time() {
             "{}: {out:?}",
             f.display()
         );
+        let read = std::fs::metadata(&f).unwrap().len();
+        let printed = out.stdout.len() as u64;
+        assert!(printed <= 16 * read, "{}: {printed} bytes", f.display());
     }
+}
+
+/// A raw BTF blob (version 1, 24-byte header) of `types` (type ids from 1) and
+/// `strings` (offset 0 is the empty name).
+fn btf_blob(types: &[u32], strings: &[u8]) -> Vec<u8> {
+    let type_len = u32::try_from(types.len() * 4).expect("small");
+    let str_len = u32::try_from(strings.len()).expect("small");
+    let mut b = vec![0x9f, 0xeb, 1, 0];
+    for v in [24, 0, type_len, type_len, str_len] {
+        b.extend(u32::to_le_bytes(v));
+    }
+    for v in types {
+        b.extend(v.to_le_bytes());
+    }
+    b.extend(strings);
+    b
+}
+
+/// BTF's `info` word of a struct with `vlen` members.
+fn btf_struct(vlen: u32) -> u32 {
+    4 << 24 | vlen
+}
+
+/// An anonymous struct that holds itself (C cannot write that: A holds B holds A) is
+/// expanded once and then listed as `struct {...}` with a note, instead of 48 levels
+/// deep. Offsets and sizes are the blob's own (bytes = bits / 8); hole and padding by
+/// hand: S is 16 bytes, its one member 16; A's `b` (B, 8 bytes) ends at 8, `pad` is at
+/// 12: a 4-byte hole, so each member of type A gets pahole's "last struct has 1 hole"
+/// and S "member types with holes: 1, total: 1"; B's `a` (A, 16 bytes) at 0 overruns
+/// B's 8 bytes, as declared.
+#[test]
+fn an_anonymous_struct_inside_itself_is_expanded_once() {
+    let dir = std::env::temp_dir().join(format!("ld-btf-cycle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    // Strings: "int" at 1, "S" at 5, "a" at 7, "b" at 9, "pad" at 11.
+    let strings = b"\0int\0S\0a\0b\0pad\0";
+    #[rustfmt::skip]
+    let types = [
+        1, 1 << 24, 4, 1 << 24 | 32,          // 1: int, 4 bytes, signed, 32 bits
+        5, btf_struct(1), 16, 7, 3, 0,         // 2: struct S { A a; } (16 bytes)
+        0, btf_struct(2), 16, 9, 4, 0, 11, 1, 96, // 3: A { B b @0; int pad @12; }
+        0, btf_struct(1), 8, 7, 3, 0,          // 4: B { A a @0; } (8 bytes)
+    ];
+    let p = dir.join("cycle.btf");
+    std::fs::write(&p, btf_blob(&types, strings)).expect("write");
+    let (code, out, err) = common::run_timed(
+        &["show", p.to_str().unwrap_or_default(), "--struct", "S"],
+        10,
+    );
+    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    let body: Vec<&str> = out.lines().skip(3).collect();
+    let note = "\t\t\t/* XXX layout-diff: members not listed: this anonymous type is nested in \
+                itself or past the loader's bounds (a malformed type table) */";
+    assert_eq!(
+        body,
+        [
+            "struct S {",
+            "\tstruct {",
+            "\t\tstruct {",
+            "\t\t\tstruct {...}               a;                    /*     0    16 */",
+            note,
+            "",
+            "\t\t\t/* XXX last struct has 1 hole */",
+            "\t\t} b;                                             /*     0     8 */",
+            "\t\t/* XXX 4 bytes hole, try to pack */",
+            "",
+            "\t\tint                        pad;                  /*    12     4 */",
+            "\t} a;                                             /*     0    16 */",
+            "",
+            "\t/* XXX last struct has 1 hole */",
+            "",
+            "\t/* size: 16, cachelines: 1, members: 1 */",
+            "\t/* member types with holes: 1, total: 1 */",
+            "\t/* last cacheline: 16 bytes */",
+            "};",
+        ],
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Anonymous structs nested as a binary tree (T0 holds two T1, ... T19 holds two
+/// T20, T20 holds an int): 2^21 - 2 members expanded in full. Each struct is laid out
+/// with at most 4,096 members (the loader's budget) plus the direct members of the
+/// structs open when it runs out (at most 2 on each of the 21 levels): without the
+/// bound this printed 20,000 members of the one struct.
+#[test]
+fn anonymous_structs_nested_as_a_tree_are_bounded_per_struct() {
+    let dir = std::env::temp_dir().join(format!("ld-btf-tree-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    // Strings: "int" at 1, "S" at 5, "x" at 7, "y" at 9, "v" at 11, "t" at 13.
+    let strings = b"\0int\0S\0x\0y\0v\0t\0";
+    let mut types = vec![1, 1 << 24, 4, 1 << 24 | 32]; // 1: int
+    // 2: struct S { T0 t; }; 3 + i: T_i, of 4 << (20 - i) bytes.
+    types.extend([5, btf_struct(1), 4 << 20, 13, 3, 0]);
+    for i in 0..20u32 {
+        let half = 4u32 << (19 - i);
+        types.extend([0, btf_struct(2), 2 * half, 7, 4 + i, 0, 9, 4 + i, half * 8]);
+    }
+    types.extend([0, btf_struct(1), 4, 11, 1, 0]); // 23: T20 { int v; }
+    let p = dir.join("tree.btf");
+    std::fs::write(&p, btf_blob(&types, strings)).expect("write");
+    let (code, out, err) = common::run_timed(
+        &["show", p.to_str().unwrap_or_default(), "--struct", "S"],
+        10,
+    );
+    assert_eq!((code, err.as_str()), (0, ""));
+    let members = out
+        .lines()
+        .filter(|l| {
+            l.trim_end().ends_with(" */") && l.contains(";") && !l.trim_start().starts_with("/*")
+        })
+        .count();
+    assert!(
+        (4096..=4096 + 42).contains(&members),
+        "{members} members listed"
+    );
+    assert!(out.contains("XXX layout-diff: members not listed"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -515,6 +515,41 @@ fn a_unit_whose_pc_range_overflows_loads_without_its_ranges() {
     assert_eq!((code, err.as_str()), (0, ""));
 }
 
+/// A relocatable object (old.o) whose first `.rela.debug_info` entry is moved to
+/// offset 0xfffffffffffffffe: the end of its 4-byte slot is past 2^64. One line, exit
+/// 2; in a build with overflow checks (`cargo test`) the sum panicked before.
+#[test]
+fn a_relocation_past_the_address_space_is_one_line_and_exit_2() {
+    let f = testdata("bad/reloc-overflow.o");
+    let (code, out, err) = run(&["show", f.as_str(), "--struct", "*"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(
+        err,
+        format!(
+            "layout-diff: {f}: section .debug_info: relocation at 0xfffffffffffffffe is \
+             outside the section\n"
+        )
+    );
+}
+
+/// `bad/anon-dag.o` (valid C, testdata/README.md): at each of 30 levels an anonymous
+/// struct declared `struct { ... } x, y;`, so expanding every member lists 2^31 - 2 of
+/// them. Fingerprinting the struct's copies visited each one (over 60 s); now the
+/// listing stops expanding at the loader's 4,096 members per struct, and lists the
+/// direct members of the structs open at that point (at most 2 on each of 30 levels).
+#[test]
+fn anonymous_structs_declared_twice_per_level_are_bounded() {
+    let f = testdata("bad/anon-dag.o");
+    let (code, out, err) = common::run_timed(&["show", f.as_str(), "--struct", "S"], 10);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let members = out
+        .lines()
+        .filter(|l| l.trim_end().ends_with(" */") && l.contains(';') && !l.contains("/* XXX"))
+        .count();
+    assert!((4096..=4096 + 60).contains(&members), "{members} members");
+    assert!(out.contains("/* XXX layout-diff: members not listed:"));
+}
+
 /// A fuzzer's find: function types whose parameters are the function type again, so
 /// that spelling a type branched at every level (more than 30 s before; the spelling
 /// of one declaration is now bounded). The time bound is ten times what it takes.

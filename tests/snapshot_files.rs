@@ -474,3 +474,32 @@ fn payload_bit_flips_never_panic() {
         "{refused} refused, {decoded} decoded"
     );
 }
+
+/// `testdata/bad/lines-overflow.elf`: old.elf with `.text` at address 0 and 2^62 bytes
+/// long, and `account_page` at 0x1a0 and 2^61 bytes long (readelf and nm warn the
+/// section extends past the end of the file). `snapshot --with-lines` walked the
+/// function 64 bytes at a time (2^55 lookups: over 20 s, stopped); it now stops after
+/// one lookup per function and per 64 bytes of the file.
+#[test]
+fn with_lines_on_a_forged_function_size_ends() {
+    let dir = scratch("lines-overflow");
+    let out = dir.join("lo.snap").display().to_string();
+    let (code, _, err) = common::run_timed(
+        &[
+            "snapshot",
+            &testdata("bad/lines-overflow.elf"),
+            "--with-lines",
+            "-o",
+            &out,
+        ],
+        10,
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, shown, err) = run(&["show", &out, "--symbol", "account_page"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(
+        shown.contains("account_page (function, global, .text, 2305843009213693952 bytes)"),
+        "{shown}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

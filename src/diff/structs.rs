@@ -139,7 +139,8 @@ pub(super) fn leaves<'a, 'd>(s: &'a StructLayout<'d>) -> Vec<&'a Member<'d>> {
 }
 
 fn straddles(m: &Member<'_>, line_size: u64) -> bool {
-    m.size <= line_size && m.offset / line_size != (m.offset + m.size.max(1) - 1) / line_size
+    m.size <= line_size
+        && m.offset / line_size != m.offset.saturating_add(m.size.max(1) - 1) / line_size
 }
 
 /// The change of one member; with `keep`, also a member that did not change.
@@ -425,5 +426,25 @@ fn same(o: &StructLayout<'_>, n: &StructLayout<'_>, mixed: bool, types: &mut Sam
                     && ma.bit_size == mb.bit_size
                     && type_key(ma.type_name()) == type_key(mb.type_name())
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A member 4 bytes long 2 bytes before 2^64 (a forged offset) ends on the last
+    /// 64-byte line, where it starts: it does not straddle (its end wrapped to byte 1,
+    /// line 0, before).
+    #[test]
+    fn a_member_at_the_top_of_the_space_does_not_straddle() {
+        let at = |offset| Member {
+            offset,
+            size: 4,
+            ..Member::default()
+        };
+        assert!(!straddles(&at(u64::MAX - 1), 64));
+        assert!(straddles(&at(62), 64));
+        assert!(!straddles(&at(60), 64));
     }
 }

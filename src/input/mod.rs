@@ -244,14 +244,23 @@ fn snapshot_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u6
         return Ok(None);
     };
     let mut out = Vec::new();
-    for s in image
+    let functions = image
         .symbols
         .iter()
-        .filter(|s| s.kind == SymbolKind::Function && s.space == Space::Global)
-    {
+        .filter(|s| s.kind == SymbolKind::Function && s.space == Space::Global);
+    // Lookups, at most: one per function and per granule of the file. A forged section
+    // and function size (up to 2^64) would otherwise be walked 64 bytes at a time; the
+    // code of a real build lies in the file, so its boundaries are all within this.
+    let mut budget = (input.map.len() as u64 / snapshot::LINE_GRANULE)
+        .saturating_add(image.symbols.len() as u64);
+    for s in functions {
         let end = s.place.saturating_add(s.size);
         let mut at = s.place;
         while at < end.max(s.place.saturating_add(1)) {
+            let Some(left) = budget.checked_sub(1) else {
+                break;
+            };
+            budget = left;
             if let Some(loc) = lines.find(at) {
                 out.push((at, loc));
             }

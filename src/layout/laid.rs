@@ -188,8 +188,8 @@ pub fn sum_members(layout: &StructLayout<'_>) -> u64 {
         .members
         .iter()
         .filter(|m| !m.is_bitfield())
-        .map(|m| m.size)
-        .sum()
+        // Saturating: a forged snapshot's sizes can add up past 2^64.
+        .fold(0, |s, m| s.saturating_add(m.size))
 }
 
 /// Bits taken by the bitfield members of one level.
@@ -241,6 +241,23 @@ mod tests {
         };
         crate::layout::holes::fill(&mut l, 0);
         l
+    }
+
+    /// A forged snapshot's member sizes and holes can add up past 2^64: the sums
+    /// saturate (they wrapped to 7 and 0 before).
+    #[test]
+    fn sums_of_forged_sizes_saturate() {
+        let mut l = layout();
+        l.members = vec![member("a", 0, u64::MAX), member("b", 8, 8)];
+        assert_eq!(sum_members(&l), u64::MAX);
+        l.holes = vec![
+            Hole {
+                offset: 0,
+                size: u64::MAX,
+            },
+            Hole { offset: 8, size: 1 },
+        ];
+        assert_eq!(l.sum_holes(), u64::MAX);
     }
 
     #[test]

@@ -147,13 +147,13 @@ impl<'d> TypeTable<'_, 'd> {
             .and_then(|d| self.dies.name(d))
             .map(Box::from);
         let decl = if self.listing {
-            self.pahole_decl(Some(i), HOLE, false, 0)
+            self.bounded(|| self.pahole_decl(Some(i), HOLE, false, 0))
         } else {
             String::new()
         };
         let (before, after) = decl.split_once(HOLE).unwrap_or((decl.as_str(), ""));
         let flex = (self.listing && dims.first() == Some(&0)).then(|| {
-            let d = self.pahole_decl(Some(i), HOLE, true, 0);
+            let d = self.bounded(|| self.pahole_decl(Some(i), HOLE, true, 0));
             d.split_once(HOLE)
                 .map_or(String::new(), |(_, a)| a.to_string())
         });
@@ -201,6 +201,18 @@ impl<'d> TypeTable<'_, 'd> {
         }
     }
 
+    /// Runs one pahole spelling with at most `MAX_SPELLED` parameters of the table's
+    /// budget: what one declaration may cost does not depend on the ones before it.
+    fn bounded(&self, spell: impl FnOnce() -> String) -> String {
+        let table = self.spell_budget.get();
+        let mine = table.min(u64::from(MAX_SPELLED));
+        self.spell_budget.set(mine);
+        let out = spell();
+        let used = mine.saturating_sub(self.spell_budget.get());
+        self.spell_budget.set(table.saturating_sub(used));
+        out
+    }
+
     fn tag_keyword(tag: gimli::DwTag) -> Option<&'static str> {
         match tag {
             dw::DW_TAG_structure_type | dw::DW_TAG_class_type => Some("struct"),
@@ -228,12 +240,13 @@ impl<'d> TypeTable<'_, 'd> {
             }
         };
         *budget = budget.saturating_sub(1);
-        let Some(d) = ty
-            .and_then(|i| self.dies.get(i))
-            .filter(|_| depth < MAX_DEPTH && *budget > 0)
-        else {
+        let Some(d) = ty.and_then(|i| self.dies.get(i)) else {
             return join(&format!("{}void", quals.prefix()), &inner);
         };
+        if depth >= MAX_DEPTH || *budget == 0 {
+            // Cut (a malformed table): `?` stands for the rest, never a made-up type.
+            return join(&format!("{}?", quals.prefix()), &inner);
+        }
         let name = self.dies.name(d);
         match d.tag {
             dw::DW_TAG_const_type | dw::DW_TAG_volatile_type => {
@@ -331,9 +344,12 @@ impl<'d> TypeTable<'_, 'd> {
 
     /// pahole's `tag__name`: how it names a type in a declaration or a parameter list.
     fn pahole_name(&self, ty: Option<usize>, depth: usize) -> String {
-        let Some(d) = self.get_die(ty).filter(|_| depth < MAX_DEPTH) else {
+        let Some(d) = self.get_die(ty) else {
             return "void".into();
         };
+        if depth >= MAX_DEPTH {
+            return "?".into();
+        }
         match d.tag {
             dw::DW_TAG_pointer_type | dw::DW_TAG_reference_type => {
                 let suffix = if d.tag == dw::DW_TAG_pointer_type {
@@ -436,9 +452,12 @@ impl<'d> TypeTable<'_, 'd> {
     /// pahole's `type__fprintf` of a member: the whole declaration with `name`.
     /// `flexible`: print a zero first dimension as `[]`.
     fn pahole_decl(&self, ty: Option<usize>, name: &str, flexible: bool, depth: usize) -> String {
-        let Some(d) = self.get_die(ty).filter(|_| depth < MAX_DEPTH) else {
+        let Some(d) = self.get_die(ty) else {
             return format!("void {name}");
         };
+        if depth >= MAX_DEPTH {
+            return format!("? {name}");
+        }
         match d.tag {
             dw::DW_TAG_pointer_type => {
                 if let Some(t) = self.get_die(d.ty())

@@ -322,7 +322,11 @@ pub(crate) fn read_unit<'d>(
                 ..Die::default()
             };
             read_wanted(dwarf, unit, &strings, &mut raw, abbrev, &mut die)?;
-            let i = dies.len() as u32;
+            // Entries are linked by u32 index, `NONE` reserved: a unit of more than
+            // 4 G recorded entries (none fits in memory) keeps the first ones.
+            let Some(i) = u32::try_from(dies.len()).ok().filter(|&i| i != NONE) else {
+                break;
+            };
             if let Some((_, Some(p), _)) = parent {
                 while last_child.last().is_some_and(|(q, _)| *q > p) {
                     last_child.pop();

@@ -340,7 +340,7 @@ fn read_symbols<'d, H: FileHeader>(
         let kind = match sym.kind() {
             ObjKind::File => {
                 current_file = sym.name().ok().filter(|n| !n.is_empty());
-                group += 1;
+                group = group.saturating_add(1);
                 continue;
             }
             ObjKind::Text => SymbolKind::Function,
@@ -469,7 +469,10 @@ fn relocate<'d, H: FileHeader>(
             _ => continue,
         };
         let start = usize::try_from(offset).map_err(|e| e.to_string())?;
-        let Some(slot) = bytes.get_mut(start..start + width) else {
+        let Some(slot) = start
+            .checked_add(width)
+            .and_then(|end| bytes.get_mut(start..end))
+        else {
             return Err(format!("relocation at {offset:#x} is outside the section"));
         };
         let mut raw = [0u8; 8];

@@ -629,8 +629,8 @@ impl<'a, 'd> Sparse<'a, 'd> {
         }
         let mut last: FxHashMap<u32, u32> = FxHashMap::default();
         for (k, &p) in parents.iter().enumerate() {
-            let (p, k) = (index(p), k as u32);
-            if p == NONE {
+            let (p, k) = (index(p), u32::try_from(k).unwrap_or(NONE));
+            if p == NONE || k == NONE {
                 continue;
             }
             match last.insert(p, k) {
@@ -671,11 +671,7 @@ mod tests {
         let copies = DwarfCopies::default();
         let info = elf::read(&path, &bytes, &copies.0).expect("elf");
         let debug = info.debug.expect("dwarf");
-        let dwarf: Dwarf<'_> = gimli::Dwarf::load(|id| -> std::result::Result<_, ()> {
-            let data = debug.sections.get(id.name()).copied().unwrap_or(&[]);
-            Ok(gimli::EndianSlice::new(data, gimli::RunTimeEndian::Little))
-        })
-        .expect("sections");
+        let dwarf = debug.dwarf(&path).expect("sections");
         let mut headers = dwarf.units();
         while let Some(h) = headers.next().expect("header") {
             let s = debug.sections.get(".debug_str").copied().unwrap_or(&[]);

@@ -198,7 +198,7 @@ fn member_at(image: &Image<'_>, sym: &Symbol<'_>, rel: u64) -> Option<(String, u
     let m = layout
         .flat_members()
         .into_iter()
-        .filter(|(_, m)| m.name.is_some() && m.offset <= rel && rel < m.offset + m.size)
+        .filter(|(_, m)| m.name.is_some() && m.offset <= rel && rel - m.offset < m.size)
         .max_by_key(|(depth, _)| *depth)?
         .1;
     Some((format!("{prefix}{}", m.name?), rel - m.offset))
@@ -336,7 +336,7 @@ fn member_offset(image: &Image<'_>, sym: &Symbol<'_>, path: &str) -> Option<u64>
     let (base, name) = match path.strip_prefix('[') {
         Some(rest) => {
             let (i, name) = rest.split_once("].")?;
-            (i.parse::<u64>().ok()? * layout.size, name)
+            (i.parse::<u64>().ok()?.checked_mul(layout.size)?, name)
         }
         None => (0, path),
     };
@@ -345,7 +345,7 @@ fn member_offset(image: &Image<'_>, sym: &Symbol<'_>, path: &str) -> Option<u64>
         .into_iter()
         .find(|(_, m)| m.name == Some(name))?
         .1;
-    Some(base + m.offset)
+    base.checked_add(m.offset)
 }
 
 /// Follows the objects and members on `old_map`'s lines into `new`.
@@ -383,8 +383,11 @@ pub fn follow(old_map: &HotMap, new: &Image<'_>) -> HotFollow {
                 let s = find_sym(new, obj);
                 // The byte perf reported, at the same place in the member in NEW.
                 let within = a.within.unwrap_or(0);
-                let at =
-                    s.and_then(|s| Some((s.place + member_offset(new, s, member)? + within, 1)));
+                // No place past 2^64 (a forged offset): the member is not followed.
+                let at = s.and_then(|s| {
+                    let at = s.place.checked_add(member_offset(new, s, member)?)?;
+                    Some((at.checked_add(within)?, 1))
+                });
                 let mut t = tenancy(
                     &index,
                     s,
@@ -472,8 +475,11 @@ fn members_on_line(
         .filter(|(_, m)| m.nested.is_none() && m.size > 0)
         .filter_map(|(_, m)| {
             let name = m.name?;
-            let start = sym.place + m.offset;
-            (name != except && start < line + ls && start + m.size > line).then(|| name.to_string())
+            let start = sym.place.saturating_add(m.offset);
+            (name != except
+                && start < line.saturating_add(ls)
+                && start.saturating_add(m.size) > line)
+                .then(|| name.to_string())
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 use std::fmt::{self, Write};
 
 use crate::layout::LaidStruct;
-use crate::model::{AggregateKind, Member, StructLayout, TypeGaps};
+use crate::model::{AggregateKind, CType, Member, StructLayout, TypeGaps, TypeKind};
 
 /// `show --struct`: the listing exactly as `pahole -F dwarf -C NAME` prints it (the
 /// struct laid at offset 0). With `annotate`, members that straddle a line boundary
@@ -327,7 +327,7 @@ impl<W: Write> Listing<'_, W> {
             }
             match pos.bit_size {
                 Some(b) => sums.bits += u64::from(b),
-                None => sums.bytes += pos.size,
+                None => sums.bytes = sums.bytes.saturating_add(pos.size),
             }
             let moved = last.is_none_or(|l| l.offset != pos.offset);
             if moved
@@ -563,7 +563,15 @@ impl<W: Write> Listing<'_, W> {
             self.out,
             "{}{pos}{straddle}",
             pad(&decl, 57 + 8 * (depth - 1))
-        )
+        )?;
+        if unexpanded(c) {
+            writeln!(
+                self.out,
+                "{indent}/* XXX layout-diff: members not listed: this anonymous type is \
+                 nested in itself or past the loader's bounds (a malformed type table) */"
+            )?;
+        }
+        Ok(())
     }
 
     fn stats(
@@ -668,6 +676,16 @@ pub(crate) fn split_declarator(ty: &str, name: &str) -> (String, String) {
         return (ty[..i].to_string(), format!("{name}{}", &ty[i..]));
     }
     (ty.to_string(), name.to_string())
+}
+
+/// Whether a member not laid inline has an anonymous struct or union type by value
+/// (or an array of one), which pahole always expands: only the loader's bounds on a
+/// malformed table leave one unexpanded (`struct {...} name;`).
+fn unexpanded(c: &CType) -> bool {
+    let aggregate = |k| matches!(k, TypeKind::Struct | TypeKind::Union);
+    (aggregate(c.kind) || (c.kind == TypeKind::Array && aggregate(c.element)))
+        && c.aggregate.is_none()
+        && c.pahole_before().contains("{...}")
 }
 
 fn pad(s: &str, width: usize) -> String {

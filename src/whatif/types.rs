@@ -81,7 +81,10 @@ pub fn propagate<'d>(
                     .ok_or_else(|| format!("struct {name} has no member {:?}", g.member))?;
                 let mut sizes = FxHashMap::default();
                 let m = &s.members[idx];
-                sizes.insert(idx, (m.size + g.grow, member_align(m, &aligns)));
+                sizes.insert(
+                    idx,
+                    (m.size.saturating_add(g.grow), member_align(m, &aligns)),
+                );
                 s = relay(&s, &sizes, &aligns);
             }
             for &(member, align) in &edit.member_aligns {

@@ -222,7 +222,7 @@ fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
                     (m.offset.new?, m.line.new)
                 };
                 Some(Band {
-                    start: place + off,
+                    start: place.saturating_add(off),
                     size: 1,
                     label: format!(
                         ".{} line {}",

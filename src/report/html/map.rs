@@ -77,19 +77,19 @@ pub fn add_bitfield(
     (name, bit, bits): (&str, u64, u64),
     what: &str,
 ) -> usize {
-    let end = start + size.max(1);
-    let found = blocks
-        .iter()
-        .position(|b| !b.bits.is_empty() && b.start < end && start < b.start + b.size.max(1));
+    let end = start.saturating_add(size.max(1));
+    let found = blocks.iter().position(|b| {
+        !b.bits.is_empty() && b.start < end && start < b.start.saturating_add(b.size.max(1))
+    });
     let i = match found {
         Some(i) => {
             let b = &mut blocks[i];
             if start < b.start {
-                let shift = (b.start - start) * 8;
+                let shift = (b.start - start).saturating_mul(8);
                 for x in &mut b.bits {
-                    x.1 += shift;
+                    x.1 = x.1.saturating_add(shift);
                 }
-                b.size += b.start - start;
+                b.size = b.size.saturating_add(b.start - start);
                 b.start = start;
             }
             b.size = b.size.max(end - b.start);
@@ -102,8 +102,11 @@ pub fn add_bitfield(
         }
     };
     let b = &mut blocks[i];
-    b.bits
-        .push((name.to_string(), (start - b.start) * 8 + bit, bits));
+    b.bits.push((
+        name.to_string(),
+        (start - b.start).saturating_mul(8).saturating_add(bit),
+        bits,
+    ));
     i
 }
 
