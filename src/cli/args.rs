@@ -221,7 +221,7 @@ pub struct WhatifArgs {
     /// Alignment in bytes for the --struct, --member or --symbol before it.
     #[arg(long = "align", value_name = "N")]
     pub aligns: Vec<u64>,
-    /// An object to align (with --align after it).
+    /// An object or a function to align (with --align after it).
     #[arg(long = "symbol", value_name = "NAME")]
     pub symbols: Vec<String>,
     /// A per-CPU variable defined with DEFINE_PER_CPU_ALIGNED instead.
@@ -261,8 +261,9 @@ pub struct SuggestArgs {
     /// On one build: a `check` rules file whose failing placement rules get fixes.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
-    /// Objects to fix too, whatever their evidence, when they gained neighbours
-    /// (names as the report prints them; repeatable).
+    /// Objects to fix too, whatever their evidence, when they gained neighbours, or
+    /// functions when their start moved in its line (names as the report prints
+    /// them; repeatable).
     #[arg(long = "symbol", value_name = "NAME")]
     pub symbols: Vec<String>,
     #[command(flatten)]

@@ -365,13 +365,16 @@ fn read_mostly_fix(
         flags_after: 0,
         not_predicted: None,
     };
-    let (Some(sym), Ok(p)) = (sym, predict(new, std::slice::from_ref(&change), &[])) else {
-        fix.not_predicted = Some(
-            predict(new, &[change], &[])
-                .err()
-                .unwrap_or_else(|| format!("{name} is not in the build")),
-        );
+    let Some(sym) = sym else {
+        fix.not_predicted = Some(format!("{name} is not in the build"));
         return fix;
+    };
+    let p = match predict(new, std::slice::from_ref(&change), &[]) {
+        Ok(p) => p,
+        Err(e) => {
+            fix.not_predicted = Some(e);
+            return fix;
+        }
     };
     let after = diff(old, &p.image, options);
     let still = after
