@@ -54,7 +54,7 @@ pub struct GroupSuggestion {
     pub rule: String,
 }
 
-/// The suggestions for every flagged group of every changed struct.
+/// The suggestions for every flagged group of every flagged struct.
 pub fn suggest_groups(
     old: &Image<'_>,
     new: &Image<'_>,
@@ -62,7 +62,7 @@ pub fn suggest_groups(
     structs: &[StructChange],
 ) -> Vec<GroupSuggestion> {
     let mut out = Vec::new();
-    for s in structs {
+    for s in structs.iter().filter(|s| s.severity.flagged()) {
         for g in s.groups.iter().filter(|g| g.flagged) {
             if let Some(found) = for_group(old, new, options, s, g) {
                 out.push(found);
