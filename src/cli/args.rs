@@ -169,6 +169,7 @@ not_with, max_lines; function align; group aligned, max_lines) gets the changes 
 make it pass, checked by evaluating the rule again on the prediction. With --hot FILE\n\
 alone, each measured-hot written object that shares a line with another written object\n\
 gets a not_with rule, fixed the same way.\n\n\
+Formats: text and json (markdown and html print the text).\n\n\
 Examples:\n  \
 layout-diff suggest old/vmlinux new/vmlinux\n  \
 layout-diff suggest old.snap new.snap --hot perf-type.txt --format json\n  \
