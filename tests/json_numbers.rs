@@ -48,6 +48,12 @@ fn no_command_writes_an_integer_above_2_pow_53() {
     let (ev_old, ev_new) = (testdata("evidence/old.elf"), testdata("evidence/new.elf"));
     let perf = testdata("evidence/perf-type.txt");
     let c2c = testdata("check/c2c.txt");
+    let (sg_old, sg_new) = (testdata("suggest/old.elf"), testdata("suggest/new.elf"));
+    let (sg_fn, sg_hot, sg_rules) = (
+        testdata("suggest/hot-fn.txt"),
+        testdata("suggest/hot.txt"),
+        testdata("suggest/rules.toml"),
+    );
     let commands: Vec<Vec<&str>> = vec![
         vec!["show", &old],
         vec!["show", &old, "--struct", "*"],
@@ -67,6 +73,11 @@ fn no_command_writes_an_integer_above_2_pow_53() {
         vec!["check", "--rules", &r_groups, &patched],
         vec!["check", "--rules", &r_mce, &old, &new],
         vec!["history", &old, &new, "--symbol", "root_user"],
+        vec!["whatif", &old, "--symbol", "root_user", "--align", "64"],
+        vec!["suggest", &ev_old, &ev_new, "--hot", &perf],
+        vec!["suggest", &sg_old, &sg_new, "--hot", &sg_fn],
+        vec!["suggest", &sg_new, "--rules", &sg_rules],
+        vec!["suggest", &sg_new, "--hot", &sg_hot],
     ];
     let mut checked = 0;
     for mut args in commands {
@@ -81,5 +92,5 @@ fn no_command_writes_an_integer_above_2_pow_53() {
         }
         assert!(found.is_empty(), "{args:?}: {found:?}");
     }
-    assert_eq!(checked, 18);
+    assert_eq!(checked, 23);
 }

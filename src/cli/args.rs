@@ -139,8 +139,11 @@ layout-diff check --rules layout.toml vmlinux --format markdown # for a review c
 --struct NAME --member M --after X       the member declared right after member X (--first: first)\n  \
 --struct NAME --member M --align N       the member aligned to N (____cacheline_aligned on it)\n  \
 --struct NAME --align N                  the struct is aligned to N (____cacheline_aligned)\n  \
---symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp)\n  \
+--symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp),\n  \
+                                         or one function (__aligned(N) on its definition)\n  \
+--align-functions UNIT=N                 every function of one file aligned (-falign-functions=N)\n  \
 --percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED\n  \
+--read-mostly NAME                       an object defined __read_mostly (.data..read_mostly)\n  \
 --objects FILE.o...                      recompiled objects: their code and data replace the old\n\n\
 Every instance of a resized type, and every type that embeds it, changes size; the\n\
 sections are laid out again with the link model. Without --objects, functions keep\n\
@@ -153,17 +156,29 @@ Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
     Whatif(WhatifArgs),
     /// For each hot object the diff flags, the smallest change that gives it back its
     /// line facts, checked by `whatif`, with its cost, as C and as a `check` rule.
-    #[command(
-        after_help = "Each fix aligns the flagged object or one of its new written neighbours\n\
-to a line (____cacheline_aligned_in_smp; DEFINE_PER_CPU_ALIGNED for per-CPU\n\
-variables), is predicted on NEW and diffed against OLD again: it restores when the\n\
-object is no longer flagged. Cost: bytes added to the section, the object's lines.\n\n\
+    #[command(after_help = "On OLD NEW, for each change the diff flags:\n  \
+a hot object     it, or a new written neighbour, aligned to a line (____cacheline_aligned_in_smp;\n                   \
+DEFINE_PER_CPU_ALIGNED for per-CPU variables); __read_mostly back first when it lost it\n  \
+a hot member     the members that pushed it declared last, it declared before them, or aligned\n  \
+a hot function   __aligned(LINE) on its definition, or -falign-functions=LINE for its file\n  \
+a group          __cacheline_group_begin_aligned when it then fits; else by how much it is too big\n\
+Each is predicted on NEW with whatif and diffed against OLD again: it restores when the\n\
+flag is gone. Cost: bytes added to the section or to each instance, what moves, lines.\n\n\
+On one IMAGE: with --rules FILE, each failing placement rule (symbol aligned, alone,\n\
+not_with, max_lines; function align; group aligned, max_lines) gets the changes that\n\
+make it pass, checked by evaluating the rule again on the prediction. With --hot FILE\n\
+alone, each measured-hot written object that shares a line with another written object\n\
+gets a not_with rule, fixed the same way.\n\n\
+Formats: text and json (markdown and html print the text).\n\n\
 Examples:\n  \
 layout-diff suggest old/vmlinux new/vmlinux\n  \
-layout-diff suggest old.snap new.snap --hot perf-type.txt --format json\n\n\
-Exit status: 0 every flagged change has a fix that restores it, 1 some have none (a\n\
-struct's hot member, a group or a function's phase get none yet), 2 error."
-    )]
+layout-diff suggest old.snap new.snap --hot perf-type.txt --format json\n  \
+layout-diff suggest old/vmlinux new/vmlinux --symbol futex_wait   # a function asked for\n  \
+layout-diff suggest vmlinux --rules layout.toml                   # make failing rules pass\n  \
+layout-diff suggest vmlinux --hot perf-type.txt                   # hot objects off written lines\n\n\
+Exit status: 0 every flagged change (or failing rule) has a fix that restores it (passes),\n\
+1 some have none (a group that outgrew its lines, a member to move into a group, a\n\
+struct rule), 2 error.")]
     Suggest(SuggestArgs),
     /// Write one build's layout facts to a small snapshot file, which every command
     /// accepts wherever it accepts a vmlinux.
@@ -207,12 +222,20 @@ pub struct WhatifArgs {
     /// Alignment in bytes for the --struct, --member or --symbol before it.
     #[arg(long = "align", value_name = "N")]
     pub aligns: Vec<u64>,
-    /// An object to align (with --align after it).
+    /// An object or a function to align (with --align after it).
     #[arg(long = "symbol", value_name = "NAME")]
     pub symbols: Vec<String>,
     /// A per-CPU variable defined with DEFINE_PER_CPU_ALIGNED instead.
     #[arg(long = "percpu-aligned", value_name = "NAME")]
     pub percpu_aligned: Vec<String>,
+    /// `UNIT=N`: every function of one compile unit aligned to N (`-falign-functions=N`
+    /// for that file); UNIT as DWARF names it (`kernel/futex/waitwake.c`).
+    #[arg(long = "align-functions", value_name = "UNIT=N")]
+    pub align_functions: Vec<String>,
+    /// An object defined `__read_mostly` again: it moves to `.data..read_mostly` (x86),
+    /// last of its unit's objects there.
+    #[arg(long = "read-mostly", value_name = "NAME")]
+    pub read_mostly: Vec<String>,
     /// Object files recompiled with the change (`make path/file.o`): their sections'
     /// sizes, alignments and symbol order replace their units' old ones, so code size
     /// changes are predicted too.
@@ -231,12 +254,17 @@ pub struct WhatifArgs {
 
 #[derive(Debug, Args)]
 pub struct SuggestArgs {
-    /// The build the flags are against.
+    /// The build the flags are against; alone (with --rules or --hot), the build whose
+    /// failing rules or shared hot lines are fixed.
     pub old: PathBuf,
     /// The build with the flagged changes; fixes are predicted on it.
-    pub new: PathBuf,
-    /// Objects to fix too, whatever their evidence, when they gained neighbours
-    /// (names as the report prints them; repeatable).
+    pub new: Option<PathBuf>,
+    /// On one build: a `check` rules file whose failing placement rules get fixes.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Objects to fix too, whatever their evidence, when they gained neighbours, or
+    /// functions when their start moved in its line (names as the report prints
+    /// them; repeatable).
     #[arg(long = "symbol", value_name = "NAME")]
     pub symbols: Vec<String>,
     #[command(flatten)]

@@ -1,4 +1,5 @@
-//! `layout-diff suggest`: fixes for flagged objects, each checked by a prediction.
+//! `layout-diff suggest`: fixes for flagged changes (OLD NEW) or failing rules (one
+//! IMAGE), each checked by a prediction.
 
 use anyhow::Result;
 
@@ -6,14 +7,22 @@ use super::args::{DiffArgs, ReportArgs, SuggestArgs};
 use super::diff::{options, prepare};
 use super::{Output, progress};
 use layout_diff::InputFile;
+use layout_diff::perf::HotInput;
 use layout_diff::report::{Format, json};
+use layout_diff::suggest::Suggestions;
 
 /// `layout-diff suggest OLD NEW`: fixes for the flagged hot objects, each checked by
 /// a prediction on NEW diffed against OLD.
 pub fn suggest(args: &SuggestArgs) -> Result<Output> {
+    let Some(new_path) = &args.new else {
+        return one_image(args);
+    };
+    if args.rules.is_some() {
+        anyhow::bail!("--rules is for one build: suggest IMAGE --rules FILE");
+    }
     let diff_args = DiffArgs {
         old: args.old.clone(),
-        new: args.new.clone(),
+        new: new_path.clone(),
         kaslr_offset: None,
         symbols: args.symbols.clone(),
         structs: Vec::new(),
@@ -27,7 +36,7 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let prep = prepare(&diff_args)?;
     let load = super::diff_load_options(&args.common);
     let bar = progress("loading both builds");
-    let (old_file, new_file) = InputFile::open_both(&args.old, &args.new)?;
+    let (old_file, new_file) = InputFile::open_both(&args.old, new_path)?;
     let (old, new) = super::load_both(&old_file, &new_file, &load)?;
     if let Some(b) = &bar {
         b.set_message("predicting fixes");
@@ -40,24 +49,11 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let unfixed = found
-        .suggestions
-        .iter()
-        .filter(|s| !s.fixes.iter().any(|f| f.restores))
-        .count()
-        + found
-            .members
-            .iter()
-            .filter(|m| !m.fixes.iter().any(|f| f.restores))
-            .count();
+    let unfixed = unfixed(&found);
     let text = match args.common.format() {
-        Format::Json => {
-            let mut s = json::document("layout-diff-suggest", &found)?;
-            s.push('\n');
-            s
-        }
+        Format::Json => document(&found)?,
         _ => layout_diff::report::string(|o| {
-            layout_diff::report::suggest_text::render(o, &found, &args.old, &args.new)
+            layout_diff::report::suggest_text::render(o, &found, &args.old, new_path)
         })?,
     };
     std::mem::forget((old, new));
@@ -65,6 +61,122 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     Ok(Output {
         text,
         code: u8::from(unfixed > 0 || found.other_flags > 0),
+        note: None,
+    })
+}
+
+fn document(found: &Suggestions) -> Result<String> {
+    let mut s = json::document("layout-diff-suggest", found)?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// Flagged changes or failing rules without a fix that restores (passes).
+fn unfixed(found: &Suggestions) -> usize {
+    fn none(mut restores: impl Iterator<Item = bool>) -> bool {
+        !restores.any(|r| r)
+    }
+    let objects = found
+        .suggestions
+        .iter()
+        .filter(|s| none(s.fixes.iter().map(|f| f.restores)));
+    let members = found
+        .members
+        .iter()
+        .filter(|s| none(s.fixes.iter().map(|f| f.restores)));
+    let functions = found
+        .functions
+        .iter()
+        .filter(|s| none(s.fixes.iter().map(|f| f.restores)));
+    let groups = found
+        .groups
+        .iter()
+        .filter(|s| none(s.fixes.iter().map(|f| f.restores)));
+    let rules = found
+        .rules
+        .iter()
+        .filter(|s| none(s.fixes.iter().map(|f| f.passes)));
+    objects.count() + members.count() + functions.count() + groups.count() + rules.count()
+}
+
+/// `layout-diff suggest IMAGE --rules FILE` or `--hot FILE`: fixes for the failing
+/// placement rules, or for measured-hot written objects sharing a line with written
+/// objects.
+fn one_image(args: &SuggestArgs) -> Result<Output> {
+    let rules = args
+        .rules
+        .as_ref()
+        .map(|p| layout_diff::check::rules::load(p))
+        .transpose()?;
+    if rules.is_none() && args.evidence.hot.is_empty() {
+        anyhow::bail!("suggest on one build needs --rules FILE or --hot FILE (or give OLD NEW)");
+    }
+    let mut hotness = layout_diff::evidence::Hotness {
+        known: super::known_list(&args.evidence.hot_list)?,
+        measured: layout_diff::evidence::Measured::default(),
+    };
+    for path in &args.evidence.hot {
+        match super::read_hot(path)? {
+            HotInput::Names(names) => {
+                for n in names.iter().filter(|n| layout_diff::perf::is_plain_name(n)) {
+                    let from = format!("named in {}", path.display());
+                    hotness.measured.add_object(n, "--hot list", from);
+                }
+            }
+            HotInput::Profile(m) => hotness.measured.extend(m),
+            HotInput::C2c(_) => anyhow::bail!(
+                "{}: a perf c2c report needs the diff (suggest OLD NEW --hot FILE); on one build give a list of names or a perf data-type profile",
+                path.display()
+            ),
+        }
+    }
+    let load = super::diff_load_options(&args.common);
+    let bar = progress("loading the build");
+    let file = InputFile::open(&args.old)?;
+    let image = file.load(&load)?;
+    if !image.has_debug_info {
+        return Err(layout_diff::Error::NoDebugInfo {
+            path: image.path.clone(),
+        }
+        .into());
+    }
+    if let Some(b) = &bar {
+        b.set_message("predicting fixes");
+    }
+    let (rules, made) = match rules {
+        Some(r) => (r, false),
+        None => (
+            layout_diff::suggest::image::hot_rules(&image, &hotness),
+            true,
+        ),
+    };
+    let found = Suggestions {
+        suggestions: Vec::new(),
+        members: Vec::new(),
+        functions: Vec::new(),
+        groups: Vec::new(),
+        rules: layout_diff::suggest::image::suggest_rules(&image, &rules, made),
+        other_flags: 0,
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let unfixed = unfixed(&found);
+    let from = match &args.rules {
+        Some(p) => format!("rules {}", p.display()),
+        None => "measured-hot objects sharing a line with written objects".to_string(),
+    };
+    let text = match args.common.format() {
+        Format::Json => document(&found)?,
+        _ => layout_diff::report::string(|o| {
+            layout_diff::report::suggest_text::render_image(o, &found, &args.old, &from)
+        })?,
+    };
+    std::mem::forget(image);
+    std::mem::forget(file);
+    Ok(Output {
+        text,
+        code: u8::from(unfixed > 0),
         note: None,
     })
 }

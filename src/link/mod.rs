@@ -97,7 +97,7 @@ impl Alignment {
 }
 
 /// The alignment the model asks of a function.
-const FUNCTION_ALIGNMENT: u64 = 16;
+pub const FUNCTION_ALIGNMENT: u64 = 16;
 
 /// What to lay out differently: new sizes and alignments by symbol index, and
 /// objects moved to another input section (see `LinkMap::move_to_end_region`).
@@ -358,32 +358,110 @@ impl<'d> LinkMap<'d> {
         m.explicit = true;
         m.lead = 0;
         m.inside = None;
-        if let Some(existing) = o.inputs[region_start..]
-            .iter_mut()
-            .find(|i| i.origin.is_some() && i.origin == origin)
-        {
-            existing.align = existing.align.max(align);
-            existing.members.push(m);
-            return true;
-        }
-        let of = |u: Option<&str>| u.and_then(|u| rank.get(u)).copied();
-        let at = match of(origin) {
-            Some(r) => o.inputs[region_start..]
-                .iter()
-                .position(|i| of(i.origin).is_some_and(|x| x > r))
-                .map_or(o.inputs.len(), |p| region_start + p),
-            None => o.inputs.len(),
+        insert_in_region(o, region_start, origin, m, &rank);
+        true
+    }
+
+    /// Moves object `symbol` to the end of its unit's input section in the region of
+    /// its output section that starts at place `from` (x86's `.data..read_mostly`, last
+    /// in `.data`: where `__read_mostly` puts a variable), keeping its alignment; the
+    /// unit's input section there is found, or made at its place in link order. The
+    /// region starts on a boundary of `start_align` (`READ_MOSTLY_DATA(align)` begins
+    /// with `. = ALIGN(align)`), which the model keeps as the first input section's.
+    /// Returns false when the object is not in the map or already in the region.
+    pub fn move_to_region_from(
+        &mut self,
+        symbol: usize,
+        from: u64,
+        start_align: u64,
+        places: &[u64],
+    ) -> bool {
+        let Some((oi, ii, mi)) = self.find(symbol) else {
+            return false;
         };
-        o.inputs.insert(
-            at,
-            Input {
-                origin,
-                align,
-                members: vec![m],
-                size: None,
-                boundary: 1,
-            },
-        );
+        let rank = self.rank.clone();
+        let o = &mut self.outputs[oi];
+        if !(o.start..o.end).contains(&from) {
+            return false;
+        }
+        let starts = |i: &Input<'_>| {
+            i.members
+                .first()
+                .and_then(|m| places.get(m.symbol))
+                .is_some_and(|&p| p >= from)
+        };
+        if starts(&o.inputs[ii]) {
+            return false;
+        }
+        // One unit's objects on both sides of `from` are one input section in the map
+        // (a unit in a row): its read-mostly part is an input section of its own.
+        let (mut ii, mut mi) = (ii, mi);
+        if let Some((si, k)) = o.inputs.iter().enumerate().find_map(|(si, i)| {
+            i.members
+                .iter()
+                .position(|m| {
+                    m.inside.is_none() && places.get(m.symbol).is_some_and(|&p| p >= from)
+                })
+                .filter(|&k| k > 0)
+                .map(|k| (si, k))
+        }) {
+            let tail = o.inputs[si].members.split_off(k);
+            let mut split = o.inputs[si].clone();
+            split.members = tail;
+            split.boundary = 1;
+            split.align = split.members.iter().map(|m| m.align).max().unwrap_or(1);
+            o.inputs[si].align = o.inputs[si]
+                .members
+                .iter()
+                .map(|m| m.align)
+                .max()
+                .unwrap_or(1);
+            o.inputs.insert(si + 1, split);
+            if si < ii || (si == ii && mi >= k) {
+                if si == ii {
+                    mi -= k;
+                }
+                ii += 1;
+            }
+            if starts(&o.inputs[ii]) {
+                return false;
+            }
+        }
+        let mut m = o.inputs[ii].members.remove(mi);
+        let origin = o.inputs[ii].origin;
+        if o.inputs[ii].members.is_empty() {
+            o.inputs.remove(ii);
+        } else if mi == 0 {
+            o.inputs[ii].members[0].inside = None;
+        }
+        let region_start = o.inputs.iter().position(starts).unwrap_or(o.inputs.len());
+        // The script's boundary, in place of the bytes it explained.
+        let on_boundary = |i: &mut Input<'_>| {
+            i.boundary = i.boundary.max(start_align);
+            if let Some(first) = i.members.first_mut()
+                && places
+                    .get(first.symbol)
+                    .is_some_and(|p| p % start_align == 0)
+            {
+                first.lead = 0;
+            }
+        };
+        if let Some(first) = o.inputs.get_mut(region_start) {
+            on_boundary(first);
+        }
+        m.lead = 0;
+        m.inside = None;
+        let moved = m.symbol;
+        insert_in_region(o, region_start, origin, m, &rank);
+        // A new input section of its own may now come first in the region.
+        if let Some(first) = o.inputs.get_mut(region_start)
+            && first.members.first().is_some_and(|x| x.symbol == moved)
+        {
+            first.boundary = first.boundary.max(start_align);
+            if let Some(next) = o.inputs.get_mut(region_start + 1) {
+                next.boundary = 1;
+            }
+        }
         true
     }
 
@@ -398,6 +476,44 @@ impl<'d> LinkMap<'d> {
         }
         None
     }
+}
+
+/// Puts `m` last in `origin`'s input section among `o.inputs[region_start..]`, or in a
+/// new input section of its own at its unit's place in link order there.
+fn insert_in_region<'d>(
+    o: &mut Output<'d>,
+    region_start: usize,
+    origin: Option<&'d str>,
+    m: Placed,
+    rank: &FxHashMap<&'d str, f64>,
+) {
+    let align = m.align;
+    if let Some(existing) = o.inputs[region_start..]
+        .iter_mut()
+        .find(|i| i.origin.is_some() && i.origin == origin)
+    {
+        existing.align = existing.align.max(align);
+        existing.members.push(m);
+        return;
+    }
+    let of = |u: Option<&str>| u.and_then(|u| rank.get(u)).copied();
+    let at = match of(origin) {
+        Some(r) => o.inputs[region_start..]
+            .iter()
+            .position(|i| of(i.origin).is_some_and(|x| x > r))
+            .map_or(o.inputs.len(), |p| region_start + p),
+        None => o.inputs.len(),
+    };
+    o.inputs.insert(
+        at,
+        Input {
+            origin,
+            align,
+            members: vec![m],
+            size: None,
+            boundary: 1,
+        },
+    );
 }
 
 /// The largest power of two up to `wanted` that both divides `place` and leaves the

@@ -169,3 +169,31 @@ fn an_object_moved_to_the_aligned_region_lands_in_link_order() {
     // and c.c's aligned objects.
     assert_eq!(got, vec![0, 128, 8, 64, 192]);
 }
+
+/// `__read_mostly` back: the object leaves its unit's plain data for the read-mostly
+/// region, which starts on a line (`READ_MOSTLY_DATA(64)`), last of its unit there.
+#[test]
+fn an_object_moved_to_the_read_mostly_region_goes_last_of_its_unit_there() {
+    // One unit (as one input section in the map): o0 (48 B), o1 (8 B), o2 (4 B, lost
+    // __read_mostly) in plain data up to 0x3c; the read-mostly data from 0x40 (the
+    // script's ALIGN(64)) holds o3 (4 B).
+    let mut img = Image::test_empty();
+    for (name, place, size) in [("o0", 0, 48), ("o1", 48, 8), ("o2", 56, 4), ("o3", 64, 4)] {
+        let mut s = crate::model::Symbol::test_object(name, place, size);
+        s.compile_unit = Some("a.c");
+        img.symbols.push(s);
+    }
+    let mut map = LinkMap::build_with(&img, &|s| align::Asked {
+        alignment: natural(s.size),
+        explicit: false,
+    });
+    let places: Vec<u64> = img.symbols.iter().map(|s| s.place).collect();
+    // The region starts where plain data ends (the boundary symbol, 0x3c).
+    assert!(map.move_to_region_from(2, 0x3c, 64, &places));
+    let got = map.layout(&Edits::default());
+    let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
+    // o3 stays on the line at 0x40 although plain data now ends at 0x38; o2 follows it.
+    assert_eq!(got, vec![0, 48, 0x44, 0x40]);
+    // Already in the region: refused.
+    assert!(!map.move_to_region_from(3, 0x3c, 64, &places));
+}

@@ -209,7 +209,7 @@ fn for_member(
         fixes.push(MemberFix {
             change: changes
                 .iter()
-                .map(change_args)
+                .map(super::change_args)
                 .collect::<Vec<_>>()
                 .join(" "),
             declaration,
@@ -231,28 +231,6 @@ fn for_member(
         note,
         rule: together_rule(old, name, &hot.name, hot.offset.old, line),
         fixes,
-    }
-}
-
-/// The change spelled as `whatif` arguments.
-fn change_args(c: &Change) -> String {
-    match c {
-        Change::MemberMove {
-            name,
-            member,
-            after: Some(a),
-        } => format!("--struct {name} --member {member} --after {a}"),
-        Change::MemberMove {
-            name,
-            member,
-            after: None,
-        } => format!("--struct {name} --member {member} --first"),
-        Change::MemberAlign {
-            name,
-            member,
-            align,
-        } => format!("--struct {name} --member {member} --align {align}"),
-        other => other.to_string(),
     }
 }
 

@@ -2,15 +2,22 @@
 //! would give it back its line facts (the object or its new written neighbour aligned
 //! to a line, with `____cacheline_aligned_in_smp` or `DEFINE_PER_CPU_ALIGNED`), each
 //! checked by predicting the build it makes and diffing that against OLD again, with
-//! its cost in bytes and lines. The cheapest that clears the flag comes first.
+//! its cost in bytes and lines. The cheapest that clears the flag comes first. An
+//! object that lost `__read_mostly` is first offered it back.
 
+pub mod functions;
+pub mod groups;
+pub mod image;
 pub mod members;
 
 use serde::Serialize;
 
+pub use functions::{FunctionFix, FunctionSuggestion};
+pub use groups::{GroupFix, GroupSuggestion};
+pub use image::{RuleFix, RuleSuggestion};
 pub use members::{MemberFix, MemberSuggestion};
 
-use crate::diff::{DiffOptions, Root, Severity, diff};
+use crate::diff::{DiffOptions, PlacementChange, Root, Severity, diff};
 use crate::model::{Binding, Image, Space, SymbolKind};
 use crate::whatif::{Change, predict};
 
@@ -34,6 +41,10 @@ pub struct Fix {
     /// Flags in the whole predicted diff against OLD (the flag itself included when
     /// not cleared): a fix that moves the problem elsewhere shows here.
     pub flags_after: usize,
+    /// What the model could not do for this candidate (then `restores` is false and
+    /// the numbers are zero: it is not predicted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_predicted: Option<String>,
 }
 
 /// The fixes for one flagged object, cheapest restoring first.
@@ -56,8 +67,18 @@ pub struct Suggestions {
     pub suggestions: Vec<Suggestion>,
     /// Structs flagged for a hot member that changed line, with their fixes.
     pub members: Vec<MemberSuggestion>,
-    /// Flagged changes of other kinds (a group, a function's phase), for which no fix
-    /// is proposed yet.
+    /// Functions flagged for their phase, with their fixes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<FunctionSuggestion>,
+    /// Cache-line groups flagged for touching more lines, with their fixes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupSuggestion>,
+    /// On one image (`suggest IMAGE --rules FILE` or `--hot FILE`): each failing
+    /// placement rule with the fixes that make it pass.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleSuggestion>,
+    /// Flagged changes of other kinds (a hot member to move into a group, flags past
+    /// the per-run limits), for which no fix is proposed.
     pub other_flags: usize,
 }
 
@@ -104,10 +125,20 @@ pub fn suggest<'d>(
             .chain(&report.percpu)
             .filter(|c| c.severity == Severity::HotMember && fixed_in_struct(c.type_name))
             .count();
+    let functions = functions::suggest_functions(old, new, options, &report.functions);
+    let groups = groups::suggest_groups(old, new, options, &report.structs);
+    let group_flags = report
+        .structs
+        .iter()
+        .filter(|s| s.severity == Severity::Group)
+        .filter(|s| groups.iter().any(|g| g.struct_name == s.name))
+        .count();
     let other_flags = report
         .flagged
         .saturating_sub(object_flags)
-        .saturating_sub(member_flags);
+        .saturating_sub(member_flags)
+        .saturating_sub(functions.len())
+        .saturating_sub(group_flags);
     let is_asked = |name: &str| asked.iter().any(|a| a == name);
     let flagged: Vec<_> = report
         .data
@@ -173,6 +204,16 @@ pub fn suggest<'d>(
             }
         }
         let mut fixes = Vec::new();
+        if lost_read_mostly(old, new, c) {
+            fixes.push(read_mostly_fix(
+                old,
+                new,
+                options,
+                &name,
+                c,
+                is_asked(&name),
+            ));
+        }
         for group in &groups {
             let syms: Vec<&crate::model::Symbol<'d>> = group
                 .iter()
@@ -201,7 +242,12 @@ pub fn suggest<'d>(
             };
             let sym = syms[0];
             let names: Vec<&str> = syms.iter().map(|s| s.name).collect();
-            let shifted = shifts(new, &p.image, sym.space, sym.section, &names);
+            let shifted = shifts(
+                new,
+                &p.image,
+                (SymbolKind::Object, sym.space, sym.section),
+                &names,
+            );
             let after = diff(old, &p.image, options);
             let still = after
                 .data
@@ -226,15 +272,27 @@ pub fn suggest<'d>(
                     .collect::<Vec<_>>()
                     .join("\n"),
                 restores,
-                section_bytes: section_end(&p.image, sym.space, sym.section) as i64
-                    - section_end(new, sym.space, sym.section) as i64,
+                section_bytes: section_end(&p.image, SymbolKind::Object, sym.space, sym.section)
+                    as i64
+                    - section_end(new, SymbolKind::Object, sym.space, sym.section) as i64,
                 shifted: shifted.0,
                 max_shift: shifted.1,
                 lines,
                 flags_after: after.flagged,
+                not_predicted: None,
             });
         }
-        fixes.sort_by_key(|f| (!f.restores, f.section_bytes, f.shifted, f.flags_after));
+        // `__read_mostly` back first when it restores: it costs no alignment padding
+        // and it is what the object was.
+        fixes.sort_by_key(|f| {
+            (
+                !f.restores,
+                !f.change.starts_with("--read-mostly"),
+                f.section_bytes,
+                f.shifted,
+                f.flags_after,
+            )
+        });
         let rule = rule_for(&name, &neighbours, fixes.first(), new.line_size);
         out.push(Suggestion {
             object: name,
@@ -252,21 +310,138 @@ pub fn suggest<'d>(
     Ok(Suggestions {
         suggestions: out,
         members,
+        functions,
+        groups,
+        rules: Vec::new(),
         other_flags,
     })
 }
 
+/// Whether flagged object `c` was `__read_mostly` in OLD and is not in NEW.
+fn lost_read_mostly(old: &Image<'_>, new: &Image<'_>, c: &PlacementChange<'_>) -> bool {
+    let find = |i: &Image<'_>, place: u64| {
+        i.symbols
+            .iter()
+            .find(|s| {
+                s.kind == SymbolKind::Object
+                    && s.space == c.space
+                    && s.place == place
+                    && c.name.is(&s.qualified_name())
+            })
+            .map(|s| i.in_read_mostly(s))
+    };
+    find(old, c.place.old) == Some(true) && find(new, c.place.new) == Some(false)
+}
+
+/// `__read_mostly` put back on `name`, predicted when the link model finds the
+/// read-mostly data, else said to be not predicted.
+fn read_mostly_fix(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    name: &str,
+    c: &PlacementChange<'_>,
+    asked: bool,
+) -> Fix {
+    let change = Change::ReadMostly {
+        name: name.to_string(),
+    };
+    let sym = new
+        .symbols
+        .iter()
+        .find(|s| s.kind == SymbolKind::Object && c.name.is(&s.qualified_name()));
+    let declaration = sym.map_or_else(
+        || format!("TYPE {name} __read_mostly ...;"),
+        |s| read_mostly_declaration(new, s),
+    );
+    let mut fix = Fix {
+        change: format!("--read-mostly {name}"),
+        declaration,
+        restores: false,
+        section_bytes: 0,
+        shifted: 0,
+        max_shift: 0,
+        lines: 0,
+        flags_after: 0,
+        not_predicted: None,
+    };
+    let Some(sym) = sym else {
+        fix.not_predicted = Some(format!("{name} is not in the build"));
+        return fix;
+    };
+    let p = match predict(new, std::slice::from_ref(&change), &[]) {
+        Ok(p) => p,
+        Err(e) => {
+            fix.not_predicted = Some(e);
+            return fix;
+        }
+    };
+    let after = diff(old, &p.image, options);
+    let still = after
+        .data
+        .iter()
+        .chain(&after.percpu)
+        .find(|a| a.name.to_string() == name);
+    fix.restores = still.is_none_or(|a| !(a.severity.flagged() || asked && a.sharing_grew));
+    fix.lines = lines_of(&p.image, name);
+    let (moved, most) = shifts(
+        new,
+        &p.image,
+        (SymbolKind::Object, sym.space, sym.section),
+        &[sym.name],
+    );
+    fix.shifted = moved;
+    fix.max_shift = most;
+    fix.section_bytes = section_end(&p.image, SymbolKind::Object, sym.space, sym.section) as i64
+        - section_end(new, SymbolKind::Object, sym.space, sym.section) as i64;
+    fix.flags_after = after.flagged;
+    fix
+}
+
+/// The declaration of `sym` with `__read_mostly`, as C.
+fn read_mostly_declaration(image: &Image<'_>, sym: &crate::model::Symbol<'_>) -> String {
+    let c_type = image.variable_for(sym).map_or("TYPE", |v| v.type_name());
+    let bare = sym.name.split('.').next().unwrap_or(sym.name);
+    let storage = if sym.binding == Binding::Local {
+        "static "
+    } else {
+        ""
+    };
+    let (head, dims) = match c_type.find('[') {
+        Some(i) => (c_type[..i].trim_end(), &c_type[i..]),
+        None => (c_type, ""),
+    };
+    format!("{storage}{head} {bare}{dims} __read_mostly ...;")
+}
+
 /// The change spelled as `whatif` arguments.
-fn change_args(c: &Change) -> String {
+pub(crate) fn change_args(c: &Change) -> String {
     match c {
         Change::SymbolAlign { name, align } => format!("--symbol {name} --align {align}"),
         Change::PercpuAligned { name } => format!("--percpu-aligned {name}"),
+        Change::ReadMostly { name } => format!("--read-mostly {name}"),
+        Change::FunctionsAligned { unit, align } => format!("--align-functions {unit}={align}"),
+        Change::MemberMove {
+            name,
+            member,
+            after: Some(a),
+        } => format!("--struct {name} --member {member} --after {a}"),
+        Change::MemberMove {
+            name,
+            member,
+            after: None,
+        } => format!("--struct {name} --member {member} --first"),
+        Change::MemberAlign {
+            name,
+            member,
+            align,
+        } => format!("--struct {name} --member {member} --align {align}"),
         other => other.to_string(),
     }
 }
 
 /// The declaration of `sym` with the alignment asked for, as C.
-fn declaration(image: &Image<'_>, sym: &crate::model::Symbol<'_>) -> String {
+pub(crate) fn declaration(image: &Image<'_>, sym: &crate::model::Symbol<'_>) -> String {
     let c_type = image
         .variable_for(sym)
         .map_or("TYPE", |v| v.type_name())
@@ -314,32 +489,34 @@ fn rule_for(name: &str, neighbours: &[String], best: Option<&Fix>, line: u64) ->
     rule
 }
 
-/// The place just past the last object of `section` in `space`.
-fn section_end(image: &Image<'_>, space: Space, section: &str) -> u64 {
+/// The place just past the last symbol of `kind` (objects or functions) of `section`
+/// in `space`.
+fn section_end(image: &Image<'_>, kind: SymbolKind, space: Space, section: &str) -> u64 {
     image
         .symbols
         .iter()
-        .filter(|s| s.kind == SymbolKind::Object && s.space == space && s.section == section)
+        .filter(|s| s.kind == kind && s.space == space && s.section == section)
         .map(|s| s.place_end())
         .max()
         .unwrap_or(0)
 }
 
-/// How many objects of `section` other than `changed` move from `before` to
-/// `after`, and the largest move (objects matched by name and order).
+/// How many symbols of one kind in `section` (`where_`: kind, space, section) other
+/// than `changed` move from `before` to `after`, and the largest move (matched by name
+/// and order).
 fn shifts(
     before: &Image<'_>,
     after: &Image<'_>,
-    space: Space,
-    section: &str,
+    where_: (SymbolKind, Space, &str),
     changed: &[&str],
 ) -> (usize, i64) {
+    let (kind, space, section) = where_;
     let of = |i: &Image<'_>| {
         let mut v: Vec<(String, u64)> = i
             .symbols
             .iter()
             .filter(|s| {
-                s.kind == SymbolKind::Object
+                s.kind == kind
                     && s.space == space
                     && s.section == section
                     && !changed.contains(&s.name)
@@ -389,6 +566,7 @@ mod tests {
             max_shift: 0,
             lines: 3,
             flags_after: 0,
+            not_predicted: None,
         };
         assert_eq!(
             rule_for("root_user", &["init_user_ns".into()], Some(&fix), 64),

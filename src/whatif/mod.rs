@@ -2,6 +2,7 @@
 //! build's facts, without compiling. The predicted image is diffed against the build
 //! like a real new one, so every report format shows it.
 
+pub mod functions;
 pub mod objects;
 pub mod types;
 
@@ -46,6 +47,13 @@ pub enum Change {
         member: String,
         after: Option<String>,
     },
+    /// `--align-functions UNIT=N`: every function of one compile unit aligned to N,
+    /// as `-falign-functions=N` for that file does (see `functions.rs`).
+    FunctionsAligned { unit: String, align: u64 },
+    /// `--read-mostly NAME`: the object defined `__read_mostly` again (see
+    /// `functions.rs` for why it lives beside function alignment: both are
+    /// placement changes the link model makes without types).
+    ReadMostly { name: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +92,10 @@ impl fmt::Display for Change {
                 member,
                 after: None,
             } => write!(f, "struct {name}.{member} moved first"),
+            Change::FunctionsAligned { unit, align } => {
+                write!(f, "functions of {unit} aligned to {align}")
+            }
+            Change::ReadMostly { name } => write!(f, "{name} __read_mostly"),
         }
     }
 }
@@ -109,7 +121,14 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
         };
         let wanted = matches!(
             flag.as_str(),
-            "--struct" | "--symbol" | "--member" | "--align" | "--percpu-aligned" | "--after"
+            "--struct"
+                | "--symbol"
+                | "--member"
+                | "--align"
+                | "--percpu-aligned"
+                | "--after"
+                | "--align-functions"
+                | "--read-mostly"
         );
         if flag == "--first" {
             let Target::Member(name, member) = &target else {
@@ -196,6 +215,8 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                     }
                 }
             }
+            "--align-functions" => out.push(functions::parse_unit_align(&value)?),
+            "--read-mostly" => out.push(Change::ReadMostly { name: value }),
             _ => out.push(Change::PercpuAligned { name: value }),
         }
     }
@@ -351,6 +372,20 @@ pub fn predict<'d>(
     let mut notes = Vec::new();
     for c in changes {
         match c {
+            Change::SymbolAlign { name, align } if functions::names_function_only(image, name) => {
+                let i = functions::find_function(image, name)?;
+                edits
+                    .align
+                    .insert(i, (*align).max(crate::link::FUNCTION_ALIGNMENT));
+            }
+            Change::FunctionsAligned { unit, align } => {
+                functions::align_unit(image, unit, *align, &mut edits)?;
+                notes.push(functions::UNIT_CAVEAT.to_string());
+            }
+            Change::ReadMostly { name } => {
+                let i = find_object(image, name)?;
+                functions::move_to_read_mostly(image, &mut map, i, name)?;
+            }
             Change::SymbolAlign { name, align } => {
                 let i = find_object(image, name)?;
                 let was = align::asked(image, &image.symbols[i], vars.of(&image.symbols[i]));

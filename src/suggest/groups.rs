@@ -1,0 +1,179 @@
+//! Fixes for cache-line groups that touch more lines than before: when the group
+//! still fits in as many lines as its size needs, its start aligned to a line
+//! (`__cacheline_group_begin_aligned`, Linux 6.8+), laid out by `whatif`'s types and
+//! checked by diffing the predicted build against OLD again; when it has outgrown the
+//! lines it had, by how many bytes, and the members added or grown in it (no fix: a
+//! member has to leave the group or shrink).
+
+use serde::Serialize;
+
+use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange, diff};
+use crate::layout::groups::groups;
+use crate::model::Image;
+use crate::whatif::{Change, predict};
+
+/// One candidate fix for one group, checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupFix {
+    /// The change, as `whatif` takes it.
+    pub change: String,
+    /// The marker declaration to paste in place of `__cacheline_group_begin(G)`.
+    pub declaration: String,
+    /// Whether the predicted diff against OLD no longer flags the group.
+    pub restores: bool,
+    /// Lines the group touches after the change.
+    pub lines: u64,
+    /// Bytes the change adds to each instance, and the instances in the build.
+    pub instance_bytes: i64,
+    pub instances: usize,
+    /// Flags in the whole predicted diff against OLD.
+    pub flags_after: usize,
+}
+
+/// One flagged group, with its fix or what keeps it from fitting.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupSuggestion {
+    #[serde(rename = "struct")]
+    pub struct_name: String,
+    pub group: String,
+    /// Offset (from the struct's start), size and lines, OLD then NEW.
+    pub offset_old: u64,
+    pub offset_new: u64,
+    pub size_old: u64,
+    pub size_new: u64,
+    pub lines_old: u64,
+    pub lines_new: u64,
+    /// Lines its size needs when it starts a line: ceil(size / line).
+    pub lines_needed: u64,
+    /// Bytes it has beyond what its OLD line count holds, when it has outgrown them.
+    pub exceeds_by: Option<u64>,
+    /// Members added to it, or grown in it, since OLD.
+    pub added_or_grown: Vec<String>,
+    pub fixes: Vec<GroupFix>,
+    /// A `check` rule that keeps it within its lines.
+    pub rule: String,
+}
+
+/// The suggestions for every flagged group of every flagged struct.
+pub fn suggest_groups(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    structs: &[StructChange],
+) -> Vec<GroupSuggestion> {
+    let mut out = Vec::new();
+    for s in structs.iter().filter(|s| s.severity.flagged()) {
+        for g in s.groups.iter().filter(|g| g.flagged) {
+            if let Some(found) = for_group(old, new, options, s, g) {
+                out.push(found);
+            }
+        }
+    }
+    out
+}
+
+fn for_group(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    s: &StructChange,
+    g: &GroupChange,
+) -> Option<GroupSuggestion> {
+    let line = new.line_size.max(1);
+    let name = &s.name;
+    let (_, layout) = new
+        .structs_named(|n| n == name)
+        .find(|(_, l)| l.size == s.size.new)?;
+    let now = groups(layout, line)
+        .into_iter()
+        .find(|x| x.name == g.name)?;
+    let (offset_old, size_old, lines_old) = (
+        g.offset.old.unwrap_or(0),
+        g.size.old.unwrap_or(0),
+        g.lines.old.unwrap_or(0),
+    );
+    let needed = now.size.div_ceil(line);
+    let capacity = lines_old.saturating_mul(line);
+    let exceeds_by = (now.size > capacity).then(|| now.size - capacity);
+    let added_or_grown: Vec<String> = s
+        .members
+        .iter()
+        .filter(|m| now.members.contains(&m.name))
+        .filter(|m| {
+            m.kinds.contains(&MemberChangeKind::Added)
+                || matches!((m.size.old, m.size.new), (Some(a), Some(b)) if b > a)
+        })
+        .map(|m| m.name.clone())
+        .collect();
+    let instances = new
+        .variables
+        .iter()
+        .filter(|v| new.struct_name(v) == Some(name.as_str()))
+        .count();
+    let mut fixes = Vec::new();
+    if exceeds_by.is_none() && (now.lines > needed || !now.line_aligned) {
+        let change = Change::MemberAlign {
+            name: name.clone(),
+            member: format!("__cacheline_group_begin__{}", g.name),
+            align: line,
+        };
+        if let Ok(p) = predict(new, std::slice::from_ref(&change), &[])
+            && let Some((_, relaid)) = p
+                .image
+                .structs_named(|n| n == name)
+                .find(|(_, l)| groups(l, line).iter().any(|x| x.name == g.name))
+        {
+            let lines = groups(relaid, line)
+                .into_iter()
+                .find(|x| x.name == g.name)
+                .map_or(0, |x| x.lines);
+            let after = diff(old, &p.image, options);
+            let still = after
+                .structs
+                .iter()
+                .find(|x| x.name == *name)
+                .is_some_and(|x| x.groups.iter().any(|y| y.name == g.name && y.flagged));
+            fixes.push(GroupFix {
+                change: format!(
+                    "--struct {name} --member __cacheline_group_begin__{} --align {line}",
+                    g.name
+                ),
+                declaration: format!(
+                    "/* struct {name} */ __cacheline_group_begin_aligned({});",
+                    g.name
+                ),
+                restores: !still,
+                lines,
+                instance_bytes: relaid.size as i64 - layout.size as i64,
+                instances,
+                flags_after: after.flagged,
+            });
+        }
+    }
+    let rule = match exceeds_by {
+        None => format!(
+            "[group.\"{name}.{}\"]\nmax_lines = {lines_old}\naligned = true\nwhy = \"a hot group kept within its lines (layout-diff suggest)\"\n",
+            g.name
+        ),
+        Some(_) => format!(
+            "[group.\"{name}.{}\"]\nmax_size = {capacity}\nwhy = \"the group fit {lines_old} line{} before (layout-diff suggest); fails until it shrinks\"\n",
+            g.name,
+            if lines_old == 1 { "" } else { "s" }
+        ),
+    };
+    Some(GroupSuggestion {
+        struct_name: name.clone(),
+        group: g.name.clone(),
+        offset_old,
+        offset_new: now.offset,
+        size_old,
+        size_new: now.size,
+        lines_old,
+        lines_new: now.lines,
+        lines_needed: needed,
+        exceeds_by,
+        added_or_grown,
+        fixes,
+        rule,
+    })
+}

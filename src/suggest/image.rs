@@ -1,0 +1,400 @@
+//! Fixes on one build: each failing placement rule of a rules file (`alone`,
+//! `not_with`, `aligned`, `max_lines` of an object; `align` of a function; `aligned`
+//! and `max_lines` of a cache-line group) gets the candidates that could make it
+//! pass, each predicted with `whatif` and checked by evaluating the rule again on the
+//! prediction; the smallest that passes comes first. With measured evidence alone, a
+//! hot written object that shares a line with another written object becomes a
+//! `not_with` rule first.
+
+use serde::Serialize;
+
+use crate::check::eval::{CheckReport, Measured, Outcome, Table, check};
+use crate::check::rules::{Named, Rules, SymbolRule, split_group};
+use crate::evidence::Hotness;
+use crate::layout::SpaceIndex;
+use crate::model::{Image, Space, Symbol, SymbolKind};
+use crate::whatif::{Change, predict};
+
+use super::{section_end, shifts};
+
+/// One candidate fix for one failing rule, checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleFix {
+    /// The changes, as `whatif` takes them.
+    pub change: String,
+    /// What to paste.
+    pub declaration: String,
+    /// Whether the rule passes on the predicted build.
+    pub passes: bool,
+    /// Bytes the change adds to the end of the output section (objects and
+    /// functions), or to each instance (groups).
+    pub section_bytes: i64,
+    pub instance_bytes: i64,
+    /// Other symbols of the section that move, and the most any moves.
+    pub shifted: usize,
+    pub max_shift: i64,
+    /// Rules of the file that fail on the predicted build.
+    pub failing_after: usize,
+}
+
+/// One failing rule and its fixes, passing first, then cheapest.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleSuggestion {
+    pub table: Table,
+    pub pattern: String,
+    pub target: Option<String>,
+    pub key: &'static str,
+    pub expected: String,
+    pub measured: Measured,
+    /// The objects at fault (names), as `check` lists them.
+    pub offenders: Vec<String>,
+    pub fixes: Vec<RuleFix>,
+    /// Why no fix was tried, when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The rule, as a `check` snippet, when it was made from `--hot` evidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+/// Failing rules considered per run (each candidate costs one prediction and a check).
+const MAX_RULES: usize = 16;
+/// Offenders tried as the thing to align, per rule.
+const MAX_OFFENDERS: usize = 3;
+
+/// The suggestions for every failing rule of `rules` on `image`. `made` says the rules
+/// were made from evidence (then each suggestion carries its rule as a snippet).
+pub fn suggest_rules(image: &Image<'_>, rules: &Rules, made: bool) -> Vec<RuleSuggestion> {
+    let report = check(rules, image, None);
+    report
+        .outcomes
+        .iter()
+        .filter(|o| !o.pass)
+        .take(MAX_RULES)
+        .map(|o| for_outcome(image, rules, o, made))
+        .collect()
+}
+
+fn for_outcome(image: &Image<'_>, rules: &Rules, o: &Outcome, made: bool) -> RuleSuggestion {
+    let (candidates, note) = candidates(image, o);
+    let mut fixes: Vec<RuleFix> = candidates
+        .into_iter()
+        .filter_map(|(changes, declaration)| evaluate(image, rules, o, changes, declaration))
+        .collect();
+    fixes.sort_by_key(|f| {
+        (
+            !f.passes,
+            f.instance_bytes,
+            f.section_bytes,
+            f.shifted,
+            f.failing_after,
+        )
+    });
+    RuleSuggestion {
+        table: o.table,
+        pattern: o.pattern.clone(),
+        target: o.target.clone(),
+        key: o.key,
+        expected: o.expected.clone(),
+        measured: o.measured.clone(),
+        offenders: o.offenders.iter().map(|x| x.name.clone()).collect(),
+        fixes,
+        note,
+        rule: made.then(|| snippet(rules, o)),
+    }
+}
+
+/// The candidates for one failing outcome, each a set of changes with the C to paste,
+/// and a note when there are none.
+fn candidates(image: &Image<'_>, o: &Outcome) -> (Vec<(Vec<Change>, String)>, Option<String>) {
+    let line = image.line_size;
+    let Some(target) = o.target.as_deref() else {
+        return (Vec::new(), Some("it names nothing in the build".into()));
+    };
+    match o.table {
+        Table::Symbol => {
+            let Some(sym) = object(image, target) else {
+                return (Vec::new(), Some("the object is not in the build".into()));
+            };
+            let align = match o.key {
+                "aligned" => o.expected.parse().unwrap_or(line),
+                _ => line,
+            };
+            let mut sets: Vec<Vec<&Symbol<'_>>> = vec![vec![sym]];
+            if o.key != "aligned" {
+                let offenders: Vec<&Symbol<'_>> = o
+                    .offenders
+                    .iter()
+                    .filter_map(|x| object(image, &x.name))
+                    .take(MAX_OFFENDERS)
+                    .collect();
+                sets.extend(offenders.iter().map(|x| vec![*x]));
+                // The object and every offender after it: it then ends its own lines.
+                let mut both = vec![sym];
+                both.extend(offenders.iter().filter(|x| x.place > sym.place));
+                let same = |a: &Vec<&Symbol<'_>>| {
+                    a.len() == both.len() && a.iter().zip(&both).all(|(x, y)| std::ptr::eq(*x, *y))
+                };
+                if both.len() > 1 && !sets.iter().any(same) {
+                    sets.push(both);
+                }
+            }
+            let out = sets
+                .into_iter()
+                .map(|set| {
+                    let changes = set.iter().map(|s| align_object(s, align, line)).collect();
+                    let decl = set
+                        .iter()
+                        .map(|s| super::declaration(image, s))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    (changes, decl)
+                })
+                .collect();
+            (out, None)
+        }
+        Table::Function => {
+            let align = o.expected.parse().unwrap_or(line);
+            let Ok(i) = crate::whatif::functions::find_function(image, target) else {
+                return (Vec::new(), Some("the function is not in the build".into()));
+            };
+            let f = &image.symbols[i];
+            let mut out = vec![(
+                vec![Change::SymbolAlign {
+                    name: target.to_string(),
+                    align,
+                }],
+                format!(
+                    "__attribute__((__aligned__({align}))) ... {}(...)  /* on its definition{} */",
+                    f.name,
+                    f.compile_unit.map_or(String::new(), |u| format!(" in {u}"))
+                ),
+            )];
+            if let Some(u) = f.compile_unit {
+                out.push((
+                    vec![Change::FunctionsAligned {
+                        unit: u.to_string(),
+                        align,
+                    }],
+                    super::functions::makefile_line(u, align),
+                ));
+            }
+            (out, None)
+        }
+        Table::Group if o.key == "aligned" || o.key == "max_lines" => {
+            let (s, g) = split_group(target);
+            (
+                vec![(
+                    vec![Change::MemberAlign {
+                        name: s.to_string(),
+                        member: format!("__cacheline_group_begin__{g}"),
+                        align: line,
+                    }],
+                    format!("/* struct {s} */ __cacheline_group_begin_aligned({g});"),
+                )],
+                None,
+            )
+        }
+        Table::Group => (
+            Vec::new(),
+            Some(
+                "the group is larger than the rule allows: a member has to leave it or shrink"
+                    .into(),
+            ),
+        ),
+        Table::Struct => (
+            Vec::new(),
+            Some(
+                "struct rules get no fix here (try `whatif --struct S --member M --after X`)"
+                    .into(),
+            ),
+        ),
+    }
+}
+
+/// The change that aligns object `s` to `align`: `DEFINE_PER_CPU_ALIGNED` for a
+/// per-CPU variable asked to start a line.
+fn align_object(s: &Symbol<'_>, align: u64, line: u64) -> Change {
+    let name = s.qualified_name();
+    match s.space {
+        Space::Percpu if align == line => Change::PercpuAligned { name },
+        _ => Change::SymbolAlign { name, align },
+    }
+}
+
+/// The data object `name` (bare or qualified), when exactly one.
+fn object<'a, 'd>(image: &'a Image<'d>, name: &str) -> Option<&'a Symbol<'d>> {
+    let mut found = image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == name));
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
+
+/// Predicts `changes`, checks the rules again, and measures the cost.
+fn evaluate(
+    image: &Image<'_>,
+    rules: &Rules,
+    o: &Outcome,
+    changes: Vec<Change>,
+    declaration: String,
+) -> Option<RuleFix> {
+    let p = predict(image, &changes, &[]).ok()?;
+    let again: CheckReport = check(rules, &p.image, None);
+    let passes = again.outcomes.iter().any(|x| {
+        x.table == o.table
+            && x.pattern == o.pattern
+            && x.target == o.target
+            && x.key == o.key
+            && x.pass
+    });
+    let (mut section_bytes, mut instance_bytes, mut moved, mut most) = (0, 0, 0, 0);
+    match &changes[0] {
+        Change::MemberAlign { name, .. } => {
+            let size = |i: &Image<'_>| {
+                i.structs_named(|n| n == name)
+                    .map(|(_, s)| s.size)
+                    .max()
+                    .unwrap_or(0)
+            };
+            instance_bytes = size(&p.image) as i64 - size(image) as i64;
+        }
+        first => {
+            let name = match first {
+                Change::SymbolAlign { name, .. }
+                | Change::PercpuAligned { name }
+                | Change::ReadMostly { name } => Some(name.as_str()),
+                _ => None,
+            };
+            let sym = match name {
+                Some(n) => image.symbols.iter().find(|s| {
+                    s.any_name(|x| x == n)
+                        && matches!(s.kind, SymbolKind::Object | SymbolKind::Function)
+                }),
+                None => image.symbols.iter().find(|s| {
+                    matches!(first, Change::FunctionsAligned { unit, .. } if s.compile_unit == Some(unit.as_str()))
+                        && s.kind == SymbolKind::Function
+                }),
+            }?;
+            let changed: Vec<&str> = changes
+                .iter()
+                .filter_map(|c| match c {
+                    Change::SymbolAlign { name, .. } | Change::PercpuAligned { name } => image
+                        .symbols
+                        .iter()
+                        .find(|s| s.any_name(|x| x == name))
+                        .map(|s| s.name),
+                    _ => None,
+                })
+                .collect();
+            section_bytes = section_end(&p.image, sym.kind, sym.space, sym.section) as i64
+                - section_end(image, sym.kind, sym.space, sym.section) as i64;
+            (moved, most) = shifts(
+                image,
+                &p.image,
+                (sym.kind, sym.space, sym.section),
+                &changed,
+            );
+        }
+    }
+    Some(RuleFix {
+        change: changes
+            .iter()
+            .map(super::change_args)
+            .collect::<Vec<_>>()
+            .join(" "),
+        declaration,
+        passes,
+        section_bytes,
+        instance_bytes,
+        shifted: moved,
+        max_shift: most,
+        failing_after: again.failed,
+    })
+}
+
+/// The rule of outcome `o` as a `check` snippet.
+fn snippet(rules: &Rules, o: &Outcome) -> String {
+    let rule = rules
+        .symbols
+        .iter()
+        .find(|r| r.pattern == o.pattern)
+        .map(|r| &r.rule);
+    let mut s = format!("[symbol.\"{}\"]\n", o.pattern);
+    if let Some(r) = rule {
+        if !r.not_with.is_empty() {
+            let list: Vec<String> = r.not_with.iter().map(|n| format!("\"{n}\"")).collect();
+            s += &format!("not_with = [{}]\n", list.join(", "));
+        }
+        if let Some(w) = &r.why {
+            s += &format!("why = \"{w}\"\n");
+        }
+    }
+    s
+}
+
+/// Rules made from measured evidence: each measured-hot object that can be written
+/// and shares a line with other written objects must not share its lines with them.
+pub fn hot_rules(image: &Image<'_>, hotness: &Hotness) -> Rules {
+    let ls = image.line_size;
+    let global = SpaceIndex::data(&image.symbols, Space::Global);
+    let percpu = SpaceIndex::data(&image.symbols, Space::Percpu);
+    let vars = image.variables_of_symbols();
+    let written = |s: &Symbol<'_>| {
+        let v = vars.of(s);
+        s.kind == SymbolKind::Object
+            && s.size > 0
+            && !s.section.starts_with(".rodata")
+            && !s.section.starts_with(".init")
+            && !s.section.contains("ro_after_init")
+            && !image.in_read_mostly(s)
+            && !v.is_some_and(|v| v.ctype.is_const)
+            && crate::evidence::cold::of(s.name, s.section, v.map(|v| v.type_name())).is_none()
+    };
+    let mut out = Rules::default();
+    let mut seen: Vec<String> = Vec::new();
+    for s in image.symbols.iter().filter(|s| written(s)) {
+        let struct_name = vars.of(s).and_then(|v| image.struct_name(v));
+        let measured = hotness.measured.object(s.name).is_some()
+            || struct_name.is_some_and(|t| hotness.measured.type_(t).is_some());
+        if !measured {
+            continue;
+        }
+        let name = s.qualified_name();
+        if seen.contains(&name) {
+            continue;
+        }
+        let index = if s.space == Space::Percpu {
+            &percpu
+        } else {
+            &global
+        };
+        let mut others: Vec<String> = index
+            .co_tenants(s, ls)
+            .iter()
+            .flat_map(|t| t.symbols.iter())
+            .filter(|o| written(o))
+            .map(|o| o.qualified_name())
+            .collect();
+        others.sort();
+        others.dedup();
+        if others.is_empty() {
+            continue;
+        }
+        seen.push(name.clone());
+        out.symbols.push(Named {
+            pattern: name,
+            line: 0,
+            rule: SymbolRule {
+                not_with: others,
+                why: Some(
+                    "measured hot and written: kept off other written objects' lines (layout-diff suggest --hot)"
+                        .into(),
+                ),
+                ..SymbolRule::default()
+            },
+        });
+    }
+    out
+}
