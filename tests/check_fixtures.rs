@@ -516,6 +516,13 @@ fn groups_are_diffed_text_and_json() {
     // tx_read lost a member but still touches one line and starts it: recorded only.
     assert_eq!(tx["flagged"], false);
     assert_eq!(s["severity"], "group");
+    // The struct has an instance (loopback_dev), and the change still counts as a
+    // group: `--fail-on group` fails on it, a list without `group` does not.
+    assert_eq!(s["instances"], serde_json::json!(["loopback_dev"]));
+    let code =
+        |fail_on: &str| run(&["diff", &elf("base"), &elf("patched"), "--fail-on", fail_on]).0;
+    assert_eq!(code("group"), 1);
+    assert_eq!(code("neighbour,member,aligned,text"), 0);
     // A self-diff has no group changes.
     let (code, _, _) = run(&["diff", &elf("patched"), &elf("patched")]);
     assert_eq!(code, 0);
