@@ -2,7 +2,7 @@
 //! files of equal basename (`arch/x86/kernel/cpu/amd.c`, `drivers/iommu/amd/...`) stay
 //! apart, and picks the shortest path suffix that names each one uniquely.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::dwarf::UnitSources;
 use crate::model::{Binding, Symbol, SymbolKind};
@@ -11,7 +11,7 @@ use crate::model::{Binding, Symbol, SymbolKind};
 /// function inside a unit's code ranges or a variable DWARF knows, and the `compile_unit`
 /// of every symbol, global or local, whose unit DWARF knows.
 pub(crate) fn assign<'d>(symbols: &mut [Symbol<'d>], sources: &UnitSources<'d>) {
-    let mut group_unit: HashMap<u32, &'d str> = HashMap::new();
+    let mut group_unit: HashMap<u32, &'d str> = HashMap::default();
     // Functions first (their ranges are exact), then variables.
     for pass in [true, false] {
         for s in symbols.iter() {
@@ -50,7 +50,7 @@ pub(crate) fn assign<'d>(symbols: &mut [Symbol<'d>], sources: &UnitSources<'d>) 
 /// For each name, the shortest path suffix (whole components) of each symbol's unit
 /// that no other unit holding that name ends with.
 fn shorten(symbols: &mut [Symbol<'_>]) {
-    let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut by_name: HashMap<&str, Vec<&str>> = HashMap::default();
     for s in symbols.iter() {
         if let Some(u) = s.unit {
             let v = by_name.entry(s.name).or_default();
