@@ -11,8 +11,10 @@ use std::path::PathBuf;
 use rustc_hash::FxHashMap;
 
 use crate::link::align::{self, compiler_alignment};
+use crate::link::sections::Chain;
+use crate::link::sections::SectionMove;
 use crate::link::{Edits, LinkMap};
-use crate::model::{Binding, Image, Space, Symbol, SymbolKind};
+use crate::model::{Binding, Image, Section, Space, Symbol, SymbolKind};
 use objects::ObjectFile;
 use types::{StructEdit, propagate};
 
@@ -236,6 +238,18 @@ pub struct Prediction<'d> {
     /// For each output section an object moved in: the most any object's end moved
     /// (the bytes the change adds before slack absorbs them).
     pub growth: Vec<(Space, &'d str, i64)>,
+    /// Output sections whose start or size the change moves, in address order.
+    pub sections_moved: Vec<SectionMoved>,
+}
+
+/// An output section moved by the sections before it growing, or grown itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionMoved {
+    pub name: String,
+    /// Bytes its start moves by.
+    pub shift: i64,
+    /// Bytes its size changes by.
+    pub grew: i64,
 }
 
 /// The build `changes` would make of `image`, with the code and data of `objects`
@@ -246,7 +260,8 @@ pub fn predict<'d>(
     objects: &'d [ObjectFile],
 ) -> Result<Prediction<'d>, String> {
     let mut map = LinkMap::build(image);
-    let unchanged = map.layout(&Edits::default());
+    let chain = Chain::build(image, &map);
+    let (unchanged, _) = map.layout_chained(&Edits::default(), &chain);
     let data = |i: &usize| image.symbols[*i].kind == SymbolKind::Object;
     let object_count = unchanged.keys().filter(|i| data(i)).count();
     let reproduced = unchanged
@@ -381,7 +396,7 @@ pub fn predict<'d>(
         }
     }
     let (extra, removed, unplaced) = replace_inputs(image, &mut map, objects);
-    let placed = map.layout(&edits);
+    let (placed, section_moves) = map.layout_chained(&edits, &chain);
 
     let mut caveats = Vec::new();
     if objects.is_empty() {
@@ -401,23 +416,33 @@ pub fn predict<'d>(
             removed.len()
         ));
     }
-    for pair in map.outputs.windows(2) {
-        let (a, b) = (&pair[0], &pair[1]);
-        let end = a
+    if !chain.percpu_placed
+        && let Some(o) = map.outputs.iter().find(|o| o.space == Space::Percpu)
+    {
+        let end = o
             .inputs
             .iter()
             .flat_map(|i| &i.members)
             .filter_map(|m| placed.get(&m.symbol))
             .map(|(p, s)| p.saturating_add(*s))
             .max()
-            .unwrap_or(a.end);
-        if a.space == b.space && end > b.start && a.end <= b.start {
+            .unwrap_or(o.end);
+        if end > o.end {
             caveats.push(format!(
-                "{} now ends past the start of {}: the sections after it move too, which is not predicted",
-                a.section, b.section
+                "{} grows, and where its load image lies is unknown (no __per_cpu_load): the sections after it are kept where they were",
+                o.section
             ));
         }
     }
+    let sections_moved: Vec<SectionMoved> = section_moves
+        .iter()
+        .filter(|m| (m.1, m.3) != (m.2, m.4))
+        .map(|&(name, old, new, old_size, new_size)| SectionMoved {
+            name: name.to_string(),
+            shift: (new as i64).wrapping_sub(old as i64),
+            grew: (new_size as i64).wrapping_sub(old_size as i64),
+        })
+        .collect();
 
     let mut symbols: Vec<Symbol<'d>> = image.symbols.iter().chain(&extra).cloned().collect();
     let mut moved = 0;
@@ -493,9 +518,9 @@ pub fn predict<'d>(
         has_debug_info: image.has_debug_info,
         types_from: image.types_from,
         percpu_base: image.percpu_base,
-        boundaries: image.boundaries.clone(),
         function_prefix: image.function_prefix,
-        sections: image.sections.clone(),
+        sections: moved_sections(image, &section_moves),
+        boundaries: moved_boundaries(image, &section_moves),
         symbols,
         structs,
         variables,
@@ -511,7 +536,40 @@ pub fn predict<'d>(
         moved,
         caveats,
         growth,
+        sections_moved,
     })
+}
+
+/// The image's sections at the places and sizes the layout gave them (the per-CPU
+/// area keeps its address 0; its size follows its load image's).
+fn moved_sections<'d>(image: &Image<'d>, moves: &[SectionMove<'d>]) -> Vec<Section<'d>> {
+    let mut out = image.sections.clone();
+    for s in &mut out {
+        if let Some(&(_, old, new, _, size)) = moves.iter().find(|m| m.0 == s.name) {
+            if s.address != 0 {
+                s.address = s.address.wrapping_add(new.wrapping_sub(old));
+            }
+            s.size = size;
+        }
+    }
+    out
+}
+
+/// Linker boundary symbols moved with the section they lie in (the last one that
+/// starts at or before them).
+fn moved_boundaries(image: &Image<'_>, moves: &[SectionMove<'_>]) -> Vec<(&'static str, u64)> {
+    image
+        .boundaries
+        .iter()
+        .map(|&(name, at)| {
+            let shift = moves
+                .iter()
+                .filter(|m| m.1 <= at)
+                .max_by_key(|m| m.1)
+                .map_or(0, |m| m.2.wrapping_sub(m.1));
+            (name, at.wrapping_add(shift))
+        })
+        .collect()
 }
 
 /// Puts the sections of recompiled object files in place of their units' input
@@ -604,6 +662,33 @@ fn replace_inputs<'d>(
                 });
             }
             removed.extend(by_name.into_values());
+            // Where the old section ended: its last symbol's end plus the tail the
+            // new one has after its last symbol (unnamed bytes, as code after it).
+            let last_old = input
+                .members
+                .iter()
+                .filter(|m| m.symbol < n)
+                .map(|m| (image.symbols[m.symbol].place_end(), m.symbol))
+                .max();
+            // The place of the object that followed it in the build.
+            let after_old = last_old.and_then(|(_, i)| {
+                let last = &image.symbols[i];
+                image.symbols[i + 1..]
+                    .iter()
+                    .filter(|s| matches!(s.kind, SymbolKind::Object | SymbolKind::Function))
+                    .take_while(|s| s.space == last.space)
+                    .find(|s| s.section == last.section && s.place > last.place)
+                    .map(|s| s.place)
+            });
+            let last_old = last_old.map(|(end, _)| end);
+            let tail = sec.size.saturating_sub(
+                sec.symbols
+                    .iter()
+                    .map(|s| s.offset.saturating_add(s.size))
+                    .max()
+                    .unwrap_or(0),
+            );
+            let lead = unexplained_before(image, input, sec);
             let origin = input.origin;
             let out = &mut map.outputs[oi];
             let boundary = out.inputs[ii].boundary;
@@ -613,20 +698,95 @@ fn replace_inputs<'d>(
                 members,
                 size: Some(sec.size),
                 boundary,
+                lead,
             };
             // The bytes the build had between this input section's last symbol and
-            // the next one's first were this section's tail (code after its last
-            // symbol, then alignment): its size now says where it ends.
-            if let Some(first) = out
-                .inputs
-                .get_mut(ii + 1)
-                .and_then(|next| next.members.first_mut())
+            // the next one's first were this section's tail, then the next one's
+            // alignment: its size now says where it ends.
+            if let Some(next) = out.inputs.get_mut(ii + 1)
+                && let Some(old_end) = last_old.map(|e| e.saturating_add(tail))
             {
-                first.lead = 0;
+                let place = next.members.first().map_or(old_end, |m| {
+                    image.symbols.get(m.symbol).map_or(old_end, |s| s.place)
+                });
+                let data = next.members.first().is_some_and(|m| {
+                    image
+                        .symbols
+                        .get(m.symbol)
+                        .is_some_and(|s| s.kind == SymbolKind::Object)
+                });
+                let (align, lead) = if data && after_old == Some(place) {
+                    next_input_alignment(next.align, old_end, place)
+                } else {
+                    (next.align, 0)
+                };
+                next.align = align;
+                if let Some(first) = next.members.first_mut() {
+                    first.lead = if next.boundary > 1 { 0 } else { lead };
+                }
             }
         }
     }
     (extra, removed, unplaced)
+}
+
+/// The bytes before the build's version of a replaced input section that no
+/// alignment explains: its start (its first symbol's place less that symbol's offset
+/// in the new object file) less the end of the object before it, aligned. 0 when a
+/// linker-script boundary lies between them or the estimate falls before that end.
+fn unexplained_before(
+    image: &Image<'_>,
+    input: &crate::link::Input<'_>,
+    sec: &objects::ObjSection,
+) -> u64 {
+    let n = image.symbols.len();
+    let Some(first) = input.members.iter().find(|m| m.symbol < n) else {
+        return 0;
+    };
+    let s = &image.symbols[first.symbol];
+    let Some(offset) = sec
+        .symbols
+        .iter()
+        .find(|o| o.name == s.name)
+        .map(|o| o.offset)
+    else {
+        return 0;
+    };
+    let before = image.symbols[..first.symbol]
+        .iter()
+        .rev()
+        .filter(|p| matches!(p.kind, SymbolKind::Object | SymbolKind::Function))
+        .take_while(|p| p.space == s.space)
+        .find(|p| p.section == s.section && p.place < s.place);
+    let (Some(prev), Some(start)) = (before, s.place.checked_sub(offset)) else {
+        return 0;
+    };
+    if input.boundary > 1 {
+        return 0;
+    }
+    start.saturating_sub(align::align_up(prev.place_end(), sec.align.max(1)))
+}
+
+/// The largest alignment an input section is taken to have from a gap before it.
+const GAP_ALIGN_MAX: u64 = 64;
+
+/// The alignment and lead of the input section at `place` after a replaced one that
+/// ended at `end` in the build: its own `align` when that explains the gap; else
+/// the smallest larger power of two up to a line that does (GCC's raise of a 32-byte
+/// table whose symbol DWARF does not type, `CSWTCH.*`); else its own, with the bytes
+/// no alignment explains kept before it (unnamed data of either section).
+fn next_input_alignment(align: u64, end: u64, place: u64) -> (u64, u64) {
+    let mut a = align.max(1);
+    while a <= GAP_ALIGN_MAX {
+        if align::align_up(end, a) == place {
+            return (a, 0);
+        }
+        a *= 2;
+    }
+    (
+        align.max(1),
+        place.saturating_sub(align::align_up(end, align.max(1))),
+    )
 }
 
 /// The data object named `name` (a bare or qualified name), exactly one.
