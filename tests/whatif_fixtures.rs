@@ -1,5 +1,5 @@
 //! `whatif` and `suggest` on testdata/whatif: three units linked the kernel's way,
-//! built four times (testdata/whatif/build.sh). Each prediction from base.elf must
+//! built six times (testdata/whatif/build.sh). Each prediction from base.elf must
 //! put every data object where gcc and ld put it in the variant built with the
 //! change: the variants are the measurement, not numbers written here by hand.
 
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use common::{run, testdata};
 use layout_diff::model::{Image, SymbolKind};
-use layout_diff::whatif::{Change, Size, predict};
+use layout_diff::whatif::{Change, Position, Size, predict};
 use layout_diff::{InputFile, LoadOptions};
 
 fn load(file: &InputFile) -> Image<'_> {
@@ -105,6 +105,69 @@ fn a_struct_grown_past_its_pages_moves_the_output_sections_after_it() {
             "  output sections: .data grows 4000 B; .data..percpu grows 2400 B and moves +4096 B; \
              .bss grows 2400 B and moves +4096 B\n"
         ),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_member_inserted_after_another_is_predicted_in_the_struct_and_every_instance() {
+    // insert.elf declares `unsigned int inserted;` after rec.addr. pahole -C rec
+    // insert.elf: inserted 16 (4), XXX 4 bytes hole, misc 24, regs 32, cpu 104,
+    // bank 108, kind 109; size 112 (was 104). nm: b_log 0x138 -> 0x150 B, c_one moves
+    // 0xffffffff82a512a0 -> ...c0.
+    let changes = [Change::MemberInsert {
+        name: "rec".into(),
+        member: "inserted".into(),
+        size: 4,
+        align: None,
+        at: Position::After("addr".into()),
+    }];
+    predicted_matches_built("insert", &changes);
+    let base_file = InputFile::open(std::path::Path::new(&testdata("whatif/base.elf"))).unwrap();
+    let base = load(&base_file);
+    let p = predict(&base, &changes, &[]).unwrap();
+    let rec = p
+        .image
+        .structs
+        .iter()
+        .find(|s| s.name == "rec")
+        .expect("struct rec");
+    let offsets: Vec<(&str, u64, u64)> = rec
+        .members
+        .iter()
+        .map(|m| (m.name.unwrap_or(""), m.offset, m.size))
+        .collect();
+    assert_eq!(
+        offsets,
+        vec![
+            ("status", 0, 8),
+            ("addr", 8, 8),
+            ("inserted", 16, 4),
+            ("misc", 24, 8),
+            ("regs", 32, 72),
+            ("cpu", 104, 4),
+            ("bank", 108, 1),
+            ("kind", 109, 1),
+        ]
+    );
+    assert_eq!(rec.size, 112);
+    let c_one = p.image.symbols.iter().find(|s| s.name == "c_one").unwrap();
+    assert_eq!((c_one.address, c_one.size), (0xffffffff82a512c0, 0x80));
+    // The same from the command line, at the offset misc had.
+    let (code, out, err) = run(&[
+        "whatif",
+        &testdata("whatif/base.elf"),
+        "--struct",
+        "rec",
+        "--insert",
+        "inserted=4",
+        "--at",
+        "16",
+        "--nm",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(
+        out.contains("ffffffff82a512c0 0000000000000080 d c_one\n"),
         "{out}"
     );
 }

@@ -48,6 +48,36 @@ pub enum Change {
         member: String,
         after: Option<String>,
     },
+    /// `--struct NAME --insert M=N [--align A] --after X | --first | --at OFFSET`: a
+    /// new member of N bytes (aligned to A; by default the largest power of two up
+    /// to 8 that divides N) declared there.
+    MemberInsert {
+        name: String,
+        member: String,
+        size: u64,
+        align: Option<u64>,
+        at: Position,
+    },
+}
+
+/// Where `--insert` declares its member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Position {
+    First,
+    After(String),
+    Offset(u64),
+}
+
+impl Change {
+    /// The alignment an inserted member of `size` bytes gets when none is given:
+    /// the largest power of two up to 8 that divides its size.
+    pub fn default_insert_alignment(size: u64) -> u64 {
+        let mut a = 8;
+        while a > 1 && !size.is_multiple_of(a) {
+            a /= 2;
+        }
+        a
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +116,23 @@ impl fmt::Display for Change {
                 member,
                 after: None,
             } => write!(f, "struct {name}.{member} moved first"),
+            Change::MemberInsert {
+                name,
+                member,
+                size,
+                align,
+                at,
+            } => {
+                write!(f, "struct {name}.{member} ({size} B")?;
+                if let Some(a) = align {
+                    write!(f, ", aligned to {a}")?;
+                }
+                match at {
+                    Position::First => write!(f, ") inserted first"),
+                    Position::After(x) => write!(f, ") inserted after {x}"),
+                    Position::Offset(o) => write!(f, ") inserted at offset {o}"),
+                }
+            }
         }
     }
 }
@@ -100,6 +147,8 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
         Symbol(String),
         /// `--member M` without a size: a struct's member, for --align/--after/--first.
         Member(String, String),
+        /// `--insert M=N`: a new member, waiting for where (and --align).
+        Insert(String, String, u64, Option<u64>),
     }
     let mut out = Vec::new();
     let mut target = Target::None;
@@ -111,8 +160,35 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
         };
         let wanted = matches!(
             flag.as_str(),
-            "--struct" | "--symbol" | "--member" | "--align" | "--percpu-aligned" | "--after"
+            "--struct"
+                | "--symbol"
+                | "--member"
+                | "--align"
+                | "--percpu-aligned"
+                | "--after"
+                | "--insert"
+                | "--at"
         );
+        // An insert waits for where it goes; any other change first is a mistake.
+        if let Target::Insert(_, member, size, _) = &target
+            && wanted
+            && !matches!(flag.as_str(), "--align" | "--after" | "--at")
+        {
+            return Err(insert_needs_place(member, *size));
+        }
+        if flag == "--first"
+            && let Target::Insert(name, member, size, align) = &target
+        {
+            out.push(Change::MemberInsert {
+                name: name.clone(),
+                member: member.clone(),
+                size: *size,
+                align: *align,
+                at: Position::First,
+            });
+            target = Target::Struct(name.clone());
+            continue;
+        }
         if flag == "--first" {
             let Target::Member(name, member) = &target else {
                 return Err("--first: give --struct NAME --member M before it".into());
@@ -140,6 +216,42 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                 None => target = Target::Struct(value),
             },
             "--symbol" => target = Target::Symbol(value),
+            "--insert" => {
+                let name = match &target {
+                    Target::Struct(name) | Target::Member(name, _) => name.clone(),
+                    _ => return Err(format!("--insert {value}: give --struct NAME before it")),
+                };
+                let parsed = value.split_once('=').and_then(|(m, n)| {
+                    let n: u64 = n.strip_prefix('+').unwrap_or(n).parse().ok()?;
+                    (!m.is_empty() && n > 0).then(|| (m.to_string(), n))
+                });
+                let Some((member, size)) = parsed else {
+                    return Err(format!(
+                        "--insert {value}: expected MEMBER=N (its size in bytes, more than 0)"
+                    ));
+                };
+                target = Target::Insert(name, member, size, None);
+            }
+            "--at" => {
+                let Target::Insert(name, member, size, align) = &target else {
+                    return Err(format!(
+                        "--at {value}: give --struct NAME --insert M=N before it"
+                    ));
+                };
+                let offset = match value.strip_prefix("0x") {
+                    Some(hex) => u64::from_str_radix(hex, 16).ok(),
+                    None => value.parse().ok(),
+                }
+                .ok_or_else(|| format!("--at {value}: expected a byte offset"))?;
+                out.push(Change::MemberInsert {
+                    name: name.clone(),
+                    member: member.clone(),
+                    size: *size,
+                    align: *align,
+                    at: Position::Offset(offset),
+                });
+                target = Target::Struct(name.clone());
+            }
             "--member" => {
                 let name = match &target {
                     Target::Struct(name) | Target::Member(name, _) => name.clone(),
@@ -160,6 +272,17 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                 });
             }
             "--after" => {
+                if let Target::Insert(name, member, size, align) = &target {
+                    out.push(Change::MemberInsert {
+                        name: name.clone(),
+                        member: member.clone(),
+                        size: *size,
+                        align: *align,
+                        at: Position::After(value),
+                    });
+                    target = Target::Struct(name.clone());
+                    continue;
+                }
                 let Target::Member(name, member) = &target else {
                     return Err(format!(
                         "--after {value}: give --struct NAME --member M before it"
@@ -177,7 +300,8 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                     .ok()
                     .filter(|a: &u64| a.is_power_of_two())
                     .ok_or_else(|| format!("--align {value}: expected a power of two"))?;
-                match &target {
+                match &mut target {
+                    Target::Insert(_, _, _, a) => *a = Some(align),
                     Target::Struct(name) => out.push(Change::StructAlign {
                         name: name.clone(),
                         align,
@@ -201,6 +325,9 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
             _ => out.push(Change::PercpuAligned { name: value }),
         }
     }
+    if let Target::Insert(_, member, size, _) = &target {
+        return Err(insert_needs_place(member, *size));
+    }
     if out.is_empty() {
         return Err(
             "no change given (--struct NAME=+N, --struct NAME --member M=+N, \
@@ -209,6 +336,10 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
         );
     }
     Ok(out)
+}
+
+fn insert_needs_place(member: &str, size: u64) -> String {
+    format!("--insert {member}={size}: say where it goes (--after MEMBER, --first or --at OFFSET)")
 }
 
 fn parse_size(s: &str) -> Result<Size, String> {
@@ -330,6 +461,26 @@ pub fn predict<'d>(
                 .push(types::MemberMove {
                     member,
                     after: after.as_deref(),
+                }),
+            Change::MemberInsert {
+                name,
+                member,
+                size,
+                align,
+                at,
+            } => struct_edits
+                .entry(name.clone())
+                .or_default()
+                .inserts
+                .push(types::MemberInsert {
+                    member,
+                    size: *size,
+                    align: align.unwrap_or_else(|| Change::default_insert_alignment(*size)),
+                    at: match at {
+                        Position::First => types::InsertAt::First,
+                        Position::After(x) => types::InsertAt::After(x),
+                        Position::Offset(o) => types::InsertAt::Offset(*o),
+                    },
                 }),
             _ => {}
         }
@@ -862,6 +1013,63 @@ mod tests {
             parse_changes(args(&["--symbol", "x", "--first"])),
             Err("--first: give --struct NAME --member M before it".into())
         );
+    }
+
+    #[test]
+    fn an_insert_takes_its_alignment_then_its_place() {
+        let got = parse_changes(args(&[
+            "--struct", "rec", "--insert", "flags=4", "--after", "addr", "--insert", "pad=12",
+            "--align", "64", "--at", "0x10", "--insert", "first=+8", "--first",
+        ]))
+        .unwrap();
+        let insert = |member: &str, size, align, at| Change::MemberInsert {
+            name: "rec".into(),
+            member: member.into(),
+            size,
+            align,
+            at,
+        };
+        assert_eq!(
+            got,
+            vec![
+                insert("flags", 4, None, Position::After("addr".into())),
+                insert("pad", 12, Some(64), Position::Offset(16)),
+                insert("first", 8, None, Position::First),
+            ]
+        );
+        assert_eq!(
+            got[1].to_string(),
+            "struct rec.pad (12 B, aligned to 64) inserted at offset 16"
+        );
+        let no_place = "--insert x=4: say where it goes (--after MEMBER, --first or --at OFFSET)";
+        assert_eq!(
+            parse_changes(args(&["--struct", "rec", "--insert", "x=4"])),
+            Err(no_place.into())
+        );
+        assert_eq!(
+            parse_changes(args(&[
+                "--struct", "rec", "--insert", "x=4", "--struct", "a=+8"
+            ])),
+            Err(no_place.into())
+        );
+        assert_eq!(
+            parse_changes(args(&["--struct", "rec", "--insert", "x=0", "--first"])),
+            Err("--insert x=0: expected MEMBER=N (its size in bytes, more than 0)".into())
+        );
+        assert_eq!(
+            parse_changes(args(&["--insert", "x=4"])),
+            Err("--insert x=4: give --struct NAME before it".into())
+        );
+        assert_eq!(
+            parse_changes(args(&["--struct", "rec", "--insert", "x=4", "--at", "ten"])),
+            Err("--at ten: expected a byte offset".into())
+        );
+        // The default alignment: the largest power of two up to 8 dividing the size.
+        let defaults: Vec<u64> = [1, 2, 3, 4, 6, 12, 16, 24]
+            .iter()
+            .map(|&n| Change::default_insert_alignment(n))
+            .collect();
+        assert_eq!(defaults, vec![1, 2, 1, 4, 2, 4, 8, 8]);
     }
 
     #[test]
