@@ -51,6 +51,10 @@ pub struct Input<'d> {
     /// With `size` known: bytes before it that no alignment explains (another unit's
     /// unnamed data), kept as they were.
     pub lead: u64,
+    /// When `boundary` is a guess (a page or `PMD_SIZE` boundary somewhere in a gap
+    /// of unnamed bytes): the gap's bytes beyond the section's alignment, which an
+    /// output section laid elsewhere keeps instead.
+    pub guessed: Option<u64>,
 }
 
 /// The smallest boundary taken for a linker script's `ALIGN()`: smaller gaps are
@@ -186,6 +190,7 @@ impl<'d> LinkMap<'d> {
                         size: None,
                         boundary: 1,
                         lead: 0,
+                        guessed: None,
                     });
                 }
                 let input = inputs.last_mut().expect("pushed");
@@ -220,6 +225,11 @@ impl<'d> LinkMap<'d> {
                     if k == 0 {
                         input.align = a;
                         input.boundary = script_boundary(a, end, place);
+                        if align_up(end, input.boundary) != place {
+                            // A guessed boundary (one inside a gap of unnamed bytes):
+                            // the gap's bytes beyond the section's alignment.
+                            input.guessed = Some(place - align_up(end, a));
+                        }
                     }
                     m.align = if k == 0 { m.align.min(a) } else { a };
                     let from = if k == 0 {
@@ -326,6 +336,9 @@ impl<'d> LinkMap<'d> {
                 anchor = start;
                 continue;
             }
+            // Laid elsewhere than the build put it, a guessed boundary is the bytes
+            // it stood for.
+            let moved_guess = input.guessed.filter(|_| start != o.start);
             for (k, m) in input.members.iter().enumerate() {
                 let size = edits.size.get(&m.symbol).copied().unwrap_or(m.size);
                 let place = match m.inside {
@@ -334,12 +347,12 @@ impl<'d> LinkMap<'d> {
                         let own = edits.align.get(&m.symbol).copied().unwrap_or(m.align);
                         let a = if k == 0 { input_align } else { own };
                         // A script boundary first, then the bytes after it.
-                        let from = if k == 0 {
-                            align_up(end, input.boundary)
-                        } else {
-                            end
+                        let (from, lead) = match (k, moved_guess) {
+                            (0, Some(bytes)) => (end, bytes),
+                            (0, None) => (align_up(end, input.boundary), m.lead),
+                            _ => (end, m.lead),
                         };
-                        let p = align_up(from.saturating_add(m.lead), a);
+                        let p = align_up(from.saturating_add(lead), a);
                         anchor = p;
                         p
                     }
@@ -409,6 +422,7 @@ impl<'d> LinkMap<'d> {
                 size: None,
                 boundary: 1,
                 lead: 0,
+                guessed: None,
             },
         );
         true

@@ -8,7 +8,7 @@
 //! not absorb.
 
 use super::align::align_up;
-use super::{LinkMap, SCRIPT_ALIGN_MAX, borne_out, script_boundary};
+use super::{LinkMap, SCRIPT_ALIGN, SCRIPT_ALIGN_MAX, borne_out};
 use crate::model::{Image, Space};
 
 /// One link of the chain: an output section (or the per-CPU load image).
@@ -52,6 +52,22 @@ pub struct Chain<'d> {
 /// Where one section went in a layout: (name, old start, new start, old size, new
 /// size), in the ordinary address space.
 pub type SectionMove<'d> = (&'d str, u64, u64, u64, u64);
+
+/// The boundary a linker script's `ALIGN()` put `place` on after `end`: the
+/// smallest power of two from a page to `PMD_SIZE` whose first boundary after `end`
+/// is `place` (1 when none: the gap is bytes, kept as they are). Unlike an input
+/// section's (`link::script_boundary`), no guess for a wider gap: a section's tail
+/// may be a large unnamed blob.
+fn script_boundary(end: u64, place: u64) -> u64 {
+    let mut p = SCRIPT_ALIGN;
+    while p <= SCRIPT_ALIGN_MAX {
+        if place.is_multiple_of(p) && align_up(end, p) == place {
+            return if end == place { 1 } else { p };
+        }
+        p *= 2;
+    }
+    1
+}
 
 impl<'d> Chain<'d> {
     /// The chain of `image`'s allocated sections (those at a non-zero address),
@@ -118,10 +134,7 @@ impl<'d> Chain<'d> {
                 // the script sets (`. = 0xffffffff82a51000`): the section stays.
                 Some(end) if end <= l.start && l.start - end <= SCRIPT_ALIGN_MAX => {
                     let own = borne_out(l.align, end, l.start);
-                    let mut a = own.max(script_boundary(own, end, l.start));
-                    while a > own && !l.start.is_multiple_of(a) {
-                        a /= 2;
-                    }
+                    let a = own.max(script_boundary(end, l.start));
                     l.align = a;
                     l.lead = l.start - align_up(end, a);
                 }
@@ -131,7 +144,7 @@ impl<'d> Chain<'d> {
             }
             if let Some((_, rel)) = l.content {
                 let last = l.start.saturating_add(rel).min(l.end);
-                l.tail_align = script_boundary(1, last, l.end);
+                l.tail_align = script_boundary(last, l.end);
                 l.tail_lead = l.end - align_up(last, l.tail_align);
             }
             prev_end = Some(prev_end.map_or(l.end, |e| e.max(l.end)));

@@ -850,6 +850,7 @@ fn replace_inputs<'d>(
                 size: Some(sec.size),
                 boundary,
                 lead,
+                guessed: None,
             };
             // The bytes the build had between this input section's last symbol and
             // the next one's first were this section's tail, then the next one's
