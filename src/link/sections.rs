@@ -58,7 +58,7 @@ pub type SectionMove<'d> = (&'d str, u64, u64, u64, u64);
 /// is `place` (1 when none: the gap is bytes, kept as they are). Unlike an input
 /// section's (`link::script_boundary`), no guess for a wider gap: a section's tail
 /// may be a large unnamed blob.
-fn script_boundary(end: u64, place: u64) -> u64 {
+fn exact_boundary(end: u64, place: u64) -> u64 {
     let mut p = SCRIPT_ALIGN;
     while p <= SCRIPT_ALIGN_MAX {
         if place.is_multiple_of(p) && align_up(end, p) == place {
@@ -134,7 +134,7 @@ impl<'d> Chain<'d> {
                 // the script sets (`. = 0xffffffff82a51000`): the section stays.
                 Some(end) if end <= l.start && l.start - end <= SCRIPT_ALIGN_MAX => {
                     let own = borne_out(l.align, end, l.start);
-                    let a = own.max(script_boundary(end, l.start));
+                    let a = own.max(exact_boundary(end, l.start));
                     l.align = a;
                     l.lead = l.start - align_up(end, a);
                 }
@@ -144,7 +144,7 @@ impl<'d> Chain<'d> {
             }
             if let Some((_, rel)) = l.content {
                 let last = l.start.saturating_add(rel).min(l.end);
-                l.tail_align = script_boundary(last, l.end);
+                l.tail_align = exact_boundary(last, l.end);
                 l.tail_lead = l.end - align_up(last, l.tail_align);
             }
             prev_end = Some(prev_end.map_or(l.end, |e| e.max(l.end)));
@@ -207,5 +207,55 @@ impl<'d> LinkMap<'d> {
             prev_end = Some(prev_end.map_or(end, |e| e.max(end)));
         }
         (out, moves)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Image, Section, Symbol};
+
+    /// .data at 0x1000 (0x40 B: `a` of 0x30, then 0x10 unnamed bytes), .bss at
+    /// 0x2000 (sh_addralign 32: the page boundary is the script's) holding `z`.
+    /// `a` grown to 0x1030 B: .data ends at 0x1000 + 0x1030 + 0x10 = 0x2040, so
+    /// .bss starts at align_up(0x2040, 4096) = 0x3000 and `z` with it.
+    #[test]
+    fn a_section_that_outgrows_its_page_moves_the_next_to_the_next_page() {
+        let mut img = Image::test_empty();
+        let section = |name, address, size, alignment| Section {
+            name,
+            address,
+            size,
+            alignment,
+            compressed: false,
+        };
+        img.sections = vec![
+            section(".data", 0x1000, 0x40, 64),
+            section(".bss", 0x2000, 0x10, 32),
+        ];
+        img.symbols.push(Symbol::test_object("a", 0x1000, 0x30));
+        let mut z = Symbol::test_object("z", 0x2000, 0x10);
+        z.section = ".bss";
+        img.symbols.push(z);
+        let map = LinkMap::build(&img);
+        let chain = Chain::build(&img, &map);
+        let (same, _) = map.layout_chained(&super::super::Edits::default(), &chain);
+        assert_eq!((same[&0], same[&1]), ((0x1000, 0x30), (0x2000, 0x10)));
+        let mut edits = super::super::Edits::default();
+        edits.size.insert(0, 0x1030);
+        let (got, moves) = map.layout_chained(&edits, &chain);
+        assert_eq!(got[&1], (0x3000, 0x10));
+        assert_eq!(
+            moves,
+            vec![
+                (".data", 0x1000, 0x1000, 0x40, 0x1040),
+                (".bss", 0x2000, 0x3000, 0x10, 0x10)
+            ]
+        );
+        // A gap no page or PMD boundary explains exactly is bytes.
+        assert_eq!(exact_boundary(0x1040, 0x2000), 4096);
+        assert_eq!(exact_boundary(0x1040, 0x1800), 1);
+        assert_eq!(exact_boundary(0x1000, 0x1000), 1);
+        assert_eq!(exact_boundary(0x1400100, 0x1600000), 2 << 20);
     }
 }
