@@ -106,6 +106,30 @@ fn check(variant: &str, changes: &[Change], with_objects: bool) -> Option<Places
     Some(got)
 }
 
+/// Predicts `variant` from base with its recompiled objects and compares every
+/// function and object of every section, moved or not, but those in `skip`; returns
+/// the predicted places and how many were compared.
+fn check_every_section(
+    variant: &str,
+    changes: &[Change],
+    skip: &[&str],
+) -> Option<(Places, usize)> {
+    let dir = out_dir()?;
+    let objects = objects_of(&dir, variant);
+    let base_file = InputFile::open(&dir.join("base/vmlinux")).unwrap();
+    let real_file = InputFile::open(&dir.join(variant).join("vmlinux")).unwrap();
+    let (base, real) = (load(&base_file), load(&real_file));
+    let p = predict(&base, changes, &objects).expect("prediction");
+    let (want, got) = (places(&real), places(&p.image));
+    let mut total = 0;
+    for (k, v) in want.iter().filter(|(k, _)| !skip.contains(&k.0.as_str())) {
+        assert_eq!(got.get(k), Some(v), "{variant}: {k:?}");
+        total += v.len();
+    }
+    eprintln!("{variant}: {total}/{total} objects in every section predicted");
+    Some((got, total))
+}
+
 fn at(p: &Places, section: &str, name: &str) -> (u64, u64) {
     let all = &p[&(section.to_string(), name.to_string())];
     assert_eq!(all.len(), 1, "{name} is one symbol");
@@ -211,4 +235,70 @@ fn suggest_for_what_struct_mce_moved_proposes_the_upstream_alignment() {
     // Nothing is flagged on evidence: without a name asked for, nothing to fix.
     let none = layout_diff::suggest::suggest(&old, &new, &Default::default(), &[]).unwrap();
     assert_eq!((none.suggestions.len(), none.other_flags), (0, 0));
+}
+
+#[test]
+#[ignore = "needs the replay builds of bench/replay/build.sh"]
+fn struct_mce_grown_past_the_per_cpu_slack_moves_every_section_after_it() {
+    // struct mce +256 B: the per-CPU area grows by 512 B (readelf -S: 0x1ef58 ->
+    // 0x1f158), past the 168 B before the page .init.text starts on, so .init.text
+    // and every section after it move by a page (0xffffffff818be000 -> ...818bf000)
+    // and .bss, which ends on PMD_SIZE, loses that page at its end.
+    let Some((p, total)) = check_every_section(
+        "mce-big",
+        &[Change::Resize {
+            name: "mce".into(),
+            size: Size::Grow(256),
+        }],
+        &[],
+    ) else {
+        return;
+    };
+    // readelf -sW: 13,321 OBJECT and FUNC symbols in sections, and 55 sized NOTYPE
+    // ones (assembly entry code, read as functions).
+    assert_eq!(total, 13321 + 55);
+    assert_eq!(
+        at(&p, ".data..percpu", "core.c:mces_seen"),
+        (0x1ac60, 0x180)
+    );
+    assert_eq!(at(&p, ".data..percpu", "injectm"), (0x1ade0, 0x180));
+    // nm: empty_zero_page 0xffffffff81939000 -> 0xffffffff8193a000.
+    assert_eq!(
+        at(&p, ".bss", "empty_zero_page"),
+        (0xffffffff8193a000, 0x1000)
+    );
+}
+
+#[test]
+#[ignore = "needs the replay builds of bench/replay/build.sh"]
+fn every_section_of_the_other_variants_is_predicted() {
+    let mce = || Change::Resize {
+        name: "mce".into(),
+        size: Size::Grow(8),
+    };
+    let aligned = |name: &str| Change::PercpuAligned { name: name.into() };
+    let cases: [(&str, Vec<Change>, &[&str]); 4] = [
+        ("mce", vec![mce()], &[]),
+        (
+            "mce-aligned",
+            vec![mce(), aligned("mces_seen"), aligned("injectm")],
+            &[],
+        ),
+        (
+            "root-user-aligned",
+            vec![Change::SymbolAlign {
+                name: "root_user".into(),
+                align: 64,
+            }],
+            &[],
+        ),
+        // One symbol more: the kallsyms tables in .rodata grow (not predicted).
+        ("signal-fn", vec![], &[".rodata"]),
+    ];
+    for (variant, changes, skip) in cases {
+        let Some((_, total)) = check_every_section(variant, &changes, skip) else {
+            return;
+        };
+        assert!(total > 12_000, "{variant}: {total}");
+    }
 }

@@ -1,5 +1,5 @@
 //! `whatif` and `suggest` on testdata/whatif: three units linked the kernel's way,
-//! built four times (testdata/whatif/build.sh). Each prediction from base.elf must
+//! built six times (testdata/whatif/build.sh). Each prediction from base.elf must
 //! put every data object where gcc and ld put it in the variant built with the
 //! change: the variants are the measurement, not numbers written here by hand.
 
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use common::{run, testdata};
 use layout_diff::model::{Image, SymbolKind};
-use layout_diff::whatif::{Change, Size, predict};
+use layout_diff::whatif::{Change, Position, Size, predict};
 use layout_diff::{InputFile, LoadOptions};
 
 fn load(file: &InputFile) -> Image<'_> {
@@ -58,6 +58,156 @@ fn a_struct_grown_by_8_is_predicted_in_every_instance_and_embedder() {
             size: Size::Grow(8),
         }],
     );
+}
+
+#[test]
+fn a_struct_grown_past_its_pages_moves_the_output_sections_after_it() {
+    // struct rec +800 B (big.elf). readelf -S / nm: .data grows 0x31c -> 0x12bc B, so
+    // the per-CPU load image moves from __per_cpu_load 0xffffffff82a52000 to
+    // ...53000 (ALIGN(4096) after _edata 0xffffffff82a522bc), and .bss, 4096-aligned
+    // after that image (0x1f8 -> 0xb58 B), from 0xffffffff82a53000 to ...54000.
+    let changes = [Change::Resize {
+        name: "rec".into(),
+        size: Size::Grow(800),
+    }];
+    predicted_matches_built("big", &changes);
+    let base_file = InputFile::open(std::path::Path::new(&testdata("whatif/base.elf"))).unwrap();
+    let base = load(&base_file);
+    let p = predict(&base, &changes, &[]).unwrap();
+    let moved: Vec<(&str, i64, i64)> = p
+        .sections_moved
+        .iter()
+        .map(|m| (m.name.as_str(), m.shift, m.grew))
+        .collect();
+    assert_eq!(
+        moved,
+        vec![
+            (".data", 0, 0x12bc - 0x31c),
+            (".data..percpu", 0x1000, 0xb58 - 0x1f8),
+            (".bss", 0x1000, 0xb10 - 0x1b0),
+        ]
+    );
+    let section = |name: &str| {
+        let s = p.image.sections.iter().find(|s| s.name == name).unwrap();
+        (s.address, s.size)
+    };
+    assert_eq!(section(".bss"), (0xffffffff82a54000, 0xb10));
+    assert_eq!(section(".data..percpu"), (0, 0xb58));
+    let (code, out, _) = run(&[
+        "whatif",
+        &testdata("whatif/base.elf"),
+        "--struct",
+        "rec=+800",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(
+            "  output sections: .data grows 4000 B; .data..percpu grows 2400 B and moves +4096 B; \
+             .bss grows 2400 B and moves +4096 B\n"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_member_inserted_after_another_is_predicted_in_the_struct_and_every_instance() {
+    // insert.elf declares `unsigned int inserted;` after rec.addr. pahole -C rec
+    // insert.elf: inserted 16 (4), XXX 4 bytes hole, misc 24, regs 32, cpu 104,
+    // bank 108, kind 109; size 112 (was 104). nm: b_log 0x138 -> 0x150 B, c_one moves
+    // 0xffffffff82a512a0 -> ...c0.
+    let changes = [Change::MemberInsert {
+        name: "rec".into(),
+        member: "inserted".into(),
+        size: 4,
+        align: None,
+        at: Position::After("addr".into()),
+    }];
+    predicted_matches_built("insert", &changes);
+    let base_file = InputFile::open(std::path::Path::new(&testdata("whatif/base.elf"))).unwrap();
+    let base = load(&base_file);
+    let p = predict(&base, &changes, &[]).unwrap();
+    let rec = p
+        .image
+        .structs
+        .iter()
+        .find(|s| s.name == "rec")
+        .expect("struct rec");
+    let offsets: Vec<(&str, u64, u64)> = rec
+        .members
+        .iter()
+        .map(|m| (m.name.unwrap_or(""), m.offset, m.size))
+        .collect();
+    assert_eq!(
+        offsets,
+        vec![
+            ("status", 0, 8),
+            ("addr", 8, 8),
+            ("inserted", 16, 4),
+            ("misc", 24, 8),
+            ("regs", 32, 72),
+            ("cpu", 104, 4),
+            ("bank", 108, 1),
+            ("kind", 109, 1),
+        ]
+    );
+    assert_eq!(rec.size, 112);
+    let c_one = p.image.symbols.iter().find(|s| s.name == "c_one").unwrap();
+    assert_eq!((c_one.address, c_one.size), (0xffffffff82a512c0, 0x80));
+    // The same from the command line, at the offset misc had.
+    let (code, out, err) = run(&[
+        "whatif",
+        &testdata("whatif/base.elf"),
+        "--struct",
+        "rec",
+        "--insert",
+        "inserted=4",
+        "--at",
+        "16",
+        "--nm",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(
+        out.contains("ffffffff82a512c0 0000000000000080 d c_one\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_root_cause_of_an_embedder_is_the_struct_it_embeds() {
+    // struct holder embeds struct rec by value: it grows by 8 only because rec does,
+    // so c_one (a holder) is filed under rec, and holder is no root of its own.
+    let (code, out, _) = run(&[
+        "whatif",
+        &testdata("whatif/base.elf"),
+        "--struct",
+        "rec=+8",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let roots: Vec<(&str, &str)> = v["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["root"]["kind"].as_str().unwrap(),
+                c["root"]["name"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(roots, vec![("struct", "rec")]);
+    let via: Vec<&str> = v["causes"][0]["via"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(via.contains(&"c_one"), "{via:?}");
+    // The real build says the same.
+    let (_, real, _) = run(&[&testdata("whatif/base.elf"), &testdata("whatif/grow.elf")]);
+    assert!(!real.contains("struct holder +8 B"), "{real}");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build a small, real Linux 6.1 x86_64 kernel (vmlinux with DWARF 5 debug
-# info) plus four variants, each differing from the base by one small source
+# info) plus five variants, each differing from the base by one small source
 # change (see patches/*.patch and README.md).  The outputs are inputs for
 # replaying real layout regressions through layout-diff.
 #
@@ -12,7 +12,7 @@
 #
 # Layout under $REPLAY_DIR:
 #   linux-source-6.1/     extracted Debian linux-source-6.1 tree (build tree)
-#   out/<name>/vmlinux    base, mce, mce-aligned, root-user-aligned, signal-fn
+#   out/<name>/vmlinux    base, mce, mce-aligned, root-user-aligned, signal-fn, mce-big
 #   out/<name>/System.map
 #   out/<name>/objs/...   recompiled .o files (tree-relative paths)
 #   out/<name>/changed-objs.txt, build-seconds, build.log
@@ -40,12 +40,13 @@ export KBUILD_BUILD_HOST=replay
 export KBUILD_BUILD_VERSION=1
 
 # Variants: name -> patches applied on top of the base tree, in order.
-VARIANTS=(mce mce-aligned root-user-aligned signal-fn)
+VARIANTS=(mce mce-aligned root-user-aligned signal-fn mce-big)
 declare -A VARIANT_PATCHES=(
     [mce]="01-mce-grow.patch"
     [mce-aligned]="01-mce-grow.patch 02-mce-percpu-aligned.patch"
     [root-user-aligned]="03-root-user-aligned.patch"
     [signal-fn]="04-signal-fn.patch"
+    [mce-big]="05-mce-grow-past-page.patch"
 )
 
 # Objects holding the symbols of interest; always copied for base.

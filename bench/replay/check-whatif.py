@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Scores a `whatif` prediction against the real build it predicts.
 
-usage: check-whatif.py LAYOUT_DIFF BASE VARIANT -- WHATIF-CHANGES...
+usage: check-whatif.py [--all-sections] LAYOUT_DIFF BASE VARIANT -- WHATIF-CHANGES...
 
 Runs `LAYOUT_DIFF whatif BASE CHANGES --nm`, reads VARIANT's functions and data
 objects with `readelf -sW` (STT_FUNC and STT_OBJECT, with their section), and for
 every output section in which the real build moved or resized any of them (the
 sections the change touches), counts those whose predicted address and size are
-the real ones.
+the real ones. With --all-sections, every section holding functions or data
+objects is counted, moved or not.
 Objects are matched by name; names shared by several statics are compared as
 multisets of (address, size). Prints one line per touched section and a total,
 then the first mispredicted objects; exits 1 unless every object is right.
@@ -43,7 +44,8 @@ def main():
     if "--" not in sys.argv:
         sys.exit(__doc__)
     cut = sys.argv.index("--")
-    tool, base, variant = sys.argv[1:cut]
+    every = "--all-sections" in sys.argv[1:cut]
+    tool, base, variant = [a for a in sys.argv[1:cut] if a != "--all-sections"]
     changes = sys.argv[cut + 1:]
     out = subprocess.run([tool, "whatif", base, *changes, "--nm"], capture_output=True,
                          text=True)
@@ -59,7 +61,7 @@ def main():
     for sec in sorted(new):
         changed = any(sorted(new[sec][n]) != sorted(old.get(sec, {}).get(n, []))
                       for n in new[sec])
-        if not changed:
+        if not changed and not every:
             continue
         n_sec = ok_sec = 0
         for name, real in new[sec].items():

@@ -138,6 +138,9 @@ layout-diff check --rules layout.toml vmlinux --format markdown # for a review c
 --struct NAME --member M=+N              a member grows by N bytes\n  \
 --struct NAME --member M --after X       the member declared right after member X (--first: first)\n  \
 --struct NAME --member M --align N       the member aligned to N (____cacheline_aligned on it)\n  \
+--struct NAME --insert M=N --after X     a new member of N bytes declared after X (--first: first;\n  \
+                                         --at OFFSET: before the member at that offset; --align A\n  \
+                                         before them: its alignment, else N's up to 8)\n  \
 --struct NAME --align N                  the struct is aligned to N (____cacheline_aligned)\n  \
 --symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp),\n  \
                                          or one function (__aligned(N) on its definition)\n  \
@@ -151,6 +154,7 @@ their sizes.\n\n\
 Examples:\n  \
 layout-diff whatif vmlinux --struct mce=+8                    # which per-CPU neighbours move\n  \
 layout-diff whatif vmlinux --symbol root_user --align 64      # a proposed alignment, checked\n  \
+layout-diff whatif vmlinux --struct mce --insert flags=4 --after status\n  \
 layout-diff whatif v.snap --percpu-aligned mces_seen --format json\n\n\
 Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
     Whatif(WhatifArgs),
@@ -213,12 +217,20 @@ pub struct WhatifArgs {
     /// member that --align, --after or --first after it applies to.
     #[arg(long = "member", value_name = "M[=+N]")]
     pub members: Vec<String>,
-    /// The --member before it is declared right after this member.
+    /// The --member (or --insert) before it is declared right after this member.
     #[arg(long = "after", value_name = "MEMBER")]
     pub after: Vec<String>,
-    /// The --member before it is declared first.
+    /// The --member (or --insert) before it is declared first.
     #[arg(long = "first")]
     pub first: bool,
+    /// `MEMBER=N`: a new member of N bytes in the --struct before it, declared where
+    /// --after, --first or --at after it says (--align before those: its alignment).
+    #[arg(long = "insert", value_name = "M=N")]
+    pub inserts: Vec<String>,
+    /// The --insert before it is declared before the first member at this byte offset
+    /// or after it (decimal or 0x hex).
+    #[arg(long = "at", value_name = "OFFSET")]
+    pub at: Vec<String>,
     /// Alignment in bytes for the --struct, --member or --symbol before it.
     #[arg(long = "align", value_name = "N")]
     pub aligns: Vec<u64>,

@@ -74,13 +74,16 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
         p.functions_reproduced,
         p.moved
     );
+    // Said when a section moves; a section that only grows is the objects' growth.
+    let moved = p.sections_moved.iter().any(|m| m.shift != 0);
+    if moved {
+        text += &format!("  output sections: {}\n", sections_moved(&p.sections_moved));
+    }
     for c in &p.caveats {
         text += &format!("  not predicted: {c}\n");
     }
     text.push('\n');
-    let preface = Preface {
-        text,
-        json: serde_json::json!({
+    let mut json = serde_json::json!({
             "predicted": true,
             "changes": described,
             "objects": p.objects,
@@ -89,8 +92,15 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
             "functions_reproduced": p.functions_reproduced,
             "moved": p.moved,
             "not_predicted": p.caveats,
-        }),
-    };
+    });
+    if moved {
+        json["sections_moved"] = p
+            .sections_moved
+            .iter()
+            .map(|m| serde_json::json!({"name": m.name, "shift": m.shift, "grew": m.grew}))
+            .collect();
+    }
+    let preface = Preface { text, json };
     let out = compare(
         &diff_args,
         prep,
@@ -103,4 +113,40 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     std::mem::forget((p, image));
     std::mem::forget(file);
     out
+}
+
+/// The output sections a prediction moves or resizes, runs of one shift together:
+/// `.data..percpu grows 512 B; .init.text .. .bss +4096 B (12 sections)`.
+fn sections_moved(moved: &[layout_diff::whatif::SectionMoved]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < moved.len() {
+        let m = &moved[k];
+        if m.grew != 0 {
+            let verb = if m.grew > 0 { "grows" } else { "shrinks" };
+            let shift = if m.shift != 0 {
+                format!(" and moves {:+} B", m.shift)
+            } else {
+                String::new()
+            };
+            parts.push(format!(
+                "{} {verb} {} B{shift}",
+                m.name,
+                m.grew.unsigned_abs()
+            ));
+            k += 1;
+            continue;
+        }
+        let run = moved[k..]
+            .iter()
+            .take_while(|n| n.grew == 0 && n.shift == m.shift)
+            .count();
+        let last = &moved[k + run - 1];
+        parts.push(match run {
+            1 => format!("{} {:+} B", m.name, m.shift),
+            n => format!("{} .. {} {:+} B ({n} sections)", m.name, last.name, m.shift),
+        });
+        k += run;
+    }
+    parts.join("; ")
 }

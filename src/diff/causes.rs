@@ -7,9 +7,10 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::changes::{
-    Cause, CauseItem, ItemKind, PlacementChange, Root, RootCause, ShiftRun, StructChange,
+    Cause, CauseItem, ItemKind, MemberChangeKind, PlacementChange, Root, RootCause, ShiftRun,
+    StructChange,
 };
-use crate::model::{Image, Space, SymbolKind};
+use crate::model::{Image, Space, SymbolKind, TypeKind};
 
 /// The item of a cause that stands for it: the largest in bytes (a realignment when
 /// nothing has bytes).
@@ -92,6 +93,22 @@ fn grown_types(
     if grew.is_empty() || wanted.is_empty() {
         return out;
     }
+    // A struct that grew only through a struct it embeds is filed under that one.
+    let through: FxHashMap<&str, &str> = structs
+        .iter()
+        .filter(|s| s.size.changed())
+        .filter_map(|s| Some((s.name.as_str(), grown_through(s, new, &grew)?)))
+        .collect();
+    let root = |name: &str| -> (String, i64) {
+        let mut at = name;
+        for _ in 0..16 {
+            match through.get(at) {
+                Some(&inner) if inner != name => at = inner,
+                _ => break,
+            }
+        }
+        (at.to_string(), grew.get(at).copied().unwrap_or(0))
+    };
     let vars = new.variables_by_address();
     for s in new
         .symbols
@@ -101,11 +118,54 @@ fn grown_types(
         let Some(name) = vars.of(s).and_then(|v| new.struct_name(v)) else {
             continue;
         };
-        if let Some(&bytes) = grew.get(name) {
-            out.insert(s.qualified_name(), (name.to_string(), bytes));
+        if grew.contains_key(name) {
+            out.insert(s.qualified_name(), root(name));
         }
     }
     out
+}
+
+/// The struct that `s` grew through: when every member of `s` that changed size is
+/// a struct (or an array of them, by value) that grew too, and none was added,
+/// removed or retyped, the first such member's type. `s` is then a consequence.
+fn grown_through<'a>(
+    s: &StructChange,
+    new: &'a Image<'_>,
+    grew: &FxHashMap<&str, i64>,
+) -> Option<&'a str> {
+    let layout = new
+        .structs
+        .iter()
+        .find(|l| l.name == s.name && l.size == s.size.new)?;
+    let members = super::structs::leaves(layout);
+    let mut found = None;
+    for m in &s.members {
+        if m.kinds.iter().any(|k| {
+            matches!(
+                k,
+                MemberChangeKind::Added | MemberChangeKind::Removed | MemberChangeKind::Retyped
+            )
+        }) {
+            return None;
+        }
+        if !m.kinds.contains(&MemberChangeKind::Resized) {
+            continue;
+        }
+        let member: &'a crate::model::Member<'_> = members
+            .iter()
+            .find(|x| x.name == Some(m.name.as_str()))
+            .copied()?;
+        let t = &member.ctype;
+        let by_value = matches!(t.kind, TypeKind::Struct | TypeKind::Union)
+            || (t.kind == TypeKind::Array
+                && matches!(t.element, TypeKind::Struct | TypeKind::Union));
+        let inner = t.aggregate.as_deref().filter(|_| by_value)?;
+        if inner == s.name || !grew.contains_key(inner) {
+            return None;
+        }
+        found = found.or(Some(inner));
+    }
+    found
 }
 
 /// A run's old start, old end and index.

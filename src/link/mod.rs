@@ -7,6 +7,7 @@
 //! are kept as they were (string literals, unnamed data).
 
 pub mod align;
+pub mod sections;
 
 use rustc_hash::FxHashMap;
 
@@ -47,6 +48,13 @@ pub struct Input<'d> {
     /// `ALIGN(PMD_SIZE)` before entry text): it starts on the first such boundary
     /// after what precedes it. 1 when none.
     pub boundary: u64,
+    /// With `size` known: bytes before it that no alignment explains (another unit's
+    /// unnamed data), kept as they were.
+    pub lead: u64,
+    /// When `boundary` is a guess (a page or `PMD_SIZE` boundary somewhere in a gap
+    /// of unnamed bytes): the gap's bytes beyond the section's alignment, which an
+    /// output section laid elsewhere keeps instead.
+    pub guessed: Option<u64>,
 }
 
 /// The smallest boundary taken for a linker script's `ALIGN()`: smaller gaps are
@@ -181,6 +189,8 @@ impl<'d> LinkMap<'d> {
                         members: Vec::new(),
                         size: None,
                         boundary: 1,
+                        lead: 0,
+                        guessed: None,
                     });
                 }
                 let input = inputs.last_mut().expect("pushed");
@@ -215,6 +225,11 @@ impl<'d> LinkMap<'d> {
                     if k == 0 {
                         input.align = a;
                         input.boundary = script_boundary(a, end, place);
+                        if align_up(end, input.boundary) != place {
+                            // A guessed boundary (one inside a gap of unnamed bytes):
+                            // the gap's bytes beyond the section's alignment.
+                            input.guessed = Some(place - align_up(end, a));
+                        }
                     }
                     m.align = if k == 0 { m.align.min(a) } else { a };
                     let from = if k == 0 {
@@ -265,65 +280,89 @@ impl<'d> LinkMap<'d> {
     }
 
     /// Places (and sizes) of every object after laying the sections out again with
-    /// `edits`, by symbol index. Identity when `edits` is empty.
+    /// `edits`, by symbol index, each output section where it starts in the build.
+    /// Identity when `edits` is empty.
     pub fn layout(&self, edits: &Edits) -> FxHashMap<usize, (u64, u64)> {
         let mut out = FxHashMap::default();
         for o in &self.outputs {
-            let mut end = o.start;
-            let mut anchor = o.start;
-            for input in &o.inputs {
-                // An input section is as aligned as its most-aligned object: as built
-                // unless an object's alignment is edited, then from its objects again.
-                let edited = input
-                    .members
-                    .iter()
-                    .any(|m| edits.align.contains_key(&m.symbol));
-                let input_align = if edited {
-                    input
-                        .members
-                        .iter()
-                        .filter(|m| m.inside.is_none())
-                        .map(|m| edits.align.get(&m.symbol).copied().unwrap_or(m.align))
-                        .max()
-                        .unwrap_or(1)
-                } else {
-                    input.align
-                };
-                if let Some(total) = input.size {
-                    // Laid by the compiler already: offsets from the section start.
-                    let start = align_up(align_up(end, input.boundary), input_align);
-                    for m in &input.members {
-                        let size = edits.size.get(&m.symbol).copied().unwrap_or(m.size);
-                        out.insert(m.symbol, (start.saturating_add(m.lead), size));
-                    }
-                    end = start.saturating_add(total);
-                    anchor = start;
-                    continue;
-                }
-                for (k, m) in input.members.iter().enumerate() {
-                    let size = edits.size.get(&m.symbol).copied().unwrap_or(m.size);
-                    let place = match m.inside {
-                        Some(d) => anchor.saturating_add(d),
-                        None => {
-                            let own = edits.align.get(&m.symbol).copied().unwrap_or(m.align);
-                            let a = if k == 0 { input_align } else { own };
-                            // A script boundary first, then the bytes after it.
-                            let from = if k == 0 {
-                                align_up(end, input.boundary)
-                            } else {
-                                end
-                            };
-                            let p = align_up(from.saturating_add(m.lead), a);
-                            anchor = p;
-                            p
-                        }
-                    };
-                    end = end.max(place.saturating_add(size));
-                    out.insert(m.symbol, (place, size));
-                }
-            }
+            self.layout_output(o, o.start, edits, &mut out);
         }
         out
+    }
+
+    /// Lays out one output section from `start` into `out`; returns the end of its
+    /// last object (`start` when it has none), as `Output::end` measures it.
+    fn layout_output(
+        &self,
+        o: &Output<'d>,
+        start: u64,
+        edits: &Edits,
+        out: &mut FxHashMap<usize, (u64, u64)>,
+    ) -> u64 {
+        let mut end = start;
+        let mut anchor = start;
+        let mut last = start;
+        for input in &o.inputs {
+            // An input section is as aligned as its most-aligned object: as built
+            // unless an object's alignment is edited, then from its objects again.
+            let edited = input
+                .members
+                .iter()
+                .any(|m| edits.align.contains_key(&m.symbol));
+            let input_align = if edited {
+                input
+                    .members
+                    .iter()
+                    .filter(|m| m.inside.is_none())
+                    .map(|m| edits.align.get(&m.symbol).copied().unwrap_or(m.align))
+                    .max()
+                    .unwrap_or(1)
+            } else {
+                input.align
+            };
+            if let Some(total) = input.size {
+                // Laid by the compiler already: offsets from the section start.
+                let start = align_up(
+                    align_up(end, input.boundary).saturating_add(input.lead),
+                    input_align,
+                );
+                for m in &input.members {
+                    let size = edits.size.get(&m.symbol).copied().unwrap_or(m.size);
+                    let place = start.saturating_add(m.lead);
+                    last = last.max(place.saturating_add(size));
+                    out.insert(m.symbol, (place, size));
+                }
+                end = start.saturating_add(total);
+                anchor = start;
+                continue;
+            }
+            // Laid elsewhere than the build put it, a guessed boundary is the bytes
+            // it stood for.
+            let moved_guess = input.guessed.filter(|_| start != o.start);
+            for (k, m) in input.members.iter().enumerate() {
+                let size = edits.size.get(&m.symbol).copied().unwrap_or(m.size);
+                let place = match m.inside {
+                    Some(d) => anchor.saturating_add(d),
+                    None => {
+                        let own = edits.align.get(&m.symbol).copied().unwrap_or(m.align);
+                        let a = if k == 0 { input_align } else { own };
+                        // A script boundary first, then the bytes after it.
+                        let (from, lead) = match (k, moved_guess) {
+                            (0, Some(bytes)) => (end, bytes),
+                            (0, None) => (align_up(end, input.boundary), m.lead),
+                            _ => (end, m.lead),
+                        };
+                        let p = align_up(from.saturating_add(lead), a);
+                        anchor = p;
+                        p
+                    }
+                };
+                end = end.max(place.saturating_add(size));
+                last = last.max(end);
+                out.insert(m.symbol, (place, size));
+            }
+        }
+        last
     }
 
     /// Moves object `symbol` out of its input section into its unit's input section of
@@ -512,6 +551,8 @@ fn insert_in_region<'d>(
             members: vec![m],
             size: None,
             boundary: 1,
+            lead: 0,
+            guessed: None,
         },
     );
 }

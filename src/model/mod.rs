@@ -33,6 +33,10 @@ pub const BOUNDARY_SYMBOLS: &[&str] = &[
     // start, derived at load time (`load::elf::read_mostly_start`).
     READ_MOSTLY_START,
     "_edata",
+    // Where the per-CPU area's load image starts in the ordinary address space when
+    // the area is linked at 0 (`PERCPU_VADDR`): `whatif` moves the output sections
+    // after it by its size.
+    "__per_cpu_load",
 ];
 
 /// The derived boundary where x86's `__read_mostly` data starts (see `BOUNDARY_SYMBOLS`).

@@ -12,8 +12,10 @@ use std::path::PathBuf;
 use rustc_hash::FxHashMap;
 
 use crate::link::align::{self, compiler_alignment};
+use crate::link::sections::Chain;
+use crate::link::sections::SectionMove;
 use crate::link::{Edits, LinkMap};
-use crate::model::{Binding, Image, Space, Symbol, SymbolKind};
+use crate::model::{Binding, Image, Section, Space, Symbol, SymbolKind};
 use objects::ObjectFile;
 use types::{StructEdit, propagate};
 
@@ -54,6 +56,36 @@ pub enum Change {
     /// `functions.rs` for why it lives beside function alignment: both are
     /// placement changes the link model makes without types).
     ReadMostly { name: String },
+    /// `--struct NAME --insert M=N [--align A] --after X | --first | --at OFFSET`: a
+    /// new member of N bytes (aligned to A; by default the largest power of two up
+    /// to 8 that divides N) declared there.
+    MemberInsert {
+        name: String,
+        member: String,
+        size: u64,
+        align: Option<u64>,
+        at: Position,
+    },
+}
+
+/// Where `--insert` declares its member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Position {
+    First,
+    After(String),
+    Offset(u64),
+}
+
+impl Change {
+    /// The alignment an inserted member of `size` bytes gets when none is given:
+    /// the largest power of two up to 8 that divides its size.
+    pub fn default_insert_alignment(size: u64) -> u64 {
+        let mut a = 8;
+        while a > 1 && !size.is_multiple_of(a) {
+            a /= 2;
+        }
+        a
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +128,23 @@ impl fmt::Display for Change {
                 write!(f, "functions of {unit} aligned to {align}")
             }
             Change::ReadMostly { name } => write!(f, "{name} __read_mostly"),
+            Change::MemberInsert {
+                name,
+                member,
+                size,
+                align,
+                at,
+            } => {
+                write!(f, "struct {name}.{member} ({size} B")?;
+                if let Some(a) = align {
+                    write!(f, ", aligned to {a}")?;
+                }
+                match at {
+                    Position::First => write!(f, ") inserted first"),
+                    Position::After(x) => write!(f, ") inserted after {x}"),
+                    Position::Offset(o) => write!(f, ") inserted at offset {o}"),
+                }
+            }
         }
     }
 }
@@ -110,6 +159,8 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
         Symbol(String),
         /// `--member M` without a size: a struct's member, for --align/--after/--first.
         Member(String, String),
+        /// `--insert M=N`: a new member, waiting for where (and --align).
+        Insert(String, String, u64, Option<u64>),
     }
     let mut out = Vec::new();
     let mut target = Target::None;
@@ -129,7 +180,29 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                 | "--after"
                 | "--align-functions"
                 | "--read-mostly"
+                | "--insert"
+                | "--at"
         );
+        // An insert waits for where it goes; any other change first is a mistake.
+        if let Target::Insert(_, member, size, _) = &target
+            && wanted
+            && !matches!(flag.as_str(), "--align" | "--after" | "--at")
+        {
+            return Err(insert_needs_place(member, *size));
+        }
+        if flag == "--first"
+            && let Target::Insert(name, member, size, align) = &target
+        {
+            out.push(Change::MemberInsert {
+                name: name.clone(),
+                member: member.clone(),
+                size: *size,
+                align: *align,
+                at: Position::First,
+            });
+            target = Target::Struct(name.clone());
+            continue;
+        }
         if flag == "--first" {
             let Target::Member(name, member) = &target else {
                 return Err("--first: give --struct NAME --member M before it".into());
@@ -157,6 +230,42 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                 None => target = Target::Struct(value),
             },
             "--symbol" => target = Target::Symbol(value),
+            "--insert" => {
+                let name = match &target {
+                    Target::Struct(name) | Target::Member(name, _) => name.clone(),
+                    _ => return Err(format!("--insert {value}: give --struct NAME before it")),
+                };
+                let parsed = value.split_once('=').and_then(|(m, n)| {
+                    let n: u64 = n.strip_prefix('+').unwrap_or(n).parse().ok()?;
+                    (!m.is_empty() && n > 0).then(|| (m.to_string(), n))
+                });
+                let Some((member, size)) = parsed else {
+                    return Err(format!(
+                        "--insert {value}: expected MEMBER=N (its size in bytes, more than 0)"
+                    ));
+                };
+                target = Target::Insert(name, member, size, None);
+            }
+            "--at" => {
+                let Target::Insert(name, member, size, align) = &target else {
+                    return Err(format!(
+                        "--at {value}: give --struct NAME --insert M=N before it"
+                    ));
+                };
+                let offset = match value.strip_prefix("0x") {
+                    Some(hex) => u64::from_str_radix(hex, 16).ok(),
+                    None => value.parse().ok(),
+                }
+                .ok_or_else(|| format!("--at {value}: expected a byte offset"))?;
+                out.push(Change::MemberInsert {
+                    name: name.clone(),
+                    member: member.clone(),
+                    size: *size,
+                    align: *align,
+                    at: Position::Offset(offset),
+                });
+                target = Target::Struct(name.clone());
+            }
             "--member" => {
                 let name = match &target {
                     Target::Struct(name) | Target::Member(name, _) => name.clone(),
@@ -177,6 +286,17 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                 });
             }
             "--after" => {
+                if let Target::Insert(name, member, size, align) = &target {
+                    out.push(Change::MemberInsert {
+                        name: name.clone(),
+                        member: member.clone(),
+                        size: *size,
+                        align: *align,
+                        at: Position::After(value),
+                    });
+                    target = Target::Struct(name.clone());
+                    continue;
+                }
                 let Target::Member(name, member) = &target else {
                     return Err(format!(
                         "--after {value}: give --struct NAME --member M before it"
@@ -194,7 +314,8 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                     .ok()
                     .filter(|a: &u64| a.is_power_of_two())
                     .ok_or_else(|| format!("--align {value}: expected a power of two"))?;
-                match &target {
+                match &mut target {
+                    Target::Insert(_, _, _, a) => *a = Some(align),
                     Target::Struct(name) => out.push(Change::StructAlign {
                         name: name.clone(),
                         align,
@@ -220,6 +341,9 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
             _ => out.push(Change::PercpuAligned { name: value }),
         }
     }
+    if let Target::Insert(_, member, size, _) = &target {
+        return Err(insert_needs_place(member, *size));
+    }
     if out.is_empty() {
         return Err(
             "no change given (--struct NAME=+N, --struct NAME --member M=+N, \
@@ -228,6 +352,10 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
         );
     }
     Ok(out)
+}
+
+fn insert_needs_place(member: &str, size: u64) -> String {
+    format!("--insert {member}={size}: say where it goes (--after MEMBER, --first or --at OFFSET)")
 }
 
 fn parse_size(s: &str) -> Result<Size, String> {
@@ -257,6 +385,18 @@ pub struct Prediction<'d> {
     /// For each output section an object moved in: the most any object's end moved
     /// (the bytes the change adds before slack absorbs them).
     pub growth: Vec<(Space, &'d str, i64)>,
+    /// Output sections whose start or size the change moves, in address order.
+    pub sections_moved: Vec<SectionMoved>,
+}
+
+/// An output section moved by the sections before it growing, or grown itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionMoved {
+    pub name: String,
+    /// Bytes its start moves by.
+    pub shift: i64,
+    /// Bytes its size changes by.
+    pub grew: i64,
 }
 
 /// The build `changes` would make of `image`, with the code and data of `objects`
@@ -267,7 +407,8 @@ pub fn predict<'d>(
     objects: &'d [ObjectFile],
 ) -> Result<Prediction<'d>, String> {
     let mut map = LinkMap::build(image);
-    let unchanged = map.layout(&Edits::default());
+    let chain = Chain::build(image, &map);
+    let (unchanged, _) = map.layout_chained(&Edits::default(), &chain);
     let data = |i: &usize| image.symbols[*i].kind == SymbolKind::Object;
     let object_count = unchanged.keys().filter(|i| data(i)).count();
     let reproduced = unchanged
@@ -336,6 +477,26 @@ pub fn predict<'d>(
                 .push(types::MemberMove {
                     member,
                     after: after.as_deref(),
+                }),
+            Change::MemberInsert {
+                name,
+                member,
+                size,
+                align,
+                at,
+            } => struct_edits
+                .entry(name.clone())
+                .or_default()
+                .inserts
+                .push(types::MemberInsert {
+                    member,
+                    size: *size,
+                    align: align.unwrap_or_else(|| Change::default_insert_alignment(*size)),
+                    at: match at {
+                        Position::First => types::InsertAt::First,
+                        Position::After(x) => types::InsertAt::After(x),
+                        Position::Offset(o) => types::InsertAt::Offset(*o),
+                    },
                 }),
             _ => {}
         }
@@ -416,7 +577,7 @@ pub fn predict<'d>(
         }
     }
     let (extra, removed, unplaced) = replace_inputs(image, &mut map, objects);
-    let placed = map.layout(&edits);
+    let (placed, section_moves) = map.layout_chained(&edits, &chain);
 
     let mut caveats = Vec::new();
     if objects.is_empty() {
@@ -436,23 +597,33 @@ pub fn predict<'d>(
             removed.len()
         ));
     }
-    for pair in map.outputs.windows(2) {
-        let (a, b) = (&pair[0], &pair[1]);
-        let end = a
+    if !chain.percpu_placed
+        && let Some(o) = map.outputs.iter().find(|o| o.space == Space::Percpu)
+    {
+        let end = o
             .inputs
             .iter()
             .flat_map(|i| &i.members)
             .filter_map(|m| placed.get(&m.symbol))
             .map(|(p, s)| p.saturating_add(*s))
             .max()
-            .unwrap_or(a.end);
-        if a.space == b.space && end > b.start && a.end <= b.start {
+            .unwrap_or(o.end);
+        if end > o.end {
             caveats.push(format!(
-                "{} now ends past the start of {}: the sections after it move too, which is not predicted",
-                a.section, b.section
+                "{} grows, and where its load image lies is unknown (no __per_cpu_load): the sections after it are kept where they were",
+                o.section
             ));
         }
     }
+    let sections_moved: Vec<SectionMoved> = section_moves
+        .iter()
+        .filter(|m| (m.1, m.3) != (m.2, m.4))
+        .map(|&(name, old, new, old_size, new_size)| SectionMoved {
+            name: name.to_string(),
+            shift: (new as i64).wrapping_sub(old as i64),
+            grew: (new_size as i64).wrapping_sub(old_size as i64),
+        })
+        .collect();
 
     let mut symbols: Vec<Symbol<'d>> = image.symbols.iter().chain(&extra).cloned().collect();
     let mut moved = 0;
@@ -528,9 +699,9 @@ pub fn predict<'d>(
         has_debug_info: image.has_debug_info,
         types_from: image.types_from,
         percpu_base: image.percpu_base,
-        boundaries: image.boundaries.clone(),
         function_prefix: image.function_prefix,
-        sections: image.sections.clone(),
+        sections: moved_sections(image, &section_moves),
+        boundaries: moved_boundaries(image, &section_moves),
         symbols,
         structs,
         variables,
@@ -546,7 +717,40 @@ pub fn predict<'d>(
         moved,
         caveats,
         growth,
+        sections_moved,
     })
+}
+
+/// The image's sections at the places and sizes the layout gave them (the per-CPU
+/// area keeps its address 0; its size follows its load image's).
+fn moved_sections<'d>(image: &Image<'d>, moves: &[SectionMove<'d>]) -> Vec<Section<'d>> {
+    let mut out = image.sections.clone();
+    for s in &mut out {
+        if let Some(&(_, old, new, _, size)) = moves.iter().find(|m| m.0 == s.name) {
+            if s.address != 0 {
+                s.address = s.address.wrapping_add(new.wrapping_sub(old));
+            }
+            s.size = size;
+        }
+    }
+    out
+}
+
+/// Linker boundary symbols moved with the section they lie in (the last one that
+/// starts at or before them).
+fn moved_boundaries(image: &Image<'_>, moves: &[SectionMove<'_>]) -> Vec<(&'static str, u64)> {
+    image
+        .boundaries
+        .iter()
+        .map(|&(name, at)| {
+            let shift = moves
+                .iter()
+                .filter(|m| m.1 <= at)
+                .max_by_key(|m| m.1)
+                .map_or(0, |m| m.2.wrapping_sub(m.1));
+            (name, at.wrapping_add(shift))
+        })
+        .collect()
 }
 
 /// Puts the sections of recompiled object files in place of their units' input
@@ -639,6 +843,33 @@ fn replace_inputs<'d>(
                 });
             }
             removed.extend(by_name.into_values());
+            // Where the old section ended: its last symbol's end plus the tail the
+            // new one has after its last symbol (unnamed bytes, as code after it).
+            let last_old = input
+                .members
+                .iter()
+                .filter(|m| m.symbol < n)
+                .map(|m| (image.symbols[m.symbol].place_end(), m.symbol))
+                .max();
+            // The place of the object that followed it in the build.
+            let after_old = last_old.and_then(|(_, i)| {
+                let last = &image.symbols[i];
+                image.symbols[i + 1..]
+                    .iter()
+                    .filter(|s| matches!(s.kind, SymbolKind::Object | SymbolKind::Function))
+                    .take_while(|s| s.space == last.space)
+                    .find(|s| s.section == last.section && s.place > last.place)
+                    .map(|s| s.place)
+            });
+            let last_old = last_old.map(|(end, _)| end);
+            let tail = sec.size.saturating_sub(
+                sec.symbols
+                    .iter()
+                    .map(|s| s.offset.saturating_add(s.size))
+                    .max()
+                    .unwrap_or(0),
+            );
+            let lead = unexplained_before(image, input, sec);
             let origin = input.origin;
             let out = &mut map.outputs[oi];
             let boundary = out.inputs[ii].boundary;
@@ -648,20 +879,96 @@ fn replace_inputs<'d>(
                 members,
                 size: Some(sec.size),
                 boundary,
+                lead,
+                guessed: None,
             };
             // The bytes the build had between this input section's last symbol and
-            // the next one's first were this section's tail (code after its last
-            // symbol, then alignment): its size now says where it ends.
-            if let Some(first) = out
-                .inputs
-                .get_mut(ii + 1)
-                .and_then(|next| next.members.first_mut())
+            // the next one's first were this section's tail, then the next one's
+            // alignment: its size now says where it ends.
+            if let Some(next) = out.inputs.get_mut(ii + 1)
+                && let Some(old_end) = last_old.map(|e| e.saturating_add(tail))
             {
-                first.lead = 0;
+                let place = next.members.first().map_or(old_end, |m| {
+                    image.symbols.get(m.symbol).map_or(old_end, |s| s.place)
+                });
+                let data = next.members.first().is_some_and(|m| {
+                    image
+                        .symbols
+                        .get(m.symbol)
+                        .is_some_and(|s| s.kind == SymbolKind::Object)
+                });
+                let (align, lead) = if data && after_old == Some(place) {
+                    next_input_alignment(next.align, old_end, place)
+                } else {
+                    (next.align, 0)
+                };
+                next.align = align;
+                if let Some(first) = next.members.first_mut() {
+                    first.lead = if next.boundary > 1 { 0 } else { lead };
+                }
             }
         }
     }
     (extra, removed, unplaced)
+}
+
+/// The bytes before the build's version of a replaced input section that no
+/// alignment explains: its start (its first symbol's place less that symbol's offset
+/// in the new object file) less the end of the object before it, aligned. 0 when a
+/// linker-script boundary lies between them or the estimate falls before that end.
+fn unexplained_before(
+    image: &Image<'_>,
+    input: &crate::link::Input<'_>,
+    sec: &objects::ObjSection,
+) -> u64 {
+    let n = image.symbols.len();
+    let Some(first) = input.members.iter().find(|m| m.symbol < n) else {
+        return 0;
+    };
+    let s = &image.symbols[first.symbol];
+    let Some(offset) = sec
+        .symbols
+        .iter()
+        .find(|o| o.name == s.name)
+        .map(|o| o.offset)
+    else {
+        return 0;
+    };
+    let before = image.symbols[..first.symbol]
+        .iter()
+        .rev()
+        .filter(|p| matches!(p.kind, SymbolKind::Object | SymbolKind::Function))
+        .take_while(|p| p.space == s.space)
+        .find(|p| p.section == s.section && p.place < s.place);
+    let (Some(prev), Some(start)) = (before, s.place.checked_sub(offset)) else {
+        return 0;
+    };
+    if input.boundary > 1 {
+        return 0;
+    }
+    start.saturating_sub(align::align_up(prev.place_end(), sec.align.max(1)))
+}
+
+/// The largest alignment an input section is taken to have from a gap before it.
+const GAP_ALIGN_MAX: u64 = 64;
+
+/// The alignment and lead of the input section at `place` after a replaced one that
+/// ended at `end` in the build: its own `align` when that explains the gap; else
+/// the smallest larger power of two up to a line that does (GCC's raise of a 32-byte
+/// table whose symbol DWARF does not type, `CSWTCH.*`); else its own, with the bytes
+/// no alignment explains kept before it (unnamed data of either section).
+fn next_input_alignment(align: u64, end: u64, place: u64) -> (u64, u64) {
+    let mut a = align.max(1);
+    while a <= GAP_ALIGN_MAX {
+        if align::align_up(end, a) == place {
+            return (a, 0);
+        }
+        a *= 2;
+    }
+    (
+        align.max(1),
+        place.saturating_sub(align::align_up(end, align.max(1))),
+    )
 }
 
 /// The data object named `name` (a bare or qualified name), exactly one.
@@ -737,6 +1044,63 @@ mod tests {
             parse_changes(args(&["--symbol", "x", "--first"])),
             Err("--first: give --struct NAME --member M before it".into())
         );
+    }
+
+    #[test]
+    fn an_insert_takes_its_alignment_then_its_place() {
+        let got = parse_changes(args(&[
+            "--struct", "rec", "--insert", "flags=4", "--after", "addr", "--insert", "pad=12",
+            "--align", "64", "--at", "0x10", "--insert", "first=+8", "--first",
+        ]))
+        .unwrap();
+        let insert = |member: &str, size, align, at| Change::MemberInsert {
+            name: "rec".into(),
+            member: member.into(),
+            size,
+            align,
+            at,
+        };
+        assert_eq!(
+            got,
+            vec![
+                insert("flags", 4, None, Position::After("addr".into())),
+                insert("pad", 12, Some(64), Position::Offset(16)),
+                insert("first", 8, None, Position::First),
+            ]
+        );
+        assert_eq!(
+            got[1].to_string(),
+            "struct rec.pad (12 B, aligned to 64) inserted at offset 16"
+        );
+        let no_place = "--insert x=4: say where it goes (--after MEMBER, --first or --at OFFSET)";
+        assert_eq!(
+            parse_changes(args(&["--struct", "rec", "--insert", "x=4"])),
+            Err(no_place.into())
+        );
+        assert_eq!(
+            parse_changes(args(&[
+                "--struct", "rec", "--insert", "x=4", "--struct", "a=+8"
+            ])),
+            Err(no_place.into())
+        );
+        assert_eq!(
+            parse_changes(args(&["--struct", "rec", "--insert", "x=0", "--first"])),
+            Err("--insert x=0: expected MEMBER=N (its size in bytes, more than 0)".into())
+        );
+        assert_eq!(
+            parse_changes(args(&["--insert", "x=4"])),
+            Err("--insert x=4: give --struct NAME before it".into())
+        );
+        assert_eq!(
+            parse_changes(args(&["--struct", "rec", "--insert", "x=4", "--at", "ten"])),
+            Err("--at ten: expected a byte offset".into())
+        );
+        // The default alignment: the largest power of two up to 8 dividing the size.
+        let defaults: Vec<u64> = [1, 2, 3, 4, 6, 12, 16, 24]
+            .iter()
+            .map(|&n| Change::default_insert_alignment(n))
+            .collect();
+        assert_eq!(defaults, vec![1, 2, 1, 4, 2, 4, 8, 8]);
     }
 
     #[test]

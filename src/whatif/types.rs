@@ -32,6 +32,25 @@ pub struct MemberMove<'a> {
     pub after: Option<&'a str>,
 }
 
+/// Where an inserted member is declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertAt<'a> {
+    First,
+    /// Right after this member (and the bitfields sharing its storage).
+    After(&'a str),
+    /// Before the first member at this byte offset or after it.
+    Offset(u64),
+}
+
+/// A member inserted: `size` bytes aligned to `align`, declared at `at`.
+#[derive(Debug, Clone)]
+pub struct MemberInsert<'a> {
+    pub member: &'a str,
+    pub size: u64,
+    pub align: u64,
+    pub at: InsertAt<'a>,
+}
+
 /// The edits a change asks of one struct name, before propagation.
 #[derive(Debug, Clone, Default)]
 pub struct StructEdit<'a> {
@@ -44,6 +63,8 @@ pub struct StructEdit<'a> {
     pub member_aligns: Vec<(&'a str, u64)>,
     /// Members declared elsewhere in the struct.
     pub moves: Vec<MemberMove<'a>>,
+    /// Members inserted.
+    pub inserts: Vec<MemberInsert<'a>>,
 }
 
 /// Lays out again every struct named in `edits` and every struct embedding one that
@@ -86,6 +107,9 @@ pub fn propagate<'d>(
                     (m.size.saturating_add(g.grow), member_align(m, &aligns)),
                 );
                 s = relay(&s, &sizes, &aligns);
+            }
+            for ins in &edit.inserts {
+                s = insert(&s, name, ins, &aligns)?;
             }
             for &(member, align) in &edit.member_aligns {
                 let idx = member_index(&s, name, member)?;
@@ -308,6 +332,106 @@ pub fn reorder<'d>(
     out
 }
 
+/// `s` with a new member declared at `ins.at`: the members after it move to their
+/// alignments, as growth moves them. It lands at the first offset its alignment
+/// allows after the member before it (a hole before the offset asked for stays a
+/// hole only if the alignment says so). An offset inside a member is refused.
+pub fn insert<'d>(
+    s: &StructLayout<'d>,
+    name: &str,
+    ins: &MemberInsert<'_>,
+    aligns: &Aligns,
+) -> Result<StructLayout<'d>, String> {
+    if s.members.iter().any(|m| m.name == Some(ins.member)) {
+        return Err(format!(
+            "struct {name} already has a member {:?}",
+            ins.member
+        ));
+    }
+    let union = s.kind == AggregateKind::Union;
+    let idx = match ins.at {
+        InsertAt::First => 0,
+        InsertAt::After(x) => {
+            let i = member_index(s, name, x)?;
+            let end = s.members[i].offset.saturating_add(s.members[i].size);
+            let shared = s.members[i + 1..]
+                .iter()
+                .take_while(|m| !union && m.offset < end)
+                .count();
+            i + 1 + shared
+        }
+        InsertAt::Offset(off) => {
+            if off > s.size {
+                return Err(format!(
+                    "struct {name} is {} bytes: no offset {off} in it",
+                    s.size
+                ));
+            }
+            if let Some(m) = s
+                .members
+                .iter()
+                .find(|m| m.offset < off && off < m.offset.saturating_add(m.size))
+            {
+                return Err(format!(
+                    "struct {name}: offset {off} is inside member {} (bytes {}..{})",
+                    m.name.unwrap_or("(anonymous)"),
+                    m.offset,
+                    m.offset.saturating_add(m.size)
+                ));
+            }
+            s.members
+                .iter()
+                .position(|m| m.offset >= off)
+                .unwrap_or(s.members.len())
+        }
+    };
+    let before = s.members[..idx]
+        .iter()
+        .map(|m| m.offset.saturating_add(m.size))
+        .max()
+        .unwrap_or(0);
+    let mut with = s.clone();
+    with.members.insert(
+        idx,
+        Member {
+            // The model borrows names from the build; a name the user gives lives as
+            // long as the process (one per --insert).
+            name: Some(Box::leak(ins.member.to_string().into_boxed_str())),
+            ctype: std::sync::Arc::new(inserted_type(ins.size, ins.align)).into(),
+            // Empty at the end of the member before it, then given its size: what
+            // follows keeps the bytes it had beyond its alignment.
+            offset: if union { 0 } else { before },
+            size: 0,
+            natural_alignment: saturate_u32(ins.align),
+            ..Member::default()
+        },
+    );
+    let mut sizes = FxHashMap::default();
+    sizes.insert(idx, (ins.size, ins.align.max(1)));
+    Ok(relay(&with, &sizes, aligns))
+}
+
+/// The type of an inserted member: an unsigned scalar when its size is its
+/// alignment and 1, 2, 4 or 8, else an array of bytes.
+fn inserted_type(size: u64, align: u64) -> crate::model::CType {
+    use crate::model::CType;
+    if size == align && matches!(size, 1 | 2 | 4 | 8) {
+        CType {
+            kind: TypeKind::Base,
+            c: format!("u{}", size * 8).into(),
+            ..CType::default()
+        }
+    } else {
+        CType {
+            kind: TypeKind::Array,
+            element: TypeKind::Base,
+            dims: vec![size],
+            c: format!("unsigned char[{size}]").into(),
+            ..CType::default()
+        }
+    }
+}
+
 /// Alignment of each struct and union name, for members of those types.
 pub type Aligns = FxHashMap<String, u64>;
 
@@ -439,6 +563,119 @@ mod tests {
         let r = relay(&s, &sizes, &Aligns::default());
         assert_eq!(r.members[1].offset, 8);
         assert_eq!(r.size, 24);
+    }
+
+    /// struct t { char a; long b; int c; } (24 B: a at 0, b at 8, c at 16, 4 B of
+    /// padding), a member inserted:
+    /// - `short x` after a: x at align_up(1, 2) = 2, in the hole; b stays at 8, 24 B;
+    /// - 4 B aligned 4 at offset 8 (before b): after a at align_up(1, 4) = 4, b stays;
+    /// - 8 B aligned 8 first: x at 0, a at 8, b at align_up(9, 8) = 16, c at 24,
+    ///   size align_up(28, 8) = 32;
+    /// - 12 B aligned 4 after c: x at 20, end 32, size 32 (the padding is gone).
+    #[test]
+    fn an_inserted_member_lands_at_its_alignment_and_pushes_what_follows() {
+        let s = StructLayout {
+            name: "t",
+            size: 24,
+            alignment: 8,
+            members: vec![
+                member("a", 0, 1, 1),
+                member("b", 8, 8, 8),
+                member("c", 16, 4, 4),
+            ],
+            ..StructLayout::default()
+        };
+        let a = Aligns::default();
+        let got = |at: InsertAt<'_>, size: u64, align: u64| {
+            let r = insert(
+                &s,
+                "t",
+                &MemberInsert {
+                    member: "x",
+                    size,
+                    align,
+                    at,
+                },
+                &a,
+            )
+            .unwrap();
+            let offsets: Vec<(&str, u64)> = r
+                .members
+                .iter()
+                .map(|m| (m.name.unwrap(), m.offset))
+                .collect();
+            (offsets, r.size)
+        };
+        assert_eq!(
+            got(InsertAt::After("a"), 2, 2),
+            (vec![("a", 0), ("x", 2), ("b", 8), ("c", 16)], 24)
+        );
+        assert_eq!(
+            got(InsertAt::Offset(8), 4, 4),
+            (vec![("a", 0), ("x", 4), ("b", 8), ("c", 16)], 24)
+        );
+        assert_eq!(
+            got(InsertAt::First, 8, 8),
+            (vec![("x", 0), ("a", 8), ("b", 16), ("c", 24)], 32)
+        );
+        assert_eq!(
+            got(InsertAt::After("c"), 12, 4),
+            (vec![("a", 0), ("b", 8), ("c", 16), ("x", 20)], 32)
+        );
+        let err = |at: InsertAt<'_>, member: &str| {
+            insert(
+                &s,
+                "t",
+                &MemberInsert {
+                    member,
+                    size: 4,
+                    align: 4,
+                    at,
+                },
+                &a,
+            )
+            .unwrap_err()
+        };
+        assert_eq!(
+            err(InsertAt::Offset(10), "x"),
+            "struct t: offset 10 is inside member b (bytes 8..16)"
+        );
+        assert_eq!(
+            err(InsertAt::Offset(25), "x"),
+            "struct t is 24 bytes: no offset 25 in it"
+        );
+        assert_eq!(
+            err(InsertAt::First, "b"),
+            "struct t already has a member \"b\""
+        );
+        // union { char a; long b; int c; } (8 B): 12 B inserted at 0 makes it
+        // align_up(12, 8) = 16 B.
+        let u = StructLayout {
+            kind: AggregateKind::Union,
+            size: 8,
+            members: vec![
+                member("a", 0, 1, 1),
+                member("b", 0, 8, 8),
+                member("c", 0, 4, 4),
+            ],
+            ..s.clone()
+        };
+        let r = insert(
+            &u,
+            "t",
+            &MemberInsert {
+                member: "x",
+                size: 12,
+                align: 4,
+                at: InsertAt::First,
+            },
+            &a,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.members[0].offset, r.members[0].size, r.size),
+            (0, 12, 16)
+        );
     }
 
     /// struct { char name[48]; long extra[2]; long head; long tail; } (80 B): moving

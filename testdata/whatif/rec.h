@@ -5,12 +5,12 @@ typedef struct { int counter; } atomic_t;
 
 struct rec {
 	u64 status;
-	u64 addr;
+	u64 addr; REC_AFTER_ADDR
 	u64 misc;
 	u64 regs[9];
 	unsigned int cpu;
 	unsigned char bank;
-	unsigned char kind;
+	unsigned char kind; REC_TAIL
 #ifdef GROW
 	u64 added;		/* the GROW variant: +8 B, as struct mce grew */
 #endif
