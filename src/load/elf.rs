@@ -375,6 +375,16 @@ fn read_symbols<'d, H: FileHeader>(
         };
         let percpu = Some(index) == percpu_index;
         let address = sym.address();
+        // A per-CPU offset is the address less the area's start; a symbol before that
+        // start (a forged file) has none and is left out rather than wrapped.
+        let place = if percpu {
+            let Some(offset) = address.checked_sub(percpu_base) else {
+                continue;
+            };
+            offset
+        } else {
+            address
+        };
         let (section, end) = section_names.get(&index).copied().unwrap_or(("", u64::MAX));
         out.push(Symbol {
             name,
@@ -394,11 +404,7 @@ fn read_symbols<'d, H: FileHeader>(
             // assembly, a corrupt file) would put the object on every line after it.
             size: sym.size().min(end.saturating_sub(address)),
             space: if percpu { Space::Percpu } else { Space::Global },
-            place: if percpu {
-                address.wrapping_sub(percpu_base)
-            } else {
-                address
-            },
+            place,
         });
     }
     out.sort_by(|a, b| (a.space, a.place, a.name, a.file).cmp(&(b.space, b.place, b.name, b.file)));
