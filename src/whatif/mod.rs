@@ -592,8 +592,8 @@ pub fn predict<'d>(
     caveats.extend(unplaced);
     if !extra.is_empty() || !removed.is_empty() {
         caveats.push(format!(
-            "{} symbols added and {} removed: the kallsyms tables the link generates in .rodata change size, and what follows them there is not predicted",
-            extra.len(),
+            "{} added and {} removed: the kallsyms tables the link generates in .rodata change size, and what follows them there is not predicted",
+            plural(extra.len(), "symbol"),
             removed.len()
         ));
     }
@@ -683,7 +683,11 @@ pub fn predict<'d>(
     for (id, s) in relaid {
         structs[id.0] = s;
     }
-    let described: Vec<String> = changes.iter().map(ToString::to_string).collect();
+    let mut described: Vec<String> = changes.iter().map(ToString::to_string).collect();
+    described.extend(objects.iter().map(|o| {
+        let name = o.path.file_name().unwrap_or(o.path.as_os_str());
+        format!("{} recompiled", name.to_string_lossy())
+    }));
     let predicted = Image {
         path: PathBuf::from(format!(
             "{} (predicted: {})",
@@ -987,6 +991,15 @@ fn find_object(image: &Image<'_>, name: &str) -> Result<usize, String> {
             "{name:?} names {} objects; qualify it as FILE:NAME",
             found.len()
         )),
+    }
+}
+
+/// `1 symbol`, `2 symbols`.
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }
 
