@@ -1,8 +1,11 @@
 //! Fuzz target: an input image from bytes (ELF with DWARF, ELF with `.BTF`, or not an
 //! ELF at all), loaded with everything (structs, variables, pahole's spellings), then
-//! diffed against itself as the diff command would.
+//! diffed against itself as the diff command would; and loaded again as `show --symbol
+//! NAME` loads it (only the variables the view of its first data objects needs).
 use std::path::Path;
 
+use layout_diff::load::StructFilter;
+use layout_diff::model::SymbolKind;
 use layout_diff::{InputFile, LoadOptions};
 
 fn main() {
@@ -10,9 +13,28 @@ fn main() {
         let Ok(file) = InputFile::from_bytes(Path::new("fuzz.elf"), data) else {
             return;
         };
-        if let Ok(image) = file.load(&LoadOptions::default()) {
-            let _ = layout_diff::show::summary(&image);
-            let _ = layout_diff::diff::diff(&image, &image, &Default::default());
+        let Ok(image) = file.load(&LoadOptions::default()) else {
+            return;
+        };
+        let _ = layout_diff::show::summary(&image);
+        let _ = layout_diff::diff::diff(&image, &image, &Default::default());
+        let names: Vec<String> = image
+            .symbols
+            .iter()
+            .filter(|s| s.kind != SymbolKind::Function)
+            .take(2)
+            .map(|s| s.name.to_string())
+            .collect();
+        let Ok(set) = layout_diff::show::globs(&names) else {
+            return;
+        };
+        let sparse = LoadOptions {
+            structs: StructFilter::None,
+            variables_for: names,
+            ..LoadOptions::default()
+        };
+        if let Ok(image) = file.load(&sparse) {
+            let _ = layout_diff::show::symbols(&image, &set);
         }
     });
 }
