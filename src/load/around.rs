@@ -15,6 +15,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::LoadOptions;
 use super::StructFilter;
 use super::dies::Unit;
+use super::unit::stored_bytes;
 use crate::layout::SpaceIndex;
 use crate::model::{Binding, Space, Symbol, SymbolKind};
 
@@ -122,14 +123,9 @@ impl Around {
             return None;
         }
         let finder = |width: usize| {
-            let patterns = addresses.iter().map(|&a| {
-                let (le, be) = (a.to_le_bytes(), a.to_be_bytes());
-                if little_endian {
-                    le[..width].to_vec()
-                } else {
-                    be[8 - width..].to_vec()
-                }
-            });
+            let patterns = addresses
+                .iter()
+                .map(|&a| stored_bytes(a, width, little_endian));
             // A few patterns are found by their prefilter at memchr's speed; beyond,
             // a DFA is (the NFA's scan was 80% of the time with 186).
             AhoCorasick::builder()

@@ -17,8 +17,8 @@ use super::StructFilter;
 use super::dies::{self, Die, Dwarf, NONE, Reader, Unit, UnitDies};
 use super::layouts::TypeTable;
 use super::unit::{
-    Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_read, typedef_layout,
-    unit_path,
+    Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_read, stored_bytes,
+    typedef_layout, unit_path,
 };
 use crate::error::{Error, Result};
 
@@ -77,14 +77,7 @@ impl Wanted {
             let mut t: Vec<Vec<u8>> = str_offsets
                 .iter()
                 .chain(&line_str_offsets)
-                .map(|&o| {
-                    let (le, be) = ((o as u64).to_le_bytes(), (o as u64).to_be_bytes());
-                    if little_endian {
-                        le[..width].to_vec()
-                    } else {
-                        be[8 - width..].to_vec()
-                    }
-                })
+                .map(|&o| stored_bytes(o as u64, width, little_endian))
                 .collect();
             t.extend(names.iter().map(|n| [n.as_slice(), &[0]].concat()));
             t.sort();

@@ -198,6 +198,17 @@ pub(super) fn language_read(unit: &Unit<'_>, options: &LoadOptions) -> gimli::Re
     Ok((options.rust || !rust).then_some(rust))
 }
 
+/// `value` as a unit stores a `width`-byte value (4 or 8: an offset or an address) in
+/// the file's byte order: what a search of a unit's bytes for it looks for.
+pub(super) fn stored_bytes(value: u64, width: usize, little_endian: bool) -> Vec<u8> {
+    let width = width.min(8);
+    if little_endian {
+        value.to_le_bytes()[..width].to_vec()
+    } else {
+        value.to_be_bytes()[8 - width..].to_vec()
+    }
+}
+
 /// The unit's `DW_AT_name`, without the directories it shares with its
 /// `DW_AT_comp_dir` when absolute (assembler units carry the version-specific build
 /// path: `/build/linux-6.1.170/arch/x86/lib/memcpy_64.S` -> `arch/x86/lib/memcpy_64.S`).
