@@ -162,7 +162,7 @@ fn an_object_moved_to_the_aligned_region_lands_in_link_order() {
         alignment: if s.size == 64 { 64 } else { 8 },
         explicit: s.size == 64,
     });
-    assert!(map.move_to_end_region(1, 64));
+    assert!(map.move_to_end_region(1, 64, &|_| None));
     let got = map.layout(&Edits::default());
     let got: Vec<u64> = (0..5).map(|i| got[&i].0).collect();
     // b.c's object leaves the plain run (c.c's follows a.c's) and lands between a.c's
@@ -189,11 +189,60 @@ fn an_object_moved_to_the_read_mostly_region_goes_last_of_its_unit_there() {
     });
     let places: Vec<u64> = img.symbols.iter().map(|s| s.place).collect();
     // The region starts where plain data ends (the boundary symbol, 0x3c).
-    assert!(map.move_to_region_from(2, 0x3c, 64, &places));
+    // No definition lines known: last of its unit.
+    assert!(map.move_to_region_from(2, 0x3c, 64, &places, &|_| None));
     let got = map.layout(&Edits::default());
     let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
     // o3 stays on the line at 0x40 although plain data now ends at 0x38; o2 follows it.
     assert_eq!(got, vec![0, 48, 0x44, 0x40]);
     // Already in the region: refused.
-    assert!(!map.move_to_region_from(3, 0x3c, 64, &places));
+    assert!(!map.move_to_region_from(3, 0x3c, 64, &places, &|_| None));
+}
+
+/// gcc emits a unit's objects of one section last-defined first
+/// (`kernel/workqueue.o`'s `.data..read_mostly`: `system_freezable_power_efficient_wq`
+/// (line 373) at 0 down to `system_wq` (line 361) at 0x30): an object put back takes
+/// its place by its definition line among its unit's objects there.
+#[test]
+fn an_object_moved_to_the_read_mostly_region_takes_its_place_by_definition_line() {
+    // Plain data: p0 (8 B), m (4 B, line 20) to 0x0c; the read-mostly data from 0x40:
+    // r30 (4 B, line 30), r10 (8 B, line 10), lines running down.
+    let mut img = Image::test_empty();
+    for (name, place, size) in [("p0", 0, 8), ("m", 8, 4), ("r30", 64, 4), ("r10", 72, 8)] {
+        let mut s = crate::model::Symbol::test_object(name, place, size);
+        s.compile_unit = Some("a.c");
+        img.symbols.push(s);
+    }
+    let lines = [None, Some(20), Some(30), Some(10)];
+    let line = |i: usize| lines.get(i).copied().flatten();
+    let build = || {
+        LinkMap::build_with(&img, &|s| align::Asked {
+            alignment: natural(s.size),
+            explicit: false,
+        })
+    };
+    let places: Vec<u64> = img.symbols.iter().map(|s| s.place).collect();
+    let mut map = build();
+    assert!(map.move_to_region_from(1, 0x0c, 64, &places, &line));
+    let got = map.layout(&Edits::default());
+    let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
+    // Line 20 goes between 30 and 10: r30 at 0x40, m at 0x44, r10 at 0x48.
+    assert_eq!(got, vec![0, 0x44, 0x40, 0x48]);
+    // Lines running up (`-fno-toplevel-reorder`): 10 then 30, m between them.
+    let up = [None, Some(20), Some(10), Some(30)];
+    let line = |i: usize| up.get(i).copied().flatten();
+    let mut map = build();
+    assert!(map.move_to_region_from(1, 0x0c, 64, &places, &line));
+    let got = map.layout(&Edits::default());
+    let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
+    // r30 (line 10 now) at 0x40, m at 0x44, r10 (line 30) at 0x48.
+    assert_eq!(got, vec![0, 0x44, 0x40, 0x48]);
+    // Line 40, defined after both (lines down): first, at 0x40; r30 at 0x44, r10 0x48.
+    let late = [None, Some(40), Some(30), Some(10)];
+    let line = |i: usize| late.get(i).copied().flatten();
+    let mut map = build();
+    assert!(map.move_to_region_from(1, 0x0c, 64, &places, &line));
+    let got = map.layout(&Edits::default());
+    let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
+    assert_eq!(got, vec![0, 0x40, 0x44, 0x48]);
 }
