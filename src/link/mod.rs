@@ -126,6 +126,7 @@ impl<'d> LinkMap<'d> {
             SymbolKind::Function => align::Asked {
                 alignment: FUNCTION_ALIGNMENT,
                 explicit: false,
+                raisable: false,
             },
             _ => asked(image, s, vars.of(s)),
         })
@@ -169,8 +170,13 @@ impl<'d> LinkMap<'d> {
             let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
             let start = start.min(list[0].1.place);
             let mut inputs: Vec<Input<'d>> = Vec::new();
+            // Arrays whose alignment the compiler may raise, by symbol index.
+            let mut raisable: FxHashMap<usize, u64> = FxHashMap::default();
             for &(i, s) in &list {
                 let a = asked(s);
+                if a.raisable {
+                    raisable.insert(i, s.size);
+                }
                 // A unit's objects in a row are one input section; an object whose
                 // unit DWARF does not name joins the one before it, unless a linker
                 // script boundary lies between them.
@@ -238,6 +244,13 @@ impl<'d> LinkMap<'d> {
                         end
                     };
                     m.lead = place - align_up(from, a);
+                    // A vectorised array: the gap is its raised alignment.
+                    if let Some(&size) = raisable.get(&m.symbol).filter(|_| k > 0 && m.lead > 0)
+                        && let Some(raised) = raised_alignment(a, size, end, place)
+                    {
+                        m.align = raised;
+                        m.lead = 0;
+                    }
                     anchor = place;
                     end = place.saturating_add(m.size);
                 }
@@ -645,6 +658,21 @@ fn line_order<'a>(
     } else {
         None
     }
+}
+
+/// The alignment, above `a` and up to 16 bytes (and the array's `size`), that
+/// explains the whole gap from `end` to `place` (GCC raises a vectorised array's
+/// alignment to its vector size), when one does.
+fn raised_alignment(a: u64, size: u64, end: u64, place: u64) -> Option<u64> {
+    let most = align::floor_pow2(size.min(16));
+    let mut r = a.max(1).saturating_mul(2);
+    while r <= most {
+        if align_up(end, r) == place {
+            return Some(r);
+        }
+        r = r.saturating_mul(2);
+    }
+    None
 }
 
 /// The largest power of two up to `wanted` that both divides `place` and leaves the

@@ -161,6 +161,7 @@ fn an_object_moved_to_the_aligned_region_lands_in_link_order() {
     let mut map = LinkMap::build_with(&img, &|s| align::Asked {
         alignment: if s.size == 64 { 64 } else { 8 },
         explicit: s.size == 64,
+        raisable: false,
     });
     assert!(map.move_to_end_region(1, 64, &|_| None));
     let got = map.layout(&Edits::default());
@@ -186,6 +187,7 @@ fn an_object_moved_to_the_read_mostly_region_goes_last_of_its_unit_there() {
     let mut map = LinkMap::build_with(&img, &|s| align::Asked {
         alignment: natural(s.size),
         explicit: false,
+        raisable: false,
     });
     let places: Vec<u64> = img.symbols.iter().map(|s| s.place).collect();
     // The region starts where plain data ends (the boundary symbol, 0x3c).
@@ -219,6 +221,7 @@ fn an_object_moved_to_the_read_mostly_region_takes_its_place_by_definition_line(
         LinkMap::build_with(&img, &|s| align::Asked {
             alignment: natural(s.size),
             explicit: false,
+            raisable: false,
         })
     };
     let places: Vec<u64> = img.symbols.iter().map(|s| s.place).collect();
@@ -245,4 +248,41 @@ fn an_object_moved_to_the_read_mostly_region_takes_its_place_by_definition_line(
     let got = map.layout(&Edits::default());
     let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
     assert_eq!(got, vec![0, 0x40, 0x44, 0x48]);
+}
+
+/// GCC aligns an array it vectorises further than its type (the replay's
+/// `sysctl_lowmem_reserve_ratio`, `int[3]`: 0x938 after `min_free_kbytes` ended at
+/// 0x934, then 0x930 once `min_free_kbytes` moved away). The model takes the gap as
+/// that alignment, not as bytes kept: the array follows its neighbour's move.
+#[test]
+fn a_gap_before_an_array_is_its_raised_alignment() {
+    // One unit: a, b, c (4 B each) at 0, 4, 8; arr (int[3], 12 B) at 0x10: 4 bytes
+    // after c's end that 4-byte alignment does not explain, and 8-byte does.
+    let mut img = Image::test_empty();
+    for (name, place, size) in [("a", 0, 4), ("b", 4, 4), ("c", 8, 4), ("arr", 0x10, 12)] {
+        let mut s = crate::model::Symbol::test_object(name, place, size);
+        s.compile_unit = Some("a.c");
+        img.symbols.push(s);
+    }
+    let build = |raisable: bool| {
+        LinkMap::build_with(&img, &|s| align::Asked {
+            alignment: 4,
+            explicit: false,
+            raisable: raisable && s.name == "arr",
+        })
+    };
+    let at = |map: &LinkMap<'_>, c_size: u64| {
+        let mut edits = Edits::default();
+        edits.size.insert(2, c_size);
+        map.layout(&edits)[&3].0
+    };
+    let raised = build(true);
+    // c gone (0 B, as min_free_kbytes left .data): arr at 8, aligned to 8 from 8.
+    assert_eq!(at(&raised, 0), 8);
+    // c grown to 8 B (ends 0x10): arr at 0x10.
+    assert_eq!(at(&raised, 8), 0x10);
+    // Not raisable: the 4 unexplained bytes are kept and follow c's end.
+    let plain = build(false);
+    assert_eq!(at(&plain, 0), 0xc);
+    assert_eq!(at(&plain, 8), 0x14);
 }
