@@ -215,8 +215,6 @@ fn an_object_moved_to_the_read_mostly_region_takes_its_place_by_definition_line(
         s.compile_unit = Some("a.c");
         img.symbols.push(s);
     }
-    let lines = [None, Some(20), Some(30), Some(10)];
-    let line = |i: usize| lines.get(i).copied().flatten();
     let build = || {
         LinkMap::build_with(&img, &|s| align::Asked {
             alignment: natural(s.size),
@@ -225,29 +223,29 @@ fn an_object_moved_to_the_read_mostly_region_takes_its_place_by_definition_line(
         })
     };
     let places: Vec<u64> = img.symbols.iter().map(|s| s.place).collect();
-    let mut map = build();
-    assert!(map.move_to_region_from(1, 0x0c, 64, &places, &line));
-    let got = map.layout(&Edits::default());
-    let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
+    // The four places after moving m (index 1) with definition lines `lines`.
+    let moved = |lines: [Option<u32>; 4]| {
+        let mut map = build();
+        let line = |i: usize| lines.get(i).copied().flatten();
+        assert!(map.move_to_region_from(1, 0x0c, 64, &places, &line));
+        let got = map.layout(&Edits::default());
+        (0..4).map(|i| got[&i].0).collect::<Vec<u64>>()
+    };
     // Line 20 goes between 30 and 10: r30 at 0x40, m at 0x44, r10 at 0x48.
-    assert_eq!(got, vec![0, 0x44, 0x40, 0x48]);
+    assert_eq!(
+        moved([None, Some(20), Some(30), Some(10)]),
+        vec![0, 0x44, 0x40, 0x48]
+    );
     // Lines running up (`-fno-toplevel-reorder`): 10 then 30, m between them.
-    let up = [None, Some(20), Some(10), Some(30)];
-    let line = |i: usize| up.get(i).copied().flatten();
-    let mut map = build();
-    assert!(map.move_to_region_from(1, 0x0c, 64, &places, &line));
-    let got = map.layout(&Edits::default());
-    let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
-    // r30 (line 10 now) at 0x40, m at 0x44, r10 (line 30) at 0x48.
-    assert_eq!(got, vec![0, 0x44, 0x40, 0x48]);
+    assert_eq!(
+        moved([None, Some(20), Some(10), Some(30)]),
+        vec![0, 0x44, 0x40, 0x48]
+    );
     // Line 40, defined after both (lines down): first, at 0x40; r30 at 0x44, r10 0x48.
-    let late = [None, Some(40), Some(30), Some(10)];
-    let line = |i: usize| late.get(i).copied().flatten();
-    let mut map = build();
-    assert!(map.move_to_region_from(1, 0x0c, 64, &places, &line));
-    let got = map.layout(&Edits::default());
-    let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
-    assert_eq!(got, vec![0, 0x40, 0x44, 0x48]);
+    assert_eq!(
+        moved([None, Some(40), Some(30), Some(10)]),
+        vec![0, 0x40, 0x44, 0x48]
+    );
 }
 
 /// GCC aligns an array it vectorises further than its type (the replay's

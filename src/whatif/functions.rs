@@ -114,20 +114,25 @@ pub fn move_to_read_mostly(
     let base = sym.address.wrapping_sub(sym.place);
     let from = start.wrapping_sub(base);
     let places: Vec<u64> = image.symbols.iter().map(|s| s.place).collect();
-    let vars = image.variables_of_symbols();
-    let line = |k: usize| {
-        image
-            .symbols
-            .get(k)
-            .and_then(|s| vars.of(s))
-            .and_then(|v| v.decl_line)
-    };
-    if map.move_to_region_from(i, from, image.line_size, &places, &line) {
+    if map.move_to_region_from(i, from, image.line_size, &places, &definition_lines(image)) {
         Ok(())
     } else {
         Err(format!(
             "--read-mostly {name}: not in the same output section as the read-mostly data"
         ))
+    }
+}
+
+/// Each symbol's definition line (`DW_AT_decl_line`), by symbol index: where a moved
+/// object goes among its unit's objects (`LinkMap::move_to_region_from`).
+pub(super) fn definition_lines<'a>(image: &'a Image<'_>) -> impl Fn(usize) -> Option<u32> + 'a {
+    let vars = image.variables_of_symbols();
+    move |k| {
+        image
+            .symbols
+            .get(k)
+            .and_then(|s| vars.of(s))
+            .and_then(|v| v.decl_line)
     }
 }
 

@@ -559,13 +559,7 @@ pub fn predict<'d>(
                     return Err(format!("--percpu-aligned {name}: not a per-CPU variable"));
                 }
                 if image.symbols[i].binding == crate::model::Binding::Local {
-                    let line = |k: usize| {
-                        image
-                            .symbols
-                            .get(k)
-                            .and_then(|s| vars.of(s))
-                            .and_then(|v| v.decl_line)
-                    };
+                    let line = functions::definition_lines(image);
                     map.move_to_end_region(i, image.line_size, &line);
                 } else {
                     // A global per-CPU variable is declared in a header
