@@ -527,6 +527,19 @@ impl<'d> LinkMap<'d> {
         true
     }
 
+    /// The object `symbol` lies inside (an alias at its address, or a part of it),
+    /// when it lies inside one: what a change to its placement has to name.
+    pub fn host(&self, symbol: usize) -> Option<usize> {
+        let (oi, ii, mi) = self.find(symbol)?;
+        let members = &self.outputs[oi].inputs[ii].members;
+        members[mi].inside?;
+        members[..mi]
+            .iter()
+            .rev()
+            .find(|m| m.inside.is_none())
+            .map(|m| m.symbol)
+    }
+
     /// Output, input and member index of an object.
     fn find(&self, symbol: usize) -> Option<(usize, usize, usize)> {
         for (oi, o) in self.outputs.iter().enumerate() {

@@ -284,3 +284,24 @@ fn a_gap_before_an_array_is_its_raised_alignment() {
     assert_eq!(at(&plain, 0), 0xc);
     assert_eq!(at(&plain, 8), 0x14);
 }
+
+/// An object at another's place (x86's `jiffies`, the linker script's alias of
+/// `jiffies_64`), or within its bytes, lies inside it: a change to its placement must
+/// name the host.
+#[test]
+fn an_alias_or_a_part_has_a_host() {
+    // a (8 B) at 0; alias (8 B) at 0; part (4 B) at 4; b (8 B) at 8.
+    let mut img = Image::test_empty();
+    for (name, place, size) in [("a", 0, 8), ("alias", 0, 8), ("part", 4, 4), ("b", 8, 8)] {
+        let mut s = crate::model::Symbol::test_object(name, place, size);
+        s.compile_unit = Some("a.c");
+        img.symbols.push(s);
+    }
+    let map = LinkMap::build_with(&img, &|s| align::Asked {
+        alignment: natural(s.size),
+        explicit: false,
+        raisable: false,
+    });
+    let hosts: Vec<Option<usize>> = (0..4).map(|i| map.host(i)).collect();
+    assert_eq!(hosts, vec![None, Some(0), Some(0), None]);
+}
