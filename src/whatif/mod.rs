@@ -3,6 +3,7 @@
 //! like a real new one, so every report format shows it.
 
 pub mod functions;
+pub mod nested;
 pub mod objects;
 pub mod types;
 

@@ -4,6 +4,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::nested;
 use crate::layout::holes;
 use crate::link::align::{align_up, element_kind, scalar_alignment};
 use crate::model::{AggregateKind, Image, Member, StructId, StructLayout, TypeKind, saturate_u32};
@@ -93,41 +94,7 @@ pub fn propagate<'d>(
             return Err(format!("no struct or union named {name:?} in the build"));
         }
         for id in ids {
-            let mut s = image.struct_by_id(id).clone();
-            for g in &edit.members {
-                let idx = s
-                    .members
-                    .iter()
-                    .position(|m| m.name == Some(g.member))
-                    .ok_or_else(|| format!("struct {name} has no member {:?}", g.member))?;
-                let mut sizes = FxHashMap::default();
-                let m = &s.members[idx];
-                sizes.insert(
-                    idx,
-                    (m.size.saturating_add(g.grow), member_align(m, &aligns)),
-                );
-                s = relay(&s, &sizes, &aligns);
-            }
-            for ins in &edit.inserts {
-                s = insert(&s, name, ins, &aligns)?;
-            }
-            for &(member, align) in &edit.member_aligns {
-                let idx = member_index(&s, name, member)?;
-                let mut sizes = FxHashMap::default();
-                let m = &s.members[idx];
-                sizes.insert(idx, (m.size, member_align(m, &aligns).max(align)));
-                s = relay(&s, &sizes, &aligns);
-                let m = &mut s.members[idx];
-                m.alignment = Some(m.alignment.unwrap_or(1).max(saturate_u32(align)));
-            }
-            for mv in &edit.moves {
-                let idx = member_index(&s, name, mv.member)?;
-                let after = match mv.after {
-                    Some(a) => Some(member_index(&s, name, a)?),
-                    None => None,
-                };
-                s = reorder(&s, idx, after, &aligns);
-            }
+            let mut s = edit_members(image.struct_by_id(id), name, edit, &aligns)?;
             if let Some(a) = edit.align {
                 s.alignment = s.alignment.max(a);
                 s.explicit_alignment = Some(s.explicit_alignment.unwrap_or(1).max(a));
@@ -184,6 +151,91 @@ pub fn propagate<'d>(
         }
     }
     Ok((relaid, shapes))
+}
+
+/// `s` with the member edits of `edit` made, in this order: growths, inserts,
+/// alignments, moves. A member is found at any depth of the anonymous structs and
+/// unions of `s` (`nested::find`); the edit is made in the aggregate that declares
+/// it, and the aggregates around it are laid out again.
+fn edit_members<'d>(
+    s: &StructLayout<'d>,
+    name: &str,
+    edit: &StructEdit<'_>,
+    aligns: &Aligns,
+) -> Result<StructLayout<'d>, String> {
+    let mut s = s.clone();
+    let mut deep = false;
+    for g in &edit.members {
+        let path = nested::find(&s, name, g.member)?;
+        deep |= path.len() > 1;
+        s = nested::within(&s, &path, aligns, &mut |agg, idx| {
+            let mut sizes = FxHashMap::default();
+            let m = &agg.members[idx];
+            sizes.insert(
+                idx,
+                (m.size.saturating_add(g.grow), member_align(m, aligns)),
+            );
+            Ok(relay(agg, &sizes, aligns))
+        })?;
+    }
+    for ins in &edit.inserts {
+        if nested::declares(&s, ins.member) {
+            return Err(format!(
+                "struct {name} already has a member {:?}",
+                ins.member
+            ));
+        }
+        // After a member: in the aggregate that declares it. First or at an offset:
+        // in the struct itself.
+        let path = match ins.at {
+            InsertAt::After(x) => nested::find(&s, name, x)?,
+            _ => vec![0],
+        };
+        deep |= path.len() > 1;
+        s = nested::within(&s, &path, aligns, &mut |agg, _| {
+            insert(agg, name, ins, aligns)
+        })?;
+    }
+    for &(member, align) in &edit.member_aligns {
+        let path = nested::find(&s, name, member)?;
+        deep |= path.len() > 1;
+        s = nested::within(&s, &path, aligns, &mut |agg, idx| {
+            let mut sizes = FxHashMap::default();
+            let m = &agg.members[idx];
+            sizes.insert(idx, (m.size, member_align(m, aligns).max(align)));
+            let mut r = relay(agg, &sizes, aligns);
+            let m = &mut r.members[idx];
+            m.alignment = Some(m.alignment.unwrap_or(1).max(saturate_u32(align)));
+            Ok(r)
+        })?;
+    }
+    for mv in &edit.moves {
+        let path = nested::find(&s, name, mv.member)?;
+        let after = match mv.after {
+            Some(a) => {
+                let to = nested::find(&s, name, a)?;
+                if to[..to.len() - 1] != path[..path.len() - 1] {
+                    return Err(format!(
+                        "struct {name}: {} is declared in {} and {a} in {}: a member \
+                         moves only among the members of its own struct or union",
+                        mv.member,
+                        nested::holder(&s, &path),
+                        nested::holder(&s, &to)
+                    ));
+                }
+                to.last().copied()
+            }
+            None => None,
+        };
+        deep |= path.len() > 1;
+        s = nested::within(&s, &path, aligns, &mut |agg, idx| {
+            Ok(reorder(agg, idx, after, aligns))
+        })?;
+    }
+    if deep {
+        nested::recount_holes(&mut s);
+    }
+    Ok(s)
 }
 
 /// `s` laid out again with every member of type `name` (or array of it) at `shape`;
@@ -437,7 +489,7 @@ pub type Aligns = FxHashMap<String, u64>;
 
 /// A member's alignment: what the source asked, else its type's: its struct's
 /// (from `aligns`), else one element's size up to 8 (pointers 8).
-fn member_align(m: &Member<'_>, aligns: &Aligns) -> u64 {
+pub(super) fn member_align(m: &Member<'_>, aligns: &Aligns) -> u64 {
     let natural = if m.natural_alignment > 0 {
         u64::from(m.natural_alignment)
     } else {
