@@ -99,6 +99,19 @@ struct Pahole {
 /// of `variant`, and every object against nm's view of it.
 fn predicted_matches_built(variant: &str, changes: &[Change], want: &Pahole) {
     let base_file = open("base");
+    let built_file = open(variant);
+    assert_ne!(
+        places(&load(&base_file)),
+        places(&load(&built_file)),
+        "{variant} moved something"
+    );
+    predicted_from_matches_built("base", variant, changes, want);
+}
+
+/// The same from anon-`from`.elf (the member layout asserted shows the change even
+/// where no object moves).
+fn predicted_from_matches_built(from: &str, variant: &str, changes: &[Change], want: &Pahole) {
+    let base_file = open(from);
     let base = load(&base_file);
     let built_file = open(variant);
     let built = load(&built_file);
@@ -132,7 +145,6 @@ fn predicted_matches_built(variant: &str, changes: &[Change], want: &Pahole) {
         got, real,
         "{variant}: every object where the real build put it"
     );
-    assert_ne!(places(&base), real, "{variant} moved something");
 }
 
 fn grow(member: &str, grow: u64) -> Change {
@@ -453,5 +465,109 @@ fn a_move_across_anonymous_aggregates_and_an_unknown_member_are_refused() {
     assert_eq!(
         refused(&["--insert", "hash=4", "--after", "users"]),
         format!("layout-diff: {base}: struct pkt already has a member \"hash\"\n")
+    );
+}
+
+#[test]
+fn suggest_moves_the_member_that_pushed_a_hot_one_within_their_anonymous_struct() {
+    // anon-push.elf: len u32 -> u32[15] pushes flags, declared after it in the same
+    // anonymous struct, from offset 22 (line 0) to 78 (line 1); anon-hot.txt is a
+    // perf data-type profile with flags hot. Fixes, by hand from C's rules:
+    // 1. len declared after flags: next 0, prev 8, proto 16, flags 18, len 20..80:
+    //    the struct stays 80 B (pkt 112 B, +0 B), flags on line 0: restores;
+    // 2. flags declared after prev: flags 16, len 20..80, proto 80: the struct
+    //    align_up(82, 8) = 88 B, +8 B per instance, flags on line 0: restores;
+    // 3. flags aligned to 64: at 128 (line 2), the struct align_up(129, 64) = 192 B,
+    //    pkt align_up(224, 64) = 256 B: +144 B; it does not restore.
+    let (code, out, err) = run(&[
+        "suggest",
+        &testdata("whatif/anon-base.elf"),
+        &testdata("whatif/anon-push.elf"),
+        "--hot",
+        &testdata("whatif/anon-hot.txt"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!((code, err.as_str()), (1, ""), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let m = &v["members"][0];
+    assert_eq!(
+        (&m["struct"], &m["member"], &m["line_old"], &m["line_new"]),
+        (
+            &serde_json::json!("pkt"),
+            &serde_json::json!("flags"),
+            &serde_json::json!(0),
+            &serde_json::json!(1)
+        )
+    );
+    assert_eq!(m["pushed_by"], serde_json::json!(["len"]));
+    assert_eq!(m["note"], serde_json::Value::Null);
+    let fixes: Vec<(&str, bool, u64, i64)> = m["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["change"].as_str().unwrap(),
+                f["restores"].as_bool().unwrap(),
+                f["line"].as_u64().unwrap(),
+                f["instance_bytes"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fixes,
+        vec![
+            ("--struct pkt --member len --after flags", true, 0, 0),
+            ("--struct pkt --member flags --after prev", true, 0, 8),
+            ("--struct pkt --member flags --align 64", false, 2, 144),
+        ]
+    );
+    assert_eq!(
+        m["fixes"][0]["declaration"],
+        "/* struct pkt: declare after flags */ u32 len[15];"
+    );
+    // The members of its anonymous struct that shared its line in anon-base.elf.
+    assert_eq!(
+        m["rule"],
+        "[struct.\"pkt\"]\ntogether = [[\"flags\", \"next\", \"prev\", \"len\"]]\n\
+         why = \"a hot member kept on the line it shared (layout-diff suggest)\"\n"
+    );
+}
+
+#[test]
+fn the_first_fix_is_the_build_with_it() {
+    // anon-pushfix.elf is anon-push.elf with len declared after flags (suggest's
+    // first fix above). pahole: proto 16, flags 18, a 1-byte hole, len 20 (60); the
+    // struct and its union 80 B; size 112.
+    predicted_from_matches_built(
+        "push",
+        "pushfix",
+        &[Change::MemberMove {
+            name: "pkt".into(),
+            member: "len".into(),
+            after: Some("flags".into()),
+        }],
+        &Pahole {
+            leaves: vec![
+                ("next", 0, 8),
+                ("prev", 8, 8),
+                ("proto", 16, 2),
+                ("flags", 18, 1),
+                ("len", 20, 60),
+                ("stamp", 0, 16),
+                ("hash", 80, 4),
+                ("queue", 84, 2),
+                ("cloned", 86, 1),
+                ("kind", 87, 1),
+                ("cookie", 88, 8),
+                ("mark", 88, 4),
+                ("name", 88, 12),
+                ("users", 104, 8),
+            ],
+            aggregates: vec![(0, 80), (0, 80), (80, 8), (88, 16)],
+            size: 112,
+            holder: (8, 128),
+        },
     );
 }

@@ -33,6 +33,9 @@ typedef unsigned char u8;
 #ifndef AFTER_PROTO
 #define AFTER_PROTO
 #endif
+#ifndef AFTER_FLAGS
+#define AFTER_FLAGS
+#endif
 
 struct pkt {
 	union {
@@ -42,7 +45,7 @@ struct pkt {
 			struct pkt *prev;
 			LEN_HERE
 			u16 proto; AFTER_PROTO
-			u8 flags;
+			u8 flags; AFTER_FLAGS
 		};
 		u64 stamp STAMP_DIM;
 	};

@@ -20,6 +20,9 @@
 #   anon-align.elf   hash (in the second anonymous struct) aligned to 64
 #   anon-move.elf    len declared first in its anonymous struct
 #   anon-insert.elf  u64 extra declared after proto, in the anonymous struct
+#   anon-push.elf    len u32 -> u32[15] (+56 B): flags, after it in the same
+#                    anonymous struct, moves from line 0 to line 1 (suggest's case)
+#   anon-pushfix.elf the same, len declared after flags (suggest's first fix)
 # (rec.h's lines carry the two macros, empty by default, so that the other
 # variants keep their line numbers.)
 # Flags as in testdata/build.sh, but without -fno-toplevel-reorder (the kernel
@@ -59,7 +62,7 @@ for v in base grow align pcpu big insert; do
 	"$LD" -static -T whatif.lds --build-id=none -z noexecstack -o "$v.elf" \
 		"$OBJ/a.o" "$OBJ/b.o" "$OBJ/c.o"
 done
-for v in base len name union align move insert; do
+for v in base len name union align move insert push pushfix; do
 	case $v in
 	base) def=() ;;
 	len) def=(-DLEN_DIM='[3]') ;;
@@ -68,6 +71,8 @@ for v in base len name union align move insert; do
 	align) def=(-DHASH_ALIGN='__attribute__((aligned(64)))') ;;
 	move) def=(-DLEN_FIRST='u32 len;' -DLEN_HERE=) ;;
 	insert) def=(-DAFTER_PROTO='u64 extra;') ;;
+	push) def=(-DLEN_DIM='[15]') ;;
+	pushfix) def=(-DLEN_HERE= -DAFTER_FLAGS='u32 len[15];') ;;
 	esac
 	"$GCC" "${FLAGS[@]}" ${def[@]+"${def[@]}"} -c anon.c -o "$OBJ/anon.o"
 	"$LD" -static -T whatif.lds --build-id=none -z noexecstack -o "anon-$v.elf" "$OBJ/anon.o"
@@ -86,7 +91,7 @@ done
 	done
 	echo
 	echo "pahole: $("$PAHOLE" --version)"
-	for v in base len name union align move insert; do
+	for v in base len name union align move insert push pushfix; do
 		echo
 		echo "## anon-$v.elf: pahole -C pkt,pkt_holder; nm -n -S (data)"
 		echo
