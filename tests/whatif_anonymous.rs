@@ -169,7 +169,7 @@ fn nm(image: &Image<'_>, name: &str) -> (u64, u64) {
 fn a_member_grown_inside_an_anonymous_struct_in_a_union_grows_both() {
     // anon-len.elf: u32 len -> u32 len[3] (+8 B). pahole: len 16 (12), proto 28,
     // flags 30; the anonymous struct and its union 32 B (were 24); hash 32, the last
-    // union at 40, users 56; size 64 (was 56). nm: pkt_one 0xffffffff82a51160 (0x40
+    // union at 40, users 56; size 64 (was 56). nm: pkt_one 0xffffffff82a51180 (0x40
     // B), pkt_ring 0xc0 B, pkt_pcpu 0x40 B at 0x20 and pkt_pcpu_before at 0x60.
     let changes = [grow("len", 8)];
     predicted_matches_built(
@@ -200,7 +200,7 @@ fn a_member_grown_inside_an_anonymous_struct_in_a_union_grows_both() {
     let base_file = open("base");
     let base = load(&base_file);
     let p = predict(&base, &changes, &[]).unwrap();
-    assert_eq!(nm(&p.image, "pkt_one"), (0xffffffff82a51160, 0x40));
+    assert_eq!(nm(&p.image, "pkt_one"), (0xffffffff82a51180, 0x40));
     assert_eq!(nm(&p.image, "pkt_ring").1, 0xc0);
     assert_eq!(nm(&p.image, "pkt_pcpu"), (0x20, 0x40));
     assert_eq!(nm(&p.image, "pkt_pcpu_before"), (0x60, 8));
@@ -360,7 +360,7 @@ fn a_member_moved_first_in_its_anonymous_struct_is_laid_out_there() {
 fn a_member_inserted_after_one_in_an_anonymous_struct_lands_in_that_struct() {
     // anon-insert.elf: u64 extra declared after proto. pahole: extra 24 (a 2-byte
     // hole before it), flags 32; the struct and its union 40 B; hash 40, the last
-    // union at 48, users 64; size 72. nm: pkt_one 0x48 B at 0xffffffff82a51160.
+    // union at 48, users 64; size 72. nm: pkt_one 0x48 B at 0xffffffff82a51180.
     let changes = [Change::MemberInsert {
         name: "pkt".into(),
         member: "extra".into(),
@@ -397,20 +397,20 @@ fn a_member_inserted_after_one_in_an_anonymous_struct_lands_in_that_struct() {
     let base_file = open("base");
     let base = load(&base_file);
     let p = predict(&base, &changes, &[]).unwrap();
-    assert_eq!(nm(&p.image, "pkt_one"), (0xffffffff82a51160, 0x48));
+    assert_eq!(nm(&p.image, "pkt_one"), (0xffffffff82a51180, 0x48));
 }
 
 #[test]
 fn the_command_line_reaches_members_inside_anonymous_aggregates() {
     let base = testdata("whatif/anon-base.elf");
     // The same growth as anon-len.elf, from the command line (nm of anon-len.elf:
-    // pkt_one at ffffffff82a51160, 0x40 B).
+    // pkt_one at ffffffff82a51180, 0x40 B).
     let (code, out, err) = run(&[
         "whatif", &base, "--struct", "pkt", "--member", "len=+8", "--nm",
     ]);
     assert_eq!((code, err.as_str()), (0, ""));
     assert!(
-        out.contains("ffffffff82a51160 0000000000000040 d pkt_one\n"),
+        out.contains("ffffffff82a51180 0000000000000040 d pkt_one\n"),
         "{out}"
     );
     // --insert --first stays in the struct itself: 8 B aligned 8 at 0, the first
@@ -570,4 +570,50 @@ fn the_first_fix_is_the_build_with_it() {
             holder: (8, 128),
         },
     );
+}
+
+#[test]
+fn a_member_declared_with_struct_group_grows_in_both_copies() {
+    // anon-group.elf: struct pkt_grouped's hash, declared in struct_group(hdr, ...),
+    // u32 -> u32[3]. pahole: in the anonymous struct and in hdr alike, proto 8, hash
+    // 12 (12), flags 24; each copy and the union 20 B (were 12); tail 32 (was 24);
+    // size 40 (was 32). nm: pkt_grouped_one 0x28 B, pkt_last moves 0xffffffff82a51020
+    // -> ...28.
+    let base_file = open("base");
+    let base = load(&base_file);
+    let built_file = open("group");
+    let built = load(&built_file);
+    let changes = [Change::Member {
+        name: "pkt_grouped".into(),
+        member: "hash".into(),
+        grow: 8,
+    }];
+    let p = predict(&base, &changes, &[]).unwrap();
+    let s = layout(&p.image, "pkt_grouped");
+    let all: Vec<(Option<&str>, u64, u64)> = s
+        .flat_members()
+        .iter()
+        .map(|(_, m)| (m.name, m.offset, m.size))
+        .collect();
+    assert_eq!(
+        all,
+        vec![
+            (Some("id"), 0, 8),
+            (None, 8, 20),
+            (None, 8, 20),
+            (Some("proto"), 8, 2),
+            (Some("hash"), 12, 12),
+            (Some("flags"), 24, 1),
+            (Some("hdr"), 8, 20),
+            (Some("proto"), 8, 2),
+            (Some("hash"), 12, 12),
+            (Some("flags"), 24, 1),
+            (Some("tail"), 32, 8),
+        ]
+    );
+    assert_eq!(s.size, 40);
+    assert_eq!(gaps(s), gaps(layout(&built, "pkt_grouped")), "holes");
+    assert_eq!(nm(&p.image, "pkt_grouped_one"), (0xffffffff82a51000, 0x28));
+    assert_eq!(nm(&p.image, "pkt_last"), (0xffffffff82a51028, 4));
+    assert_eq!(places(&p.image), places(&built));
 }

@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 
 use super::types::{Aligns, member_align, relay};
 use crate::layout::holes;
-use crate::model::{StructLayout, saturate_u32};
+use crate::model::{AggregateKind, StructLayout};
 
 /// Where a member is declared: the index of each anonymous struct or union member
 /// from the struct's top level down, then the member's index in the innermost one
@@ -102,27 +102,56 @@ pub fn within<'d>(
     if rest.is_empty() {
         return edit(s, i);
     }
-    let Some((m, nested)) = s
-        .members
-        .get(i)
-        .and_then(|m| Some((m, m.nested.as_deref()?)))
-    else {
+    if s.members.get(i).and_then(|m| m.nested.as_deref()).is_none() {
         return Ok(s.clone());
-    };
-    // Laid out from its own start: its alignment decides where its members fall, and
-    // the aggregate around it places it at that alignment.
-    let base = m.offset;
-    let inner = within(&moved(nested, base, false), rest, aligns, edit)?;
-    let inner = moved(&inner, base, true);
-    let mut sizes = FxHashMap::default();
-    sizes.insert(
-        i,
-        (inner.size, member_align(m, aligns).max(inner.alignment)),
-    );
+    }
     let mut with = s.clone();
-    with.members[i].natural_alignment = m.natural_alignment.max(saturate_u32(inner.alignment));
-    with.members[i].nested = Some(Box::new(inner));
+    let mut sizes = FxHashMap::default();
+    // The member's own aggregate, then (in a union) its twins: `struct_group()`
+    // declares the same members twice, in an anonymous struct and in a named one of
+    // an anonymous type; a change to the members is a change to both copies.
+    for j in std::iter::once(i).chain(twins(s, i)) {
+        let Some(m) = s.members.get(j) else { continue };
+        let Some(nested) = m.nested.as_deref() else {
+            continue;
+        };
+        // Laid out from its own start: its alignment decides where its members fall,
+        // and the aggregate around it places it at that alignment.
+        let base = m.offset;
+        let inner = within(&moved(nested, base, false), rest, aligns, edit)?;
+        let inner = moved(&inner, base, true);
+        sizes.insert(
+            j,
+            (inner.size, member_align(m, aligns).max(inner.alignment)),
+        );
+        with.members[j].nested = Some(Box::new(inner));
+    }
     Ok(relay(&with, &sizes, aligns))
+}
+
+/// In a union, the other members laid out exactly as member `i` is (an aggregate
+/// with the same members, names, offsets and sizes): `struct_group()`'s copies.
+fn twins(s: &StructLayout<'_>, i: usize) -> Vec<usize> {
+    if s.kind != AggregateKind::Union {
+        return Vec::new();
+    }
+    let shape = |j: usize| {
+        let n = s.members.get(j)?.nested.as_deref()?;
+        Some((
+            n.kind,
+            n.size,
+            n.flat_members()
+                .iter()
+                .map(|(d, m)| (*d, m.name, m.offset, m.size, m.bit_offset, m.bit_size))
+                .collect::<Vec<_>>(),
+        ))
+    };
+    let Some(mine) = shape(i) else {
+        return Vec::new();
+    };
+    (0..s.members.len())
+        .filter(|&j| j != i && shape(j).as_ref() == Some(&mine))
+        .collect()
 }
 
 /// `s` with every member (at every depth) `by` bytes later (`later`) or earlier.
@@ -160,7 +189,7 @@ pub fn recount_holes(s: &mut StructLayout<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{AggregateKind, CType, Member, TypeKind};
+    use crate::model::{CType, Member, TypeKind};
     use std::sync::Arc;
 
     fn member(name: &'static str, offset: u64, size: u64, align: u32) -> Member<'static> {

@@ -487,10 +487,13 @@ fn inserted_type(size: u64, align: u64) -> crate::model::CType {
 /// Alignment of each struct and union name, for members of those types.
 pub type Aligns = FxHashMap<String, u64>;
 
-/// A member's alignment: what the source asked, else its type's: its struct's
-/// (from `aligns`), else one element's size up to 8 (pointers 8).
+/// A member's alignment: what the source asked, else its type's: an anonymous
+/// struct or union laid inline, its own (its largest member's); its struct's (from
+/// `aligns`), else one element's size up to 8 (pointers 8).
 pub(super) fn member_align(m: &Member<'_>, aligns: &Aligns) -> u64 {
-    let natural = if m.natural_alignment > 0 {
+    let natural = if let Some(n) = &m.nested {
+        n.alignment.max(u64::from(m.natural_alignment))
+    } else if m.natural_alignment > 0 {
         u64::from(m.natural_alignment)
     } else {
         let t = &m.ctype;

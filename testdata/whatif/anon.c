@@ -2,7 +2,7 @@
  * sk_buff's: an anonymous union holding an anonymous struct (the list links and
  * the length), a second anonymous struct, a union of members of different sizes;
  * embedded by value in struct pkt_holder, with instances, an array and a per-CPU
- * copy. build.sh builds it once per change (the macros below, empty by default,
+ * copy; struct pkt_grouped holds members declared with struct_group(). build.sh builds it once per change (the macros below, empty by default,
  * keep every variant's line numbers). */
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -35,6 +35,9 @@ typedef unsigned char u8;
 #endif
 #ifndef AFTER_FLAGS
 #define AFTER_FLAGS
+#endif
+#ifndef GROUP_HASH_DIM
+#define GROUP_HASH_DIM
 #endif
 
 struct pkt {
@@ -69,6 +72,21 @@ struct pkt_holder {
 	long count;
 };
 
+/* The kernel's struct_group(): the members declared twice, in an anonymous struct
+ * and in a named one, so that they can be used by name or as a group. */
+#define struct_group(NAME, MEMBERS...) \
+	union { struct { MEMBERS }; struct { MEMBERS } NAME; }
+
+struct pkt_grouped {
+	long id;
+	struct_group(hdr,
+		u16 proto;
+		u32 hash GROUP_HASH_DIM;
+		u8 flags;
+	);
+	long tail;
+};
+
 #define DEFINE_PER_CPU(type, name) \
 	__attribute__((section(".data..percpu"))) __typeof__(type) name
 
@@ -81,6 +99,7 @@ struct pkt_holder pkt_holder = { .refs = 5 };
 int pkt_last = 6;
 struct pkt pkt_bss[2];
 long pkt_bss_after;
+struct pkt_grouped pkt_grouped_one = { .id = 7 };
 DEFINE_PER_CPU(long, pkt_pcpu_before);
 DEFINE_PER_CPU(struct pkt, pkt_pcpu);
 DEFINE_PER_CPU(int, pkt_pcpu_after);

@@ -23,6 +23,8 @@
 #   anon-push.elf    len u32 -> u32[15] (+56 B): flags, after it in the same
 #                    anonymous struct, moves from line 0 to line 1 (suggest's case)
 #   anon-pushfix.elf the same, len declared after flags (suggest's first fix)
+#   anon-group.elf   pkt_grouped's hash, declared in struct_group(hdr, ...),
+#                    u32 -> u32[3]: both copies of the group grow
 # (rec.h's lines carry the two macros, empty by default, so that the other
 # variants keep their line numbers.)
 # Flags as in testdata/build.sh, but without -fno-toplevel-reorder (the kernel
@@ -62,7 +64,7 @@ for v in base grow align pcpu big insert; do
 	"$LD" -static -T whatif.lds --build-id=none -z noexecstack -o "$v.elf" \
 		"$OBJ/a.o" "$OBJ/b.o" "$OBJ/c.o"
 done
-for v in base len name union align move insert push pushfix; do
+for v in base len name union align move insert push pushfix group; do
 	case $v in
 	base) def=() ;;
 	len) def=(-DLEN_DIM='[3]') ;;
@@ -73,6 +75,7 @@ for v in base len name union align move insert push pushfix; do
 	insert) def=(-DAFTER_PROTO='u64 extra;') ;;
 	push) def=(-DLEN_DIM='[15]') ;;
 	pushfix) def=(-DLEN_HERE= -DAFTER_FLAGS='u32 len[15];') ;;
+	group) def=(-DGROUP_HASH_DIM='[3]') ;;
 	esac
 	"$GCC" "${FLAGS[@]}" ${def[@]+"${def[@]}"} -c anon.c -o "$OBJ/anon.o"
 	"$LD" -static -T whatif.lds --build-id=none -z noexecstack -o "anon-$v.elf" "$OBJ/anon.o"
@@ -91,12 +94,12 @@ done
 	done
 	echo
 	echo "pahole: $("$PAHOLE" --version)"
-	for v in base len name union align move insert push pushfix; do
+	for v in base len name union align move insert push pushfix group; do
 		echo
-		echo "## anon-$v.elf: pahole -C pkt,pkt_holder; nm -n -S (data)"
+		echo "## anon-$v.elf: pahole -C pkt,pkt_holder,pkt_grouped; nm -n -S (data)"
 		echo
 		echo '```'
-		"$PAHOLE" -C pkt,pkt_holder "anon-$v.elf"
+		"$PAHOLE" -C pkt,pkt_holder,pkt_grouped "anon-$v.elf"
 		nm -n -S "anon-$v.elf" | grep -E ' [dDbB] '
 		echo '```'
 	done
