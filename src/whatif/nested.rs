@@ -333,4 +333,60 @@ mod tests {
         );
         assert_eq!((r.size, r.alignment), (32, 8));
     }
+
+    /// union { struct { int a; short b; }; struct { int a; short b; } grp; struct {
+    /// int a; int c; } other; } (8 B, align 4), as struct_group(grp, ...) and one more
+    /// struct: a grown by 4 grows both copies of the group (a 4..8 is b's old place:
+    /// b at 8, 12 B each), not the other struct; the union is 12 B.
+    #[test]
+    fn struct_group_copies_change_together() {
+        let group = |at_b: u64| vec![member("a", 0, 4, 4), member("b", at_b, 2, 2)];
+        let mut grp = anon(AggregateKind::Struct, 0, 8, 4, group(4));
+        grp.name = Some("grp");
+        let mut other = anon(
+            AggregateKind::Struct,
+            0,
+            8,
+            4,
+            vec![member("a2", 0, 4, 4), member("c", 4, 4, 4)],
+        );
+        other.name = Some("other");
+        let u = StructLayout {
+            name: "u",
+            kind: AggregateKind::Union,
+            size: 8,
+            alignment: 4,
+            members: vec![anon(AggregateKind::Struct, 0, 8, 4, group(4)), grp, other],
+            ..StructLayout::default()
+        };
+        let a = Aligns::default();
+        let path = find(&u, "u", "a").unwrap();
+        assert_eq!(path, vec![0, 0]);
+        let r = within(&u, &path, &a, &mut |agg, idx| {
+            let mut sizes = FxHashMap::default();
+            sizes.insert(idx, (8, 4));
+            Ok(relay(agg, &sizes, &a))
+        })
+        .unwrap();
+        let got: Vec<(Option<&str>, u64, u64)> = r
+            .flat_members()
+            .iter()
+            .map(|(_, m)| (m.name, m.offset, m.size))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (None, 0, 12),
+                (Some("a"), 0, 8),
+                (Some("b"), 8, 2),
+                (Some("grp"), 0, 12),
+                (Some("a"), 0, 8),
+                (Some("b"), 8, 2),
+                (Some("other"), 0, 8),
+                (Some("a2"), 0, 4),
+                (Some("c"), 4, 4),
+            ]
+        );
+        assert_eq!(r.size, 12);
+    }
 }
