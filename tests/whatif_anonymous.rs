@@ -204,6 +204,9 @@ fn a_member_grown_inside_an_anonymous_struct_in_a_union_grows_both() {
     assert_eq!(nm(&p.image, "pkt_ring").1, 0xc0);
     assert_eq!(nm(&p.image, "pkt_pcpu"), (0x20, 0x40));
     assert_eq!(nm(&p.image, "pkt_pcpu_before"), (0x60, 8));
+    // pkt_flex_one is initialised past its type (tail[] = "0123456789": 11 bytes
+    // after the 56 of struct pkt, 0x43 B in anon-base.elf): 64 + 11 = 0x4b B.
+    assert_eq!(nm(&p.image, "pkt_flex_one"), (0xffffffff82a511e0, 0x4b));
 }
 
 #[test]

@@ -90,6 +90,9 @@ struct pkt_grouped {
 #define DEFINE_PER_CPU(type, name) \
 	__attribute__((section(".data..percpu"))) __typeof__(type) name
 
+/* Initialised past its type: its flexible array's bytes follow the struct (as
+ * init_mm's cpu_bitmap does). Defined first, GCC puts it last in .data. */
+struct pkt_flex { struct pkt p; char tail[]; } pkt_flex_one = { .tail = "0123456789" };
 int pkt_first = 1;
 struct pkt pkt_one = { .users = 1 };
 short pkt_between = 2;
