@@ -5,6 +5,7 @@
 pub mod functions;
 pub mod nested;
 pub mod objects;
+pub mod relay;
 pub mod types;
 
 use std::fmt;

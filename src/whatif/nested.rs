@@ -8,7 +8,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::types::{Aligns, member_align, relay};
+use super::relay::{Aligns, member_align, relay};
 use crate::layout::holes;
 use crate::model::{AggregateKind, StructLayout};
 
