@@ -135,8 +135,10 @@ layout-diff check --rules layout.toml vmlinux --format markdown # for a review c
     /// compiling: the predicted diff, in every format, marked as predicted.
     #[command(after_help = "Changes (repeatable, in any mix):\n  \
 --struct NAME=+N | NAME=-N | NAME=SIZE   resize a struct (bytes added or removed at its end)\n  \
---struct NAME --member M=+N              a member grows by N bytes\n  \
+--struct NAME --member M=+N              a member grows by N bytes (M as C names it: also inside\n  \
+                                         an anonymous struct or union, whose layout follows)\n  \
 --struct NAME --member M --after X       the member declared right after member X (--first: first)\n  \
+                                         among the members of its own struct or union\n  \
 --struct NAME --member M --align N       the member aligned to N (____cacheline_aligned on it)\n  \
 --struct NAME --insert M=N --after X     a new member of N bytes declared after X (--first: first;\n  \
                                          --at OFFSET: before the member at that offset; --align A\n  \
@@ -155,6 +157,7 @@ Examples:\n  \
 layout-diff whatif vmlinux --struct mce=+8                    # which per-CPU neighbours move\n  \
 layout-diff whatif vmlinux --symbol root_user --align 64      # a proposed alignment, checked\n  \
 layout-diff whatif vmlinux --struct mce --insert flags=4 --after status\n  \
+layout-diff whatif vmlinux --struct sk_buff --member dev=+8   # dev is in an anonymous union\n  \
 layout-diff whatif v.snap --percpu-aligned mces_seen --format json\n\n\
 Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
     Whatif(WhatifArgs),

@@ -6,7 +6,8 @@
 use serde::Serialize;
 
 use crate::diff::{DiffOptions, MemberChange, MemberChangeKind, Severity, StructChange, diff};
-use crate::model::{Image, StructLayout};
+use crate::model::{AggregateKind, Image, StructLayout};
+use crate::whatif::nested;
 use crate::whatif::{Change, predict};
 
 /// One candidate fix for one struct, checked.
@@ -100,51 +101,74 @@ fn for_member(
         })
         .collect();
     pushed.sort_by_key(|m| m.offset.new);
-    let top = |n: &str| layout.members.iter().any(|m| m.name == Some(n));
-    // whatif moves and aligns members of the struct itself, not of an anonymous
-    // struct or union inside it.
-    let movable = pushed.iter().all(|m| top(&m.name));
-    let note = if !top(&hot.name) {
-        Some("it is declared inside an anonymous struct or union: whatif moves and aligns top-level members only".to_string())
-    } else if pushed.is_empty() {
-        Some(
-            "no member before it grew or was added: the source moved it (a deliberate reorder?)"
-                .to_string(),
-        )
-    } else if !movable {
-        Some("some members that pushed it are inside an anonymous struct or union: only aligning it is tried".to_string())
-    } else {
-        None
-    };
-    let last = layout.members.last().and_then(|m| m.name);
+    let path = |n: &str| nested::find(layout, name, n).ok();
+    let hot_path = path(&hot.name).unwrap_or_default();
+    let hot_in = &hot_path[..hot_path.len().saturating_sub(1)];
+    let in_union =
+        |p: &[usize]| nested::declaring(layout, p).is_some_and(|d| d.kind == AggregateKind::Union);
+    // 1. Those that pushed it declared last in the struct or union that declares each
+    // (whatif moves a member only among its own aggregate's), in their order; one in
+    // a union is left where it is (the order of a union moves nothing).
+    let mut last_of: Vec<(Vec<usize>, String)> = Vec::new();
+    let mut movable = !pushed.is_empty();
+    for m in &pushed {
+        let Some(p) = path(&m.name) else {
+            movable = false;
+            continue;
+        };
+        let holder = p[..p.len() - 1].to_vec();
+        if in_union(&p) || last_of.iter().any(|(h, _)| *h == holder) {
+            continue;
+        }
+        match nested::declaring(layout, &p)
+            .and_then(|d| d.members.last())
+            .and_then(|l| l.name)
+        {
+            Some(last) => last_of.push((holder, last.to_string())),
+            None => movable = false,
+        }
+    }
+    // 2. The hot member declared before the first of them in its own aggregate (or
+    // before the anonymous struct or union there that holds it).
+    let first_within = pushed
+        .iter()
+        .filter_map(|m| path(&m.name))
+        .filter(|p| p.len() > hot_in.len() && p.starts_with(hot_in))
+        .map(|p| p[hot_in.len()])
+        .min();
     let mut candidates: Vec<(Vec<Change>, String)> = Vec::new();
-    // 1. Those that pushed it declared last, in their order.
-    if let Some(last) = last.filter(|_| !pushed.is_empty() && movable) {
-        let mut after = last.to_string();
+    if movable && !last_of.is_empty() {
         let mut changes = Vec::new();
         let mut c = Vec::new();
-        for m in &pushed {
-            changes.push(Change::MemberMove {
-                name: name.clone(),
-                member: m.name.clone(),
-                after: Some(after.clone()),
-            });
-            c.push(format!(
-                "/* struct {name}: declare after {after} */ {}",
-                member_decl(layout, &m.name, "")
-            ));
-            after = m.name.clone();
+        for (holder, last) in &last_of {
+            let mut after = last.clone();
+            for m in &pushed {
+                if path(&m.name).is_none_or(|p| p[..p.len() - 1] != holder[..]) {
+                    continue;
+                }
+                changes.push(Change::MemberMove {
+                    name: name.clone(),
+                    member: m.name.clone(),
+                    after: Some(after.clone()),
+                });
+                c.push(format!(
+                    "/* struct {name}: declare after {after} */ {}",
+                    member_decl(layout, name, &m.name, "")
+                ));
+                after = m.name.clone();
+            }
         }
         candidates.push((changes, c.join("\n")));
     }
-    // 2. The hot member declared before the first of them.
-    if let Some(first) = pushed.first().filter(|_| movable) {
-        let before = layout
-            .members
-            .iter()
-            .take_while(|m| m.name != Some(first.name.as_str()))
-            .filter_map(|m| m.name)
-            .last();
+    if let Some(first) = first_within.filter(|_| !in_union(&hot_path)) {
+        let before = nested::declaring(layout, &hot_path).and_then(|d| {
+            d.members
+                .iter()
+                .take(first)
+                .rev()
+                .filter_map(|m| m.name)
+                .find(|n| *n != hot.name)
+        });
         let where_ = before.map_or("first".to_string(), |b| format!("after {b}"));
         candidates.push((
             vec![Change::MemberMove {
@@ -154,12 +178,27 @@ fn for_member(
             }],
             format!(
                 "/* struct {name}: declare {where_} */ {}",
-                member_decl(layout, &hot.name, "")
+                member_decl(layout, name, &hot.name, "")
             ),
         ));
     }
+    let note = if pushed.is_empty() {
+        Some(
+            "no member before it grew or was added: the source moved it (a deliberate reorder?)"
+                .to_string(),
+        )
+    } else if candidates.is_empty() {
+        Some(
+            "the members that pushed it cannot be declared after it (a member moves only \
+             among the members of its own struct or union, and not after an anonymous \
+             one): only aligning it is tried"
+                .to_string(),
+        )
+    } else {
+        None
+    };
     // 3. The hot member on a line of its own.
-    candidates.extend(top(&hot.name).then(|| {
+    candidates.extend((!hot_path.is_empty()).then(|| {
         (
             vec![Change::MemberAlign {
                 name: name.clone(),
@@ -168,7 +207,7 @@ fn for_member(
             }],
             format!(
                 "/* struct {name} */ {}",
-                member_decl(layout, &hot.name, " ____cacheline_aligned")
+                member_decl(layout, name, &hot.name, " ____cacheline_aligned")
             ),
         )
     }));
@@ -183,18 +222,10 @@ fn for_member(
         let Ok(p) = predict(new, &changes, &[]) else {
             continue;
         };
-        let Some((_, relaid)) = p
-            .image
-            .structs_named(|n| n == name)
-            .find(|(_, s)| s.members.iter().any(|m| m.name == Some(hot.name.as_str())))
-        else {
-            continue;
-        };
-        let Some(m) = relaid
-            .members
-            .iter()
-            .find(|m| m.name == Some(hot.name.as_str()))
-        else {
+        let Some((relaid, m)) = p.image.structs_named(|n| n == name).find_map(|(_, s)| {
+            let at = nested::find(s, name, &hot.name).ok()?;
+            Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
+        }) else {
             continue;
         };
         let after = diff(old, &p.image, options);
@@ -235,8 +266,11 @@ fn for_member(
 }
 
 /// A member's declaration as C (`long int extra[2];`), with `attr` after the name.
-fn member_decl(layout: &StructLayout<'_>, member: &str, attr: &str) -> String {
-    let Some(m) = layout.members.iter().find(|m| m.name == Some(member)) else {
+fn member_decl(layout: &StructLayout<'_>, name: &str, member: &str, attr: &str) -> String {
+    let Some(m) = nested::find(layout, name, member)
+        .ok()
+        .and_then(|p| nested::declaring(layout, &p)?.members.get(*p.last()?))
+    else {
         return format!("/* {member} */");
     };
     let c: &str = &m.ctype.c;
@@ -249,7 +283,8 @@ fn member_decl(layout: &StructLayout<'_>, member: &str, attr: &str) -> String {
 }
 
 /// `[struct.NAME] together = [[member, ...]]`: the hot member and the named members
-/// that shared its line in OLD, so the fix stays in place.
+/// of the struct or union that declares it that shared its line in OLD, so the fix
+/// stays in place.
 fn together_rule(
     old: &Image<'_>,
     name: &str,
@@ -258,10 +293,10 @@ fn together_rule(
     line: u64,
 ) -> Option<String> {
     let offset = offset?;
-    let (_, layout) = old
+    let (layout, at) = old
         .structs_named(|n| n == name)
-        .find(|(_, s)| s.members.iter().any(|m| m.name == Some(member)))?;
-    let mates: Vec<String> = layout
+        .find_map(|(_, s)| Some((s, nested::find(s, name, member).ok()?)))?;
+    let mates: Vec<String> = nested::declaring(layout, &at)?
         .members
         .iter()
         .filter(|m| m.size > 0 && m.offset / line == offset / line)

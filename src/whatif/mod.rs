@@ -3,7 +3,9 @@
 //! like a real new one, so every report format shows it.
 
 pub mod functions;
+pub mod nested;
 pub mod objects;
+pub mod relay;
 pub mod types;
 
 use std::fmt;
@@ -516,7 +518,18 @@ pub fn predict<'d>(
         if old.size == 0 || var_size % old.size != 0 {
             continue;
         }
-        let size = (var_size / old.size).saturating_mul(new.size);
+        let mut size = (var_size / old.size).saturating_mul(new.size);
+        // Initialised past its type: the bytes of a flexible array member's
+        // initializer (init_mm's cpu_bitmap) follow the array where it now starts.
+        if !v.is_array
+            && s.size > var_size
+            && let (Some(o), Some(n)) = (
+                old.members.last().filter(|m| m.flexible),
+                new.members.last().filter(|m| m.flexible),
+            )
+        {
+            size = n.offset.saturating_add(s.size.saturating_sub(o.offset));
+        }
         let user = v.alignment.or(new.explicit_alignment);
         let was = align::asked(image, s, Some(v)).alignment;
         let now = compiler_alignment(v.ctype.kind, size, new.alignment, user);
