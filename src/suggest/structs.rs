@@ -86,6 +86,9 @@ const ANONYMOUS: &str = "a member of the rule is inside an anonymous struct or u
 
 /// The candidates for a failing struct rule, and a note when there are none.
 pub(super) fn for_struct(image: &Image<'_>, o: &Outcome) -> (Vec<Candidate>, Option<String>) {
+    let Some(target) = o.target.as_deref() else {
+        return (Vec::new(), Some("it names nothing in the build".into()));
+    };
     if o.key == "max_growth" {
         return (
             Vec::new(),
@@ -95,7 +98,7 @@ pub(super) fn for_struct(image: &Image<'_>, o: &Outcome) -> (Vec<Candidate>, Opt
             ),
         );
     }
-    let Some((name, layout)) = o.target.as_deref().and_then(|t| target_layout(image, t)) else {
+    let Some((name, layout)) = target_layout(image, target) else {
         return (Vec::new(), Some("the struct is not in the build".into()));
     };
     if o.measured == Measured::NotFound {
@@ -131,6 +134,13 @@ pub(super) fn for_struct(image: &Image<'_>, o: &Outcome) -> (Vec<Candidate>, Opt
     }
 }
 
+/// The member names of a `together` or `separate` set: the rule's value as `check`
+/// writes it (`["a", "b"]`, which JSON reads), else the members at fault.
+fn set_of(o: &Outcome) -> Vec<String> {
+    serde_json::from_str(&o.expected)
+        .unwrap_or_else(|_| o.offenders.iter().map(|x| x.name.clone()).collect())
+}
+
 /// The set's members in declaration order, when all are top-level.
 fn declared<'a>(layout: &StructLayout<'_>, names: &'a [String]) -> Option<Vec<(usize, &'a str)>> {
     let mut v: Vec<(usize, &str)> = names
@@ -149,7 +159,7 @@ fn together(
     layout: &StructLayout<'_>,
     o: &Outcome,
 ) -> (Vec<Candidate>, Option<String>) {
-    let names: Vec<String> = o.offenders.iter().map(|x| x.name.clone()).collect();
+    let names = set_of(o);
     let Some(set) = declared(layout, &names) else {
         return (Vec::new(), Some(ANONYMOUS.into()));
     };
@@ -193,7 +203,7 @@ fn separate(
     o: &Outcome,
     line: u64,
 ) -> (Vec<Candidate>, Option<String>) {
-    let names: Vec<String> = o.offenders.iter().map(|x| x.name.clone()).collect();
+    let names = set_of(o);
     let Some(set) = declared(layout, &names) else {
         return (Vec::new(), Some(ANONYMOUS.into()));
     };
@@ -319,11 +329,12 @@ fn into_holes(name: &str, layout: &StructLayout<'_>) -> (Vec<Candidate>, Option<
     let mut used: Vec<usize> = Vec::new();
     let mut moves: Vec<(usize, usize)> = Vec::new();
     for h in &layout.holes {
-        // The member before the hole: the last one ending at its start.
+        // The member before the hole: the last one ending at its start (not one moved).
         let Some(before) = layout
             .members
             .iter()
             .rposition(|m| m.name.is_some() && m.offset.saturating_add(m.size) == h.offset)
+            .filter(|b| !used.contains(b))
         else {
             continue;
         };
@@ -332,6 +343,7 @@ fn into_holes(name: &str, layout: &StructLayout<'_>) -> (Vec<Candidate>, Option<
             let at = h.offset.div_ceil(a).saturating_mul(a);
             *j > before + 1
                 && !used.contains(j)
+                && !moves.iter().any(|(_, b)| b == j)
                 && m.name.is_some_and(|n| !is_marker(n))
                 && m.nested.is_none()
                 && m.bit_size.is_none()
@@ -431,8 +443,13 @@ pub(super) fn for_group_size(
         for m in set {
             let Some(n) = m.name else { continue };
             changes.push(moved(s, n, Some(&after)));
+            let where_ = if after == end {
+                format!("__cacheline_group_end({g})")
+            } else {
+                after.clone()
+            };
             decl.push(format!(
-                "/* struct {s}: declare after __cacheline_group_end({g}) */ {}",
+                "/* struct {s}: declare after {where_} */ {}",
                 member_decl(layout, n, "")
             ));
             after = n.to_string();
