@@ -34,7 +34,8 @@ impl Candidate {
     }
 }
 
-/// Holes filled per candidate set, and single moves tried beside the whole greedy.
+/// Single changes tried beside the whole set: holes filled one at a time, and the later
+/// members of a `separate` set.
 const MAX_SINGLE: usize = 3;
 
 /// The struct an outcome's target names (`NAME`, or `NAME (FILE)` when several
