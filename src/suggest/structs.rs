@@ -503,3 +503,105 @@ pub(super) fn for_group_size(
         .then(|| "no member of it, nor all of them, is as large as the excess".to_string());
     (out, note)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CType, TypeKind};
+    use std::sync::Arc;
+
+    fn member(name: &'static str, c: &str, offset: u64, size: u64, align: u32) -> Member<'static> {
+        Member {
+            name: Some(name),
+            offset,
+            size,
+            natural_alignment: align,
+            ctype: Arc::new(CType {
+                kind: TypeKind::Base,
+                c: c.into(),
+                ..CType::default()
+            })
+            .into(),
+            ..Member::default()
+        }
+    }
+
+    /// struct t { char a; long b; begin(g); int g1; long g2; char g3; end(g); long z;
+    /// char c; char d; }, laid by hand: a 0, hole 1..8, b 8, g1 16, hole 20..24, g2 24,
+    /// g3 32, hole 33..40, z 40, c 48, d 49, 56 B. The hole after a takes d (the last
+    /// declared that fits 7 B); the one after g1, inside g, takes g3, not c, declared
+    /// later but outside g; the one after g's end marker takes c. All of them as one
+    /// candidate, then each alone.
+    #[test]
+    fn holes_are_filled_by_the_last_declared_member_that_fits_within_its_group() {
+        let mut s = StructLayout {
+            name: "t",
+            size: 56,
+            alignment: 8,
+            members: vec![
+                member("a", "char", 0, 1, 1),
+                member("b", "long int", 8, 8, 8),
+                member("__cacheline_group_begin__g", "__u8[0]", 16, 0, 1),
+                member("g1", "int", 16, 4, 4),
+                member("g2", "long int", 24, 8, 8),
+                member("g3", "char", 32, 1, 1),
+                member("__cacheline_group_end__g", "__u8[0]", 33, 0, 1),
+                member("z", "long int", 40, 8, 8),
+                member("c", "char", 48, 1, 1),
+                member("d", "char", 49, 1, 1),
+            ],
+            ..StructLayout::default()
+        };
+        crate::layout::holes::fill(&mut s, 0);
+        let holes: Vec<(u64, u64)> = s.holes.iter().map(|h| (h.offset, h.size)).collect();
+        assert_eq!(holes, [(1, 7), (20, 4), (33, 7)]);
+        let (of, after) = group_spans(&s);
+        let g = Some("g".to_string());
+        assert_eq!(of[3..6], [g.clone(), g.clone(), g.clone()]);
+        assert_eq!((of[2].clone(), after[2].clone()), (None, g.clone()));
+        assert_eq!((of[6].clone(), after[6].clone()), (None, None));
+        let (out, note) = into_holes("t", &s);
+        assert_eq!(note, None);
+        let changes: Vec<Vec<Change>> = out.iter().map(|c| c.changes.clone()).collect();
+        let d_after_a = moved("t", "d", Some("a"));
+        let g3_after_g1 = moved("t", "g3", Some("g1"));
+        let c_after_end = moved("t", "c", Some("__cacheline_group_end__g"));
+        assert_eq!(
+            changes,
+            [
+                vec![d_after_a.clone(), g3_after_g1.clone(), c_after_end.clone()],
+                vec![d_after_a],
+                vec![g3_after_g1],
+                vec![c_after_end]
+            ]
+        );
+        assert!(out.iter().all(|c| c.must_shrink));
+        assert_eq!(
+            out[2].declaration,
+            "/* struct t: declare after g1 */ char g3;"
+        );
+    }
+
+    /// struct t { char a; long b; }: the hole of 7 B after a, and only b (8 B) after
+    /// it: nothing fits, and the note says so.
+    #[test]
+    fn a_hole_nothing_fits_is_said() {
+        let mut s = StructLayout {
+            name: "t",
+            size: 16,
+            alignment: 8,
+            members: vec![
+                member("a", "char", 0, 1, 1),
+                member("b", "long int", 8, 8, 8),
+            ],
+            ..StructLayout::default()
+        };
+        crate::layout::holes::fill(&mut s, 0);
+        let (out, note) = into_holes("t", &s);
+        assert!(out.is_empty());
+        assert_eq!(
+            note.as_deref(),
+            Some("no member declared after a hole fits in it (its size and alignment)")
+        );
+    }
+}
