@@ -208,7 +208,12 @@ fn separate(
     let Some(set) = declared(layout, &names) else {
         return (Vec::new(), Some(ANONYMOUS.into()));
     };
-    let lines = |m: &Member<'_>| (m.offset / line, (m.offset + m.size.max(1) - 1) / line);
+    let lines = |m: &Member<'_>| {
+        (
+            m.offset / line,
+            (m.offset.saturating_add(m.size.max(1) - 1) / line),
+        )
+    };
     let mut out = Vec::new();
     let mut later: Vec<usize> = Vec::new();
     for (k, &(bi, b)) in set.iter().enumerate() {
@@ -239,14 +244,15 @@ fn separate(
         // Past the end of the earlier member's last line: after the first member that
         // ends there once `b` has left its place.
         let a = &layout.members[ai];
-        let line_end = (lines(a).1 + 1) * line;
+        let line_end = lines(a).1.saturating_add(1).saturating_mul(line);
         let past = layout
             .members
             .iter()
             .enumerate()
             .skip(bi + 1)
             .find(|(_, x)| {
-                x.name.is_some() && (x.offset + x.size).saturating_sub(mb.size) >= line_end
+                x.name.is_some()
+                    && x.offset.saturating_add(x.size).saturating_sub(mb.size) >= line_end
             });
         if let Some((_, x)) = past
             && let Some(x) = x.name
@@ -350,7 +356,7 @@ fn into_holes(name: &str, layout: &StructLayout<'_>) -> (Vec<Candidate>, Option<
                 && m.bit_size.is_none()
                 && m.size > 0
                 && group_of[*j] == group_after[before]
-                && at.saturating_add(m.size) <= h.offset + h.size
+                && at.saturating_add(m.size) <= h.offset.saturating_add(h.size)
         };
         if let Some((j, _)) = layout.members.iter().enumerate().rev().find(fits) {
             used.push(j);
