@@ -483,24 +483,46 @@ fn suggest_aligns_what_clears_each_flag_and_says_what_it_costs() {
     );
 }
 
-/// A fuzzer's find (the snapshot target): a forged snapshot whose objects end past
+/// A fuzzer's find (the snapshot target): a forged snapshot whose objects end at
 /// 2^64, on which predicting a struct's growth added places unchecked (a panic with
-/// overflow checks, as `cargo test` builds). Every predicted place saturates now.
+/// overflow checks, as `cargo test` builds). Every predicted place saturates now. The
+/// snapshot is forged here from `whatif/base.elf`: the last object of `.data`,
+/// `c_ticks`, and `.data` itself made to end at 2^64 - 1, as the fuzzer's did; growing
+/// `struct rec` (b_log's, before it in `.data`) pushes it past.
 #[test]
 fn a_forged_snapshot_is_predicted_without_overflow() {
-    let path = testdata("bad/whatif-overflow.snap");
-    let file = InputFile::open(std::path::Path::new(&path)).unwrap();
-    let image = file.load(&LoadOptions::default()).unwrap();
-    let name = image
-        .structs
-        .iter()
-        .find(|s| !s.name.is_empty())
-        .map(|s| s.name.to_string())
-        .expect("a named struct");
+    let elf = testdata("whatif/base.elf");
+    let file = InputFile::open(std::path::Path::new(&elf)).unwrap();
+    let mut image = file.load(&LoadOptions::default()).unwrap();
+    let last = image
+        .symbols
+        .iter_mut()
+        .filter(|s| s.kind == SymbolKind::Object && s.section == ".data")
+        .max_by_key(|s| s.place)
+        .expect("an object in .data");
+    assert_eq!(last.name, "c_ticks");
+    last.size = u64::MAX - last.address;
+    for s in image.sections.iter_mut().filter(|s| s.name == ".data") {
+        s.size = u64::MAX - s.address;
+    }
+    let path = std::env::temp_dir().join(format!("whatif-overflow-{}.snap", std::process::id()));
+    layout_diff::snapshot::write(&image, &[], None, &path).unwrap();
+    let forged = InputFile::open(&path).unwrap();
+    let image = forged.load(&LoadOptions::default()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    // It reads back as forged: one object that ends at 2^64 - 1.
+    assert_eq!(
+        image
+            .symbols
+            .iter()
+            .filter(|s| s.address.checked_add(s.size) == Some(u64::MAX))
+            .count(),
+        1
+    );
     let p = predict(
         &image,
         &[Change::Resize {
-            name,
+            name: "rec".into(),
             size: Size::Grow(8),
         }],
         &[],

@@ -40,13 +40,14 @@ export KBUILD_BUILD_HOST=replay
 export KBUILD_BUILD_VERSION=1
 
 # Variants: name -> patches applied on top of the base tree, in order.
-VARIANTS=(mce mce-aligned root-user-aligned signal-fn mce-big)
+VARIANTS=(mce mce-aligned root-user-aligned signal-fn mce-big read-mostly)
 declare -A VARIANT_PATCHES=(
     [mce]="01-mce-grow.patch"
     [mce-aligned]="01-mce-grow.patch 02-mce-percpu-aligned.patch"
     [root-user-aligned]="03-root-user-aligned.patch"
     [signal-fn]="04-signal-fn.patch"
     [mce-big]="05-mce-grow-past-page.patch"
+    [read-mostly]="06-read-mostly.patch"
 )
 
 # Objects holding the symbols of interest; always copied for base.

@@ -165,7 +165,8 @@ a hot object     it, or a new written neighbour, aligned to a line (____cachelin
 DEFINE_PER_CPU_ALIGNED for per-CPU variables); __read_mostly back first when it lost it\n  \
 a hot member     the members that pushed it declared last, it declared before them, or aligned;\n                   \
 inside the cache-line group whose members shared its OLD line\n  \
-a hot function   __aligned(LINE) on its definition, or -falign-functions=LINE for its file\n  \
+a hot function   __aligned(LINE) on its definition, or -falign-functions=LINE for its file (an OLD\n                   \
+start mid-line: judged by the lines it covers)\n  \
 a group          __cacheline_group_begin_aligned when it then fits; else by how much it is too big\n\
 Each is predicted on NEW with whatif and diffed against OLD again: it restores when the\n\
 flag is gone. Cost: bytes added to the section or to each instance, what moves, lines.\n\n\

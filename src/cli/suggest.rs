@@ -87,7 +87,7 @@ fn unfixed(found: &Suggestions) -> usize {
     let functions = found
         .functions
         .iter()
-        .filter(|s| none(s.fixes.iter().map(|f| f.restores)));
+        .filter(|s| none(s.fixes.iter().map(|f| f.restores || f.no_more_lines)));
     let groups = found
         .groups
         .iter()

@@ -15,6 +15,11 @@ const ABI_RAISE: u64 = 16;
 pub struct Asked {
     pub alignment: u64,
     pub explicit: bool,
+    /// An array the source did not align, which GCC may align further than its type
+    /// when it vectorises a loop over it (to 8 bytes for the kernel's `-mno-sse`
+    /// word-sized vectors): the link model takes that alignment where the build's
+    /// addresses show it.
+    pub raisable: bool,
 }
 
 /// The alignment GCC gives a variable of `size` bytes whose type is aligned to
@@ -77,6 +82,7 @@ pub fn asked(image: &Image<'_>, sym: &Symbol<'_>, var: Option<&Variable<'_>>) ->
         return Asked {
             alignment: floor_pow2(sym.size.clamp(1, 8)),
             explicit: false,
+            raisable: false,
         };
     };
     let user = image.explicit_alignment(v);
@@ -84,6 +90,7 @@ pub fn asked(image: &Image<'_>, sym: &Symbol<'_>, var: Option<&Variable<'_>>) ->
     Asked {
         alignment: compiler_alignment(v.ctype.kind, size, natural_alignment(image, v), user),
         explicit: user.is_some(),
+        raisable: user.is_none() && v.ctype.kind == TypeKind::Array,
     }
 }
 

@@ -126,6 +126,7 @@ impl<'d> LinkMap<'d> {
             SymbolKind::Function => align::Asked {
                 alignment: FUNCTION_ALIGNMENT,
                 explicit: false,
+                raisable: false,
             },
             _ => asked(image, s, vars.of(s)),
         })
@@ -169,8 +170,13 @@ impl<'d> LinkMap<'d> {
             let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
             let start = start.min(list[0].1.place);
             let mut inputs: Vec<Input<'d>> = Vec::new();
+            // Arrays whose alignment the compiler may raise, by symbol index.
+            let mut raisable: FxHashMap<usize, u64> = FxHashMap::default();
             for &(i, s) in &list {
                 let a = asked(s);
+                if a.raisable {
+                    raisable.insert(i, s.size);
+                }
                 // A unit's objects in a row are one input section; an object whose
                 // unit DWARF does not name joins the one before it, unless a linker
                 // script boundary lies between them.
@@ -238,6 +244,13 @@ impl<'d> LinkMap<'d> {
                         end
                     };
                     m.lead = place - align_up(from, a);
+                    // A vectorised array: the gap is its raised alignment.
+                    if let Some(&size) = raisable.get(&m.symbol).filter(|_| k > 0 && m.lead > 0)
+                        && let Some(raised) = raised_alignment(a, size, end, place)
+                    {
+                        m.align = raised;
+                        m.lead = 0;
+                    }
                     anchor = place;
                     end = place.saturating_add(m.size);
                 }
@@ -370,8 +383,14 @@ impl<'d> LinkMap<'d> {
     /// area: where `DEFINE_PER_CPU_ALIGNED` puts a variable), with alignment `align`.
     /// The region is the run of input sections at the end whose objects all asked for
     /// `align` or more; the unit's input section there is found, or made at its place
-    /// in link order. Returns false when the object is not in the map.
-    pub fn move_to_end_region(&mut self, symbol: usize, align: u64) -> bool {
+    /// in link order, and the object takes its place there by definition line (see
+    /// `move_to_region_from`). Returns false when the object is not in the map.
+    pub fn move_to_end_region(
+        &mut self,
+        symbol: usize,
+        align: u64,
+        line: &dyn Fn(usize) -> Option<u32>,
+    ) -> bool {
         let Some((oi, ii, mi)) = self.find(symbol) else {
             return false;
         };
@@ -397,7 +416,7 @@ impl<'d> LinkMap<'d> {
         m.explicit = true;
         m.lead = 0;
         m.inside = None;
-        insert_in_region(o, region_start, origin, m, &rank);
+        insert_in_region(o, region_start, origin, m, &rank, line);
         true
     }
 
@@ -407,6 +426,9 @@ impl<'d> LinkMap<'d> {
     /// unit's input section there is found, or made at its place in link order. The
     /// region starts on a boundary of `start_align` (`READ_MOSTLY_DATA(align)` begins
     /// with `. = ALIGN(align)`), which the model keeps as the first input section's.
+    /// Among the unit's objects already there it takes its place by definition line
+    /// (`line`, by symbol index) in the order they show (gcc emits a unit's objects
+    /// of one section last-defined first), or last when they show none.
     /// Returns false when the object is not in the map or already in the region.
     pub fn move_to_region_from(
         &mut self,
@@ -414,6 +436,7 @@ impl<'d> LinkMap<'d> {
         from: u64,
         start_align: u64,
         places: &[u64],
+        line: &dyn Fn(usize) -> Option<u32>,
     ) -> bool {
         let Some((oi, ii, mi)) = self.find(symbol) else {
             return false;
@@ -491,7 +514,7 @@ impl<'d> LinkMap<'d> {
         m.lead = 0;
         m.inside = None;
         let moved = m.symbol;
-        insert_in_region(o, region_start, origin, m, &rank);
+        insert_in_region(o, region_start, origin, m, &rank, line);
         // A new input section of its own may now come first in the region.
         if let Some(first) = o.inputs.get_mut(region_start)
             && first.members.first().is_some_and(|x| x.symbol == moved)
@@ -502,6 +525,19 @@ impl<'d> LinkMap<'d> {
             }
         }
         true
+    }
+
+    /// The object `symbol` lies inside (an alias at its address, or a part of it),
+    /// when it lies inside one: what a change to its placement has to name.
+    pub fn host(&self, symbol: usize) -> Option<usize> {
+        let (oi, ii, mi) = self.find(symbol)?;
+        let members = &self.outputs[oi].inputs[ii].members;
+        members[mi].inside?;
+        members[..mi]
+            .iter()
+            .rev()
+            .find(|m| m.inside.is_none())
+            .map(|m| m.symbol)
     }
 
     /// Output, input and member index of an object.
@@ -517,22 +553,47 @@ impl<'d> LinkMap<'d> {
     }
 }
 
-/// Puts `m` last in `origin`'s input section among `o.inputs[region_start..]`, or in a
-/// new input section of its own at its unit's place in link order there.
+/// Puts `m` in `origin`'s input section among `o.inputs[region_start..]` at its place
+/// by definition line (`in_line_order`), or in a new input section of its own at its
+/// unit's place in link order there.
 fn insert_in_region<'d>(
     o: &mut Output<'d>,
     region_start: usize,
     origin: Option<&'d str>,
     m: Placed,
     rank: &FxHashMap<&'d str, f64>,
+    line: &dyn Fn(usize) -> Option<u32>,
 ) {
     let align = m.align;
+    // The order the unit's objects show: in its input section of the region, else in
+    // all of its input sections of the output section (each input section's own).
+    let of_unit = |i: &&Input<'_>| i.origin.is_some() && i.origin == origin;
+    let order = o.inputs[region_start..]
+        .iter()
+        .find(of_unit)
+        .and_then(|i| line_order(i.members.iter(), line))
+        .or_else(|| {
+            let mut each = o
+                .inputs
+                .iter()
+                .filter(of_unit)
+                .filter_map(|i| line_order(i.members.iter(), line));
+            let first = each.next()?;
+            each.all(|x| x == first).then_some(first)
+        });
     if let Some(existing) = o.inputs[region_start..]
         .iter_mut()
         .find(|i| i.origin.is_some() && i.origin == origin)
     {
         existing.align = existing.align.max(align);
-        existing.members.push(m);
+        let at = in_line_order(&existing.members, &m, line, order);
+        if at == 0 {
+            // It now starts the section: what started it keeps its bytes after it.
+            if let Some(first) = existing.members.first_mut() {
+                first.inside = None;
+            }
+        }
+        existing.members.insert(at, m);
         return;
     }
     let of = |u: Option<&str>| u.and_then(|u| rank.get(u)).copied();
@@ -555,6 +616,76 @@ fn insert_in_region<'d>(
             guessed: None,
         },
     );
+}
+
+/// Where `m` goes among `members` (one unit's objects of one input section, in
+/// address order): by its definition line, in the order the unit's objects show
+/// (`order`: lines running down, as gcc emits a unit's objects of one section
+/// last-defined first; or up, with `-fno-toplevel-reorder` or `used`), else last.
+/// Objects inside another (aliases) keep to the object they are inside.
+fn in_line_order(
+    members: &[Placed],
+    m: &Placed,
+    line: &dyn Fn(usize) -> Option<u32>,
+    order: Option<Order>,
+) -> usize {
+    let (Some(at), Some(order)) = (line(m.symbol), order) else {
+        return members.len();
+    };
+    let before = |l: u32| match order {
+        Order::Down => at > l,
+        Order::Up => at < l,
+    };
+    members
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.inside.is_none())
+        .find(|(_, x)| line(x.symbol).is_some_and(before))
+        .map_or(members.len(), |(k, _)| k)
+}
+
+/// Which way definition lines run in address order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    Up,
+    Down,
+}
+
+/// The way the definition lines of `members` (in address order, aliases left out)
+/// run, when they all have one and run strictly one way; `None` when fewer than two
+/// have lines or they run both ways.
+fn line_order<'a>(
+    members: impl Iterator<Item = &'a Placed>,
+    line: &dyn Fn(usize) -> Option<u32>,
+) -> Option<Order> {
+    let lines: Vec<u32> = members
+        .filter(|x| x.inside.is_none())
+        .map(|x| line(x.symbol))
+        .collect::<Option<_>>()?;
+    if lines.len() < 2 {
+        None
+    } else if lines.windows(2).all(|w| w[0] > w[1]) {
+        Some(Order::Down)
+    } else if lines.windows(2).all(|w| w[0] < w[1]) {
+        Some(Order::Up)
+    } else {
+        None
+    }
+}
+
+/// The alignment, above `a` and up to 16 bytes (and the array's `size`), that
+/// explains the whole gap from `end` to `place` (GCC raises a vectorised array's
+/// alignment to its vector size), when one does.
+fn raised_alignment(a: u64, size: u64, end: u64, place: u64) -> Option<u64> {
+    let most = align::floor_pow2(size.min(16));
+    let mut r = a.max(1).saturating_mul(2);
+    while r <= most {
+        if align_up(end, r) == place {
+            return Some(r);
+        }
+        r = r.saturating_mul(2);
+    }
+    None
 }
 
 /// The largest power of two up to `wanted` that both divides `place` and leaves the

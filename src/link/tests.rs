@@ -161,8 +161,9 @@ fn an_object_moved_to_the_aligned_region_lands_in_link_order() {
     let mut map = LinkMap::build_with(&img, &|s| align::Asked {
         alignment: if s.size == 64 { 64 } else { 8 },
         explicit: s.size == 64,
+        raisable: false,
     });
-    assert!(map.move_to_end_region(1, 64));
+    assert!(map.move_to_end_region(1, 64, &|_| None));
     let got = map.layout(&Edits::default());
     let got: Vec<u64> = (0..5).map(|i| got[&i].0).collect();
     // b.c's object leaves the plain run (c.c's follows a.c's) and lands between a.c's
@@ -186,14 +187,121 @@ fn an_object_moved_to_the_read_mostly_region_goes_last_of_its_unit_there() {
     let mut map = LinkMap::build_with(&img, &|s| align::Asked {
         alignment: natural(s.size),
         explicit: false,
+        raisable: false,
     });
     let places: Vec<u64> = img.symbols.iter().map(|s| s.place).collect();
     // The region starts where plain data ends (the boundary symbol, 0x3c).
-    assert!(map.move_to_region_from(2, 0x3c, 64, &places));
+    // No definition lines known: last of its unit.
+    assert!(map.move_to_region_from(2, 0x3c, 64, &places, &|_| None));
     let got = map.layout(&Edits::default());
     let got: Vec<u64> = (0..4).map(|i| got[&i].0).collect();
     // o3 stays on the line at 0x40 although plain data now ends at 0x38; o2 follows it.
     assert_eq!(got, vec![0, 48, 0x44, 0x40]);
     // Already in the region: refused.
-    assert!(!map.move_to_region_from(3, 0x3c, 64, &places));
+    assert!(!map.move_to_region_from(3, 0x3c, 64, &places, &|_| None));
+}
+
+/// gcc emits a unit's objects of one section last-defined first
+/// (`kernel/workqueue.o`'s `.data..read_mostly`: `system_freezable_power_efficient_wq`
+/// (line 373) at 0 down to `system_wq` (line 361) at 0x30): an object put back takes
+/// its place by its definition line among its unit's objects there.
+#[test]
+fn an_object_moved_to_the_read_mostly_region_takes_its_place_by_definition_line() {
+    // Plain data: p0 (8 B), m (4 B, line 20) to 0x0c; the read-mostly data from 0x40:
+    // r30 (4 B, line 30), r10 (8 B, line 10), lines running down.
+    let mut img = Image::test_empty();
+    for (name, place, size) in [("p0", 0, 8), ("m", 8, 4), ("r30", 64, 4), ("r10", 72, 8)] {
+        let mut s = crate::model::Symbol::test_object(name, place, size);
+        s.compile_unit = Some("a.c");
+        img.symbols.push(s);
+    }
+    let build = || {
+        LinkMap::build_with(&img, &|s| align::Asked {
+            alignment: natural(s.size),
+            explicit: false,
+            raisable: false,
+        })
+    };
+    let places: Vec<u64> = img.symbols.iter().map(|s| s.place).collect();
+    // The four places after moving m (index 1) with definition lines `lines`.
+    let moved = |lines: [Option<u32>; 4]| {
+        let mut map = build();
+        let line = |i: usize| lines.get(i).copied().flatten();
+        assert!(map.move_to_region_from(1, 0x0c, 64, &places, &line));
+        let got = map.layout(&Edits::default());
+        (0..4).map(|i| got[&i].0).collect::<Vec<u64>>()
+    };
+    // Line 20 goes between 30 and 10: r30 at 0x40, m at 0x44, r10 at 0x48.
+    assert_eq!(
+        moved([None, Some(20), Some(30), Some(10)]),
+        vec![0, 0x44, 0x40, 0x48]
+    );
+    // Lines running up (`-fno-toplevel-reorder`): 10 then 30, m between them.
+    assert_eq!(
+        moved([None, Some(20), Some(10), Some(30)]),
+        vec![0, 0x44, 0x40, 0x48]
+    );
+    // Line 40, defined after both (lines down): first, at 0x40; r30 at 0x44, r10 0x48.
+    assert_eq!(
+        moved([None, Some(40), Some(30), Some(10)]),
+        vec![0, 0x40, 0x44, 0x48]
+    );
+}
+
+/// GCC aligns an array it vectorises further than its type (the replay's
+/// `sysctl_lowmem_reserve_ratio`, `int[3]`: 0x938 after `min_free_kbytes` ended at
+/// 0x934, then 0x930 once `min_free_kbytes` moved away). The model takes the gap as
+/// that alignment, not as bytes kept: the array follows its neighbour's move.
+#[test]
+fn a_gap_before_an_array_is_its_raised_alignment() {
+    // One unit: a, b, c (4 B each) at 0, 4, 8; arr (int[3], 12 B) at 0x10: 4 bytes
+    // after c's end that 4-byte alignment does not explain, and 8-byte does.
+    let mut img = Image::test_empty();
+    for (name, place, size) in [("a", 0, 4), ("b", 4, 4), ("c", 8, 4), ("arr", 0x10, 12)] {
+        let mut s = crate::model::Symbol::test_object(name, place, size);
+        s.compile_unit = Some("a.c");
+        img.symbols.push(s);
+    }
+    let build = |raisable: bool| {
+        LinkMap::build_with(&img, &|s| align::Asked {
+            alignment: 4,
+            explicit: false,
+            raisable: raisable && s.name == "arr",
+        })
+    };
+    let at = |map: &LinkMap<'_>, c_size: u64| {
+        let mut edits = Edits::default();
+        edits.size.insert(2, c_size);
+        map.layout(&edits)[&3].0
+    };
+    let raised = build(true);
+    // c gone (0 B, as min_free_kbytes left .data): arr at 8, aligned to 8 from 8.
+    assert_eq!(at(&raised, 0), 8);
+    // c grown to 8 B (ends 0x10): arr at 0x10.
+    assert_eq!(at(&raised, 8), 0x10);
+    // Not raisable: the 4 unexplained bytes are kept and follow c's end.
+    let plain = build(false);
+    assert_eq!(at(&plain, 0), 0xc);
+    assert_eq!(at(&plain, 8), 0x14);
+}
+
+/// An object at another's place (x86's `jiffies`, the linker script's alias of
+/// `jiffies_64`), or within its bytes, lies inside it: a change to its placement must
+/// name the host.
+#[test]
+fn an_alias_or_a_part_has_a_host() {
+    // a (8 B) at 0; alias (8 B) at 0; part (4 B) at 4; b (8 B) at 8.
+    let mut img = Image::test_empty();
+    for (name, place, size) in [("a", 0, 8), ("alias", 0, 8), ("part", 4, 4), ("b", 8, 8)] {
+        let mut s = crate::model::Symbol::test_object(name, place, size);
+        s.compile_unit = Some("a.c");
+        img.symbols.push(s);
+    }
+    let map = LinkMap::build_with(&img, &|s| align::Asked {
+        alignment: natural(s.size),
+        explicit: false,
+        raisable: false,
+    });
+    let hosts: Vec<Option<usize>> = (0..4).map(|i| map.host(i)).collect();
+    assert_eq!(hosts, vec![None, Some(0), Some(0), None]);
 }

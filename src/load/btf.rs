@@ -656,6 +656,7 @@ pub(crate) fn read<'d>(
                         is_array,
                         alignment: None,
                         decl_file: None,
+                        decl_line: None,
                     },
                     key,
                 ));

@@ -29,6 +29,9 @@ pub(crate) struct Die<'d> {
     /// Variables: `DW_AT_specification`, resolved like `ty`.
     specification: u32,
     decl_file: u32,
+    /// Variables: `DW_AT_decl_line` (a unit's objects of one section are emitted in
+    /// an order of their definitions' lines).
+    decl_line: u32,
     /// First recorded child (members of a struct/union, subranges of an array,
     /// parameters of a subroutine type) and next recorded sibling; `NONE` if none.
     pub first_child: u32,
@@ -140,6 +143,9 @@ impl Die<'_> {
     pub fn decl_file(&self) -> Option<u64> {
         some(self.decl_file).map(|f| f as u64)
     }
+    pub fn decl_line(&self) -> Option<u32> {
+        (self.decl_line != NONE).then_some(self.decl_line)
+    }
     pub fn alignment(&self) -> Option<u64> {
         self.rare.as_ref()?.alignment
     }
@@ -192,6 +198,7 @@ impl Default for Die<'_> {
             ty: NONE,
             specification: NONE,
             decl_file: NONE,
+            decl_line: NONE,
             first_child: NONE,
             next_sibling: NONE,
             tag: dw::DW_TAG_null,
@@ -426,6 +433,7 @@ fn wanted(name: gimli::DwAt, tag: DwTag) -> bool {
         | dw::DW_AT_location
         | dw::DW_AT_const_value => true,
         dw::DW_AT_decl_file => tag != dw::DW_TAG_member,
+        dw::DW_AT_decl_line => tag == dw::DW_TAG_variable,
         _ => false,
     }
 }
@@ -491,6 +499,12 @@ fn read_attr<'d>(
             die.decl_file = attr
                 .udata_value()
                 .and_then(|f| u32::try_from(f).ok())
+                .unwrap_or(NONE)
+        }
+        dw::DW_AT_decl_line => {
+            die.decl_line = attr
+                .udata_value()
+                .and_then(|l| u32::try_from(l).ok())
                 .unwrap_or(NONE)
         }
         dw::DW_AT_data_member_location => {

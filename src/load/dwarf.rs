@@ -388,6 +388,7 @@ fn variable<'d>(
             is_array,
             alignment: die.alignment().or(spec.and_then(|s| s.alignment())),
             decl_file: decl.and_then(|f| file_name_from(table, f)).map(Into::into),
+            decl_line: die.decl_line().or(spec.and_then(|s| s.decl_line())),
         },
         key,
     })
@@ -473,6 +474,7 @@ mod tests {
                         is_array: false,
                         alignment: None,
                         decl_file: None,
+                        decl_line: None,
                     },
                     key: Some(key),
                 },

@@ -246,6 +246,10 @@ pub struct Variable<'d> {
     /// `DW_AT_alignment` on the variable.
     pub alignment: Option<u64>,
     pub decl_file: Option<Cow<'d, str>>,
+    /// The definition's line in `decl_file` (not in JSON): where the compiler puts the
+    /// object among its unit's others of one section (`whatif --read-mostly`).
+    #[serde(skip)]
+    pub decl_line: Option<u32>,
 }
 
 impl Variable<'_> {

@@ -140,7 +140,7 @@ fn functions(out: &mut impl Write, found: &Suggestions) -> fmt::Result {
     for f in &found.functions {
         writeln!(
             out,
-            "\nfunction {}{}: start mod line {:#04x} -> {:#04x} ({:#x} -> {:#x})",
+            "\nfunction {}{}: start mod line {:#04x} -> {:#04x} ({:#x} -> {:#x}), {} -> {} line{}",
             f.function,
             f.unit
                 .as_deref()
@@ -148,7 +148,10 @@ fn functions(out: &mut impl Write, found: &Suggestions) -> fmt::Result {
             f.phase_old,
             f.phase_new,
             f.address_old,
-            f.address_new
+            f.address_new,
+            f.lines_old,
+            f.lines_new,
+            plural(f.lines_new),
         )?;
         if f.fixes.is_empty() {
             out.write_str("  no fix found\n")?;
@@ -156,11 +159,19 @@ fn functions(out: &mut impl Write, found: &Suggestions) -> fmt::Result {
         for (i, x) in f.fixes.iter().enumerate() {
             writeln!(
                 out,
-                "  {}. {}: {}; start mod line {:#04x}; section end {:+} B, {} other function{} moved (at most {:+} B); {} flag{} in the predicted diff",
+                "  {}. {}: {}; start mod line {:#04x}, {} line{}; section end {:+} B, {} other function{} moved (at most {:+} B); {} flag{} in the predicted diff",
                 i + 1,
                 x.change,
-                restores(x.restores),
+                match (x.no_more_lines, x.shifted == 0 && x.section_bytes == 0) {
+                    (true, true) =>
+                        "keeps it where NEW has it: on a line start, covering no more lines than in OLD (OLD's mid-line start no alignment gives back)",
+                    (true, false) =>
+                        "starts it on a line, covering no more lines than in OLD (OLD's mid-line start no alignment gives back)",
+                    _ => restores(x.restores),
+                },
                 x.phase,
+                x.lines,
+                plural(x.lines),
                 x.section_bytes,
                 x.shifted,
                 plural(x.shifted),

@@ -162,6 +162,7 @@ pub(super) struct VariableForm {
     pub is_array: bool,
     pub alignment: Option<u64>,
     pub decl_file: Option<Str>,
+    pub decl_line: Option<u32>,
 }
 
 /// Index of a string in `Names::strings`.
@@ -241,6 +242,7 @@ pub(super) fn from_image<'a>(
             is_array: v.is_array,
             alignment: v.alignment,
             decl_file: v.decl_file.as_deref().map(|f| names.put(f)),
+            decl_line: v.decl_line,
         })
         .collect();
     let mut last_symbol = 0u64;

@@ -514,6 +514,7 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                     is_array: v.is_array,
                     alignment: v.alignment,
                     decl_file: c.names.opt(v.decl_file)?.map(Into::into),
+                    decl_line: v.decl_line,
                 })
             }),
         )?;

@@ -23,6 +23,12 @@ pub struct FunctionFix {
     pub restores: bool,
     /// Its start modulo the line after the change.
     pub phase: u64,
+    /// Lines its code covers after the change.
+    pub lines: u64,
+    /// When it does not restore OLD's start (OLD's was not on a line, which no
+    /// alignment gives back): whether it starts a line and covers no more lines than
+    /// in OLD, the best an alignment can do.
+    pub no_more_lines: bool,
     /// Bytes the change adds to the end of the function's output section.
     pub section_bytes: i64,
     /// Functions other than the changed ones that move, and the most any moves.
@@ -46,6 +52,9 @@ pub struct FunctionSuggestion {
     /// Start modulo the line size, OLD and NEW.
     pub phase_old: u64,
     pub phase_new: u64,
+    /// Lines its code covers, OLD and NEW.
+    pub lines_old: u64,
+    pub lines_new: u64,
     pub fixes: Vec<FunctionFix>,
     /// A `check` rule that keeps it at the start of a line.
     pub rule: String,
@@ -82,6 +91,14 @@ fn for_function(
         .iter()
         .find(|s| s.kind == SymbolKind::Function && f.name.is(&s.qualified_name()));
     let unit = sym.and_then(|s| s.compile_unit);
+    let size = |i: &Image<'_>| {
+        i.symbols
+            .iter()
+            .find(|s| s.kind == SymbolKind::Function && f.name.is(&s.qualified_name()))
+            .map_or(0, |s| s.size)
+    };
+    let lines_old = covered(f.address.old, size(old), line);
+    let lines_new = covered(f.address.new, size(new), line);
     let mut candidates = vec![(
         Change::SymbolAlign {
             name: name.clone(),
@@ -114,12 +131,15 @@ fn for_function(
         };
         let after = diff(old, &p.image, options);
         let now = after.functions.iter().find(|a| a.name.is(&name));
-        let phase = p
+        let (phase, lines) = p
             .image
             .symbols
             .iter()
             .find(|s| s.kind == SymbolKind::Function && f.name.is(&s.qualified_name()))
-            .map_or(f.phase.new, |s| s.address % line);
+            .map_or((f.phase.new, lines_new), |s| {
+                (s.address % line, covered(s.address, s.size, line))
+            });
+        let restores = now.is_none_or(|a| !a.flagged) && phase == f.phase.old;
         let (moved, most) = shifts(
             new,
             &p.image,
@@ -129,8 +149,10 @@ fn for_function(
         fixes.push(FunctionFix {
             change: super::change_args(&change),
             declaration,
-            restores: now.is_none_or(|a| !a.flagged) && phase == f.phase.old,
+            restores,
             phase,
+            lines,
+            no_more_lines: !restores && phase == 0 && lines <= lines_old,
             section_bytes: section_end(&p.image, SymbolKind::Function, sym.space, sym.section)
                 as i64
                 - section_end(new, SymbolKind::Function, sym.space, sym.section) as i64,
@@ -139,19 +161,34 @@ fn for_function(
             flags_after: after.flagged,
         });
     }
-    fixes.sort_by_key(|x| (!x.restores, x.section_bytes, x.shifted, x.flags_after));
+    fixes.sort_by_key(|x| {
+        (
+            !x.restores,
+            !x.no_more_lines,
+            x.section_bytes,
+            x.shifted,
+            x.flags_after,
+        )
+    });
     FunctionSuggestion {
         unit: unit.map(str::to_string),
         address_old: f.address.old,
         address_new: f.address.new,
         phase_old: f.phase.old,
         phase_new: f.phase.new,
+        lines_old,
+        lines_new,
         fixes,
         rule: format!(
             "[function.\"{name}\"]\nalign = {line}\nwhy = \"a hot function kept at the start of a line (layout-diff suggest)\"\n"
         ),
         function: name,
     }
+}
+
+/// Lines `size` bytes from `address` cover (a zero-sized function: its start's one).
+fn covered(address: u64, size: u64, line: u64) -> u64 {
+    crate::layout::place(address, size, line).lines
 }
 
 /// Kbuild's per-file flag for unit `kernel/futex/waitwake.c`:

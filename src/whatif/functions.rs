@@ -84,9 +84,9 @@ pub fn align_unit(
     }
 }
 
-/// Object `i` moved into `.data..read_mostly`: last in its unit's input section there
-/// (the compiler orders a unit's read-mostly objects by definition; DWARF keeps no
-/// line, so the model puts it last). The region starts on a line: x86's
+/// Object `i` moved into `.data..read_mostly`: in its unit's input section there, at
+/// its place by definition line (`DW_AT_decl_line`) in the order the unit's objects
+/// there show. The region starts on a line: x86's
 /// `READ_MOSTLY_DATA(INTERNODE_CACHE_BYTES)` aligns it to the L1 line.
 pub fn move_to_read_mostly(
     image: &Image<'_>,
@@ -114,12 +114,25 @@ pub fn move_to_read_mostly(
     let base = sym.address.wrapping_sub(sym.place);
     let from = start.wrapping_sub(base);
     let places: Vec<u64> = image.symbols.iter().map(|s| s.place).collect();
-    if map.move_to_region_from(i, from, image.line_size, &places) {
+    if map.move_to_region_from(i, from, image.line_size, &places, &definition_lines(image)) {
         Ok(())
     } else {
         Err(format!(
             "--read-mostly {name}: not in the same output section as the read-mostly data"
         ))
+    }
+}
+
+/// Each symbol's definition line (`DW_AT_decl_line`), by symbol index: where a moved
+/// object goes among its unit's objects (`LinkMap::move_to_region_from`).
+pub(super) fn definition_lines<'a>(image: &'a Image<'_>) -> impl Fn(usize) -> Option<u32> + 'a {
+    let vars = image.variables_of_symbols();
+    move |k| {
+        image
+            .symbols
+            .get(k)
+            .and_then(|s| vars.of(s))
+            .and_then(|v| v.decl_line)
     }
 }
 

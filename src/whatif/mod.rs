@@ -544,22 +544,23 @@ pub fn predict<'d>(
                 notes.push(functions::UNIT_CAVEAT.to_string());
             }
             Change::ReadMostly { name } => {
-                let i = find_object(image, name)?;
+                let i = find_placed_object(image, &map, "--read-mostly", name)?;
                 functions::move_to_read_mostly(image, &mut map, i, name)?;
             }
             Change::SymbolAlign { name, align } => {
-                let i = find_object(image, name)?;
+                let i = find_placed_object(image, &map, "--symbol", name)?;
                 let was = align::asked(image, &image.symbols[i], vars.of(&image.symbols[i]));
                 edits.align.insert(i, was.alignment.max(*align));
                 asked_for.insert(i, *align);
             }
             Change::PercpuAligned { name } => {
-                let i = find_object(image, name)?;
+                let i = find_placed_object(image, &map, "--percpu-aligned", name)?;
                 if image.symbols[i].space != Space::Percpu {
                     return Err(format!("--percpu-aligned {name}: not a per-CPU variable"));
                 }
                 if image.symbols[i].binding == crate::model::Binding::Local {
-                    map.move_to_end_region(i, image.line_size);
+                    let line = functions::definition_lines(image);
+                    map.move_to_end_region(i, image.line_size, &line);
                 } else {
                     // A global per-CPU variable is declared in a header
                     // (`DECLARE_PER_CPU`), and GCC keeps the section of the first
@@ -992,6 +993,39 @@ fn find_object(image: &Image<'_>, name: &str) -> Result<usize, String> {
             found.len()
         )),
     }
+}
+
+/// The object `name` names, for a change to its placement (`flag`): refused when it
+/// lies inside another object (an alias, as x86's `jiffies` of `jiffies_64`), whose
+/// place it shares: the change must name that one.
+fn find_placed_object(
+    image: &Image<'_>,
+    map: &LinkMap<'_>,
+    flag: &str,
+    name: &str,
+) -> Result<usize, String> {
+    let i = find_object(image, name)?;
+    let Some(host) = map.host(i).and_then(|h| image.symbols.get(h)) else {
+        return Ok(i);
+    };
+    let what = if host.place == image.symbols[i].place {
+        format!(
+            "an alias of {} (both at {:#x})",
+            host.qualified_name(),
+            host.address
+        )
+    } else {
+        format!(
+            "it lies inside {} ({:#x}, {} B)",
+            host.qualified_name(),
+            host.address,
+            host.size
+        )
+    };
+    Err(format!(
+        "{flag} {name}: {what}; name {} instead",
+        host.qualified_name()
+    ))
 }
 
 /// `1 symbol`, `2 symbols`.

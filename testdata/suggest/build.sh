@@ -8,7 +8,7 @@
 #   fn-fixed.elf   -DNEW -DFIX_FN: __aligned(64) on futex_wait
 #   fn-file.elf    -DNEW, fn.c with -falign-functions=64
 #   group-fixed.elf -DNEW -DFIX_GROUP: __cacheline_group_begin_aligned(rx_hot)
-#   rm-fixed.elf   -DNEW with rm_lost __read_mostly again (= OLD's data.c)
+#   rm-fixed.elf   -DNEW -DFIX_RM: rm_lost __read_mostly again, where NEW defines it
 #   structs.elf       structs.c plain: the struct rules of structs.toml fail on it
 #   structs-fixed.elf structs.c -DFIXED: the first fix of each, built
 #   structs-new.elf   structs.c -DNEW: ig_like's hot_cnt pushed off its group's line
@@ -46,7 +46,7 @@ build new.elf "-DNEW" "-DNEW" ""
 build fn-fixed.elf "-DNEW" "-DNEW -DFIX_FN" ""
 build fn-file.elf "-DNEW" "-DNEW" "-falign-functions=64"
 build group-fixed.elf "-DNEW -DFIX_GROUP" "-DNEW" ""
-build rm-fixed.elf "" "-DNEW" ""
+build rm-fixed.elf "-DNEW -DFIX_RM" "-DNEW" ""
 build_structs() { # out defines
 	# shellcheck disable=SC2086
 	"$GCC" "${FLAGS[@]}" $2 -c structs.c -o "$OBJ/structs.o"

@@ -5,7 +5,8 @@
  *     not a change, but a one-image `suggest --hot`/`--rules` finds it;
  *   - sysctl_x sits +8 into its line in both builds (a failing `aligned` rule);
  *   - rm_lost is __read_mostly in OLD, last of this unit's read-mostly data; NEW
- *     drops the attribute and it lands beside known-hot jiffies_64;
+ *     drops the attribute and it lands beside known-hot jiffies_64; FIX_RM puts it
+ *     back on NEW's definition, which comes before rm_other's;
  *   - struct sk_like gains `added[2]` before group rx_hot, which then crosses a
  *     line (1 -> 2 lines), and group tx_hot (line-aligned) outgrows its one line
  *     (+tx_extra, tx_flags 4 -> 8 B); FIX_GROUP aligns rx_hot's start.
@@ -28,7 +29,9 @@ __in(align) long sysctl_x = 2;
 
 __in(rmlost) char pad_rm[48] __attribute__((aligned(64))) = { 1 };
 __in(rmlost) unsigned long jiffies_64 = 1;
-#ifdef NEW
+#if defined(NEW) && defined(FIX_RM)
+int rm_lost __read_mostly = 5;
+#elif defined(NEW)
 __in(rmlost) int rm_lost = 5;
 #endif
 int rm_other __read_mostly = 6;
