@@ -54,6 +54,12 @@ fn no_command_writes_an_integer_above_2_pow_53() {
         testdata("suggest/hot.txt"),
         testdata("suggest/rules.toml"),
     );
+    let (st_old, st_new, st_rules, st_hot) = (
+        testdata("suggest/structs.elf"),
+        testdata("suggest/structs-new.elf"),
+        testdata("suggest/structs.toml"),
+        testdata("suggest/hot-members.txt"),
+    );
     let commands: Vec<Vec<&str>> = vec![
         vec!["show", &old],
         vec!["show", &old, "--struct", "*"],
@@ -78,6 +84,8 @@ fn no_command_writes_an_integer_above_2_pow_53() {
         vec!["suggest", &sg_old, &sg_new, "--hot", &sg_fn],
         vec!["suggest", &sg_new, "--rules", &sg_rules],
         vec!["suggest", &sg_new, "--hot", &sg_hot],
+        vec!["suggest", &st_old, "--rules", &st_rules],
+        vec!["suggest", &st_old, &st_new, "--hot", &st_hot],
     ];
     let mut checked = 0;
     for mut args in commands {
@@ -92,5 +100,5 @@ fn no_command_writes_an_integer_above_2_pow_53() {
         }
         assert!(found.is_empty(), "{args:?}: {found:?}");
     }
-    assert_eq!(checked, 23);
+    assert_eq!(checked, 25);
 }

@@ -166,17 +166,21 @@ Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
     #[command(after_help = "On OLD NEW, for each change the diff flags:\n  \
 a hot object     it, or a new written neighbour, aligned to a line (____cacheline_aligned_in_smp;\n                   \
 DEFINE_PER_CPU_ALIGNED for per-CPU variables); __read_mostly back first when it lost it\n  \
-a hot member     the members that pushed it declared last, it declared before them, or aligned\n  \
+a hot member     the members that pushed it declared last, it declared before them, or aligned;\n                   \
+inside the cache-line group whose members shared its OLD line\n  \
 a hot function   __aligned(LINE) on its definition, or -falign-functions=LINE for its file (an OLD\n                   \
 start mid-line: judged by the lines it covers)\n  \
 a group          __cacheline_group_begin_aligned when it then fits; else by how much it is too big\n\
 Each is predicted on NEW with whatif and diffed against OLD again: it restores when the\n\
 flag is gone. Cost: bytes added to the section or to each instance, what moves, lines.\n\n\
-On one IMAGE: with --rules FILE, each failing placement rule (symbol aligned, alone,\n\
-not_with, max_lines; function align; group aligned, max_lines) gets the changes that\n\
-make it pass, checked by evaluating the rule again on the prediction. With --hot FILE\n\
-alone, each measured-hot written object that shares a line with another written object\n\
-gets a not_with rule, fixed the same way.\n\n\
+On one IMAGE: with --rules FILE, each failing rule (symbol aligned, alone, not_with,\n\
+max_lines; function align; group aligned, max_lines, max_size; struct line_start,\n\
+together, separate, max_size, max_cachelines, max_holes) gets the changes that make it\n\
+pass, checked by evaluating the rules again on the prediction: objects, functions or\n\
+group starts aligned; members aligned, declared elsewhere, moved into holes or out of\n\
+a group (not a hot one when another passes). struct max_growth needs OLD: no fix. With\n\
+--hot FILE alone, each measured-hot written object that shares a line with another\n\
+written object gets a not_with rule, fixed the same way.\n\n\
 Formats: text and json (markdown and html print the text).\n\n\
 Examples:\n  \
 layout-diff suggest old/vmlinux new/vmlinux\n  \
@@ -185,8 +189,8 @@ layout-diff suggest old/vmlinux new/vmlinux --symbol futex_wait   # a function a
 layout-diff suggest vmlinux --rules layout.toml                   # make failing rules pass\n  \
 layout-diff suggest vmlinux --hot perf-type.txt                   # hot objects off written lines\n\n\
 Exit status: 0 every flagged change (or failing rule) has a fix that restores it (passes),\n\
-1 some have none (a group that outgrew its lines, a member to move into a group, a\n\
-struct rule), 2 error.")]
+1 some have none (a group that outgrew its lines; a rule no candidate passes, as\n\
+max_growth on one build), 2 error.")]
     Suggest(SuggestArgs),
     /// Write one build's layout facts to a small snapshot file, which every command
     /// accepts wherever it accepts a vmlinux.

@@ -155,7 +155,7 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
         members: Vec::new(),
         functions: Vec::new(),
         groups: Vec::new(),
-        rules: layout_diff::suggest::image::suggest_rules(&image, &rules, made),
+        rules: layout_diff::suggest::image::suggest_rules(&image, &rules, made, Some(&hotness)),
         other_flags: 0,
     };
     if let Some(b) = bar {

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::model::StructLayout;
 
-const BEGIN: &str = "__cacheline_group_begin__";
-const END: &str = "__cacheline_group_end__";
+pub const BEGIN: &str = "__cacheline_group_begin__";
+pub const END: &str = "__cacheline_group_end__";
 
 /// One group of a struct laid at offset 0.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -18,7 +18,7 @@ pub fn render(out: &mut impl Write, found: &Suggestions, old: &Path, new: &Path)
     if found.other_flags > 0 {
         writeln!(
             out,
-            "\n{} flagged change{} of other kinds (a hot member to move into a cache-line group, or past the limit of items per run): no fix proposed for those",
+            "\n{} flagged change{} of other kinds (past the limit of items per run, or of a kind no fix is tried for): no fix proposed for those",
             found.other_flags,
             plural(found.other_flags)
         )?;
@@ -278,7 +278,13 @@ pub fn render_image(
             out.write_str("  no fix found\n")?;
         }
         for (i, f) in r.fixes.iter().enumerate() {
-            let cost = if f.instance_bytes != 0 || r.table == crate::check::eval::Table::Group {
+            let cost = if let Some(n) = f.instances {
+                format!(
+                    "{:+} B per instance ({n} instance{})",
+                    f.instance_bytes,
+                    plural(n)
+                )
+            } else if f.instance_bytes != 0 || r.table == crate::check::eval::Table::Group {
                 format!("{:+} B per instance", f.instance_bytes)
             } else {
                 format!(
@@ -298,6 +304,9 @@ pub fn render_image(
                 f.failing_after,
                 plural(f.failing_after),
             )?;
+            if !f.moves_hot.is_empty() {
+                writeln!(out, "       moves hot: {}", f.moves_hot.join(", "))?;
+            }
             indented(out, "       ", &f.declaration)?;
         }
         if let Some(rule) = &r.rule {

@@ -2,9 +2,10 @@
 //! `not_with`, `aligned`, `max_lines` of an object; `align` of a function; `aligned`
 //! and `max_lines` of a cache-line group) gets the candidates that could make it
 //! pass, each predicted with `whatif` and checked by evaluating the rule again on the
-//! prediction; the smallest that passes comes first. With measured evidence alone, a
-//! hot written object that shares a line with another written object becomes a
-//! `not_with` rule first.
+//! prediction; the smallest that passes comes first. Struct rules and a group's
+//! `max_size` take their candidates from `structs.rs` (members aligned or declared
+//! elsewhere). With measured evidence alone, a hot written object that shares a line
+//! with another written object becomes a `not_with` rule first.
 
 use serde::Serialize;
 
@@ -15,6 +16,7 @@ use crate::layout::SpaceIndex;
 use crate::model::{Image, Space, Symbol, SymbolKind};
 use crate::whatif::{Change, predict};
 
+use super::structs::{self, Candidate};
 use super::{section_end, shifts};
 
 /// One candidate fix for one failing rule, checked.
@@ -35,6 +37,12 @@ pub struct RuleFix {
     pub max_shift: i64,
     /// Rules of the file that fail on the predicted build.
     pub failing_after: usize,
+    /// Instances of the struct in the build (struct rules and a group's `max_size`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instances: Option<usize>,
+    /// Members it moves that have hot evidence (measured or known).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moves_hot: Vec<String>,
 }
 
 /// One failing rule and its fixes, passing first, then cheapest.
@@ -63,24 +71,51 @@ const MAX_RULES: usize = 16;
 const MAX_OFFENDERS: usize = 3;
 
 /// The suggestions for every failing rule of `rules` on `image`. `made` says the rules
-/// were made from evidence (then each suggestion carries its rule as a snippet).
-pub fn suggest_rules(image: &Image<'_>, rules: &Rules, made: bool) -> Vec<RuleSuggestion> {
+/// were made from evidence (then each suggestion carries its rule as a snippet);
+/// `hotness` keeps hot members in a group over its `max_size` when others can leave.
+pub fn suggest_rules(
+    image: &Image<'_>,
+    rules: &Rules,
+    made: bool,
+    hotness: Option<&Hotness>,
+) -> Vec<RuleSuggestion> {
     let report = check(rules, image, None);
     report
         .outcomes
         .iter()
         .filter(|o| !o.pass)
         .take(MAX_RULES)
-        .map(|o| for_outcome(image, rules, o, made))
+        .map(|o| for_outcome(image, rules, o, made, hotness))
         .collect()
 }
 
-fn for_outcome(image: &Image<'_>, rules: &Rules, o: &Outcome, made: bool) -> RuleSuggestion {
-    let (candidates, note) = candidates(image, o);
+fn for_outcome(
+    image: &Image<'_>,
+    rules: &Rules,
+    o: &Outcome,
+    made: bool,
+    hotness: Option<&Hotness>,
+) -> RuleSuggestion {
+    let (candidates, note) = match o.table {
+        Table::Struct => structs::for_struct(image, o),
+        Table::Group if o.key == "max_size" => structs::for_group_size(image, o, hotness),
+        _ => {
+            let (c, note) = candidates(image, o);
+            let c = c
+                .into_iter()
+                .map(|(changes, decl)| Candidate::plain(changes, decl))
+                .collect();
+            (c, note)
+        }
+    };
     let mut fixes: Vec<RuleFix> = candidates
         .into_iter()
-        .filter_map(|(changes, declaration)| evaluate(image, rules, o, changes, declaration))
+        .filter_map(|c| evaluate(image, rules, o, c))
         .collect();
+    // A member with hot evidence is not moved when another candidate passes.
+    if fixes.iter().any(|f| f.passes && f.moves_hot.is_empty()) {
+        fixes.retain(|f| f.moves_hot.is_empty());
+    }
     fixes.sort_by_key(|f| {
         (
             !f.passes,
@@ -195,20 +230,8 @@ fn candidates(image: &Image<'_>, o: &Outcome) -> (Vec<(Vec<Change>, String)>, Op
                 None,
             )
         }
-        Table::Group => (
-            Vec::new(),
-            Some(
-                "the group is larger than the rule allows: a member has to leave it or shrink"
-                    .into(),
-            ),
-        ),
-        Table::Struct => (
-            Vec::new(),
-            Some(
-                "struct rules get no fix here (try `whatif --struct S --member M --after X`)"
-                    .into(),
-            ),
-        ),
+        // Struct rules and a group's `max_size`: `structs.rs`.
+        Table::Group | Table::Struct => (Vec::new(), None),
     }
 }
 
@@ -232,14 +255,14 @@ fn object<'a, 'd>(image: &'a Image<'d>, name: &str) -> Option<&'a Symbol<'d>> {
     found.next().is_none().then_some(first)
 }
 
-/// Predicts `changes`, checks the rules again, and measures the cost.
-fn evaluate(
-    image: &Image<'_>,
-    rules: &Rules,
-    o: &Outcome,
-    changes: Vec<Change>,
-    declaration: String,
-) -> Option<RuleFix> {
+/// Predicts the candidate's changes, checks the rules again, and measures the cost.
+fn evaluate(image: &Image<'_>, rules: &Rules, o: &Outcome, c: Candidate) -> Option<RuleFix> {
+    let Candidate {
+        changes,
+        declaration,
+        hot,
+        must_shrink,
+    } = c;
     let p = predict(image, &changes, &[]).ok()?;
     let again: CheckReport = check(rules, &p.image, None);
     let passes = again.outcomes.iter().any(|x| {
@@ -250,15 +273,34 @@ fn evaluate(
             && x.pass
     });
     let (mut section_bytes, mut instance_bytes, mut moved, mut most) = (0, 0, 0, 0);
-    match &changes[0] {
-        Change::MemberAlign { name, .. } => {
+    let mut instances = None;
+    match changes.first()? {
+        Change::MemberAlign { name, .. } | Change::MemberMove { name, .. } => {
             let size = |i: &Image<'_>| {
                 i.structs_named(|n| n == name)
                     .map(|(_, s)| s.size)
                     .max()
                     .unwrap_or(0)
             };
+            let holes = |i: &Image<'_>| {
+                i.structs_named(|n| n == name)
+                    .map(|(_, s)| s.sum_holes())
+                    .max()
+                    .unwrap_or(0)
+            };
+            if must_shrink && size(&p.image) >= size(image) && holes(&p.image) >= holes(image) {
+                return None;
+            }
             instance_bytes = size(&p.image) as i64 - size(image) as i64;
+            if matches!(o.table, Table::Struct) || o.key == "max_size" {
+                instances = Some(
+                    image
+                        .variables
+                        .iter()
+                        .filter(|v| image.struct_name(v) == Some(name.as_str()))
+                        .count(),
+                );
+            }
         }
         first => {
             let name = match first {
@@ -311,6 +353,8 @@ fn evaluate(
         shifted: moved,
         max_shift: most,
         failing_after: again.failed,
+        instances,
+        moves_hot: hot,
     })
 }
 

@@ -76,7 +76,7 @@ pub fn suggest_members(
 }
 
 /// A member with evidence whose line differs between the builds.
-fn moved_hot(m: &MemberChange) -> bool {
+pub(super) fn moved_hot(m: &MemberChange) -> bool {
     m.evidence.is_some() && matches!((m.line.old, m.line.new), (Some(a), Some(b)) if a != b)
 }
 
@@ -266,7 +266,7 @@ fn for_member(
 }
 
 /// A member's declaration as C (`long int extra[2];`), with `attr` after the name.
-fn member_decl(layout: &StructLayout<'_>, name: &str, member: &str, attr: &str) -> String {
+pub(super) fn member_decl(layout: &StructLayout<'_>, name: &str, member: &str, attr: &str) -> String {
     let Some(m) = nested::find(layout, name, member)
         .ok()
         .and_then(|p| nested::declaring(layout, &p)?.members.get(*p.last()?))

@@ -8,7 +8,9 @@
 pub mod functions;
 pub mod groups;
 pub mod image;
+mod into_group;
 pub mod members;
+mod structs;
 
 use serde::Serialize;
 
@@ -77,8 +79,8 @@ pub struct Suggestions {
     /// placement rule with the fixes that make it pass.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<RuleSuggestion>,
-    /// Flagged changes of other kinds (a hot member to move into a group, flags past
-    /// the per-run limits), for which no fix is proposed.
+    /// Flagged changes of other kinds (flags past the per-run limits, or of a kind no
+    /// fix is tried for), for which no fix is proposed.
     pub other_flags: usize,
 }
 
@@ -104,7 +106,8 @@ pub fn suggest<'d>(
         .chain(&report.percpu)
         .filter(|c| matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment))
         .count();
-    let members = members::suggest_members(old, new, options, &report.structs);
+    let mut members = members::suggest_members(old, new, options, &report.structs);
+    into_group::add_fixes(old, new, options, &report.structs, &mut members);
     // A struct flagged for its hot member, and each instance flagged for it, are fixed
     // in the struct.
     let fixed_in_struct = |t: Option<&str>| {
