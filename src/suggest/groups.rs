@@ -5,6 +5,7 @@
 //! lines it had, by how many bytes, and the members added or grown in it (no fix: a
 //! member has to leave the group or shrink).
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange, diff};
@@ -61,15 +62,15 @@ pub fn suggest_groups(
     options: &DiffOptions<'_>,
     structs: &[StructChange],
 ) -> Vec<GroupSuggestion> {
-    let mut out = Vec::new();
-    for s in structs.iter().filter(|s| s.severity.flagged()) {
-        for g in s.groups.iter().filter(|g| g.flagged) {
-            if let Some(found) = for_group(old, new, options, s, g) {
-                out.push(found);
-            }
-        }
-    }
-    out
+    let todo: Vec<(&StructChange, &GroupChange)> = structs
+        .iter()
+        .filter(|s| s.severity.flagged())
+        .flat_map(|s| s.groups.iter().filter(|g| g.flagged).map(move |g| (s, g)))
+        .collect();
+    // Each is one prediction and one whole diff: side by side, in report order.
+    todo.into_par_iter()
+        .filter_map(|(s, g)| for_group(old, new, options, s, g))
+        .collect()
 }
 
 fn for_group(

@@ -3,6 +3,7 @@
 //! declared before them, or the hot member aligned to a line. Each is laid out by
 //! `whatif`'s types and checked by diffing the predicted build against OLD again.
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::diff::{DiffOptions, MemberChange, MemberChangeKind, Severity, StructChange, diff};
@@ -57,7 +58,7 @@ pub fn suggest_members(
     options: &DiffOptions<'_>,
     structs: &[StructChange],
 ) -> Vec<MemberSuggestion> {
-    let mut out = Vec::new();
+    let mut todo = Vec::new();
     for change in structs.iter().filter(|s| s.severity == Severity::HotMember) {
         let Some((_, layout)) = new
             .structs_named(|n| n == change.name)
@@ -65,14 +66,19 @@ pub fn suggest_members(
         else {
             continue;
         };
-        for hot in change.members.iter().filter(|m| moved_hot(m)) {
-            if out.len() >= MAX_MEMBERS {
-                return out;
-            }
-            out.push(for_member(old, new, options, change, layout, hot));
-        }
+        todo.extend(
+            change
+                .members
+                .iter()
+                .filter(|m| moved_hot(m))
+                .map(|hot| (change, layout, hot)),
+        );
     }
-    out
+    todo.truncate(MAX_MEMBERS);
+    // In report order, whatever the thread count.
+    todo.into_par_iter()
+        .map(|(change, layout, hot)| for_member(old, new, options, change, layout, hot))
+        .collect()
 }
 
 /// A member with evidence whose line differs between the builds.
@@ -217,40 +223,40 @@ fn for_member(
         .filter(|v| new.struct_name(v) == Some(name.as_str()))
         .count();
     let line = new.line_size.max(1);
-    let mut fixes = Vec::new();
-    for (changes, declaration) in candidates {
-        let Ok(p) = predict(new, &changes, &[]) else {
-            continue;
-        };
-        let Some((relaid, m)) = p.image.structs_named(|n| n == name).find_map(|(_, s)| {
-            let at = nested::find(s, name, &hot.name).ok()?;
-            Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
-        }) else {
-            continue;
-        };
-        let after = diff(old, &p.image, options);
-        let still = after
-            .structs
-            .iter()
-            .find(|s| s.name == *name)
-            .is_some_and(|s| {
-                s.severity == Severity::HotMember
-                    && s.members.iter().any(|x| x.name == hot.name && moved_hot(x))
-            });
-        fixes.push(MemberFix {
-            change: changes
+    // Each candidate is one prediction and one whole diff: evaluated side by side,
+    // kept in candidate order.
+    let mut fixes: Vec<MemberFix> = candidates
+        .into_par_iter()
+        .filter_map(|(changes, declaration)| {
+            let p = predict(new, &changes, &[]).ok()?;
+            let (relaid, m) = p.image.structs_named(|n| n == name).find_map(|(_, s)| {
+                let at = nested::find(s, name, &hot.name).ok()?;
+                Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
+            })?;
+            let after = diff(old, &p.image, options);
+            let still = after
+                .structs
                 .iter()
-                .map(super::change_args)
-                .collect::<Vec<_>>()
-                .join(" "),
-            declaration,
-            restores: !still,
-            line: m.offset / line,
-            instance_bytes: relaid.size as i64 - layout.size as i64,
-            instances,
-            flags_after: after.flagged,
-        });
-    }
+                .find(|s| s.name == *name)
+                .is_some_and(|s| {
+                    s.severity == Severity::HotMember
+                        && s.members.iter().any(|x| x.name == hot.name && moved_hot(x))
+                });
+            Some(MemberFix {
+                change: changes
+                    .iter()
+                    .map(super::change_args)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                declaration,
+                restores: !still,
+                line: m.offset / line,
+                instance_bytes: relaid.size as i64 - layout.size as i64,
+                instances,
+                flags_after: after.flagged,
+            })
+        })
+        .collect();
     fixes.sort_by_key(|f| (!f.restores, f.instance_bytes.abs(), f.flags_after));
     MemberSuggestion {
         struct_name: name.clone(),
@@ -266,7 +272,12 @@ fn for_member(
 }
 
 /// A member's declaration as C (`long int extra[2];`), with `attr` after the name.
-pub(super) fn member_decl(layout: &StructLayout<'_>, name: &str, member: &str, attr: &str) -> String {
+pub(super) fn member_decl(
+    layout: &StructLayout<'_>,
+    name: &str,
+    member: &str,
+    attr: &str,
+) -> String {
     let Some(m) = nested::find(layout, name, member)
         .ok()
         .and_then(|p| nested::declaring(layout, &p)?.members.get(*p.last()?))

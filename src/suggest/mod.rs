@@ -12,6 +12,7 @@ mod into_group;
 pub mod members;
 mod structs;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 pub use functions::{FunctionFix, FunctionSuggestion};
@@ -106,7 +107,17 @@ pub fn suggest<'d>(
         .chain(&report.percpu)
         .filter(|c| matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment))
         .count();
-    let mut members = members::suggest_members(old, new, options, &report.structs);
+    // Members, functions and groups: each fix is a prediction and a whole diff, so the
+    // three kinds are found side by side.
+    let (mut members, (functions, groups)) = rayon::join(
+        || members::suggest_members(old, new, options, &report.structs),
+        || {
+            rayon::join(
+                || functions::suggest_functions(old, new, options, &report.functions),
+                || groups::suggest_groups(old, new, options, &report.structs),
+            )
+        },
+    );
     into_group::add_fixes(old, new, options, &report.structs, &mut members);
     // A struct flagged for its hot member, and each instance flagged for it, are fixed
     // in the struct.
@@ -128,8 +139,6 @@ pub fn suggest<'d>(
             .chain(&report.percpu)
             .filter(|c| c.severity == Severity::HotMember && fixed_in_struct(c.type_name))
             .count();
-    let functions = functions::suggest_functions(old, new, options, &report.functions);
-    let groups = groups::suggest_groups(old, new, options, &report.structs);
     let group_flags = report
         .structs
         .iter()
@@ -217,74 +226,77 @@ pub fn suggest<'d>(
                 is_asked(&name),
             ));
         }
-        for group in &groups {
-            let syms: Vec<&crate::model::Symbol<'d>> = group
-                .iter()
-                .filter_map(|t| {
-                    new.symbols
+        // Each candidate is a prediction and a whole diff: side by side, in order.
+        let candidates: Vec<Fix> = groups
+            .par_iter()
+            .filter_map(|group| {
+                let syms: Vec<&crate::model::Symbol<'d>> = group
+                    .iter()
+                    .filter_map(|t| {
+                        new.symbols
+                            .iter()
+                            .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == t))
+                    })
+                    .collect();
+                if syms.len() != group.len() {
+                    return None;
+                }
+                let changes: Vec<Change> = group
+                    .iter()
+                    .zip(&syms)
+                    .map(|(t, sym)| match sym.space {
+                        Space::Global => Change::SymbolAlign {
+                            name: t.clone(),
+                            align: new.line_size,
+                        },
+                        Space::Percpu => Change::PercpuAligned { name: t.clone() },
+                    })
+                    .collect();
+                let p = predict(new, &changes, &[]).ok()?;
+                let sym = syms[0];
+                let names: Vec<&str> = syms.iter().map(|s| s.name).collect();
+                let shifted = shifts(
+                    new,
+                    &p.image,
+                    (SymbolKind::Object, sym.space, sym.section),
+                    &names,
+                );
+                let after = diff(old, &p.image, options);
+                let still = after
+                    .data
+                    .iter()
+                    .chain(&after.percpu)
+                    .find(|a| a.name.to_string() == name);
+                let restores = still
+                    .is_none_or(|a| !(a.severity.flagged() || is_asked(&name) && a.sharing_grew));
+                let lines = still.map_or_else(
+                    || lines_of(&p.image, &name),
+                    |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
+                );
+                Some(Fix {
+                    change: changes
                         .iter()
-                        .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == t))
+                        .map(change_args)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    declaration: syms
+                        .iter()
+                        .map(|s| declaration(new, s))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    restores,
+                    section_bytes: section_end(&p.image, SymbolKind::Object, sym.space, sym.section)
+                        as i64
+                        - section_end(new, SymbolKind::Object, sym.space, sym.section) as i64,
+                    shifted: shifted.0,
+                    max_shift: shifted.1,
+                    lines,
+                    flags_after: after.flagged,
+                    not_predicted: None,
                 })
-                .collect();
-            if syms.len() != group.len() {
-                continue;
-            }
-            let changes: Vec<Change> = group
-                .iter()
-                .zip(&syms)
-                .map(|(t, sym)| match sym.space {
-                    Space::Global => Change::SymbolAlign {
-                        name: t.clone(),
-                        align: new.line_size,
-                    },
-                    Space::Percpu => Change::PercpuAligned { name: t.clone() },
-                })
-                .collect();
-            let Ok(p) = predict(new, &changes, &[]) else {
-                continue;
-            };
-            let sym = syms[0];
-            let names: Vec<&str> = syms.iter().map(|s| s.name).collect();
-            let shifted = shifts(
-                new,
-                &p.image,
-                (SymbolKind::Object, sym.space, sym.section),
-                &names,
-            );
-            let after = diff(old, &p.image, options);
-            let still = after
-                .data
-                .iter()
-                .chain(&after.percpu)
-                .find(|a| a.name.to_string() == name);
-            let restores =
-                still.is_none_or(|a| !(a.severity.flagged() || is_asked(&name) && a.sharing_grew));
-            let lines = still.map_or_else(
-                || lines_of(&p.image, &name),
-                |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
-            );
-            fixes.push(Fix {
-                change: changes
-                    .iter()
-                    .map(change_args)
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                declaration: syms
-                    .iter()
-                    .map(|s| declaration(new, s))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                restores,
-                section_bytes: section_end(&p.image, SymbolKind::Object, sym.space, sym.section)
-                    as i64
-                    - section_end(new, SymbolKind::Object, sym.space, sym.section) as i64,
-                shifted: shifted.0,
-                max_shift: shifted.1,
-                lines,
-                flags_after: after.flagged,
-                not_predicted: None,
-            });
-        }
+            })
+            .collect();
+        fixes.extend(candidates);
         // `__read_mostly` back first when it restores: it costs no alignment padding
         // and it is what the object was.
         fixes.sort_by_key(|f| {
