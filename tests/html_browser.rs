@@ -463,6 +463,34 @@ fn whatif_html_says_predicted_before_the_report() {
     assert_eq!(dom.matches("Predicted, not built").count(), 1);
 }
 
+/// suggest's page loads clean: a section per item (groups rx_hot and tx_hot, then
+/// rm_lost on testdata/suggest), each fix's C in a code block.
+#[test]
+fn suggest_html_has_a_section_per_item() {
+    let Some(browser) = chromium("suggest_html") else {
+        return;
+    };
+    let file = page(
+        "suggest.html",
+        &[
+            "suggest",
+            &testdata("suggest/old.elf"),
+            &testdata("suggest/new.elf"),
+            "--format",
+            "html",
+        ],
+        1,
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let (dom, console) = render(&browser, &file);
+    assert_clean(&dom, &console, &source);
+    assert_eq!(dom.matches("<section class=\"suggestion\">").count(), 3);
+    assert!(
+        between(&dom, "<h2>rm_lost", "</section>")
+            .contains("<pre class=\"code\">int rm_lost __read_mostly ...;</pre>")
+    );
+}
+
 /// The verdict (the exit status line, and which --fail-on categories fail) opens the
 /// diff and check pages, before the summary and the first rule; it also closes them.
 #[test]

@@ -686,3 +686,47 @@ fn a_hot_member_pushed_off_its_groups_line_is_offered_a_place_in_the_group() {
         sorted(facts_pahole("structs-into.elf", "ig_like"))
     );
 }
+
+/// The same report as Markdown and as one HTML page: a heading (a section) per item,
+/// in the text's order, the fixes numbered with their C in code blocks. On
+/// testdata/suggest the items are groups rx_hot and tx_hot, then rm_lost (the text's
+/// three headings after the title).
+#[test]
+fn suggest_is_drawn_as_markdown_and_html_from_the_texts_sentences() {
+    let (old, new) = pair();
+    let (code, text, _) = run(&["suggest", &old, &new]);
+    assert_eq!(code, 1);
+    let headings: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.is_empty() && !l.starts_with(' '))
+        .collect();
+    assert_eq!(headings.len(), 3, "{text}");
+    let (code, md, _) = run(&["suggest", &old, &new, "--format", "markdown"]);
+    assert_eq!(code, 1);
+    let md_headings: Vec<&str> = md.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(
+        md_headings,
+        vec![
+            "## struct sk_like group rx_hot: 16+40 B, 1 line -> 32+40 B, 2 lines (its size needs 1)",
+            "## struct sk_like group tx_hot: 64+52 B, 1 line -> 128+72 B, 2 lines (its size needs 2)",
+            "## rm_lost (int)  flagged: neighbour",
+        ]
+    );
+    // The first fix of rm_lost, its C in a fenced block under the list item.
+    assert!(
+        md.contains(
+            "1. --read-mostly rm_lost: restores; section end +4 B, 1 other object moved (at most +4 B); 1 line; 1 flag in the predicted diff\n\n   ```c\n   int rm_lost __read_mostly ...;\n   ```\n"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("Check rule:\n\n```toml\n[group.\"sk_like.tx_hot\"]\nmax_size = 64\n"));
+    let (code, html, _) = run(&["suggest", &old, &new, "--format", "html"]);
+    assert_eq!(code, 1);
+    assert_eq!(html.matches("<section class=\"suggestion\">").count(), 3);
+    assert!(html.contains(
+        "<li><p>--read-mostly rm_lost: restores; section end +4 B, 1 other object moved (at most +4 B); 1 line; 1 flag in the predicted diff</p><pre class=\"code\">int rm_lost __read_mostly ...;</pre></li>"
+    ));
+    // Five fixes for rm_lost, one for rx_hot, none for tx_hot (it outgrew its line).
+    assert_eq!(html.matches("<pre class=\"code\">").count() - 3, 6);
+}

@@ -181,7 +181,8 @@ group starts aligned; members aligned, declared elsewhere, moved into holes or o
 a group (not a hot one when another passes). struct max_growth needs OLD: no fix. With\n\
 --hot FILE alone, each measured-hot written object that shares a line with another\n\
 written object gets a not_with rule, fixed the same way.\n\n\
-Formats: text and json (markdown and html print the text).\n\n\
+Formats: text, json, markdown (a review comment: a heading per item, C and rules in code\n\
+blocks) and html (one page).\n\n\
 Examples:\n  \
 layout-diff suggest old/vmlinux new/vmlinux\n  \
 layout-diff suggest old.snap new.snap --hot perf-type.txt --format json\n  \

@@ -52,7 +52,14 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let unfixed = unfixed(&found);
     let text = match args.common.format() {
         Format::Json => document(&found)?,
-        _ => layout_diff::report::string(|o| {
+        Format::Markdown => layout_diff::report::string(|o| {
+            layout_diff::report::suggest_markdown::render(o, &found, &args.old, new_path)
+        })?,
+        Format::Html => layout_diff::report::string(|o| {
+            let doc = layout_diff::report::suggest_doc::of_pair(&found, &args.old, new_path);
+            layout_diff::report::html::suggest(o, &doc)
+        })?,
+        Format::Text => layout_diff::report::string(|o| {
             layout_diff::report::suggest_text::render(o, &found, &args.old, new_path)
         })?,
     };
@@ -168,7 +175,14 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
     };
     let text = match args.common.format() {
         Format::Json => document(&found)?,
-        _ => layout_diff::report::string(|o| {
+        Format::Markdown => layout_diff::report::string(|o| {
+            layout_diff::report::suggest_markdown::render_image(o, &found, &args.old, &from)
+        })?,
+        Format::Html => layout_diff::report::string(|o| {
+            let doc = layout_diff::report::suggest_doc::of_image(&found, &args.old, &from);
+            layout_diff::report::html::suggest(o, &doc)
+        })?,
+        Format::Text => layout_diff::report::string(|o| {
             layout_diff::report::suggest_text::render_image(o, &found, &args.old, &from)
         })?,
     };

@@ -14,6 +14,8 @@ pub mod json;
 pub mod pahole;
 pub mod plan;
 pub mod show_text;
+pub mod suggest_doc;
+pub mod suggest_markdown;
 pub mod suggest_text;
 pub mod table;
 

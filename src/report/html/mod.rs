@@ -1,15 +1,17 @@
 //! HTML renderers: one self-contained page (CSS and script inline, nothing fetched) per
-//! diff, `show --struct`/`--symbol` or `check`, drawing the same report as the text with
+//! diff, `show --struct`/`--symbol`, `check` or `suggest`, drawing the same report as the text with
 //! cacheline maps. They compute nothing; the blocks come from the report's values.
 
 mod check;
 mod diff;
 pub mod map;
 mod show;
+mod suggest;
 
 pub use check::render as check;
 pub use diff::render as diff;
 pub use show::render as show;
+pub use suggest::render as suggest;
 
 use std::fmt::{self, Write};
 
