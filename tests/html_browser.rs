@@ -479,7 +479,7 @@ fn suggest_html_has_a_section_per_item() {
             "--format",
             "html",
         ],
-        1,
+        0,
     );
     let source = std::fs::read_to_string(&file).unwrap();
     let (dom, console) = render(&browser, &file);

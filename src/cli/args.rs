@@ -170,7 +170,8 @@ a hot member     the members that pushed it declared last, it declared before th
 inside the cache-line group whose members shared its OLD line\n  \
 a hot function   __aligned(LINE) on its definition, or -falign-functions=LINE for its file (an OLD\n                   \
 start mid-line: judged by the lines it covers)\n  \
-a group          __cacheline_group_begin_aligned when it then fits; else by how much it is too big\n\
+a group          __cacheline_group_begin_aligned when it then fits; else the members added or grown\n                   \
+in it, or the smallest as large as the excess, declared after its end\n\
 Each is predicted on NEW with whatif and diffed against OLD again: it restores when the\n\
 flag is gone. Cost: bytes added to the section or to each instance, what moves, lines.\n\n\
 On one IMAGE: with --rules FILE, each failing rule (symbol aligned, alone, not_with,\n\
@@ -190,8 +191,8 @@ layout-diff suggest old/vmlinux new/vmlinux --symbol futex_wait   # a function a
 layout-diff suggest vmlinux --rules layout.toml                   # make failing rules pass\n  \
 layout-diff suggest vmlinux --hot perf-type.txt                   # hot objects off written lines\n\n\
 Exit status: 0 every flagged change (or failing rule) has a fix that restores it (passes),\n\
-1 some have none (a group that outgrew its lines; a rule no candidate passes, as\n\
-max_growth on one build), 2 error.")]
+1 some have none (a group none of whose members can leave it to fit; a rule no candidate\n\
+passes, as max_growth on one build), 2 error.")]
     Suggest(SuggestArgs),
     /// Write one build's layout facts to a small snapshot file, which every command
     /// accepts wherever it accepts a vmlinux.

@@ -267,11 +267,19 @@ fn groups(found: &Suggestions) -> Vec<Item> {
                 facts.push(format!("added or grown in it: {}", g.added_or_grown.join(", ")));
             }
             let none = match g.exceeds_by {
-                Some(over) => Some(format!(
+                Some(over) if g.fixes.is_empty() => Some(format!(
                     "no fix: it is {over} B larger than its {} line{} can hold; a member has to leave it or shrink",
                     g.lines_old,
                     plural(g.lines_old)
                 )),
+                Some(over) => {
+                    facts.push(format!(
+                        "it is {over} B larger than its {} line{} can hold: members leave it",
+                        g.lines_old,
+                        plural(g.lines_old)
+                    ));
+                    None
+                }
                 None if g.fixes.is_empty() => Some("no fix found".to_string()),
                 None => None,
             };

@@ -2,15 +2,16 @@
 //! still fits in as many lines as its size needs, its start aligned to a line
 //! (`__cacheline_group_begin_aligned`, Linux 6.8+), laid out by `whatif`'s types and
 //! checked by diffing the predicted build against OLD again; when it has outgrown the
-//! lines it had, by how many bytes, and the members added or grown in it (no fix: a
-//! member has to leave the group or shrink).
+//! lines it had, by how many bytes, and the members that could leave it: those added
+//! or grown in it, or the smallest one at least as large as the excess (else the
+//! fewest trailing ones), declared after its end marker, each checked the same way.
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange, diff};
-use crate::layout::groups::groups;
-use crate::model::Image;
+use crate::layout::groups::{groups, is_marker};
+use crate::model::{Image, Member};
 use crate::whatif::{Change, predict};
 
 /// One candidate fix for one group, checked.
@@ -151,6 +152,18 @@ fn for_group(
             });
         }
     }
+    if let Some(over) = exceeds_by {
+        fixes.extend(leave(
+            old,
+            new,
+            options,
+            (name, &g.name),
+            over,
+            &added_or_grown,
+        ));
+    }
+    // Restoring first; among equals, in the order tried.
+    fixes.sort_by_key(|f| !f.restores);
     let rule = match exceeds_by {
         None => format!(
             "[group.\"{name}.{}\"]\nmax_lines = {lines_old}\naligned = true\nwhy = \"a hot group kept within its lines (layout-diff suggest)\"\n",
@@ -177,4 +190,119 @@ fn for_group(
         fixes,
         rule,
     })
+}
+
+/// Members leaving group `g` of struct `name` that outgrew its OLD lines by `over`
+/// bytes: those added or grown in it (what pushed it over); the smallest member at
+/// least as large as the excess (the last declared among equals), or when none is,
+/// the fewest trailing members that free it. Each set is declared after the group's
+/// end marker, predicted and diffed against OLD.
+fn leave(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    (name, g): (&str, &str),
+    over: u64,
+    added_or_grown: &[String],
+) -> Vec<GroupFix> {
+    let line = new.line_size.max(1);
+    let Some((layout, group)) = new.structs_named(|n| n == name).find_map(|(_, l)| {
+        groups(l, line)
+            .into_iter()
+            .find(|x| x.name == g)
+            .map(|x| (l, x))
+    }) else {
+        return Vec::new();
+    };
+    // The group's own members declared in the struct itself, in order.
+    let members: Vec<&Member<'_>> = layout
+        .members
+        .iter()
+        .filter(|m| {
+            m.name
+                .is_some_and(|n| !is_marker(n) && group.members.iter().any(|x| x == n))
+        })
+        .collect();
+    let mut sets: Vec<Vec<&str>> = Vec::new();
+    let pushed: Vec<&str> = members
+        .iter()
+        .filter_map(|m| m.name)
+        .filter(|n| added_or_grown.iter().any(|a| a == n))
+        .collect();
+    if !pushed.is_empty() {
+        sets.push(pushed);
+    }
+    let mut singles: Vec<(usize, &Member<'_>)> = members
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.size >= over && m.bit_size.is_none())
+        .map(|(i, m)| (i, *m))
+        .collect();
+    singles.sort_by_key(|(i, m)| (m.size, std::cmp::Reverse(*i)));
+    if let Some(n) = singles.first().and_then(|(_, m)| m.name)
+        && !sets.iter().any(|x| x.as_slice() == [n])
+    {
+        sets.push(vec![n]);
+    }
+    if singles.is_empty() {
+        // No one member is as large: the fewest trailing ones that free the excess.
+        let mut sum = 0u64;
+        let mut trailing = Vec::new();
+        for m in members.iter().rev() {
+            if sum >= over {
+                break;
+            }
+            sum = sum.saturating_add(m.size);
+            trailing.extend(m.name);
+        }
+        trailing.reverse();
+        if sum >= over && !sets.contains(&trailing) {
+            sets.push(trailing);
+        }
+    }
+    let instances = new
+        .variables
+        .iter()
+        .filter(|v| new.struct_name(v) == Some(name))
+        .count();
+    let mut found: Vec<(usize, GroupFix)> = sets
+        .par_iter()
+        .filter_map(|set| {
+            let (changes, declaration) = super::structs::out_of_group(layout, name, g, set);
+            let p = predict(new, &changes, &[]).ok()?;
+            let (_, relaid) = p
+                .image
+                .structs_named(|n| n == name)
+                .find(|(_, l)| groups(l, line).iter().any(|x| x.name == g))?;
+            let lines = groups(relaid, line)
+                .into_iter()
+                .find(|x| x.name == g)
+                .map_or(0, |x| x.lines);
+            let after = diff(old, &p.image, options);
+            let still = after
+                .structs
+                .iter()
+                .find(|x| x.name == name)
+                .is_some_and(|x| x.groups.iter().any(|y| y.name == g && y.flagged));
+            Some((
+                set.len(),
+                GroupFix {
+                    change: changes
+                        .iter()
+                        .map(super::change_args)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    declaration,
+                    restores: !still,
+                    lines,
+                    instance_bytes: relaid.size as i64 - layout.size as i64,
+                    instances,
+                    flags_after: after.flagged,
+                },
+            ))
+        })
+        .collect();
+    // Fewest members moved first.
+    found.sort_by_key(|(n, f)| (!f.restores, *n));
+    found.into_iter().map(|(_, f)| f).collect()
 }

@@ -424,7 +424,6 @@ pub(super) fn for_group_size(
         return (Vec::new(), None);
     };
     let excess = value.saturating_sub(max);
-    let end = format!("{}{g}", crate::layout::groups::END);
     let hot = |m: &Member<'_>| {
         hotness.is_some_and(|h| {
             m.name
@@ -444,26 +443,11 @@ pub(super) fn for_group_size(
         return (Vec::new(), Some(ANONYMOUS.into()));
     }
     let out_of = |set: &[&Member<'_>]| {
-        let mut after = end.clone();
-        let mut changes = Vec::new();
-        let mut decl = Vec::new();
-        for m in set {
-            let Some(n) = m.name else { continue };
-            changes.push(moved(s, n, Some(&after)));
-            let where_ = if after == end {
-                format!("__cacheline_group_end({g})")
-            } else {
-                after.clone()
-            };
-            decl.push(format!(
-                "/* struct {s}: declare after {where_} */ {}",
-                member_decl(layout, s, n, "")
-            ));
-            after = n.to_string();
-        }
+        let names: Vec<&str> = set.iter().filter_map(|m| m.name).collect();
+        let (changes, declaration) = out_of_group(layout, s, g, &names);
         Candidate {
             changes,
-            declaration: decl.join("\n"),
+            declaration,
             hot: set
                 .iter()
                 .filter(|m| hot(m))
@@ -508,6 +492,34 @@ pub(super) fn for_group_size(
         .is_empty()
         .then(|| "no member of it, nor all of them, is as large as the excess".to_string());
     (out, note)
+}
+
+/// Members `names` of struct `s` (laid out as `layout`) declared right after group
+/// `g`'s end marker, in their order: the changes, and the C to paste.
+pub(super) fn out_of_group(
+    layout: &StructLayout<'_>,
+    s: &str,
+    g: &str,
+    names: &[&str],
+) -> (Vec<Change>, String) {
+    let end = format!("{}{g}", crate::layout::groups::END);
+    let mut after = end.clone();
+    let mut changes = Vec::new();
+    let mut decl = Vec::new();
+    for n in names {
+        changes.push(moved(s, n, Some(&after)));
+        let where_ = if after == end {
+            format!("__cacheline_group_end({g})")
+        } else {
+            after.clone()
+        };
+        decl.push(format!(
+            "/* struct {s}: declare after {where_} */ {}",
+            member_decl(layout, s, n, "")
+        ));
+        after = n.to_string();
+    }
+    (changes, decl.join("\n"))
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
  *     back on NEW's definition, which comes before rm_other's;
  *   - struct sk_like gains `added[2]` before group rx_hot, which then crosses a
  *     line (1 -> 2 lines), and group tx_hot (line-aligned) outgrows its one line
- *     (+tx_extra, tx_flags 4 -> 8 B); FIX_GROUP aligns rx_hot's start.
+ *     (+tx_extra, tx_flags 4 -> 8 B); FIX_GROUP aligns rx_hot's start, FIX_TX
+ *     declares tx_flags after tx_hot's end.
  */
 typedef unsigned char __u8;
 
@@ -63,13 +64,18 @@ struct sk_like {
 	long tx4;
 	long tx5;
 	long tx6;
-#ifdef NEW
+#if defined(NEW) && !defined(FIX_TX)
 	long tx_flags;
+#endif
+#ifdef NEW
 	long tx_extra[2];
 #else
 	int tx_flags;
 #endif
 	__cacheline_group_end(tx_hot);
+#ifdef FIX_TX
+	long tx_flags;
+#endif
 };
 
 struct sk_like sk0;
