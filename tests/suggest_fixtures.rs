@@ -802,3 +802,28 @@ fn suggest_is_drawn_as_markdown_and_html_from_the_texts_sentences() {
     // Five fixes for rm_lost, one for rx_hot, two for tx_hot (members leave it).
     assert_eq!(html.matches("<pre class=\"code\">").count() - 3, 8);
 }
+
+/// A `line_start` rule on a member declared inside an anonymous struct in a union
+/// (`pkt.hash`, at 24 in anon-base.elf) gets it aligned: anon-align.elf is that fix
+/// built, where pahole has `hash` at 64 and `struct pkt` at 192 B against 56 B
+/// (+136 B per instance, FACTS.md).
+#[test]
+fn a_line_start_rule_on_a_member_inside_an_anonymous_struct_gets_it_aligned() {
+    let base = testdata("whatif/anon-base.elf");
+    let rules = testdata("whatif/anon-rules.toml");
+    let (code, doc) = json(&["suggest", &base, "--rules", &rules]);
+    assert_eq!(code, 0);
+    let fix = &doc["rules"][0]["fixes"][0];
+    assert_eq!(
+        (
+            fix["change"].as_str(),
+            fix["passes"].as_bool(),
+            fix["instance_bytes"].as_i64(),
+        ),
+        (
+            Some("--struct pkt --member hash --align 64"),
+            Some(true),
+            Some(136)
+        )
+    );
+}

@@ -83,7 +83,7 @@ fn moved(name: &str, member: &str, after: Option<&str>) -> Change {
     }
 }
 
-const ANONYMOUS: &str = "a member of the rule is inside an anonymous struct or union: whatif moves and aligns top-level members only";
+const ANONYMOUS: &str = "a member of the rule is inside an anonymous struct or union: members are moved for this rule at the top level only";
 
 /// The candidates for a failing struct rule, and a note when there are none.
 pub(super) fn for_struct(image: &Image<'_>, o: &Outcome) -> (Vec<Candidate>, Option<String>) {
@@ -112,7 +112,8 @@ pub(super) fn for_struct(image: &Image<'_>, o: &Outcome) -> (Vec<Candidate>, Opt
     match o.key {
         "line_start" => {
             let member = o.expected.trim_matches('"');
-            if top(layout, member).is_none() {
+            // Aligning reaches a member inside anonymous structs and unions too.
+            if crate::whatif::nested::find(layout, name, member).is_err() {
                 return (Vec::new(), Some(ANONYMOUS.into()));
             }
             let c = Candidate::plain(
