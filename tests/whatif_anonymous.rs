@@ -7,36 +7,16 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
-use common::{run, testdata};
-use layout_diff::model::{Image, StructLayout, SymbolKind};
+use common::{load_image as load, object_places as places, run, testdata};
+use layout_diff::InputFile;
+use layout_diff::model::{Image, StructLayout};
 use layout_diff::whatif::{Change, Position, predict};
-use layout_diff::{InputFile, LoadOptions};
 
 fn open(variant: &str) -> InputFile {
     InputFile::open(std::path::Path::new(&testdata(&format!(
         "whatif/anon-{variant}.elf"
     ))))
     .expect("fixture opens")
-}
-
-fn load(file: &InputFile) -> Image<'_> {
-    file.load(&LoadOptions {
-        pahole_text: false,
-        ..LoadOptions::default()
-    })
-    .expect("fixture loads")
-}
-
-/// Every data object's (place, size), by name.
-fn places(image: &Image<'_>) -> BTreeMap<String, (u64, u64)> {
-    image
-        .symbols
-        .iter()
-        .filter(|s| s.kind == SymbolKind::Object)
-        .map(|s| (s.qualified_name(), (s.place, s.size)))
-        .collect()
 }
 
 fn layout<'a, 'd>(image: &'a Image<'d>, name: &str) -> &'a StructLayout<'d> {

@@ -5,30 +5,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
-use common::{run, testdata};
-use layout_diff::model::{Image, SymbolKind};
+use common::{load_image as load, object_places as places, run, testdata};
+use layout_diff::model::SymbolKind;
 use layout_diff::whatif::{Change, Position, Size, predict};
 use layout_diff::{InputFile, LoadOptions};
-
-fn load(file: &InputFile) -> Image<'_> {
-    file.load(&LoadOptions {
-        pahole_text: false,
-        ..LoadOptions::default()
-    })
-    .expect("fixture loads")
-}
-
-/// Every data object's (place, size), by qualified name.
-fn places(image: &Image<'_>) -> BTreeMap<String, (u64, u64)> {
-    image
-        .symbols
-        .iter()
-        .filter(|s| s.kind == SymbolKind::Object)
-        .map(|s| (s.qualified_name(), (s.place, s.size)))
-        .collect()
-}
 
 fn predicted_matches_built(variant: &str, changes: &[Change]) {
     let base_file = InputFile::open(std::path::Path::new(&testdata("whatif/base.elf"))).unwrap();

@@ -258,3 +258,24 @@ impl Variable<'_> {
         &self.ctype.c
     }
 }
+
+#[cfg(test)]
+impl Member<'static> {
+    /// A named scalar member (`x` as its C type) at `offset` of `size` bytes aligned
+    /// to `align` (tests of relaying structs).
+    pub(crate) fn test_scalar(name: &'static str, offset: u64, size: u64, align: u32) -> Self {
+        Member {
+            name: Some(name),
+            offset,
+            size,
+            natural_alignment: align,
+            ctype: std::sync::Arc::new(super::CType {
+                kind: super::TypeKind::Base,
+                c: "x".into(),
+                ..super::CType::default()
+            })
+            .into(),
+            ..Member::default()
+        }
+    }
+}

@@ -10,8 +10,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange, diff};
-use crate::layout::groups::{groups, is_marker};
-use crate::model::{Image, Member};
+use crate::layout::groups::groups;
+use crate::model::Image;
 use crate::whatif::{Change, predict};
 
 /// One candidate fix for one group, checked.
@@ -214,15 +214,7 @@ fn leave(
     }) else {
         return Vec::new();
     };
-    // The group's own members declared in the struct itself, in order.
-    let members: Vec<&Member<'_>> = layout
-        .members
-        .iter()
-        .filter(|m| {
-            m.name
-                .is_some_and(|n| !is_marker(n) && group.members.iter().any(|x| x == n))
-        })
-        .collect();
+    let members = super::structs::group_members(layout, &group.members);
     let mut sets: Vec<Vec<&str>> = Vec::new();
     let pushed: Vec<&str> = members
         .iter()
@@ -232,32 +224,19 @@ fn leave(
     if !pushed.is_empty() {
         sets.push(pushed);
     }
-    let mut singles: Vec<(usize, &Member<'_>)> = members
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.size >= over && m.bit_size.is_none())
-        .map(|(i, m)| (i, *m))
-        .collect();
-    singles.sort_by_key(|(i, m)| (m.size, std::cmp::Reverse(*i)));
-    if let Some(n) = singles.first().and_then(|(_, m)| m.name)
+    let singles = super::structs::smallest_first(&members, over);
+    if let Some(n) = singles.first().and_then(|m| m.name)
         && !sets.iter().any(|x| x.as_slice() == [n])
     {
         sets.push(vec![n]);
     }
-    if singles.is_empty() {
+    if singles.is_empty()
+        && let Some(set) = super::structs::trailing(&members, over)
+    {
         // No one member is as large: the fewest trailing ones that free the excess.
-        let mut sum = 0u64;
-        let mut trailing = Vec::new();
-        for m in members.iter().rev() {
-            if sum >= over {
-                break;
-            }
-            sum = sum.saturating_add(m.size);
-            trailing.extend(m.name);
-        }
-        trailing.reverse();
-        if sum >= over && !sets.contains(&trailing) {
-            sets.push(trailing);
+        let names: Vec<&str> = set.iter().filter_map(|m| m.name).collect();
+        if !sets.contains(&names) {
+            sets.push(names);
         }
     }
     let instances = new

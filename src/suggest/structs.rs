@@ -432,14 +432,7 @@ pub(super) fn for_group_size(
         })
     };
     // The group's top-level members, in declaration order.
-    let members: Vec<&Member<'_>> = layout
-        .members
-        .iter()
-        .filter(|m| {
-            m.name
-                .is_some_and(|n| group.members.iter().any(|x| x == n) && !is_marker(n))
-        })
-        .collect();
+    let members = group_members(layout, &group.members);
     if members.is_empty() {
         return (Vec::new(), Some(ANONYMOUS.into()));
     }
@@ -457,7 +450,49 @@ pub(super) fn for_group_size(
             must_shrink: false,
         }
     };
-    // Smallest first, the last declared first among equals.
+    let singles = smallest_first(&members, excess);
+    let mut out = Vec::new();
+    if let Some(m) = singles.first() {
+        out.push(out_of(&[m]));
+    }
+    if singles.first().is_some_and(|m| hot(m))
+        && let Some(m) = singles.iter().find(|m| !hot(m))
+    {
+        out.push(out_of(&[m]));
+    }
+    if out.is_empty()
+        && let Some(set) = trailing(&members, excess)
+    {
+        out.push(out_of(set));
+    }
+    let note = out
+        .is_empty()
+        .then(|| "no member of it, nor all of them, is as large as the excess".to_string());
+    (out, note)
+}
+
+/// A group's own members declared in the struct itself (`in_group`: its member
+/// names), in declaration order: those a fix can move out of it.
+pub(super) fn group_members<'a, 'd>(
+    layout: &'a StructLayout<'d>,
+    in_group: &[String],
+) -> Vec<&'a Member<'d>> {
+    layout
+        .members
+        .iter()
+        .filter(|m| {
+            m.name
+                .is_some_and(|n| !is_marker(n) && in_group.iter().any(|x| x == n))
+        })
+        .collect()
+}
+
+/// The members of `members` at least as large as `excess` bytes (no bitfields),
+/// smallest first, the last declared first among equals.
+pub(super) fn smallest_first<'a, 'd>(
+    members: &[&'a Member<'d>],
+    excess: u64,
+) -> Vec<&'a Member<'d>> {
     let mut singles: Vec<(usize, &Member<'_>)> = members
         .iter()
         .enumerate()
@@ -465,34 +500,25 @@ pub(super) fn for_group_size(
         .map(|(i, m)| (i, *m))
         .collect();
     singles.sort_by_key(|(i, m)| (m.size, std::cmp::Reverse(*i)));
-    let mut out = Vec::new();
-    if let Some((_, m)) = singles.first() {
-        out.push(out_of(&[m]));
-    }
-    if singles.first().is_some_and(|(_, m)| hot(m))
-        && let Some((_, m)) = singles.iter().find(|(_, m)| !hot(m))
-    {
-        out.push(out_of(&[m]));
-    }
-    if out.is_empty() {
-        // The fewest trailing members that free the excess.
-        let mut sum = 0u64;
-        let mut k = 0;
-        for m in members.iter().rev() {
-            sum = sum.saturating_add(m.size);
-            k += 1;
-            if sum >= excess {
-                break;
-            }
-        }
+    singles.into_iter().map(|(_, m)| m).collect()
+}
+
+/// The fewest trailing members of `members` whose sizes add up to `excess`, when all
+/// of them do.
+pub(super) fn trailing<'a, 'd>(
+    members: &'a [&'a Member<'d>],
+    excess: u64,
+) -> Option<&'a [&'a Member<'d>]> {
+    let mut sum = 0u64;
+    let mut k = 0;
+    for m in members.iter().rev() {
         if sum >= excess {
-            out.push(out_of(&members[members.len() - k..]));
+            break;
         }
+        sum = sum.saturating_add(m.size);
+        k += 1;
     }
-    let note = out
-        .is_empty()
-        .then(|| "no member of it, nor all of them, is as large as the excess".to_string());
-    (out, note)
+    (sum >= excess).then(|| &members[members.len() - k..])
 }
 
 /// Members `names` of struct `s` (laid out as `layout`) declared right after group

@@ -193,19 +193,7 @@ mod tests {
     use std::sync::Arc;
 
     fn member(name: &'static str, offset: u64, size: u64, align: u32) -> Member<'static> {
-        Member {
-            name: Some(name),
-            offset,
-            size,
-            natural_alignment: align,
-            ctype: Arc::new(CType {
-                kind: TypeKind::Base,
-                c: "x".into(),
-                ..CType::default()
-            })
-            .into(),
-            ..Member::default()
-        }
+        Member::test_scalar(name, offset, size, align)
     }
 
     fn anon(

@@ -307,30 +307,14 @@ pub(super) fn finish(s: &mut StructLayout<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::CType;
-    use std::sync::Arc;
 
     fn member(name: &'static str, offset: u64, size: u64, align: u32) -> Member<'static> {
-        Member {
-            name: Some(name),
-            offset,
-            size,
-            natural_alignment: align,
-            ctype: Arc::new(CType {
-                kind: TypeKind::Base,
-                c: "x".into(),
-                ..CType::default()
-            })
-            .into(),
-            ..Member::default()
-        }
+        Member::test_scalar(name, offset, size, align)
     }
 
-    /// struct { char a; long b; int c; } grown at `a` by 8: b and c move by 8, the
-    /// size grows by 8.
-    #[test]
-    fn members_after_a_grown_one_move_to_their_alignment() {
-        let s = StructLayout {
+    /// struct t { char a; long b; int c; }: a at 0, b at 8, c at 16, 24 B.
+    fn abc() -> StructLayout<'static> {
+        StructLayout {
             name: "t",
             size: 24,
             alignment: 8,
@@ -340,7 +324,14 @@ mod tests {
                 member("c", 16, 4, 4),
             ],
             ..StructLayout::default()
-        };
+        }
+    }
+
+    /// struct { char a; long b; int c; } grown at `a` by 8: b and c move by 8, the
+    /// size grows by 8.
+    #[test]
+    fn members_after_a_grown_one_move_to_their_alignment() {
+        let s = abc();
         let mut sizes = FxHashMap::default();
         sizes.insert(0, (9, 1));
         let r = relay(&s, &sizes, &Aligns::default());
@@ -363,17 +354,7 @@ mod tests {
     /// - 12 B aligned 4 after c: x at 20, end 32, size 32 (the padding is gone).
     #[test]
     fn an_inserted_member_lands_at_its_alignment_and_pushes_what_follows() {
-        let s = StructLayout {
-            name: "t",
-            size: 24,
-            alignment: 8,
-            members: vec![
-                member("a", 0, 1, 1),
-                member("b", 8, 8, 8),
-                member("c", 16, 4, 4),
-            ],
-            ..StructLayout::default()
-        };
+        let s = abc();
         let a = Aligns::default();
         let got = |at: InsertAt<'_>, size: u64, align: u64| {
             let r = insert(

@@ -234,3 +234,25 @@ pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         state
     }
 }
+
+/// A fixture or build loaded for the library tests (layouts without pahole's listing
+/// text, which these tests do not print).
+pub fn load_image(file: &layout_diff::InputFile) -> layout_diff::model::Image<'_> {
+    file.load(&layout_diff::LoadOptions {
+        pahole_text: false,
+        ..layout_diff::LoadOptions::default()
+    })
+    .expect("input loads")
+}
+
+/// Every data object's (place, size), by qualified name.
+pub fn object_places(
+    image: &layout_diff::model::Image<'_>,
+) -> std::collections::BTreeMap<String, (u64, u64)> {
+    image
+        .symbols
+        .iter()
+        .filter(|s| s.kind == layout_diff::model::SymbolKind::Object)
+        .map(|s| (s.qualified_name(), (s.place, s.size)))
+        .collect()
+}
