@@ -107,11 +107,7 @@ fn for_group(
         })
         .map(|m| m.name.clone())
         .collect();
-    let instances = new
-        .variables
-        .iter()
-        .filter(|v| new.struct_name(v) == Some(name.as_str()))
-        .count();
+    let instances = super::instances_of(new, name.as_str());
     let mut fixes = Vec::new();
     if exceeds_by.is_none() && (now.lines > needed || !now.line_aligned) {
         let change = Change::MemberAlign {
@@ -239,11 +235,7 @@ fn leave(
             sets.push(names);
         }
     }
-    let instances = new
-        .variables
-        .iter()
-        .filter(|v| new.struct_name(v) == Some(name))
-        .count();
+    let instances = super::instances_of(new, name);
     let mut found: Vec<(usize, GroupFix)> = sets
         .par_iter()
         .filter_map(|set| {
@@ -266,11 +258,7 @@ fn leave(
             Some((
                 set.len(),
                 GroupFix {
-                    change: changes
-                        .iter()
-                        .map(super::change_args)
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    change: super::changes_args(&changes),
                     declaration,
                     restores: !still,
                     lines,

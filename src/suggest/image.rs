@@ -293,13 +293,7 @@ fn evaluate(image: &Image<'_>, rules: &Rules, o: &Outcome, c: Candidate) -> Opti
             }
             instance_bytes = size(&p.image) as i64 - size(image) as i64;
             if matches!(o.table, Table::Struct) || o.key == "max_size" {
-                instances = Some(
-                    image
-                        .variables
-                        .iter()
-                        .filter(|v| image.struct_name(v) == Some(name.as_str()))
-                        .count(),
-                );
+                instances = Some(super::instances_of(image, name));
             }
         }
         first => {
@@ -341,11 +335,7 @@ fn evaluate(image: &Image<'_>, rules: &Rules, o: &Outcome, c: Candidate) -> Opti
         }
     }
     Some(RuleFix {
-        change: changes
-            .iter()
-            .map(super::change_args)
-            .collect::<Vec<_>>()
-            .join(" "),
+        change: super::changes_args(&changes),
         declaration,
         passes,
         section_bytes,

@@ -129,11 +129,7 @@ fn check(
             s.severity == Severity::HotMember
                 && s.members.iter().any(|x| x.name == member && moved_hot(x))
         });
-    let instances = new
-        .variables
-        .iter()
-        .filter(|v| new.struct_name(v) == Some(name))
-        .count();
+    let instances = super::instances_of(new, name);
     Some(MemberFix {
         change: super::change_args(&change),
         declaration: format!(

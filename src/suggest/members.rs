@@ -217,11 +217,7 @@ fn for_member(
             ),
         )
     }));
-    let instances = new
-        .variables
-        .iter()
-        .filter(|v| new.struct_name(v) == Some(name.as_str()))
-        .count();
+    let instances = super::instances_of(new, name.as_str());
     let line = new.line_size.max(1);
     // Each candidate is one prediction and one whole diff: evaluated side by side,
     // kept in candidate order.
@@ -243,11 +239,7 @@ fn for_member(
                         && s.members.iter().any(|x| x.name == hot.name && moved_hot(x))
                 });
             Some(MemberFix {
-                change: changes
-                    .iter()
-                    .map(super::change_args)
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                change: super::changes_args(&changes),
                 declaration,
                 restores: !still,
                 line: m.offset / line,

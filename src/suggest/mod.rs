@@ -274,11 +274,7 @@ pub fn suggest<'d>(
                     |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
                 );
                 Some(Fix {
-                    change: changes
-                        .iter()
-                        .map(change_args)
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    change: changes_args(&changes),
                     declaration: syms
                         .iter()
                         .map(|s| declaration(new, s))
@@ -427,6 +423,25 @@ fn read_mostly_declaration(image: &Image<'_>, sym: &crate::model::Symbol<'_>) ->
         None => (c_type, ""),
     };
     format!("{storage}{head} {bare}{dims} __read_mostly ...;")
+}
+
+/// Changes spelled as `whatif` arguments, one after another.
+pub(crate) fn changes_args(changes: &[Change]) -> String {
+    changes
+        .iter()
+        .map(change_args)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The variables of `image` whose type is struct `name` (or an array of it): its
+/// instances, as a fix's cost counts them.
+pub(crate) fn instances_of(image: &Image<'_>, name: &str) -> usize {
+    image
+        .variables
+        .iter()
+        .filter(|v| image.struct_name(v) == Some(name))
+        .count()
 }
 
 /// The change spelled as `whatif` arguments.
