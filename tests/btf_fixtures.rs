@@ -95,7 +95,7 @@ fn per_cpu_variable_from_the_datasec() {
     assert_eq!(s["symbol"]["size"], 120);
     assert_eq!(s["variable"]["type"], "struct mce");
     assert_eq!(s["variable"]["size"], 120);
-    assert_eq!(v["note"], layout_diff::show::BTF_NOTE);
+    assert_eq!(v["note"], layout_diff_core::show::BTF_NOTE);
     let (_, out, _) = run(&["show", &testdata("btf/old-btf.elf"), "--symbol", "injectm"]);
     assert!(
         out.contains("injectm (object, global, .data..percpu, struct mce, 120 bytes)"),

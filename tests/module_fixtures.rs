@@ -13,7 +13,7 @@ fn module_placement_is_per_section_and_relative() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out.lines().nth(1),
-        Some(format!("note: {}", layout_diff::show::REL_NOTE).as_str())
+        Some(format!("note: {}", layout_diff_core::show::REL_NOTE).as_str())
     );
     // readelf -s testdata/old.o: root_user is at .data+0x1a0, 136 bytes; its type comes
     // from .debug_info through .rela.debug_info (pahole -C user_struct: 136 bytes).
@@ -23,7 +23,7 @@ fn module_placement_is_per_section_and_relative() {
     );
     assert!(out.contains(" address         00000000000001a0 "), "{out}");
     let (_, v) = json(&["show", &testdata("old.o"), "--symbol", "root_user"]);
-    assert_eq!(v["note"], layout_diff::show::REL_NOTE);
+    assert_eq!(v["note"], layout_diff_core::show::REL_NOTE);
 }
 
 #[test]

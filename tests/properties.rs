@@ -1,8 +1,8 @@
 //! Property tests (proptest) for the pure layout computations: hole finding against
 //! a byte map, placement against counting lines, and the space index against a scan.
 
-use layout_diff::layout::{SpaceIndex, holes, place};
-use layout_diff::model::{Binding, Member, Space, StructLayout, Symbol, SymbolKind};
+use layout_diff_core::layout::{SpaceIndex, holes, place};
+use layout_diff_core::model::{Binding, Member, Space, StructLayout, Symbol, SymbolKind};
 use proptest::prelude::*;
 
 /// Non-overlapping members from (gap, size) pairs, and a struct size past them.
@@ -13,7 +13,7 @@ fn struct_of(parts: &[(u64, u64)], tail: u64) -> StructLayout<'static> {
         at += gap;
         members.push(Member {
             name: Some("m"),
-            ctype: std::sync::Arc::new(layout_diff::model::CType {
+            ctype: std::sync::Arc::new(layout_diff_core::model::CType {
                 c: "char".into(),
                 ..Default::default()
             })

@@ -10,10 +10,10 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use layout_diff::model::{Image, SymbolKind};
-use layout_diff::whatif::objects::ObjectFile;
-use layout_diff::whatif::{Change, Size, predict};
-use layout_diff::{InputFile, LoadOptions};
+use layout_diff_core::model::{Image, SymbolKind};
+use layout_diff_core::whatif::objects::ObjectFile;
+use layout_diff_core::whatif::{Change, Size, predict};
+use layout_diff_core::{InputFile, LoadOptions};
 
 fn out_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(
@@ -222,7 +222,7 @@ fn suggest_for_what_struct_mce_moved_proposes_the_upstream_alignment() {
     let old_file = InputFile::open(&dir.join("base/vmlinux")).unwrap();
     let new_file = InputFile::open(&dir.join("mce/vmlinux")).unwrap();
     let (old, new) = (load(&old_file), load(&new_file));
-    let found = layout_diff::suggest::suggest(
+    let found = layout_diff_core::suggest::suggest(
         &old,
         &new,
         &Default::default(),
@@ -239,7 +239,7 @@ fn suggest_for_what_struct_mce_moved_proposes_the_upstream_alignment() {
         "{changes:?}"
     );
     // Nothing is flagged on evidence: without a name asked for, nothing to fix.
-    let none = layout_diff::suggest::suggest(&old, &new, &Default::default(), &[]).unwrap();
+    let none = layout_diff_core::suggest::suggest(&old, &new, &Default::default(), &[]).unwrap();
     assert_eq!((none.suggestions.len(), none.other_flags), (0, 0));
 }
 

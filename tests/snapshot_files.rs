@@ -10,8 +10,8 @@ mod common;
 use std::path::PathBuf;
 
 use common::{run, testdata};
-use layout_diff::InputFile;
-use layout_diff::load::LoadOptions;
+use layout_diff_core::InputFile;
+use layout_diff_core::load::LoadOptions;
 
 /// A fresh directory for one test's files.
 fn scratch(test: &str) -> PathBuf {
@@ -217,7 +217,11 @@ fn deeply_nested_structs_exit_2_not_a_stack_overflow() {
     let dir = scratch("nesting");
     let good = snap(&dir, "old.elf");
     let deep = dir.join("deep.snap").display().to_string();
-    std::fs::write(&deep, layout_diff::snapshot::nested_chain_file(1_000_000)).unwrap();
+    std::fs::write(
+        &deep,
+        layout_diff_core::snapshot::nested_chain_file(1_000_000),
+    )
+    .unwrap();
     let line =
         format!("layout-diff: {deep}: bad snapshot: structs nested more than 64 levels deep\n");
     for args in [
@@ -227,7 +231,7 @@ fn deeply_nested_structs_exit_2_not_a_stack_overflow() {
         assert_eq!(run(&args), (2, String::new(), line.clone()), "{args:?}");
     }
     let ok = dir.join("ok.snap").display().to_string();
-    std::fs::write(&ok, layout_diff::snapshot::nested_chain_file(63)).unwrap();
+    std::fs::write(&ok, layout_diff_core::snapshot::nested_chain_file(63)).unwrap();
     let (code, _, err) = run(&["show", ok.as_str()]);
     assert_eq!((code, err.as_str()), (0, ""));
 }
@@ -422,19 +426,20 @@ fn bench_walk_counts_every_die() {
 /// error or gives an image that `show` and the diff handle; never a panic.
 #[test]
 fn payload_bit_flips_never_panic() {
-    use layout_diff::diff::{DiffOptions, diff};
+    use layout_diff_core::diff::{DiffOptions, diff};
     let dir = scratch("payload-flips");
     let s = snap(&dir, "old.elf");
     let path = std::path::Path::new(&s);
     let bytes = std::fs::read(&s).unwrap();
-    let (names, records) = layout_diff::snapshot::parts(path, &bytes).unwrap();
+    let (names, records) = layout_diff_core::snapshot::parts(path, &bytes).unwrap();
     let options = LoadOptions {
         pahole_text: false,
         ..LoadOptions::default()
     };
-    let types = layout_diff::snapshot::Types::default();
-    let good = layout_diff::snapshot::decode(path, &names, &types, &records, &options).unwrap();
-    let all = layout_diff::show::globs(&["*".to_string()]).unwrap();
+    let types = layout_diff_core::snapshot::Types::default();
+    let good =
+        layout_diff_core::snapshot::decode(path, &names, &types, &records, &options).unwrap();
+    let all = layout_diff_core::show::globs(&["*".to_string()]).unwrap();
     let (mut refused, mut decoded) = (0, 0);
     for i in 0..names.len() + records.len() {
         let (mut n, mut r) = (names.clone(), records.clone());
@@ -442,8 +447,8 @@ fn payload_bit_flips_never_panic() {
             None => n[i] ^= 1 << (i % 8),
             Some(j) => r[j] ^= 1 << (i % 8),
         }
-        let types = layout_diff::snapshot::Types::default();
-        match layout_diff::snapshot::decode(path, &n, &types, &r, &options) {
+        let types = layout_diff_core::snapshot::Types::default();
+        match layout_diff_core::snapshot::decode(path, &n, &types, &r, &options) {
             Err(e) => {
                 assert!(
                     e.to_string().starts_with(&format!("{s}: bad snapshot: ")),
@@ -452,17 +457,17 @@ fn payload_bit_flips_never_panic() {
                 refused += 1;
             }
             Ok(image) => {
-                let _ = layout_diff::show::summary(&image);
+                let _ = layout_diff_core::show::summary(&image);
                 let _ = diff(&good, &image, &DiffOptions::default());
                 // The renderings are slower: every ninth byte (its bit cycles 0..7).
                 if i % 9 == 0 {
-                    let header = layout_diff::show::Header::of(&image);
-                    let laid = layout_diff::show::structs(&image, &all);
-                    let _ = layout_diff::report::show_text::structs(&header, &laid, true);
-                    let views = layout_diff::show::symbols(&image, &all);
-                    let _ = layout_diff::report::show_text::symbols(&header, &views);
+                    let header = layout_diff_core::show::Header::of(&image);
+                    let laid = layout_diff_core::show::structs(&image, &all);
+                    let _ = layout_diff_report::show_text::structs(&header, &laid, true);
+                    let views = layout_diff_core::show::symbols(&image, &all);
+                    let _ = layout_diff_report::show_text::symbols(&header, &views);
                     let one = std::slice::from_ref(&image);
-                    let _ = layout_diff::history::history(one, Some(&all), Some(&all));
+                    let _ = layout_diff_core::history::history(one, Some(&all), Some(&all));
                 }
                 decoded += 1;
             }

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{json, pahole_blocks, run, testdata};
-use layout_diff::model::TypeKind;
-use layout_diff::{InputFile, LoadOptions};
+use layout_diff_core::model::TypeKind;
+use layout_diff_core::{InputFile, LoadOptions};
 
 /// pahole-style blocks (`common::pahole_blocks`), sorted: pahole prints in DWARF order,
 /// layout-diff by name.

@@ -8,9 +8,9 @@
 mod common;
 
 use common::{load_image as load, object_places as places, run, testdata};
-use layout_diff::InputFile;
-use layout_diff::model::{Image, StructLayout};
-use layout_diff::whatif::{Change, Position, predict};
+use layout_diff_core::InputFile;
+use layout_diff_core::model::{Image, StructLayout};
+use layout_diff_core::whatif::{Change, Position, predict};
 
 fn open(variant: &str) -> InputFile {
     InputFile::open(std::path::Path::new(&testdata(&format!(

@@ -6,9 +6,9 @@
 mod common;
 
 use common::{load_image as load, object_places as places, run, testdata};
-use layout_diff::model::SymbolKind;
-use layout_diff::whatif::{Change, Position, Size, predict};
-use layout_diff::{InputFile, LoadOptions};
+use layout_diff_core::model::SymbolKind;
+use layout_diff_core::whatif::{Change, Position, Size, predict};
+use layout_diff_core::{InputFile, LoadOptions};
 
 fn predicted_matches_built(variant: &str, changes: &[Change]) {
     let base_file = InputFile::open(std::path::Path::new(&testdata("whatif/base.elf"))).unwrap();
@@ -486,7 +486,7 @@ fn a_forged_snapshot_is_predicted_without_overflow() {
         s.size = u64::MAX - s.address;
     }
     let path = std::env::temp_dir().join(format!("whatif-overflow-{}.snap", std::process::id()));
-    layout_diff::snapshot::write(&image, &[], None, &path).unwrap();
+    layout_diff_core::snapshot::write(&image, &[], None, &path).unwrap();
     let forged = InputFile::open(&path).unwrap();
     let image = forged.load(&LoadOptions::default()).unwrap();
     std::fs::remove_file(&path).unwrap();

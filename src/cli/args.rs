@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use clap::ValueEnum;
-use layout_diff::report::Format;
+use layout_diff_report::Format;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -558,7 +558,7 @@ mod default_command_tests {
             .expect("check")
             .render_long_help()
             .to_string();
-        let source = include_str!("../check/rules.rs");
+        let source = include_str!("../../crates/core/src/check/rules.rs");
         let mut keys = 0;
         for line in source.lines().map(str::trim) {
             let Some(rest) = line.strip_prefix("pub ") else {

@@ -4,15 +4,15 @@ use anyhow::{Context, Result};
 
 use super::args::CheckArgs;
 use super::{Output, progress};
-use layout_diff::InputFile;
-use layout_diff::load::{LoadOptions, StructFilter};
-use layout_diff::report::{Format, check_markdown, check_text, html, json, string};
-use layout_diff::show::{self};
+use layout_diff_core::InputFile;
+use layout_diff_core::load::{LoadOptions, StructFilter};
+use layout_diff_core::show::{self};
+use layout_diff_report::{Format, check_markdown, check_text, html, json, string};
 
 /// `layout-diff check --rules FILE IMAGE` or `... OLD NEW`: loads only the structs the
 /// rules name (and symbols, which the ELF gives), evaluates, renders.
 pub fn check(args: &CheckArgs) -> Result<Output> {
-    let rules = layout_diff::check::rules::load(&args.rules)?;
+    let rules = layout_diff_core::check::rules::load(&args.rules)?;
     let (old_path, new_path) = match args.files.as_slice() {
         [image] => (None, image),
         [old, new] => (Some(old), new),
@@ -61,13 +61,13 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
     let (new, old) = (new?, old?);
     for img in std::iter::once(&new).chain(old.as_ref()) {
         if options.dwarf && !img.has_debug_info {
-            return Err(layout_diff::Error::NoDebugInfo {
+            return Err(layout_diff_core::Error::NoDebugInfo {
                 path: img.path.clone(),
             }
             .into());
         }
     }
-    let report = layout_diff::check::eval::check(&rules, &new, old.as_ref());
+    let report = layout_diff_core::check::eval::check(&rules, &new, old.as_ref());
     let text = match args.common.format() {
         Format::Text => string(|o| check_text::render(o, &report))?,
         Format::Markdown => string(|o| check_markdown::render(o, &report))?,

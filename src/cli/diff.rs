@@ -7,11 +7,11 @@ use anyhow::{Context, Result};
 
 use super::args::DiffArgs;
 use super::{Output, kaslr_for, known_list, progress, read_hot};
-use layout_diff::InputFile;
-use layout_diff::diff::DiffOptions;
-use layout_diff::perf::HotInput;
-use layout_diff::report::{Format, diff_markdown, diff_text, hot_text, html, json, plan};
-use layout_diff::show::{self};
+use layout_diff_core::InputFile;
+use layout_diff_core::diff::DiffOptions;
+use layout_diff_core::perf::HotInput;
+use layout_diff_core::show::{self};
+use layout_diff_report::{Format, diff_markdown, diff_text, hot_text, html, json, plan};
 
 /// Lines of items in the default diff report: with the header, summary and closing
 /// line, the whole report stays within about 80 lines.
@@ -21,24 +21,27 @@ const DEFAULT_LIMIT: usize = 54;
 /// hotness, c2c reports to map once OLD is loaded, the options.
 pub(super) struct Prepared {
     symbols: Vec<String>,
-    pub(super) hotness: layout_diff::evidence::Hotness,
-    c2c: Vec<(layout_diff::perf::c2c::C2cReport, std::path::PathBuf)>,
-    fail_on: Vec<layout_diff::diff::Category>,
+    pub(super) hotness: layout_diff_core::evidence::Hotness,
+    c2c: Vec<(layout_diff_core::perf::c2c::C2cReport, std::path::PathBuf)>,
+    fail_on: Vec<layout_diff_core::diff::Category>,
 }
 
 pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
     let mut symbols = args.symbols.clone();
     // Every --hot file: names are shown in full and count as measured; perf profiles
     // are measured evidence; c2c reports are mapped onto OLD once it is loaded.
-    let mut hotness = layout_diff::evidence::Hotness {
+    let mut hotness = layout_diff_core::evidence::Hotness {
         known: known_list(&args.report.evidence.hot_list)?,
-        measured: layout_diff::evidence::Measured::default(),
+        measured: layout_diff_core::evidence::Measured::default(),
     };
     let mut c2c = Vec::new();
     for path in &args.report.evidence.hot {
         match read_hot(path)? {
             HotInput::Names(names) => {
-                for n in names.iter().filter(|n| layout_diff::perf::is_plain_name(n)) {
+                for n in names
+                    .iter()
+                    .filter(|n| layout_diff_core::perf::is_plain_name(n))
+                {
                     let from = format!("named in {}", path.display());
                     hotness.measured.add_object(n, "--hot list", from.clone());
                     hotness.measured.add_function(n, "--hot list", from);
@@ -57,10 +60,10 @@ pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
         .fail_on
         .iter()
         .map(|c| {
-            layout_diff::diff::Category::parse(c.trim()).with_context(|| {
+            layout_diff_core::diff::Category::parse(c.trim()).with_context(|| {
                 format!(
                     "--fail-on: unknown category {c:?} ({})",
-                    layout_diff::diff::Category::names()
+                    layout_diff_core::diff::Category::names()
                 )
             })
         })
@@ -144,8 +147,8 @@ pub(super) struct Preface {
 pub(super) fn compare(
     args: &DiffArgs,
     prep: Prepared,
-    old: &layout_diff::model::Image<'_>,
-    new: &layout_diff::model::Image<'_>,
+    old: &layout_diff_core::model::Image<'_>,
+    new: &layout_diff_core::model::Image<'_>,
     bar: Option<indicatif::ProgressBar>,
     (t0, t1): (std::time::Instant, std::time::Instant),
     preface: Option<&Preface>,
@@ -164,7 +167,7 @@ pub(super) fn compare(
     let mut follow = None;
     for (r, path) in &c2c {
         let kaslr = kaslr_for(r, old, args.kaslr_offset, path)?;
-        let map = layout_diff::perf::hotmap::map(r, old, kaslr);
+        let map = layout_diff_core::perf::hotmap::map(r, old, kaslr);
         for line in &map.lines {
             for o in &line.objects {
                 let bare = o.name.rsplit(':').next().unwrap_or(&o.name);
@@ -175,16 +178,16 @@ pub(super) fn compare(
                 );
             }
         }
-        follow.get_or_insert_with(|| layout_diff::perf::hotmap::follow(&map, new));
+        follow.get_or_insert_with(|| layout_diff_core::perf::hotmap::follow(&map, new));
     }
     options.hotness = Some(&hotness);
-    let report = layout_diff::diff::diff(old, new, &options);
+    let report = layout_diff_core::diff::diff(old, new, &options);
     if let Some(name) = &args.report.explain {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
         let mut text = String::new();
-        let found = layout_diff::report::explain::explain(&mut text, &report, name)?;
+        let found = layout_diff_report::explain::explain(&mut text, &report, name)?;
         return Ok(if found {
             Output {
                 text,
@@ -233,7 +236,7 @@ pub(super) fn compare(
         Format::Html => {
             let hot = follow
                 .as_ref()
-                .map(|f| layout_diff::report::string(|o| hot_text::follow(o, f)))
+                .map(|f| layout_diff_report::string(|o| hot_text::follow(o, f)))
                 .transpose()?;
             let side = hot.as_deref().map(|t| ("hot lines from perf c2c", t));
             html::diff(
@@ -247,9 +250,9 @@ pub(super) fn compare(
             #[derive(serde::Serialize)]
             struct WithHot<'a> {
                 #[serde(flatten)]
-                report: &'a layout_diff::diff::Report<'a>,
+                report: &'a layout_diff_core::diff::Report<'a>,
                 #[serde(skip_serializing_if = "Option::is_none")]
-                hot: Option<&'a layout_diff::perf::hotmap::HotFollow>,
+                hot: Option<&'a layout_diff_core::perf::hotmap::HotFollow>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 prediction: Option<&'a serde_json::Value>,
             }

@@ -12,9 +12,9 @@ pub mod whatif;
 
 use anyhow::{Context, Result};
 
-use layout_diff::InputFile;
-use layout_diff::load::LoadOptions;
-use layout_diff::perf::HotInput;
+use layout_diff_core::InputFile;
+use layout_diff_core::load::LoadOptions;
+use layout_diff_core::perf::HotInput;
 
 /// What the binary prints and the exit code it ends with.
 pub struct Output {
@@ -27,7 +27,7 @@ pub struct Output {
 /// Reads `--hot FILE`: a perf c2c report or profile (recognised by its header words),
 /// else one name, glob or `sym+0xOFF` per line.
 pub(crate) fn read_hot(path: &std::path::Path) -> Result<HotInput> {
-    Ok(layout_diff::perf::read_file(path)?)
+    Ok(layout_diff_core::perf::read_file(path)?)
 }
 
 /// The names of a `--hot` list (none for a perf report, which is read as evidence).
@@ -39,12 +39,14 @@ pub(crate) fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
 }
 
 /// The built-in known list with every `--hot-list` file added.
-pub(crate) fn known_list(paths: &[std::path::PathBuf]) -> Result<layout_diff::evidence::KnownList> {
-    let mut list = layout_diff::evidence::KnownList::builtin();
+pub(crate) fn known_list(
+    paths: &[std::path::PathBuf],
+) -> Result<layout_diff_core::evidence::KnownList> {
+    let mut list = layout_diff_core::evidence::KnownList::builtin();
     for p in paths {
         let text = std::fs::read_to_string(p)
             .with_context(|| format!("{}: cannot read hot list", p.display()))?;
-        let more = layout_diff::evidence::KnownList::parse(&text)
+        let more = layout_diff_core::evidence::KnownList::parse(&text)
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
         list.extend(more);
     }
@@ -53,14 +55,14 @@ pub(crate) fn known_list(paths: &[std::path::PathBuf]) -> Result<layout_diff::ev
 
 /// The KASLR offset for a c2c report: `--kaslr-offset`, else inferred from `image`.
 pub(crate) fn kaslr_for(
-    report: &layout_diff::perf::c2c::C2cReport,
-    image: &layout_diff::Image<'_>,
+    report: &layout_diff_core::perf::c2c::C2cReport,
+    image: &layout_diff_core::Image<'_>,
     given: Option<u64>,
     path: &std::path::Path,
-) -> Result<layout_diff::perf::hotmap::Kaslr> {
+) -> Result<layout_diff_core::perf::hotmap::Kaslr> {
     match given {
-        Some(offset) => Ok(layout_diff::perf::hotmap::Kaslr::Given { offset }),
-        None => layout_diff::perf::hotmap::infer_kaslr(report, image)
+        Some(offset) => Ok(layout_diff_core::perf::hotmap::Kaslr::Given { offset }),
+        None => layout_diff_core::perf::hotmap::infer_kaslr(report, image)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
     }
 }
@@ -94,13 +96,13 @@ pub(crate) fn load_both<'c>(
     old_file: &'c InputFile,
     new_file: &'c InputFile,
     load: &LoadOptions,
-) -> Result<(layout_diff::Image<'c>, layout_diff::Image<'c>)> {
+) -> Result<(layout_diff_core::Image<'c>, layout_diff_core::Image<'c>)> {
     let (old, new) = rayon::join(|| old_file.load(load), || new_file.load(load));
     let (mut old, mut new) = (old?, new?);
-    layout_diff::load::align_local_names(&mut old, &mut new);
+    layout_diff_core::load::align_local_names(&mut old, &mut new);
     for img in [&old, &new] {
         if !img.has_debug_info {
-            return Err(layout_diff::Error::NoDebugInfo {
+            return Err(layout_diff_core::Error::NoDebugInfo {
                 path: img.path.clone(),
             }
             .into());

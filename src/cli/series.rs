@@ -6,10 +6,10 @@ use anyhow::{Context, Result};
 
 use super::Output;
 use super::args::{BenchWalkArgs, HistoryArgs, SnapshotArgs};
-use layout_diff::InputFile;
-use layout_diff::load::LoadOptions;
-use layout_diff::report::{Format, history_text, json, string};
-use layout_diff::show;
+use layout_diff_core::InputFile;
+use layout_diff_core::load::LoadOptions;
+use layout_diff_core::show;
+use layout_diff_report::{Format, history_text, json, string};
 
 /// `layout-diff snapshot VMLINUX -o FILE`.
 pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
@@ -26,7 +26,7 @@ pub fn snapshot(args: &SnapshotArgs) -> Result<Output> {
         args.file.display()
     ));
     let written = file.for_snapshot(args.with_lines).and_then(|parts| {
-        layout_diff::snapshot::write(
+        layout_diff_core::snapshot::write(
             &parts.image,
             &parts.elf_files,
             parts.lines.as_deref(),
@@ -90,8 +90,8 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
         variables: false,
         variables_for: Vec::new(),
         structs: match &struct_set {
-            Some(set) => layout_diff::StructFilter::Matching(set.clone()),
-            None => layout_diff::StructFilter::None,
+            Some(set) => layout_diff_core::StructFilter::Matching(set.clone()),
+            None => layout_diff_core::StructFilter::None,
         },
         dwarf: true,
         ..LoadOptions::default()
@@ -101,10 +101,10 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
     // series order is the one reported, whatever the thread count.
     use rayon::prelude::*;
     let bar = progress_count("reading builds", args.files.len());
-    let read = |path: &std::path::PathBuf| -> layout_diff::Result<_> {
+    let read = |path: &std::path::PathBuf| -> layout_diff_core::Result<_> {
         let file = InputFile::open(path)?;
         let image = file.load(&options)?;
-        let facts = layout_diff::history::facts(&image, sym_set.as_ref(), struct_set.as_ref());
+        let facts = layout_diff_core::history::facts(&image, sym_set.as_ref(), struct_set.as_ref());
         if let Some(b) = &bar {
             b.inc(1);
         }
@@ -116,7 +116,7 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
     }
     let mut builds = builds
         .into_iter()
-        .collect::<layout_diff::Result<Vec<_>>>()?;
+        .collect::<layout_diff_core::Result<Vec<_>>>()?;
     if let Some(first) = builds.first()
         && let Some(other) = builds.iter().find(|b| b.line_size != first.line_size)
     {
@@ -129,12 +129,12 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
         );
     }
     // Rows another build's patterns selected and this one's did not (rare): read again.
-    for (b, names) in layout_diff::history::missing(&builds) {
+    for (b, names) in layout_diff_core::history::missing(&builds) {
         let file = InputFile::open(&args.files[b])?;
         let image = file.load(&options)?;
-        layout_diff::history::add_rows(&mut builds[b], &image, &names);
+        layout_diff_core::history::add_rows(&mut builds[b], &image, &names);
     }
-    let h = layout_diff::history::assemble(&builds);
+    let h = layout_diff_core::history::assemble(&builds);
     let found = !h.symbols.is_empty() || !h.structs.is_empty();
     let text = match args.common.format() {
         Format::Text => string(|o| history_text::render(o, &h))?,
@@ -162,12 +162,12 @@ pub fn bench_walk(args: &BenchWalkArgs) -> Result<Output> {
         .files
         .iter()
         .map(|p| InputFile::open(p))
-        .collect::<layout_diff::Result<Vec<_>>>()?;
+        .collect::<layout_diff_core::Result<Vec<_>>>()?;
     use rayon::prelude::*;
     let walked = files
         .par_iter()
         .map(|f| f.walk_dies(args.parse))
-        .collect::<layout_diff::Result<Vec<_>>>()?;
+        .collect::<layout_diff_core::Result<Vec<_>>>()?;
     let secs = t0.elapsed().as_secs_f64();
     let mut text = String::new();
     for (f, w) in args.files.iter().zip(&walked) {

@@ -5,12 +5,12 @@ use anyhow::{Context, Result};
 
 use super::args::ShowArgs;
 use super::{Output, kaslr_for, progress, read_hot};
-use layout_diff::InputFile;
-use layout_diff::load::{LoadOptions, StructFilter};
-use layout_diff::model::Space;
-use layout_diff::perf::HotInput;
-use layout_diff::report::{Format, hot_text, html, json, show_text, string};
-use layout_diff::show::{self, Header};
+use layout_diff_core::InputFile;
+use layout_diff_core::load::{LoadOptions, StructFilter};
+use layout_diff_core::model::Space;
+use layout_diff_core::perf::HotInput;
+use layout_diff_core::show::{self, Header};
+use layout_diff_report::{Format, hot_text, html, json, show_text, string};
 
 /// Characters that make a `--struct` pattern a glob rather than a plain name.
 const GLOB_CHARS: [char; 5] = ['*', '?', '[', '{', '\\'];
@@ -104,7 +104,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     }
     let image = image?;
     if !args.structs.is_empty() && !image.has_debug_info {
-        return Err(layout_diff::Error::NoDebugInfo {
+        return Err(layout_diff_core::Error::NoDebugInfo {
             path: args.file.clone(),
         }
         .into());
@@ -180,7 +180,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     }
     if let (Some(report), Some(path)) = (&c2c, &args.hot) {
         let kaslr = kaslr_for(report, &image, args.kaslr_offset, path)?;
-        let map = layout_diff::perf::hotmap::map(report, &image, kaslr);
+        let map = layout_diff_core::perf::hotmap::map(report, &image, kaslr);
         text += &section(json, "layout-diff-hot", &header, "hot", &map, || {
             string(|o| hot_text::show(o, &header, &map))
         })?;
@@ -220,7 +220,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
 /// `show --struct`/`--symbol --format html`: one page with every match.
 fn show_html(
     args: &ShowArgs,
-    image: &layout_diff::Image<'_>,
+    image: &layout_diff_core::Image<'_>,
     header: &Header,
     structs: &globset::GlobSet,
     symbols: &globset::GlobSet,

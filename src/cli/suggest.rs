@@ -6,10 +6,10 @@ use anyhow::Result;
 use super::args::{DiffArgs, ReportArgs, SuggestArgs};
 use super::diff::{options, prepare};
 use super::{Output, progress};
-use layout_diff::InputFile;
-use layout_diff::perf::HotInput;
-use layout_diff::report::{Format, json};
-use layout_diff::suggest::Suggestions;
+use layout_diff_core::InputFile;
+use layout_diff_core::perf::HotInput;
+use layout_diff_core::suggest::Suggestions;
+use layout_diff_report::{Format, json};
 
 /// `layout-diff suggest OLD NEW`: fixes for the flagged hot objects, each checked by
 /// a prediction on NEW diffed against OLD.
@@ -44,7 +44,7 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let mut options = options(&diff_args, &prep)?;
     options.listed_only = true;
     options.hotness = Some(&prep.hotness);
-    let found = layout_diff::suggest::suggest(&old, &new, &options, &args.symbols)
+    let found = layout_diff_core::suggest::suggest(&old, &new, &options, &args.symbols)
         .map_err(anyhow::Error::msg)?;
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -52,15 +52,15 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let unfixed = unfixed(&found);
     let text = match args.common.format() {
         Format::Json => document(&found)?,
-        Format::Markdown => layout_diff::report::string(|o| {
-            layout_diff::report::suggest_markdown::render(o, &found, &args.old, new_path)
+        Format::Markdown => layout_diff_report::string(|o| {
+            layout_diff_report::suggest_markdown::render(o, &found, &args.old, new_path)
         })?,
-        Format::Html => layout_diff::report::string(|o| {
-            let doc = layout_diff::report::suggest_doc::of_pair(&found, &args.old, new_path);
-            layout_diff::report::html::suggest(o, &doc)
+        Format::Html => layout_diff_report::string(|o| {
+            let doc = layout_diff_report::suggest_doc::of_pair(&found, &args.old, new_path);
+            layout_diff_report::html::suggest(o, &doc)
         })?,
-        Format::Text => layout_diff::report::string(|o| {
-            layout_diff::report::suggest_text::render(o, &found, &args.old, new_path)
+        Format::Text => layout_diff_report::string(|o| {
+            layout_diff_report::suggest_text::render(o, &found, &args.old, new_path)
         })?,
     };
     std::mem::forget((old, new));
@@ -113,19 +113,22 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
     let rules = args
         .rules
         .as_ref()
-        .map(|p| layout_diff::check::rules::load(p))
+        .map(|p| layout_diff_core::check::rules::load(p))
         .transpose()?;
     if rules.is_none() && args.evidence.hot.is_empty() {
         anyhow::bail!("suggest on one build needs --rules FILE or --hot FILE (or give OLD NEW)");
     }
-    let mut hotness = layout_diff::evidence::Hotness {
+    let mut hotness = layout_diff_core::evidence::Hotness {
         known: super::known_list(&args.evidence.hot_list)?,
-        measured: layout_diff::evidence::Measured::default(),
+        measured: layout_diff_core::evidence::Measured::default(),
     };
     for path in &args.evidence.hot {
         match super::read_hot(path)? {
             HotInput::Names(names) => {
-                for n in names.iter().filter(|n| layout_diff::perf::is_plain_name(n)) {
+                for n in names
+                    .iter()
+                    .filter(|n| layout_diff_core::perf::is_plain_name(n))
+                {
                     let from = format!("named in {}", path.display());
                     hotness.measured.add_object(n, "--hot list", from);
                 }
@@ -142,7 +145,7 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
     let file = InputFile::open(&args.old)?;
     let image = file.load(&load)?;
     if !image.has_debug_info {
-        return Err(layout_diff::Error::NoDebugInfo {
+        return Err(layout_diff_core::Error::NoDebugInfo {
             path: image.path.clone(),
         }
         .into());
@@ -153,7 +156,7 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
     let (rules, made) = match rules {
         Some(r) => (r, false),
         None => (
-            layout_diff::suggest::image::hot_rules(&image, &hotness),
+            layout_diff_core::suggest::image::hot_rules(&image, &hotness),
             true,
         ),
     };
@@ -162,7 +165,12 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
         members: Vec::new(),
         functions: Vec::new(),
         groups: Vec::new(),
-        rules: layout_diff::suggest::image::suggest_rules(&image, &rules, made, Some(&hotness)),
+        rules: layout_diff_core::suggest::image::suggest_rules(
+            &image,
+            &rules,
+            made,
+            Some(&hotness),
+        ),
         other_flags: 0,
     };
     if let Some(b) = bar {
@@ -175,15 +183,15 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
     };
     let text = match args.common.format() {
         Format::Json => document(&found)?,
-        Format::Markdown => layout_diff::report::string(|o| {
-            layout_diff::report::suggest_markdown::render_image(o, &found, &args.old, &from)
+        Format::Markdown => layout_diff_report::string(|o| {
+            layout_diff_report::suggest_markdown::render_image(o, &found, &args.old, &from)
         })?,
-        Format::Html => layout_diff::report::string(|o| {
-            let doc = layout_diff::report::suggest_doc::of_image(&found, &args.old, &from);
-            layout_diff::report::html::suggest(o, &doc)
+        Format::Html => layout_diff_report::string(|o| {
+            let doc = layout_diff_report::suggest_doc::of_image(&found, &args.old, &from);
+            layout_diff_report::html::suggest(o, &doc)
         })?,
-        Format::Text => layout_diff::report::string(|o| {
-            layout_diff::report::suggest_text::render_image(o, &found, &args.old, &from)
+        Format::Text => layout_diff_report::string(|o| {
+            layout_diff_report::suggest_text::render_image(o, &found, &args.old, &from)
         })?,
     };
     std::mem::forget(image);

@@ -5,20 +5,20 @@ use anyhow::Result;
 use super::args::{DiffArgs, WhatifArgs};
 use super::diff::{Preface, compare, prepare};
 use super::{Output, progress};
-use layout_diff::InputFile;
+use layout_diff_core::InputFile;
 
 /// `layout-diff whatif IMAGE CHANGES`: the build laid out again with the changes,
 /// diffed against it like a real new build.
 pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     // With object files, a change may be given by them alone.
-    let changes = match layout_diff::whatif::parse_changes(std::env::args()) {
+    let changes = match layout_diff_core::whatif::parse_changes(std::env::args()) {
         Err(_) if !args.objects.is_empty() => Vec::new(),
         other => other.map_err(anyhow::Error::msg)?,
     };
     let objects = args
         .objects
         .iter()
-        .map(|p| layout_diff::whatif::objects::ObjectFile::read(p))
+        .map(|p| layout_diff_core::whatif::objects::ObjectFile::read(p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
     let diff_args = DiffArgs {
@@ -37,18 +37,18 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     let file = InputFile::open(&args.file)?;
     let image = file.load(&load)?;
     if !image.has_debug_info {
-        return Err(layout_diff::Error::NoDebugInfo {
+        return Err(layout_diff_core::Error::NoDebugInfo {
             path: args.file.clone(),
         }
         .into());
     }
-    let p = layout_diff::whatif::predict(&image, &changes, &objects)
+    let p = layout_diff_core::whatif::predict(&image, &changes, &objects)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     if args.nm {
         let mut text = String::new();
         for s in &p.image.symbols {
             let kind = match s.kind {
-                layout_diff::model::SymbolKind::Function => 't',
+                layout_diff_core::model::SymbolKind::Function => 't',
                 _ => 'd',
             };
             text += &format!("{:016x} {:016x} {kind} {}\n", s.address, s.size, s.name);
@@ -117,7 +117,7 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
 
 /// The output sections a prediction moves or resizes, runs of one shift together:
 /// `.data..percpu grows 512 B; .init.text .. .bss +4096 B (12 sections)`.
-fn sections_moved(moved: &[layout_diff::whatif::SectionMoved]) -> String {
+fn sections_moved(moved: &[layout_diff_core::whatif::SectionMoved]) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut k = 0;
     while k < moved.len() {

@@ -237,22 +237,22 @@ pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
 
 /// A fixture or build loaded for the library tests (layouts without pahole's listing
 /// text, which these tests do not print).
-pub fn load_image(file: &layout_diff::InputFile) -> layout_diff::model::Image<'_> {
-    file.load(&layout_diff::LoadOptions {
+pub fn load_image(file: &layout_diff_core::InputFile) -> layout_diff_core::model::Image<'_> {
+    file.load(&layout_diff_core::LoadOptions {
         pahole_text: false,
-        ..layout_diff::LoadOptions::default()
+        ..layout_diff_core::LoadOptions::default()
     })
     .expect("input loads")
 }
 
 /// Every data object's (place, size), by qualified name.
 pub fn object_places(
-    image: &layout_diff::model::Image<'_>,
+    image: &layout_diff_core::model::Image<'_>,
 ) -> std::collections::BTreeMap<String, (u64, u64)> {
     image
         .symbols
         .iter()
-        .filter(|s| s.kind == layout_diff::model::SymbolKind::Object)
+        .filter(|s| s.kind == layout_diff_core::model::SymbolKind::Object)
         .map(|s| (s.qualified_name(), (s.place, s.size)))
         .collect()
 }

@@ -3,8 +3,8 @@
 fn main() {
     afl::fuzz!(|data: &[u8]| {
         if let Ok(text) = std::str::from_utf8(data) {
-            let _ = layout_diff::perf::read(text);
-            let _ = layout_diff::evidence::KnownList::parse(text);
+            let _ = layout_diff_core::perf::read(text);
+            let _ = layout_diff_core::evidence::KnownList::parse(text);
         }
     });
 }

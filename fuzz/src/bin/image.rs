@@ -4,9 +4,9 @@
 //! NAME` loads it (only the variables the view of its first data objects needs).
 use std::path::Path;
 
-use layout_diff::load::StructFilter;
-use layout_diff::model::SymbolKind;
-use layout_diff::{InputFile, LoadOptions};
+use layout_diff_core::load::StructFilter;
+use layout_diff_core::model::SymbolKind;
+use layout_diff_core::{InputFile, LoadOptions};
 
 fn main() {
     afl::fuzz!(|data: &[u8]| {
@@ -16,8 +16,8 @@ fn main() {
         let Ok(image) = file.load(&LoadOptions::default()) else {
             return;
         };
-        let _ = layout_diff::show::summary(&image);
-        let _ = layout_diff::diff::diff(&image, &image, &Default::default());
+        let _ = layout_diff_core::show::summary(&image);
+        let _ = layout_diff_core::diff::diff(&image, &image, &Default::default());
         let names: Vec<String> = image
             .symbols
             .iter()
@@ -25,7 +25,7 @@ fn main() {
             .take(2)
             .map(|s| s.name.to_string())
             .collect();
-        let Ok(set) = layout_diff::show::globs(&names) else {
+        let Ok(set) = layout_diff_core::show::globs(&names) else {
             return;
         };
         let sparse = LoadOptions {
@@ -34,7 +34,7 @@ fn main() {
             ..LoadOptions::default()
         };
         if let Ok(image) = file.load(&sparse) {
-            let _ = layout_diff::show::symbols(&image, &set);
+            let _ = layout_diff_core::show::symbols(&image, &set);
         }
     });
 }

@@ -8,8 +8,8 @@
 //! (a corrupted file with a valid checksum is what the reader must survive anyway).
 use std::path::Path;
 
-use layout_diff::whatif::{Change, Size, predict};
-use layout_diff::{InputFile, LoadOptions};
+use layout_diff_core::whatif::{Change, Size, predict};
+use layout_diff_core::{InputFile, LoadOptions};
 
 fn main() {
     afl::fuzz!(|data: &[u8]| {
@@ -27,8 +27,8 @@ fn main() {
         let Ok(image) = file.load(&LoadOptions::default()) else {
             return;
         };
-        let _ = layout_diff::show::summary(&image);
-        let _ = layout_diff::diff::diff(&image, &image, &Default::default());
+        let _ = layout_diff_core::show::summary(&image);
+        let _ = layout_diff_core::diff::diff(&image, &image, &Default::default());
         if let Some(first) = image.structs.iter().find(|s| !s.name.is_empty()) {
             let change = Change::Resize {
                 name: first.name.to_string(),

@@ -1,7 +1,7 @@
 //! Fuzz target: a symbol list (System.map, /proc/kallsyms) beside a BTF blob.
 use std::path::Path;
 
-use layout_diff::{InputFile, LoadOptions};
+use layout_diff_core::{InputFile, LoadOptions};
 
 /// The smallest valid BTF: a header, no types, one empty string.
 const BTF: &[u8] = &[

@@ -1,0 +1,174 @@
+//! Object files recompiled with a change (`make path/file.o`): their allocated
+//! sections' symbols, offsets, sizes and alignments, which replace the old ones in
+//! the link model: the only way to predict code size changes.
+
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind as ObjKind};
+
+use crate::model::{Binding, SymbolKind};
+
+/// One symbol of an object file's section.
+#[derive(Debug, Clone)]
+pub struct ObjSymbol {
+    pub name: String,
+    pub offset: u64,
+    pub size: u64,
+    pub kind: SymbolKind,
+    pub binding: Binding,
+}
+
+/// One allocated section of an object file, with its functions and data objects in
+/// offset order.
+#[derive(Debug, Clone)]
+pub struct ObjSection {
+    pub name: String,
+    pub size: u64,
+    pub align: u64,
+    pub symbols: Vec<ObjSymbol>,
+}
+
+/// A recompiled object file.
+#[derive(Debug, Clone)]
+pub struct ObjectFile {
+    pub path: PathBuf,
+    pub sections: Vec<ObjSection>,
+}
+
+impl ObjectFile {
+    /// Reads `path`, a relocatable ELF object; one line naming the file and the
+    /// problem otherwise.
+    pub fn read(path: &Path) -> Result<ObjectFile, String> {
+        let data =
+            std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        let file = object::File::parse(&*data)
+            .map_err(|e| format!("{}: not an object file: {e}", path.display()))?;
+        if file.kind() != object::ObjectKind::Relocatable {
+            return Err(format!(
+                "{}: not a relocatable object (.o) file",
+                path.display()
+            ));
+        }
+        let mut sections: Vec<ObjSection> = Vec::new();
+        let mut index_of = std::collections::HashMap::new();
+        for s in file.sections() {
+            let alloc = matches!(
+                s.kind(),
+                SectionKind::Text
+                    | SectionKind::Data
+                    | SectionKind::ReadOnlyData
+                    | SectionKind::ReadOnlyString
+                    | SectionKind::UninitializedData
+            );
+            if !alloc {
+                continue;
+            }
+            index_of.insert(s.index(), sections.len());
+            sections.push(ObjSection {
+                name: s.name().unwrap_or("").to_string(),
+                size: s.size(),
+                align: s.align().max(1),
+                symbols: Vec::new(),
+            });
+        }
+        for sym in file.symbols() {
+            let kind = match sym.kind() {
+                ObjKind::Text => SymbolKind::Function,
+                ObjKind::Data => SymbolKind::Object,
+                _ => continue,
+            };
+            let Some(index) = sym.section_index() else {
+                continue;
+            };
+            let Some(&at) = index_of.get(&index) else {
+                continue;
+            };
+            let Ok(name) = sym.name() else { continue };
+            if name.is_empty() || name.starts_with("__pfx_") {
+                continue;
+            }
+            sections[at].symbols.push(ObjSymbol {
+                name: name.to_string(),
+                offset: sym.address(),
+                size: sym.size(),
+                kind,
+                binding: if sym.is_weak() {
+                    Binding::Weak
+                } else if sym.is_global() {
+                    Binding::Global
+                } else {
+                    Binding::Local
+                },
+            });
+        }
+        for s in &mut sections {
+            s.symbols.sort_by(|a, b| {
+                (a.offset, std::cmp::Reverse(a.size), &a.name).cmp(&(
+                    b.offset,
+                    std::cmp::Reverse(b.size),
+                    &b.name,
+                ))
+            });
+        }
+        sections.retain(|s| !s.symbols.is_empty());
+        Ok(ObjectFile {
+            path: path.to_path_buf(),
+            sections,
+        })
+    }
+
+    /// Whether `unit` (a compile unit's path, `kernel/signal.c`) is the source of
+    /// this file (`.../kernel/signal.o`): equal paths without their extensions,
+    /// compared by whole trailing components.
+    pub fn is_from(&self, unit: &str) -> bool {
+        let stem = |p: &str| {
+            p.rsplit_once('.')
+                .map_or(p.to_string(), |(s, _)| s.to_string())
+        };
+        let (mine, theirs) = (stem(&self.path.to_string_lossy()), stem(unit));
+        mine == theirs
+            || mine
+                .strip_suffix(theirs.as_str())
+                .is_some_and(|head| head.ends_with('/'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_object_file_is_matched_to_its_unit_by_whole_path_components() {
+        let o = ObjectFile {
+            path: PathBuf::from("/tmp/objs/kernel/signal.o"),
+            sections: Vec::new(),
+        };
+        assert!(o.is_from("kernel/signal.c"));
+        assert!(!o.is_from("arch/x86/kernel/signal.c"));
+        assert!(!o.is_from("nal.c"));
+        let bare = ObjectFile {
+            path: PathBuf::from("signal.o"),
+            sections: Vec::new(),
+        };
+        assert!(bare.is_from("signal.c"));
+        assert!(!bare.is_from("kernel/signal.c"));
+    }
+
+    #[test]
+    fn a_relocatable_fixture_is_read_with_its_sections_and_a_non_object_is_refused() {
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata")).to_path_buf();
+        let o = ObjectFile::read(&root.join("old.o")).unwrap();
+        let text = o
+            .sections
+            .iter()
+            .find(|s| s.name == ".text")
+            .expect(".text");
+        assert!(text.symbols.iter().all(|s| s.kind == SymbolKind::Function));
+        assert_eq!(text.align, 64); // readelf -S -W old.o: .text Al 64
+        let err = ObjectFile::read(&root.join("old.elf")).unwrap_err();
+        assert!(
+            err.ends_with("old.elf: not a relocatable object (.o) file"),
+            "{err}"
+        );
+    }
+}

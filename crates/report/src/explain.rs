@@ -1,0 +1,222 @@
+//! `layout-diff OLD NEW --explain NAME`: for one object, struct or function of a diff,
+//! the evidence that it is hot, the root change that moved it and the rule that
+//! decided its severity, as the diff itself decided them.
+
+use std::fmt::{self, Write};
+
+use super::diff_lines::{names, tenant_names};
+use layout_diff_core::diff::{FunctionChange, PlacementChange, Report, ShiftRun, StructChange};
+
+/// Writes the explanation of `name` (a symbol as the report spells it, or a struct
+/// name with or without `struct `); `false` when no change has that name (nothing is
+/// written then).
+pub fn explain(out: &mut impl Write, r: &Report<'_>, name: &str) -> Result<bool, fmt::Error> {
+    let mut found = false;
+    let bare = name.strip_prefix("struct ").unwrap_or(name);
+    for c in r.data.iter().chain(&r.percpu) {
+        if c.name.is(name) || c.name.name == name {
+            object(out, r, c)?;
+            found = true;
+        }
+    }
+    for f in &r.functions {
+        if f.name.is(name) || f.name.name == name {
+            function(out, r, f)?;
+            found = true;
+        }
+    }
+    for s in &r.structs {
+        if s.name == bare {
+            structure(out, s)?;
+            found = true;
+        }
+    }
+    Ok(found)
+}
+
+fn run_cause(out: &mut impl Write, r: &Report<'_>, run: Option<usize>) -> fmt::Result {
+    let Some(run) = run.and_then(|i| r.runs.get(i)) else {
+        writeln!(
+            out,
+            "  root cause: not in a shift run (its own size or neighbours changed)"
+        )?;
+        return Ok(());
+    };
+    let root = run.root.and_then(|i| r.causes.get(i));
+    writeln!(
+        out,
+        "  root cause: {}",
+        root.map_or("(function runs have no filed root)", |c| c.what.as_str())
+    )?;
+    writeln!(out, "  in {}", super::diff_lines::run_line(run))?;
+    run_summary(out, run)
+}
+
+fn run_summary(out: &mut impl Write, run: &ShiftRun) -> fmt::Result {
+    writeln!(
+        out,
+        "  the run moved {} by {} bytes{}",
+        if run.functions {
+            super::diff_lines::count(run.count, "function", "functions")
+        } else {
+            super::diff_lines::count(run.count, "object", "objects")
+        },
+        run.delta,
+        if run.whole_lines {
+            " (a whole number of lines: no line membership changed inside it)"
+        } else {
+            ""
+        }
+    )
+}
+
+fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt::Result {
+    let at = c.placement();
+    writeln!(
+        out,
+        "{} ({}, {} B) in {}",
+        c.name,
+        c.type_name.unwrap_or("type unknown"),
+        c.size.new,
+        c.section
+    )?;
+    writeln!(
+        out,
+        "  place {:#x} -> {:#x}; offset in line {:#04x} -> {:#04x}; lines {} -> {}",
+        c.place.old,
+        c.place.new,
+        at.old.offset_in_line,
+        at.new.offset_in_line,
+        at.old.lines,
+        at.new.lines
+    )?;
+    writeln!(
+        out,
+        "  neighbours: {}  ->  {}",
+        tenant_names(c.co_tenants().old),
+        tenant_names(c.co_tenants().new)
+    )?;
+    writeln!(
+        out,
+        "  new neighbours written at run time: {}",
+        if c.written_neighbours.is_empty() {
+            "none".to_string()
+        } else {
+            names(&c.written_neighbours)
+        }
+    )?;
+    writeln!(
+        out,
+        "  evidence: {}",
+        c.evidence.map_or("none".to_string(), |e| e.to_string())
+    )?;
+    if let Some(cold) = c.cold {
+        writeln!(out, "  cold: {}", cold.name())?;
+    }
+    if let Some(q) = c.quiet {
+        writeln!(out, "  storage: {q}")?;
+    }
+    for m in c.member_lines.iter().filter(|m| m.evidence.is_some()) {
+        writeln!(
+            out,
+            "  hot member {}: line {} -> {} [{}]",
+            m.name,
+            super::diff_lines::opt(m.line.old),
+            super::diff_lines::opt(m.line.new),
+            m.evidence.map(|e| e.to_string()).unwrap_or_default()
+        )?;
+    }
+    run_cause(out, r, c.run)?;
+    decision(out, c.decision.rule, c.severity, c.flagged, r)
+}
+
+fn function(out: &mut impl Write, r: &Report<'_>, f: &FunctionChange<'_>) -> fmt::Result {
+    writeln!(
+        out,
+        "{} (function)\n  {:#x} -> {:#x}; start mod {} {:#04x} -> {:#04x}; lines {} -> {}",
+        f.name,
+        f.address.old,
+        f.address.new,
+        r.line_size,
+        f.phase.old,
+        f.phase.new,
+        f.lines.old,
+        f.lines.new
+    )?;
+    writeln!(
+        out,
+        "  evidence: {}{}",
+        f.evidence.map_or("none".to_string(), |e| e.to_string()),
+        if f.pinned { " (asked for by name)" } else { "" }
+    )?;
+    run_cause(out, r, f.run)?;
+    decision(out, f.decision.rule, f.severity, f.flagged, r)
+}
+
+fn structure(out: &mut impl Write, s: &StructChange) -> fmt::Result {
+    writeln!(
+        out,
+        "{} {} ({} -> {} B, {})",
+        s.kind,
+        s.name,
+        s.size.old,
+        s.size.new,
+        super::diff_lines::lines_pair(s.cachelines.old, s.cachelines.new)
+    )?;
+    let hot: Vec<String> = s
+        .members
+        .iter()
+        .filter_map(|m| {
+            let e = m.evidence.as_ref()?;
+            Some(format!(
+                "{} line {} -> {} [{}]",
+                m.name,
+                super::diff_lines::opt(m.line.old),
+                super::diff_lines::opt(m.line.new),
+                e.what
+            ))
+        })
+        .collect();
+    if hot.is_empty() {
+        writeln!(out, "  no changed member has evidence of hotness")?;
+    }
+    for h in hot {
+        writeln!(out, "  hot member {h}")?;
+    }
+    if !s.instances.is_empty() {
+        writeln!(out, "  instances: {}", names(&s.instances))?;
+    }
+    writeln!(
+        out,
+        "  decided: {:?} by rule \"{}\"",
+        s.severity, s.decision.rule
+    )
+}
+
+fn decision(
+    out: &mut impl Write,
+    rule: &str,
+    severity: layout_diff_core::diff::Severity,
+    flagged: bool,
+    r: &Report<'_>,
+) -> fmt::Result {
+    let fails = severity.category().is_some_and(|c| r.fail_on.contains(&c));
+    writeln!(
+        out,
+        "  decided: {} by rule \"{rule}\"; {}",
+        severity_word(severity),
+        match (flagged, fails) {
+            (true, true) => "flagged, and its category is in --fail-on: exit 1",
+            (true, false) => "flagged, but its category is not in --fail-on",
+            (false, true) => "not flagged on evidence, but --fail-on includes its category: exit 1",
+            (false, false) => "not flagged",
+        }
+    )
+}
+
+fn severity_word(s: layout_diff_core::diff::Severity) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{s:?}"))
+}
