@@ -1,8 +1,9 @@
 //! A developer's look at the access map of one vmlinux (not a command of the tool):
-//! `cargo run --release --example access_map -- VMLINUX [time RUNS | refs | counts]`.
+//! `cargo run --release --example access_map -- VMLINUX [time RUNS | refs | counts | writers]`.
 //! `time` builds the map RUNS times and prints each time; `refs` writes every
 //! reference as one JSON object a line (what bench/access-vs-objdump.py compares with
-//! objdump); `counts` prints the totals and the facts bench/README quotes.
+//! objdump); `writers` the functions that write through arguments (bit i: argument i);
+//! `counts` prints the totals and the facts bench/README quotes.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -42,6 +43,11 @@ fn main() -> Result<()> {
         }
         "refs" => refs(&image, &access::build(&image, &code)),
         "counts" => counts(&image, &access::build(&image, &code)),
+        "writers" => {
+            for w in access::build(&image, &code).writers {
+                println!("{} {:06b}", name(&image, w.function), w.args);
+            }
+        }
         other => bail!("unknown mode {other}"),
     }
     Ok(())

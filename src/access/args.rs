@@ -113,7 +113,8 @@ fn step(
         }
         _ => None,
     };
-    if let Some(callee) = callee.filter(|_| insn.near_branch_target() != start) {
+    let preserved = callee.is_some_and(|c| targets.preserves(c));
+    if let Some(callee) = callee.filter(|_| insn.near_branch_target() != start && !preserved) {
         for (j, &r) in ARGS.iter().enumerate() {
             if let Some(own_arg) = holds.arg(r) {
                 facts.passes.push(Pass {
@@ -130,7 +131,7 @@ fn step(
             holds.set(u.register(), copied.unwrap_or(0));
         }
     }
-    if matches!(flow, FlowControl::Call | FlowControl::IndirectCall) {
+    if matches!(flow, FlowControl::Call | FlowControl::IndirectCall) && !preserved {
         for r in CLOBBERED {
             holds.set(r, 0);
         }

@@ -28,7 +28,9 @@
 //! one that still holds argument `i` (the argument register itself or a 64-bit `mov`
 //! copy of it), or when it passes that register unchanged to a direct call or tail jump
 //! of a function that writes through the receiving argument (a fixed point over the
-//! call graph). `_raw_spin_lock` (`lock cmpxchg (%rdi)`) and `_raw_spin_unlock`
+//! call graph). A call ends the tracking of the caller-saved registers, except a call
+//! to a function that changes no register (`__fentry__` before ftrace patches it: see
+//! `preserve`). `_raw_spin_lock` (`lock cmpxchg (%rdi)`) and `_raw_spin_unlock`
 //! (`movb $0,(%rdi)`) come out as writers. Limits: control flow is not followed (a
 //! register overwritten on one path counts as overwritten for the code laid out after
 //! it), an argument spilled to the stack or offset (`lea 8(%rdi),%rdi`) is lost,
@@ -39,6 +41,7 @@
 //! `supported` false, which says "no evidence from code", not "no accesses".
 
 mod args;
+mod preserve;
 mod scan;
 mod targets;
 mod writers;
@@ -158,7 +161,7 @@ pub fn build(image: &Image<'_>, code: &[CodeSection<'_>]) -> AccessMap {
     if image.arch != "x86_64" {
         return AccessMap::default();
     }
-    let targets = Targets::new(image);
+    let mut targets = Targets::new(image);
     let functions: Vec<(u32, u64, &[u8])> = targets
         .functions()
         .filter_map(|(symbol, start, end)| {
@@ -166,6 +169,7 @@ pub fn build(image: &Image<'_>, code: &[CodeSection<'_>]) -> AccessMap {
             Some((symbol, start, bytes))
         })
         .collect();
+    targets.set_preserving(preserve::preserving(&targets, &functions));
     let scanned: Vec<(u32, Scanned)> = functions
         .par_iter()
         .map_init(

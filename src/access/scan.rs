@@ -184,6 +184,9 @@ impl<'t> Scanner<'t> {
         for k in i + 1..end {
             let insn = self.insns[k];
             if let Some(callee) = self.direct_callee(&insn) {
+                if self.targets.preserves(callee) && insn.flow_control() == FlowControl::Call {
+                    continue;
+                }
                 let Some(arg) = ARGS.iter().position(|&r| r == register) else {
                     return none;
                 };

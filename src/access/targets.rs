@@ -21,6 +21,8 @@ pub(super) struct Targets {
     percpu: Vec<Span>,
     /// Functions (one per start address).
     functions: Vec<Span>,
+    /// Functions that change no register (`preserve`), by symbol, sorted.
+    preserving: Vec<u32>,
 }
 
 /// A data object an address falls in, and the offset into it.
@@ -57,6 +59,7 @@ impl Targets {
             functions: spans(&|s| {
                 s.kind == SymbolKind::Function && s.space == Space::Global && s.size > 0
             }),
+            preserving: Vec::new(),
         }
     }
 
@@ -83,6 +86,16 @@ impl Targets {
             .binary_search_by_key(&address, |s| s.start)
             .ok()?;
         Some(self.functions[i].symbol)
+    }
+
+    /// Records the functions that change no register (sorted symbols).
+    pub fn set_preserving(&mut self, symbols: Vec<u32>) {
+        self.preserving = symbols;
+    }
+
+    /// Whether a call to `function` leaves every register as it was.
+    pub fn preserves(&self, function: u32) -> bool {
+        self.preserving.binary_search(&function).is_ok()
     }
 
     /// Whether `address` lies inside a function (the address of code, not of data).
