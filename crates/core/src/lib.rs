@@ -5,6 +5,7 @@
 //! `model`; `snapshot` reads its own files), `layout` (pure line computations), `diff`
 //! (two images into a report), `report` (renderers that compute nothing).
 
+pub mod access;
 pub mod error;
 pub mod evidence;
 pub mod history;

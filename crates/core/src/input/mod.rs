@@ -169,6 +169,15 @@ impl InputFile {
         }
     }
 
+    /// The executable sections of an ELF file (`load::code_sections`), for the access
+    /// map; other kinds of input hold no code and give none.
+    pub fn code_sections(&self) -> Result<Vec<crate::model::CodeSection<'_>>> {
+        match &self.opened {
+            Opened::Elf(_) => load::code_sections(&self.path, &self.map),
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// Walks every DIE of an ELF file (`load::walk_dies`); a snapshot has none.
     pub fn walk_dies(&self, parse: bool) -> Result<Walked> {
         match &self.opened {

@@ -5,6 +5,7 @@
 
 mod around;
 mod btf;
+mod code;
 mod ctypes;
 mod dies;
 mod dwarf;
@@ -17,6 +18,7 @@ mod unit;
 mod units;
 mod walk;
 
+pub use code::code_sections;
 pub use symlist::SymbolList;
 pub use walk::{Walked, walk_dies};
 

@@ -2,12 +2,14 @@
 //! layouts, global variables). No parsing and no printing lives here; `load` fills it
 //! and `layout`, `diff` and `report` read it.
 
+mod code;
 mod ctype;
 pub mod header;
 pub mod hex;
 mod symbols;
 mod types;
 
+pub use code::CodeSection;
 pub use ctype::{CType, Declaration, TypeKind, TypeRef};
 pub use header::Header;
 pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};

@@ -1,0 +1,227 @@
+//! The access map: which function touches which data object, where in it and how,
+//! read from the machine code of an x86-64 build. It is the code's own evidence of
+//! who writes a line (`domain.md` §12), for builds that have no perf profile.
+//!
+//! Every function symbol with a size in an executable section is decoded (iced-x86),
+//! in parallel; each instruction whose operand lands in a data object gives one
+//! [`Access`]:
+//! - a memory operand, RIP-relative (`x(%rip)`: the next instruction's address plus
+//!   the displacement) or with an absolute displacement of 32 bits sign-extended (or
+//!   64), with or without base and index registers (`mov X(,%rax,8)`: `indexed`);
+//! - a `%gs:` operand is looked up among the per-CPU symbols only, by `st_value`: on
+//!   6.1 the per-CPU section is linked at 0 and RIP-relative `%gs:X(%rip)` wraps to
+//!   the 0-based offset, since about 6.15 the symbols have kernel addresses and the
+//!   operand computes one; any other operand is looked up among ordinary objects only;
+//! - an address put in a register (`lea X(%rip),%reg`, `mov $X,%reg`) is an
+//!   [`AccessKind::Address`]; when a direct call or tail jump within the next 8
+//!   instructions of straight-line code receives it unchanged in an argument register
+//!   (`mov $tasklist_lock,%rdi; call _raw_write_lock_irq`), the callee is named and
+//!   whether it writes through that argument.
+//!
+//! Read or write comes from iced-x86's operand access; a `lock` prefix or `xchg`
+//! with memory makes it atomic; `lea` is not an access. Targets inside functions
+//! (the address of code) and in no symbol are counted, not recorded.
+//!
+//! Which functions write through an argument is derived from the build, not from a
+//! list of names: a function writes through argument `i` when, reading its code in
+//! address order, a memory write, read-modify-write or atomic has as its base register
+//! one that still holds argument `i` (the argument register itself or a 64-bit `mov`
+//! copy of it), or when it passes that register unchanged to a direct call or tail jump
+//! of a function that writes through the receiving argument (a fixed point over the
+//! call graph). A call ends the tracking of the caller-saved registers, except a call
+//! to a function that changes no register (`__fentry__` before ftrace patches it: see
+//! `preserve`). `_raw_spin_lock` (`lock cmpxchg (%rdi)`) and `_raw_spin_unlock`
+//! (`movb $0,(%rdi)`) come out as writers. Limits: control flow is not followed (a
+//! register overwritten on one path counts as overwritten for the code laid out after
+//! it), an argument spilled to the stack or offset (`lea 8(%rdi),%rdi`) is lost,
+//! indirect calls, `.cold` parts and writes by callees reached only through a pointer
+//! are not seen, and only the six integer argument registers are followed.
+//!
+//! Only x86-64 code is read: for any other architecture the map is empty with
+//! `supported` false, which says "no evidence from code", not "no accesses".
+
+mod args;
+mod preserve;
+mod scan;
+mod targets;
+mod writers;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::model::{CodeSection, Image};
+use scan::{Misses, Scanned, Scanner};
+use targets::Targets;
+
+/// How an instruction uses the object it references.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessKind {
+    Read,
+    Write,
+    /// A read-modify-write without a `lock` prefix (`addl $1,x(%rip)`).
+    ReadWrite,
+    /// A `lock`-prefixed instruction or `xchg` with memory.
+    Atomic,
+    /// The object's address put in a register (`lea`, `mov $X`); `callee` is the
+    /// function that receives it as an argument, `writes` whether that function writes
+    /// through that argument.
+    Address {
+        callee: Option<u32>,
+        writes: bool,
+    },
+}
+
+/// How the instruction spells the object's address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Form {
+    /// `x(%rip)` (or `%gs:x(%rip)`).
+    RipRelative,
+    /// A fixed displacement, possibly with base and index registers.
+    Absolute,
+    /// An immediate (`mov $X,%reg`).
+    Immediate,
+}
+
+/// One instruction's reference to one data object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Access {
+    /// The instruction's address.
+    pub insn: u64,
+    /// The function it belongs to (index into `Image::symbols`).
+    pub function: u32,
+    /// The object referenced (index into `Image::symbols`).
+    pub object: u32,
+    /// Byte offset into the object of the address the instruction computes.
+    pub offset: u64,
+    /// Operand bytes; 0 when unknown and for addresses.
+    pub size: u8,
+    /// A base or index register takes part: the element or member varies.
+    pub indexed: bool,
+    pub form: Form,
+    pub kind: AccessKind,
+}
+
+/// A function that writes through some of its arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Writer {
+    /// Index into `Image::symbols`.
+    pub function: u32,
+    /// Bit `i` set: writes through argument `i` (0: `rdi`, 1: `rsi`, ... 5: `r9`).
+    pub args: u8,
+}
+
+/// What was decoded, and the operands that named no data object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub functions: u64,
+    pub instructions: u64,
+    /// Bytes that decode to no instruction.
+    pub invalid: u64,
+    /// Operands and address immediates that point into a function.
+    pub to_code: u64,
+    /// RIP-relative operands that land in no symbol (strings, labels, padding).
+    pub rip_unresolved: u64,
+}
+
+/// Every data reference of a build's code, and the functions that write through
+/// their arguments.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AccessMap {
+    /// False when the code was not read (not x86-64): no evidence either way.
+    pub supported: bool,
+    /// Sorted by (object, offset, function, insn, ...): the same with any number of
+    /// threads.
+    pub refs: Vec<Access>,
+    /// Sorted by function.
+    pub writers: Vec<Writer>,
+    pub counts: Counts,
+}
+
+impl AccessMap {
+    /// The references to `object` (an index into `Image::symbols`), by offset.
+    pub fn of_object(&self, object: u32) -> &[Access] {
+        let from = self.refs.partition_point(|a| a.object < object);
+        let to = self.refs.partition_point(|a| a.object <= object);
+        &self.refs[from..to]
+    }
+
+    /// Whether `function` writes through its argument `arg` (0-based).
+    pub fn writes_through(&self, function: u32, arg: u8) -> bool {
+        self.writers
+            .binary_search_by_key(&function, |w| w.function)
+            .is_ok_and(|i| arg < 8 && self.writers[i].args & (1 << arg) != 0)
+    }
+}
+
+/// The access map of `image` from its executable sections `code`
+/// (`InputFile::code_sections`); empty and unsupported unless the image is x86-64.
+pub fn build(image: &Image<'_>, code: &[CodeSection<'_>]) -> AccessMap {
+    if image.arch != "x86_64" {
+        return AccessMap::default();
+    }
+    let mut targets = Targets::new(image);
+    let functions: Vec<(u32, u64, &[u8])> = targets
+        .functions()
+        .filter_map(|(symbol, start, end)| {
+            let bytes = code.iter().find_map(|c| c.range(start, end))?;
+            Some((symbol, start, bytes))
+        })
+        .collect();
+    targets.set_preserving(preserve::preserving(&targets, &functions));
+    let scanned: Vec<(u32, Scanned)> = functions
+        .par_iter()
+        .map_init(
+            || Scanner::new(&targets),
+            |scanner, &(symbol, start, bytes)| (symbol, scanner.function(symbol, start, bytes)),
+        )
+        .collect();
+    assemble(scanned)
+}
+
+/// The map from each function's scan: writers first, then the addresses' `writes`.
+fn assemble(scanned: Vec<(u32, Scanned)>) -> AccessMap {
+    let mut counts = Counts {
+        functions: scanned.len() as u64,
+        ..Counts::default()
+    };
+    let mut pending = Vec::new();
+    let mut facts = Vec::with_capacity(scanned.len());
+    for (symbol, s) in scanned {
+        add(&mut counts, &s.misses);
+        pending.extend(s.refs);
+        facts.push((symbol, s.args));
+    }
+    let writers = writers::writers(&facts);
+    let mut map = AccessMap {
+        supported: true,
+        refs: Vec::with_capacity(pending.len()),
+        writers,
+        counts,
+    };
+    for p in pending {
+        let mut access = p.access;
+        if let (
+            AccessKind::Address {
+                callee: Some(f),
+                writes,
+            },
+            Some(arg),
+        ) = (&mut access.kind, p.arg)
+        {
+            *writes = map.writes_through(*f, arg);
+        }
+        map.refs.push(access);
+    }
+    map.refs
+        .par_sort_unstable_by_key(|a| (a.object, a.offset, a.function, a.insn, a.kind, a.form));
+    map
+}
+
+fn add(counts: &mut Counts, m: &Misses) {
+    counts.instructions += m.instructions;
+    counts.invalid += m.invalid;
+    counts.to_code += m.to_code;
+    counts.rip_unresolved += m.rip_unresolved;
+}
