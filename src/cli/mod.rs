@@ -79,13 +79,15 @@ pub(crate) fn progress(message: &str) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// What the diff and the commands built on it load: every struct and variable, no
-/// pahole spellings.
+/// What the diff and the commands built on it load: every struct and variable, the
+/// code's data references (the judgement of shared lines reads them), no pahole
+/// spellings.
 pub(crate) fn diff_load_options(common: &args::Common) -> LoadOptions {
     LoadOptions {
         line_size: common.line_size,
         rust: common.rust(),
         pahole_text: false,
+        code: true,
         ..LoadOptions::default()
     }
 }

@@ -96,6 +96,8 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             .cloned()
             .collect(),
         all_typedefs: false,
+        // Who writes a symbol's bytes and each line's: the code of the build.
+        code: !symbol_args.is_empty() || args.line.is_some(),
     };
     let bar = progress(&format!("loading {}", args.file.display()));
     let image = file.load(&options);

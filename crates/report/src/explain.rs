@@ -5,6 +5,7 @@
 use std::fmt::{self, Write};
 
 use super::diff_lines::{names, tenant_names};
+use layout_diff_core::diff::sharing::{LineMember, LineSharing, Meeting};
 use layout_diff_core::diff::{FunctionChange, PlacementChange, Report, ShiftRun, StructChange};
 
 /// Writes the explanation of `name` (a symbol as the report spells it, or a struct
@@ -96,15 +97,13 @@ fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt:
         tenant_names(c.co_tenants().old),
         tenant_names(c.co_tenants().new)
     )?;
-    writeln!(
-        out,
-        "  new neighbours written at run time: {}",
-        if c.written_neighbours.is_empty() {
-            "none".to_string()
-        } else {
-            names(&c.written_neighbours)
-        }
-    )?;
+    match &c.sharing {
+        Some(sh) => sharing(out, sh)?,
+        None => writeln!(
+            out,
+            "  lines not judged member by member: no evidence that it is hot, and no hot function writes it"
+        )?,
+    }
     writeln!(
         out,
         "  evidence: {}",
@@ -128,6 +127,88 @@ fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt:
     }
     run_cause(out, r, c.run)?;
     decision(out, c.decision.rule, c.severity, c.flagged, r)
+}
+
+/// The object's shared lines in each build, member by member, and where a hot member
+/// of it meets a written member of another object.
+fn sharing(out: &mut impl Write, sh: &LineSharing<'_>) -> fmt::Result {
+    writeln!(out, "  hot members: {}", hot_from(sh.hot_from))?;
+    for (when, lines) in [("before", &sh.old), ("after", &sh.new)] {
+        if lines.shared.is_empty() {
+            writeln!(out, "  lines shared {when}: none")?;
+            continue;
+        }
+        writeln!(out, "  lines shared {when}:")?;
+        for l in &lines.shared {
+            writeln!(out, "    line {:x}", l.start)?;
+            for (i, t) in l.tenants.iter().enumerate() {
+                write!(out, "      {} {:#x}..{:#x}: ", t.name, t.from, t.to)?;
+                let shown: Vec<String> = t
+                    .members
+                    .iter()
+                    .filter(|m| i > 0 || m.hot.is_some())
+                    .map(member)
+                    .collect();
+                match (i, shown.is_empty()) {
+                    (0, true) => writeln!(out, "no hot member on this line")?,
+                    (_, true) => writeln!(out, "no member written")?,
+                    _ => writeln!(out, "{}", shown.join("; "))?,
+                }
+            }
+        }
+        for m in &lines.meetings {
+            writeln!(out, "    meets {when}: {}", meeting(m))?;
+        }
+    }
+    if sh.new_meetings.is_empty() {
+        writeln!(out, "  new meetings of a hot member and a written member: none")?;
+    }
+    for m in &sh.new_meetings {
+        writeln!(out, "  new meeting: {}", meeting(m))?;
+    }
+    Ok(())
+}
+
+fn hot_from(rule: &str) -> &'static str {
+    match rule {
+        "named" => "those that evidence or a hot writer names",
+        "write-type" => {
+            "its write-type members (lock, atomic, refcount, counter): the evidence names the object, not a member"
+        }
+        "whole" => "the whole object: the evidence names the object, and it has no write-type member",
+        _ => "none",
+    }
+}
+
+fn member(m: &LineMember<'_>) -> String {
+    let mut s = format!("{} {:#x}..{:#x}", m.name, m.from, m.to);
+    if let Some(h) = &m.hot {
+        s.push_str(&format!(" ({h})"));
+    }
+    if let Some(w) = &m.written {
+        s.push_str(&format!(" ({w})"));
+    }
+    s
+}
+
+fn meeting(m: &Meeting<'_>) -> String {
+    format!(
+        "line {:x}{}: hot {} {:#x}..{:#x} with {}'s {} {:#x}..{:#x} ({})",
+        m.line,
+        if m.adjacent {
+            format!(" and its pair's line {:x}", m.neighbour_line)
+        } else {
+            String::new()
+        },
+        m.hot.name,
+        m.hot.from,
+        m.hot.to,
+        m.neighbour,
+        m.written.name,
+        m.written.from,
+        m.written.to,
+        m.written.written.map(|w| w.to_string()).unwrap_or_default()
+    )
 }
 
 fn function(out: &mut impl Write, r: &Report<'_>, f: &FunctionChange<'_>) -> fmt::Result {

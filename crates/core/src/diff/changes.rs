@@ -14,8 +14,11 @@ use crate::model::Space;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
-    /// Flagged: a hot object (measured, known or declared) gained a written neighbour.
+    /// Flagged: a hot member of an object (measured, known or declared) now shares a
+    /// line with a member of another object that the code writes.
     HotNeighbour,
+    /// Flagged, off by default: the same across a 128-byte pair of lines.
+    HotAdjacent,
     /// Flagged: an object declared line-aligned no longer starts its line.
     LostAlignment,
     /// Flagged: a hot member moved to another line (in an object or a struct).
@@ -53,6 +56,7 @@ impl Severity {
     pub fn category(self) -> Option<Category> {
         match self {
             Severity::HotNeighbour => Some(Category::Neighbour),
+            Severity::HotAdjacent => Some(Category::Adjacent),
             Severity::LostAlignment => Some(Category::Aligned),
             Severity::HotMember => Some(Category::Member),
             Severity::Group => Some(Category::Group),
@@ -79,6 +83,7 @@ impl Severity {
         use super::verdict::Verdict;
         match v {
             Verdict::Flag(Category::Neighbour) => Severity::HotNeighbour,
+            Verdict::Flag(Category::Adjacent) => Severity::HotAdjacent,
             Verdict::Flag(Category::Aligned) => Severity::LostAlignment,
             Verdict::Flag(Category::Member) => Severity::HotMember,
             Verdict::Flag(Category::Group) => Severity::Group,
@@ -223,9 +228,13 @@ pub struct PlacementChange<'a> {
     pub write_hot_type: bool,
     /// How many of its type's members are write-hot.
     pub hot_members: usize,
-    /// New neighbours on its lines that are written at run time (writable, not
-    /// read-mostly, not cold): what makes a hot object's new sharing a risk.
+    /// New neighbours whose written members (`diff::sharing`) share a line with one of
+    /// its hot members.
     pub written_neighbours: Vec<SymbolName<'a>>,
+    /// For an object with evidence of hotness (or written by a hot function): its
+    /// shared lines member by member in both builds, and the hot and written members
+    /// that meet on them.
+    pub sharing: Option<Box<super::sharing::LineSharing<'a>>>,
     /// Its type (or the variable) has `DW_AT_alignment`.
     pub explicit_alignment: Option<u64>,
     /// The index of the shift run it belongs to, if any.
@@ -256,6 +265,7 @@ impl<'a> PlacementChange<'a> {
     pub fn listed_by_default(&self) -> bool {
         match self.severity {
             Severity::HotNeighbour
+            | Severity::HotAdjacent
             | Severity::LostAlignment
             | Severity::HotMember
             | Severity::HotChanged => true,

@@ -104,6 +104,12 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         n
     }
 
+    /// Whether storage of type `ty` is written by many CPUs by its kind: a lock, an
+    /// atomic, a refcount or a counter, or a struct holding one (not a pointer to one).
+    pub fn is_write_type(&mut self, ty: &CType) -> bool {
+        self.member_is_hot(ty, 0)
+    }
+
     fn hot_name(&mut self, ty: &CType) -> bool {
         *self
             .hot_name

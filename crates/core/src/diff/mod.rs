@@ -6,6 +6,7 @@ pub mod changes;
 pub mod groups;
 mod hot;
 pub mod pairing;
+pub mod sharing;
 mod placement;
 mod quiet;
 mod runs;

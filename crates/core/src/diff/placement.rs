@@ -10,6 +10,7 @@ use super::hot::HotTypes;
 use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::same::SameTypes;
+use super::sharing;
 use super::structs::leaves;
 use super::verdict::{self, ObjectFacts};
 use crate::evidence::{Declared, Evidence, Hotness};
@@ -28,6 +29,8 @@ pub struct Indexes<'a, 'd> {
     pub new_vars: SymbolVariables<'a, 'd>,
     /// Boot-only and read-mostly storage of the new build.
     pub quiet: Quiet,
+    /// The same of the old build.
+    pub old_quiet: Quiet,
 }
 
 impl<'a, 'd> Indexes<'a, 'd> {
@@ -51,6 +54,7 @@ impl<'a, 'd> Indexes<'a, 'd> {
             old_vars,
             new_vars,
             quiet: Quiet::new(new),
+            old_quiet: Quiet::new(old),
         }
     }
 }
@@ -64,6 +68,32 @@ pub struct Sides<'p, 'a, 'd> {
     /// Known and measured evidence of hotness.
     pub hotness: &'a Hotness,
     pub ix: Indexes<'a, 'd>,
+}
+
+impl<'a, 'd> Sides<'_, 'a, 'd> {
+    /// The two builds as the judgement of lines reads them.
+    fn line_sides(&self) -> (sharing::Side<'_, 'a, 'd>, sharing::Side<'_, 'a, 'd>) {
+        (
+            sharing::Side {
+                image: self.old,
+                index: &self.ix.old_index,
+                vars: &self.ix.old_vars,
+                quiet: &self.ix.old_quiet,
+                pairing: self.pairing,
+                which: 0,
+                code: self.old.access.supported,
+            },
+            sharing::Side {
+                image: self.new,
+                index: &self.ix.new_index,
+                vars: &self.ix.new_vars,
+                quiet: &self.ix.quiet,
+                pairing: self.pairing,
+                which: 1,
+                code: self.new.access.supported,
+            },
+        )
+    }
 }
 
 fn slot(space: Space) -> usize {
@@ -112,7 +142,7 @@ fn tenants<'a, 'd>(
 
 /// Data that can be written at run time: not in a read-only section, and the object
 /// itself not `const` (a `const char *` variable is writable, a `char *const` is not).
-fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
+pub(super) fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
     !s.section.starts_with(".rodata")
         && !s.section.starts_with(".text")
         && !s.section.starts_with(".init.rodata")
@@ -123,7 +153,7 @@ fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
 /// `DECLARE_WAIT_QUEUE_HEAD`, `DECLARE_COMPLETION`): taken in process context, by
 /// kernel convention on configuration and registration paths, so not counted as a
 /// neighbour written at run time (a struct that holds one still is).
-fn sleeping_lock(type_name: &str) -> bool {
+pub(super) fn sleeping_lock(type_name: &str) -> bool {
     matches!(
         type_name.trim_start_matches("volatile "),
         "struct mutex"
@@ -206,44 +236,6 @@ pub fn data_change<'a, 'd>(
         .filter(|t| old_keys.binary_search(&sides.pairing.key_id(1, t)).is_err())
         .collect();
     let sharing_grew = co_changed && !new_tenants.is_empty();
-    // New neighbours written at run time: writable, not read-mostly, boot-only or cold
-    // by convention, and with some sign of being written: evidence of their own (then
-    // they are hot too), or a lock, an atomic or a counter in their type. A plain
-    // pointer or flag beside a hot object is most often set at boot and only read.
-    let mut hot_written = false;
-    let written_neighbours: Vec<SymbolName<'a>> = new_tenants
-        .iter()
-        .filter(|t| {
-            let v = sides.ix.new_vars.of(t);
-            let tn = v.map(|v| v.type_name());
-            if !writable(t, v.map(|v| &*v.ctype))
-                || sides.ix.quiet.of(t, tn).is_some()
-                || crate::evidence::cold::of(t.name, t.section, tn).is_some()
-            {
-                return false;
-            }
-            let alignment = v.and_then(|v| sides.new.explicit_alignment(v));
-            let own = sides
-                .hotness
-                .object(t.name, v.and_then(|v| sides.new.struct_name(v)))
-                .is_some()
-                || crate::evidence::declared(
-                    t.name,
-                    alignment,
-                    ls,
-                    crate::evidence::Placed {
-                        hot_area: sides.new.in_percpu_hot_area(t),
-                        read_mostly: false,
-                    },
-                )
-                .is_some();
-            hot_written |= own;
-            own || v.is_some_and(|v| {
-                hot.hot_members(&v.ctype, v.layout) > 0 && !sleeping_lock(v.type_name())
-            })
-        })
-        .map(|t| SymbolName::of(t))
-        .collect();
     let explicit_alignment = var_new.and_then(|v| sides.new.explicit_alignment(v));
     let struct_name = var_new.and_then(|v| sides.new.struct_name(v));
     let cold = crate::evidence::cold::of(n.name, n.section, type_name);
@@ -270,13 +262,50 @@ pub fn data_change<'a, 'd>(
     .into_iter()
     .fold(None, Evidence::stronger);
     let member_lines = member_lines(sides, (o, n), (var_old, var_new), same);
+    // Lines are judged member by member for objects with evidence of hotness, or that
+    // a hot function writes; the rest cannot be flagged, whatever shares their lines.
+    let evidence = match (evidence, is_writable && cold.is_none()) {
+        (None, true) => sharing::hot_writer(sides.hotness, sides.new, n),
+        (e, _) => e,
+    };
+    let old_evidence = evidence.filter(|_| is_writable);
+    let sharing = old_evidence.is_some().then(|| {
+        let (old_side, new_side) = sides.line_sides();
+        let mut judge = sharing::Judge {
+            hotness: sides.hotness,
+            line_size: ls,
+            write_type: &mut |t| hot.is_write_type(t),
+        };
+        Box::new(sharing::judge(
+            &mut judge,
+            &old_side,
+            &new_side,
+            (o, n),
+            (old_evidence, old_evidence),
+        ))
+    });
+    let written_neighbours: Vec<SymbolName<'a>> = match &sharing {
+        Some(sh) => {
+            let mut names: Vec<SymbolName<'a>> =
+                sh.new_meetings.iter().map(|m| m.neighbour).collect();
+            names.sort_by(|a, b| (a.file, a.name).cmp(&(b.file, b.name)));
+            names.dedup();
+            names
+        }
+        None => Vec::new(),
+    };
+    let line_hot = sharing.as_ref().and_then(|sh| sh.strength());
     let facts = ObjectFacts {
-        hot: evidence.map(|e| e.strength()),
+        hot: evidence.map(|e| e.strength()).max(line_hot),
         cold: cold.is_some(),
         boot_only: quiet == Some(BOOT_ONLY),
         gained_neighbour: sharing_grew,
-        gained_written_neighbour: !written_neighbours.is_empty(),
-        gained_hot_written_neighbour: hot_written,
+        meets_written: sharing.as_ref().and_then(|sh| sh.same_line()),
+        meets_adjacent: sharing.as_ref().is_some_and(|sh| sh.adjacent()),
+        hot_now_alone: sharing.as_ref().is_some_and(|sh| sh.hot_now_alone()),
+        meetings_gone: sharing
+            .as_ref()
+            .is_some_and(|sh| sh.gone > 0 && sh.new_meetings.is_empty()),
         more_lines: new.lines > old.lines,
         lost_line_alignment: explicit_alignment.is_some_and(|a| a >= ls)
             && old.line_aligned
@@ -326,6 +355,7 @@ pub fn data_change<'a, 'd>(
         write_hot_type: write_hot,
         hot_members,
         written_neighbours,
+        sharing,
         explicit_alignment,
         run: None,
         member_lines,

@@ -12,8 +12,11 @@ use crate::evidence::Strength;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
-    /// A hot object gained a written neighbour.
+    /// A hot member of an object now shares a line with another object's written member.
     Neighbour,
+    /// A hot member now shares a 128-byte pair of lines (the adjacent-line
+    /// prefetcher's unit) with another object's written member: weaker, off by default.
+    Adjacent,
     /// A hot member moved to another line.
     Member,
     /// A line-aligned object is no longer line-aligned.
@@ -27,8 +30,9 @@ pub enum Category {
 }
 
 impl Category {
-    pub const ALL: [Category; 6] = [
+    pub const ALL: [Category; 7] = [
         Category::Neighbour,
+        Category::Adjacent,
         Category::Member,
         Category::Aligned,
         Category::Group,
@@ -40,6 +44,7 @@ impl Category {
     pub fn name(self) -> &'static str {
         match self {
             Category::Neighbour => "neighbour",
+            Category::Adjacent => "adjacent",
             Category::Member => "member",
             Category::Aligned => "aligned",
             Category::Group => "group",
@@ -57,11 +62,12 @@ impl Category {
         Category::ALL.map(Category::name).join(", ")
     }
 
-    /// Without `--fail-on`: every category standing on evidence (all but `possible`).
+    /// Without `--fail-on`: every category standing on evidence and on one line (all
+    /// but `possible` and `adjacent`).
     pub fn default_fail_on() -> Vec<Category> {
         Category::ALL
             .into_iter()
-            .filter(|&c| c != Category::Possible)
+            .filter(|&c| c != Category::Possible && c != Category::Adjacent)
             .collect()
     }
 }
@@ -77,13 +83,20 @@ pub struct ObjectFacts {
     pub boot_only: bool,
     /// A neighbour on its lines in the new build that was not there before.
     pub gained_neighbour: bool,
-    /// One of those neighbours is written at run time: writable, not read-mostly or
-    /// cold, and its type holds a lock, an atomic or a counter (inferred) or it has
-    /// evidence of its own.
-    pub gained_written_neighbour: bool,
-    /// One of those written neighbours is hot itself (measured, known or declared):
-    /// false sharing between two things with evidence.
-    pub gained_hot_written_neighbour: bool,
+    /// One of its hot members now shares a line with a written member of another
+    /// object, which it did not before (`diff::sharing`): `Some(true)` when that member
+    /// is written on evidence (the code writes it, or its object is known hot),
+    /// `Some(false)` when only its type (a lock, an atomic) says so.
+    pub meets_written: Option<bool>,
+    /// One of its hot members now shares a 128-byte pair with a member written on
+    /// evidence, which it did not before.
+    pub meets_adjacent: bool,
+    /// Its hot members, which shared their lines with other objects before, are alone
+    /// on their lines now.
+    pub hot_now_alone: bool,
+    /// A hot member's meeting with a written member of another object ended, and no
+    /// new one began.
+    pub meetings_gone: bool,
     /// It spans more lines than before.
     pub more_lines: bool,
     /// It was line-aligned by declaration (alignment of a line or more) and started a
@@ -143,10 +156,10 @@ pub fn judge_object(f: &ObjectFacts) -> Decision {
             "a line-aligned object is no longer line-aligned",
         );
     }
-    if evidenced && f.gained_hot_written_neighbour {
+    if evidenced && f.meets_written == Some(true) {
         return decided(
             Verdict::Flag(Category::Neighbour),
-            "a hot object gained a written neighbour on its lines that is hot too",
+            "a hot member now shares a line with a member of another object that the code writes",
         );
     }
     // A member's own evidence makes the struct flagged; an instance is flagged for it
@@ -160,22 +173,34 @@ pub fn judge_object(f: &ObjectFacts) -> Decision {
     if f.cold && !evidenced {
         return decided(Verdict::Quiet, "cold by type, section or name");
     }
-    if evidenced && f.gained_written_neighbour {
+    if evidenced && f.meets_written == Some(false) {
         return decided(
             Verdict::Possible,
-            "a hot object gained a neighbour that only its type says is written (a lock or an atomic)",
+            "a hot member now shares a line with a member of another object that only its type says is written (no code touches it)",
         );
     }
-    if f.hot == Some(Strength::Inferred) && f.gained_written_neighbour {
+    if f.hot == Some(Strength::Inferred) && f.meets_written.is_some() {
         return decided(
             Verdict::Possible,
-            "only its type suggests it is hot (a lock or an atomic), and it gained a written neighbour",
+            "only its type suggests it is hot (a lock or an atomic), and that member now shares a line with a written member",
         );
     }
-    if f.read_hot && !f.gained_written_neighbour {
+    if evidenced && f.meets_adjacent {
+        return decided(
+            Verdict::Flag(Category::Adjacent),
+            "a hot member now shares a 128-byte pair of lines with a member of another object that the code writes",
+        );
+    }
+    if evidenced && (f.hot_now_alone || f.meetings_gone) {
+        return decided(
+            Verdict::Improvement,
+            "its hot members no longer share a line with another object's written members",
+        );
+    }
+    if f.read_hot {
         return decided(
             Verdict::Quiet,
-            "read-mostly: only a written neighbour would matter, and none came",
+            "read-mostly: only a written member on its lines would matter, and none came",
         );
     }
     let worse = f.gained_neighbour || f.more_lines;
@@ -194,7 +219,7 @@ pub fn judge_object(f: &ObjectFacts) -> Decision {
     if evidenced {
         return decided(
             Verdict::Changed,
-            "a hot object's lines changed, but no written neighbour came and no hot member moved line",
+            "a hot object's lines changed, but no written member of another object came to a hot member's line and no hot member moved line",
         );
     }
     if f.line_facts_changed {
@@ -257,9 +282,9 @@ mod tests {
         }
     }
 
-    /// `__read_mostly` data: a written neighbour is the risk, nothing else is.
+    /// `__read_mostly` data: a written member on its lines is the risk, nothing else is.
     #[test]
-    fn read_mostly_matters_only_with_a_written_neighbour() {
+    fn read_mostly_matters_only_with_a_written_member_on_its_line() {
         let read_mostly = ObjectFacts {
             hot: Some(Declared),
             read_hot: true,
@@ -269,16 +294,16 @@ mod tests {
         };
         assert_eq!(judge_object(&read_mostly).verdict, Verdict::Quiet);
         let typed = ObjectFacts {
-            gained_written_neighbour: true,
+            meets_written: Some(false),
             ..read_mostly
         };
         assert_eq!(judge_object(&typed).verdict, Verdict::Possible);
-        let hot = ObjectFacts {
-            gained_hot_written_neighbour: true,
+        let written = ObjectFacts {
+            meets_written: Some(true),
             ..typed
         };
         assert_eq!(
-            judge_object(&hot).verdict,
+            judge_object(&written).verdict,
             Verdict::Flag(Category::Neighbour)
         );
     }
@@ -286,92 +311,123 @@ mod tests {
     /// One row per rule, and the rows where evidence decides.
     #[test]
     fn object_truth_table() {
-        let neighbour = ObjectFacts {
+        let meets = ObjectFacts {
             gained_neighbour: true,
-            gained_written_neighbour: true,
-            gained_hot_written_neighbour: true,
+            meets_written: Some(true),
             ..facts()
         };
-        let typed_neighbour = ObjectFacts {
-            gained_hot_written_neighbour: false,
-            ..neighbour
+        let typed = ObjectFacts {
+            meets_written: Some(false),
+            ..meets
+        };
+        let adjacent = ObjectFacts {
+            gained_neighbour: true,
+            meets_adjacent: true,
+            ..facts()
+        };
+        let alone = ObjectFacts {
+            gained_neighbour: true,
+            hot_now_alone: true,
+            ..facts()
         };
         let rows: &[(&str, ObjectFacts, Verdict)] = &[
             (
-                "measured + written neighbour",
+                "measured + written member on its line",
                 ObjectFacts {
                     hot: Some(Measured),
-                    ..neighbour
+                    ..meets
                 },
                 Verdict::Flag(Category::Neighbour),
             ),
             (
-                "known + written neighbour",
+                "known + written member on its line",
                 ObjectFacts {
                     hot: Some(Known),
-                    ..neighbour
+                    ..meets
                 },
                 Verdict::Flag(Category::Neighbour),
             ),
             (
-                "declared + written neighbour",
+                "declared + written member on its line",
                 ObjectFacts {
                     hot: Some(Declared),
-                    ..neighbour
+                    ..meets
                 },
                 Verdict::Flag(Category::Neighbour),
             ),
             (
-                "inferred + written neighbour",
+                "inferred + written member on its line",
                 ObjectFacts {
                     hot: Some(Inferred),
-                    ..neighbour
+                    ..meets
                 },
                 Verdict::Possible,
             ),
             (
-                "known + neighbour written by type only",
+                "known + member written by type only",
                 ObjectFacts {
                     hot: Some(Known),
-                    ..typed_neighbour
+                    ..typed
                 },
                 Verdict::Possible,
             ),
             (
-                "measured + neighbour written by type only",
+                "measured + member written by type only",
                 ObjectFacts {
                     hot: Some(Measured),
-                    ..typed_neighbour
+                    ..typed
                 },
                 Verdict::Possible,
             ),
             (
-                "declared + neighbour written by type only",
-                ObjectFacts {
-                    hot: Some(Declared),
-                    ..typed_neighbour
-                },
-                Verdict::Possible,
-            ),
-            (
-                "inferred + neighbour written by type only",
+                "inferred + member written by type only",
                 ObjectFacts {
                     hot: Some(Inferred),
-                    ..typed_neighbour
+                    ..typed
                 },
                 Verdict::Possible,
             ),
+            ("no evidence + written member", meets, Verdict::Changed),
             (
-                "no evidence + written neighbour",
-                neighbour,
+                "known + written member across the 128-byte pair",
+                ObjectFacts {
+                    hot: Some(Known),
+                    ..adjacent
+                },
+                Verdict::Flag(Category::Adjacent),
+            ),
+            (
+                "inferred + written member across the pair",
+                ObjectFacts {
+                    hot: Some(Inferred),
+                    ..adjacent
+                },
                 Verdict::Changed,
+            ),
+            (
+                "known, hot members alone now, cold tail gained a neighbour",
+                ObjectFacts {
+                    hot: Some(Known),
+                    ..alone
+                },
+                Verdict::Improvement,
+            ),
+            (
+                "known, a meeting ended and none began",
+                ObjectFacts {
+                    hot: Some(Known),
+                    meetings_gone: true,
+                    gained_neighbour: true,
+                    ..facts()
+                },
+                Verdict::Improvement,
             ),
             (
                 "cold + inferred",
                 ObjectFacts {
                     hot: Some(Inferred),
                     cold: true,
-                    ..neighbour
+                    ..meets
                 },
                 Verdict::Quiet,
             ),
@@ -380,7 +436,7 @@ mod tests {
                 ObjectFacts {
                     hot: Some(Known),
                     cold: true,
-                    ..neighbour
+                    ..meets
                 },
                 Verdict::Flag(Category::Neighbour),
             ),
@@ -389,12 +445,12 @@ mod tests {
                 ObjectFacts {
                     hot: Some(Inferred),
                     boot_only: true,
-                    ..neighbour
+                    ..meets
                 },
                 Verdict::Quiet,
             ),
             (
-                "known + unwritten neighbour",
+                "known + neighbour with no written member on a hot member's line",
                 ObjectFacts {
                     hot: Some(Known),
                     gained_neighbour: true,

@@ -70,6 +70,12 @@ pub enum Evidence<'e> {
     Inferred {
         members: usize,
     },
+    /// The machine code writes it from `function`, which has evidence of `strength`
+    /// of its own (the access map: `crate::access`).
+    WrittenBy {
+        function: &'e str,
+        strength: Strength,
+    },
 }
 
 impl Evidence<'_> {
@@ -79,6 +85,7 @@ impl Evidence<'_> {
             Evidence::Known(_) => Strength::Known,
             Evidence::Declared(_) => Strength::Declared,
             Evidence::Inferred { .. } => Strength::Inferred,
+            Evidence::WrittenBy { strength, .. } => *strength,
         }
     }
 
@@ -118,6 +125,11 @@ impl std::fmt::Display for Evidence<'_> {
             Evidence::Inferred { members } => {
                 write!(f, "inferred: type holds {members} lock/atomic member(s)")
             }
+            Evidence::WrittenBy { function, strength } => write!(
+                f,
+                "code: written by {function}(), which is {} hot",
+                strength.name()
+            ),
         }
     }
 }

@@ -78,11 +78,21 @@ pub fn elf_image<'d>(
         symbols: elf.symbols,
         ..Image::new(path.to_path_buf(), elf.arch, line_size)
     };
+    let code = match options.code {
+        true => code::code_sections(path, bytes)?,
+        false => Vec::new(),
+    };
     if options.dwarf
         && let Some(debug) = &elf.debug
     {
         let around = around::around(options, &image.symbols, image.line_size);
-        let types = dwarf::read(path, debug, options, around.as_ref())?;
+        // The code is read beside the DWARF: it needs the symbols only.
+        let (access, types) = rayon::join(
+            || crate::access::build(&image, &code),
+            || dwarf::read(path, debug, options, around.as_ref()),
+        );
+        image.access = access;
+        let types = types?;
         units::assign(&mut image.symbols, &types.sources);
         image.structs = types.structs;
         image.variables = types.variables;
@@ -98,6 +108,9 @@ pub fn elf_image<'d>(
         if symbols.is_some() {
             size_percpu_from_btf(&mut image);
         }
+    }
+    if options.code && !image.access.supported {
+        image.access = crate::access::build(&image, &code);
     }
     Ok(image)
 }

@@ -52,6 +52,9 @@ pub struct LoadOptions {
     /// Build what pahole's text needs (spellings, members' struct padding, packed
     /// structs); `show --struct`/`--symbol` want it, a diff does not.
     pub pahole_text: bool,
+    /// Read the machine code's data references (the access map, `crate::access`):
+    /// the diff and `show` judge sharing by them; a struct query needs none.
+    pub code: bool,
     /// Read Rust units' types and variables too (`--lang all`); by default only C and
     /// assembly units are read, as `pahole --lang_exclude rust`.
     pub rust: bool,
@@ -89,6 +92,7 @@ impl Default for LoadOptions {
             variables: true,
             variables_for: Vec::new(),
             rust: false,
+            code: false,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! layouts, global variables). No parsing and no printing lives here; `load` fills it
 //! and `layout`, `diff` and `report` read it.
 
+pub mod access;
 mod code;
 mod ctype;
 pub mod header;
@@ -97,6 +98,10 @@ pub struct Image<'d> {
     pub variables: Vec<Variable<'d>>,
     /// Number of compile units read.
     pub units: usize,
+    /// Who reads and writes each data object, from the machine code (x86-64 builds
+    /// loaded with `LoadOptions::code`); empty and unsupported otherwise.
+    #[serde(skip)]
+    pub access: access::AccessMap,
 }
 
 impl<'d> Image<'d> {
@@ -122,6 +127,7 @@ impl<'d> Image<'d> {
             structs: Vec::new(),
             variables: Vec::new(),
             units: 0,
+            access: access::AccessMap::default(),
         }
     }
 

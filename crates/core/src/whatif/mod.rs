@@ -724,6 +724,9 @@ pub fn predict<'d>(
         structs,
         variables,
         units: image.units,
+        // No code of its own: the judgement reads the code of the build it was
+        // predicted from, through each object's pair there.
+        access: Default::default(),
     };
     Ok(Prediction {
         image: predicted,

@@ -1,0 +1,109 @@
+//! The access map as data: which function touches which data object, where and how,
+//! as the machine code of a build says (`crate::access` reads it from the code). It
+//! lives with the model because an image carries it, a snapshot keeps it, and the diff
+//! and `show` read it.
+
+use serde::{Deserialize, Serialize};
+
+/// How an instruction uses the object it references.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessKind {
+    Read,
+    Write,
+    /// A read-modify-write without a `lock` prefix (`addl $1,x(%rip)`).
+    ReadWrite,
+    /// A `lock`-prefixed instruction or `xchg` with memory.
+    Atomic,
+    /// The object's address put in a register (`lea`, `mov $X`); `callee` is the
+    /// function that receives it as an argument, `writes` whether that function writes
+    /// through that argument.
+    Address {
+        callee: Option<u32>,
+        writes: bool,
+    },
+}
+
+/// How the instruction spells the object's address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Form {
+    /// `x(%rip)` (or `%gs:x(%rip)`).
+    RipRelative,
+    /// A fixed displacement, possibly with base and index registers.
+    Absolute,
+    /// An immediate (`mov $X,%reg`).
+    Immediate,
+}
+
+/// One instruction's reference to one data object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Access {
+    /// The instruction's address.
+    pub insn: u64,
+    /// The function it belongs to (index into `Image::symbols`).
+    pub function: u32,
+    /// The object referenced (index into `Image::symbols`).
+    pub object: u32,
+    /// Byte offset into the object of the address the instruction computes.
+    pub offset: u64,
+    /// Operand bytes; 0 when unknown and for addresses.
+    pub size: u8,
+    /// A base or index register takes part: the element or member varies.
+    pub indexed: bool,
+    pub form: Form,
+    pub kind: AccessKind,
+}
+
+/// A function that writes through some of its arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Writer {
+    /// Index into `Image::symbols`.
+    pub function: u32,
+    /// Bit `i` set: writes through argument `i` (0: `rdi`, 1: `rsi`, ... 5: `r9`).
+    pub args: u8,
+}
+
+/// What was decoded, and the operands that named no data object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub functions: u64,
+    pub instructions: u64,
+    /// Bytes that decode to no instruction.
+    pub invalid: u64,
+    /// Operands and address immediates that point into a function.
+    pub to_code: u64,
+    /// RIP-relative operands that land in no symbol (strings, labels, padding).
+    pub rip_unresolved: u64,
+}
+
+/// Every data reference of a build's code, and the functions that write through
+/// their arguments.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AccessMap {
+    /// False when the code was not read (not x86-64): no evidence either way.
+    pub supported: bool,
+    /// Sorted by (object, offset, function, insn, ...): the same with any number of
+    /// threads.
+    pub refs: Vec<Access>,
+    /// Sorted by function.
+    pub writers: Vec<Writer>,
+    pub counts: Counts,
+}
+
+impl AccessMap {
+    /// The references to `object` (an index into `Image::symbols`), by offset.
+    pub fn of_object(&self, object: u32) -> &[Access] {
+        let from = self.refs.partition_point(|a| a.object < object);
+        let to = self.refs.partition_point(|a| a.object <= object);
+        &self.refs[from..to]
+    }
+
+    /// Whether `function` writes through its argument `arg` (0-based).
+    pub fn writes_through(&self, function: u32, arg: u8) -> bool {
+        self.writers
+            .binary_search_by_key(&function, |w| w.function)
+            .is_ok_and(|i| arg < 8 && self.writers[i].args & (1 << arg) != 0)
+    }
+}
+
