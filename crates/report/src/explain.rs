@@ -5,7 +5,7 @@
 use std::fmt::{self, Write};
 
 use super::diff_lines::{names, tenant_names};
-use layout_diff_core::diff::sharing::{LineMember, LineSharing, Meeting};
+use layout_diff_core::diff::lines::{LineMember, LineSharing, Meeting};
 use layout_diff_core::diff::{FunctionChange, PlacementChange, Report, ShiftRun, StructChange};
 
 /// Writes the explanation of `name` (a symbol as the report spells it, or a struct

@@ -7,7 +7,7 @@ use iced_x86::{
     Register,
 };
 
-use super::scan::{ARGS, ArgFacts, Pass};
+use super::regs::{ARGS, ArgFacts, Pass};
 use super::targets::Targets;
 
 /// Registers a call may overwrite (System V caller-saved).
@@ -99,7 +99,7 @@ fn step(
 ) {
     let info = factory.info_options(insn, InstructionInfoOptions::NONE);
     for m in info.used_memory() {
-        if super::scan::writes(m.access())
+        if super::regs::writes(m.access())
             && let Some(arg) = holds.arg(m.base())
         {
             facts.writes |= 1 << arg;
@@ -127,7 +127,7 @@ fn step(
     }
     let copied = copy_source(insn).map(|src| holds.arg(src).map_or(0, |a| a + 1));
     for u in info.used_registers() {
-        if super::scan::writes(u.access()) {
+        if super::regs::writes(u.access()) {
             holds.set(u.register(), copied.unwrap_or(0));
         }
     }

@@ -42,6 +42,7 @@
 
 mod args;
 mod preserve;
+mod regs;
 mod scan;
 mod targets;
 mod writers;

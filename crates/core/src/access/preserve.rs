@@ -57,7 +57,7 @@ fn clean(
         let info = factory.info_options(&insn, InstructionInfoOptions::NO_MEMORY_USAGE);
         let writes = info.used_registers().iter().any(|u| {
             let full = u.register().full_register();
-            full.is_gpr64() && full != Register::RSP && super::scan::writes(u.access())
+            full.is_gpr64() && full != Register::RSP && super::regs::writes(u.access())
         });
         if writes {
             return None;

@@ -7,18 +7,9 @@ use iced_x86::{
     InstructionInfoOptions, Mnemonic, OpAccess, OpKind, Register,
 };
 
+use super::regs::{ARGS, ArgFacts, writes};
 use super::targets::{Hit, Targets};
 use super::{Access, AccessKind, Form};
-
-/// The System V argument registers, in order (argument 0 is `rdi`).
-pub(super) const ARGS: [Register; 6] = [
-    Register::RDI,
-    Register::RSI,
-    Register::RDX,
-    Register::RCX,
-    Register::R8,
-    Register::R9,
-];
 
 /// How far after an address is loaded a call may take it as an argument.
 const CALL_WINDOW: usize = 8;
@@ -29,23 +20,6 @@ pub(super) struct Pending {
     pub access: Access,
     /// The callee's argument position the address is passed in.
     pub arg: Option<u8>,
-}
-
-/// An unmodified argument handed on: `own_arg` of the scanned function is passed as
-/// `callee_arg` of `callee` (a call or a tail jump).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Pass {
-    pub callee: u32,
-    pub callee_arg: u8,
-    pub own_arg: u8,
-}
-
-/// Per argument: what the function itself does with it.
-#[derive(Debug, Clone, Default)]
-pub(super) struct ArgFacts {
-    /// Bit `i`: a memory write whose base register still holds argument `i`.
-    pub writes: u8,
-    pub passes: Vec<Pass>,
 }
 
 /// Operands that land nowhere in data, counted.
@@ -289,12 +263,4 @@ fn access(function: u32, insn: &Instruction, target: Target, hit: Hit, kind: Acc
         form: target.form,
         kind,
     }
-}
-
-/// Whether an operand access changes the operand.
-pub(super) fn writes(access: OpAccess) -> bool {
-    matches!(
-        access,
-        OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
-    )
 }

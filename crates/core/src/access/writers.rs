@@ -3,7 +3,7 @@
 //! argument unchanged to a callee that does (a fixed point, reached by a worklist).
 
 use super::Writer;
-use super::scan::ArgFacts;
+use super::regs::ArgFacts;
 
 /// The writers among `facts` (one entry per function, by symbol index), sorted by
 /// function; functions that write through no argument are left out.
@@ -56,7 +56,7 @@ pub(super) fn writers(facts: &[(u32, ArgFacts)]) -> Vec<Writer> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::scan::Pass;
+    use crate::access::regs::Pass;
 
     fn facts(writes: u8, passes: &[(u32, u8, u8)]) -> ArgFacts {
         ArgFacts {

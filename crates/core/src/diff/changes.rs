@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+pub use super::names::SymbolName;
+
 use super::verdict::{Category, Decision};
 use crate::evidence::{Cold, Evidence};
 use crate::layout::Placement;
@@ -96,58 +98,6 @@ impl Severity {
     }
 }
 
-/// A symbol's name as the report spells it (`Symbol::qualified_name`: `file:name` for
-/// a local whose file is known, else the name), borrowed from the image and spelled
-/// only when written: a diff of two kernels names a quarter of a million co-tenants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SymbolName<'a> {
-    pub file: Option<&'a str>,
-    pub name: &'a str,
-}
-
-impl<'a> SymbolName<'a> {
-    pub fn of(s: &crate::model::Symbol<'a>) -> Self {
-        SymbolName {
-            file: match s.binding {
-                crate::model::Binding::Local => s.file,
-                _ => None,
-            },
-            name: s.name,
-        }
-    }
-
-    /// Whether `text` spells this name.
-    pub fn is(&self, text: &str) -> bool {
-        match self.file {
-            None => text == self.name,
-            Some(f) => {
-                text.len() == f.len() + 1 + self.name.len()
-                    && text.starts_with(f)
-                    && text[f.len()..].starts_with(':')
-                    && text.ends_with(self.name)
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for SymbolName<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(file) = self.file {
-            f.write_str(file)?;
-            f.write_str(":")?;
-        }
-        f.write_str(self.name)
-    }
-}
-
-impl Serialize for SymbolName<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.file {
-            None => s.serialize_str(self.name),
-            Some(_) => s.collect_str(self),
-        }
-    }
-}
 
 /// A neighbour on a line, with its position in that build.
 /// A co-tenant as the report lists it (name, place, size), kept as the symbol itself:
@@ -234,7 +184,7 @@ pub struct PlacementChange<'a> {
     /// For an object with evidence of hotness (or written by a hot function): its
     /// shared lines member by member in both builds, and the hot and written members
     /// that meet on them.
-    pub sharing: Option<Box<super::sharing::LineSharing<'a>>>,
+    pub sharing: Option<Box<super::lines::LineSharing<'a>>>,
     /// Its type (or the variable) has `DW_AT_alignment`.
     pub explicit_alignment: Option<u64>,
     /// The index of the shift run it belongs to, if any.

@@ -5,14 +5,17 @@ pub mod causes;
 pub mod changes;
 pub mod groups;
 mod hot;
+pub mod lines;
+mod names;
 pub mod pairing;
-pub mod sharing;
 mod placement;
 mod quiet;
 mod runs;
 mod same;
+mod sharing;
 mod structs;
 pub mod verdict;
+mod written;
 
 use globset::GlobSet;
 use rayon::prelude::*;

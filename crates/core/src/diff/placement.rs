@@ -11,12 +11,13 @@ use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::same::SameTypes;
 use super::sharing;
+use super::written::writable;
 use super::structs::leaves;
 use super::verdict::{self, ObjectFacts};
 use crate::evidence::{Declared, Evidence, Hotness};
 use crate::layout::{SpaceIndex, place};
 use crate::model::{
-    CType, Image, Space, StructId, StructLayout, Symbol, SymbolKind, SymbolVariables, Variable,
+    Image, Space, StructId, StructLayout, Symbol, SymbolKind, SymbolVariables, Variable,
 };
 
 /// What judging a paired data object looks up in each build: its line indexes and
@@ -138,31 +139,6 @@ fn tenants<'a, 'd>(
     out.sort_by(|a, b| (a.place, a.size, a.name).cmp(&(b.place, b.size, b.name)));
     // One entry per object: aliases (same place and size) collapse to the first name.
     out.dedup_by(|a, b| a.place == b.place && a.size == b.size);
-}
-
-/// Data that can be written at run time: not in a read-only section, and the object
-/// itself not `const` (a `const char *` variable is writable, a `char *const` is not).
-pub(super) fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
-    !s.section.starts_with(".rodata")
-        && !s.section.starts_with(".text")
-        && !s.section.starts_with(".init.rodata")
-        && !ty.is_some_and(|t| t.is_const)
-}
-
-/// A bare global sleeping lock (`DEFINE_MUTEX`, `DEFINE_SEMAPHORE`, `DECLARE_RWSEM`,
-/// `DECLARE_WAIT_QUEUE_HEAD`, `DECLARE_COMPLETION`): taken in process context, by
-/// kernel convention on configuration and registration paths, so not counted as a
-/// neighbour written at run time (a struct that holds one still is).
-pub(super) fn sleeping_lock(type_name: &str) -> bool {
-    matches!(
-        type_name.trim_start_matches("volatile "),
-        "struct mutex"
-            | "struct semaphore"
-            | "struct rw_semaphore"
-            | "struct wait_queue_head"
-            | "wait_queue_head_t"
-            | "struct completion"
-    )
 }
 
 /// What identifies a neighbour in both builds: its unit path (or file) and its name

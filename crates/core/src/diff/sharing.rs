@@ -10,238 +10,16 @@
 use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
 
-use super::changes::SymbolName;
+use super::lines::{Hot, LineMember, LineSharing, LineTenant, LinesOf, Meeting, SharedLine, Written};
+use super::names::SymbolName;
 use super::quiet::Quiet;
 use super::structs::leaves;
+use super::written::{sleeping_lock, writable};
 use crate::evidence::{Evidence, Hotness, Strength};
 use crate::layout::SpaceIndex;
 use crate::model::access::AccessKind;
 use crate::model::{CType, Image, Member, Symbol, SymbolVariables, Variable};
-
-/// Why a member is hot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "why", rename_all = "snake_case")]
-pub enum Hot<'a> {
-    /// Evidence names the member itself (a known or measured member).
-    Member { evidence: Evidence<'a> },
-    /// The code writes it from a function that has evidence of its own.
-    Writer {
-        function: &'a str,
-        evidence: Evidence<'a>,
-    },
-    /// The object has evidence as a whole and names no member: its write-type members
-    /// (lock, atomic, refcount, counter) carry it.
-    WriteType { evidence: Evidence<'a> },
-    /// The object has evidence as a whole and no write-type member: all of it is hot.
-    Whole { evidence: Evidence<'a> },
-}
-
-impl<'a> Hot<'a> {
-    pub fn evidence(&self) -> Evidence<'a> {
-        match *self {
-            Hot::Member { evidence }
-            | Hot::Writer { evidence, .. }
-            | Hot::WriteType { evidence }
-            | Hot::Whole { evidence } => evidence,
-        }
-    }
-}
-
-impl std::fmt::Display for Hot<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Hot::Member { evidence } => write!(f, "hot: {evidence}"),
-            Hot::Writer { function, evidence } => {
-                write!(f, "hot: written by {function}() ({evidence})")
-            }
-            Hot::WriteType { evidence } => {
-                write!(f, "hot: a write-type member of a hot object ({evidence})")
-            }
-            Hot::Whole { evidence } => {
-                write!(f, "hot: the whole object, no write-type member ({evidence})")
-            }
-        }
-    }
-}
-
-/// Why a member is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum Written<'a> {
-    /// The code writes it: `function` (one with evidence of hotness first, else the
-    /// first by name) and `writers` functions in all, boot-only code left out.
-    Code {
-        function: &'a str,
-        how: AccessKind,
-        writers: u32,
-    },
-    /// Its object's own evidence of hotness, on a write-type member.
-    Evidence { evidence: Evidence<'a> },
-    /// No code touches it, and its type is a lock, an atomic or a counter: inferred.
-    Inferred,
-}
-
-impl Written<'_> {
-    /// Written on evidence (the code or the object's own), not on the type alone.
-    pub fn is_evidenced(&self) -> bool {
-        !matches!(self, Written::Inferred)
-    }
-}
-
-impl std::fmt::Display for Written<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Written::Code {
-                function,
-                how,
-                writers,
-            } => {
-                let how = match how {
-                    AccessKind::Atomic => "atomically ",
-                    AccessKind::Address { .. } => "through its address ",
-                    _ => "",
-                };
-                write!(f, "written {how}by {function}()")?;
-                match writers {
-                    0 | 1 => Ok(()),
-                    n => write!(f, " and {} more", n - 1),
-                }
-            }
-            Written::Evidence { evidence } => write!(f, "written: {evidence}"),
-            Written::Inferred => f.write_str("written: inferred from its type (no code touches it)"),
-        }
-    }
-}
-
-/// One member's bytes on one line, and what they are.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LineMember<'a> {
-    /// The member's name (`ns.count` spelled as its leaf, `[3].lock` in an array of
-    /// structs), or the object's own name when it has no members.
-    pub name: Cow<'a, str>,
-    /// Its bytes on the line, as offsets into the object: `[from, to)`.
-    pub from: u64,
-    pub to: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hot: Option<Hot<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub written: Option<Written<'a>>,
-}
-
-/// One object's part of a line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LineTenant<'a> {
-    pub name: SymbolName<'a>,
-    /// Its pairing key (the same object in both builds has the same one).
-    #[serde(skip)]
-    pub key: u32,
-    /// Its bytes on the line, as offsets into it: `[from, to)`.
-    pub from: u64,
-    pub to: u64,
-    pub members: Vec<LineMember<'a>>,
-}
-
-/// A line that the object shares, with every tenant's members on it; the object
-/// first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SharedLine<'a> {
-    /// The line's first byte (an address, or a per-CPU offset).
-    #[serde(serialize_with = "crate::model::hex::addr")]
-    pub start: u64,
-    pub tenants: Vec<LineTenant<'a>>,
-}
-
-/// A hot member of the object and a written member of another object on one line
-/// (or, `adjacent`, on the two lines of one 128-byte pair).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Meeting<'a> {
-    #[serde(serialize_with = "crate::model::hex::addr")]
-    pub line: u64,
-    pub hot: LineMember<'a>,
-    pub neighbour: SymbolName<'a>,
-    #[serde(skip)]
-    pub neighbour_key: u32,
-    /// The neighbour's line (the pair's other line when `adjacent`).
-    #[serde(serialize_with = "crate::model::hex::addr")]
-    pub neighbour_line: u64,
-    pub written: LineMember<'a>,
-    pub adjacent: bool,
-}
-
-impl Meeting<'_> {
-    fn same(&self, other: &Meeting<'_>) -> bool {
-        self.hot.name == other.hot.name
-            && self.neighbour_key == other.neighbour_key
-            && self.written.name == other.written.name
-    }
-}
-
-/// One build's view of an object's lines.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct LinesOf<'a> {
-    /// Its lines that another object shares (or whose pair partner holds a written
-    /// member meeting one of its hot members).
-    pub shared: Vec<SharedLine<'a>>,
-    pub meetings: Vec<Meeting<'a>>,
-    /// It has hot members, each alone on its line (no other object's bytes there).
-    pub hot_alone: bool,
-    pub has_hot: bool,
-}
-
-/// What the judgement of one object's lines found, in both builds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LineSharing<'a> {
-    pub old: LinesOf<'a>,
-    pub new: LinesOf<'a>,
-    /// Meetings in the new build that the old one did not have on one line.
-    pub new_meetings: Vec<Meeting<'a>>,
-    /// Meetings of the old build gone in the new one.
-    pub gone: usize,
-    /// Which members carry the object's evidence: `named` (evidence or hot writers
-    /// name them), `write-type` (its locks, atomics, counters) or `whole`.
-    pub hot_from: &'static str,
-}
-
-impl LineSharing<'_> {
-    /// The strongest new meeting on one line: `Some(true)` when its member is written
-    /// on evidence (the code or the neighbour's own), `Some(false)` on its type alone.
-    pub fn same_line(&self) -> Option<bool> {
-        self.new_meetings
-            .iter()
-            .filter(|m| !m.adjacent)
-            .map(|m| m.written.written.is_some_and(|w| w.is_evidenced()))
-            .max()
-    }
-
-    /// A new meeting across a 128-byte pair, written on evidence.
-    pub fn adjacent(&self) -> bool {
-        self.new_meetings
-            .iter()
-            .any(|m| m.adjacent && m.written.written.is_some_and(|w| w.is_evidenced()))
-    }
-
-    /// The hot members, which shared their lines with another object before, are
-    /// each alone on their lines now.
-    pub fn hot_now_alone(&self) -> bool {
-        self.new.hot_alone && !self.old.hot_alone && self.old.has_hot
-    }
-
-    /// The strongest evidence among the hot members' (the object's own, or a hot
-    /// writer's).
-    pub fn strength(&self) -> Option<Strength> {
-        self.new
-            .shared
-            .iter()
-            .chain(&self.old.shared)
-            .filter_map(|l| l.tenants.first())
-            .flat_map(|t| &t.members)
-            .chain(self.new.meetings.iter().map(|m| &m.hot))
-            .filter_map(|m| m.hot.map(|h| h.evidence().strength()))
-            .max()
-    }
-}
 
 /// One build, as the judgement of lines reads it.
 pub struct Side<'s, 'a, 'd> {
@@ -687,7 +465,7 @@ fn written_members<'a, 'd>(
 ) -> Vec<LineMember<'a>> {
     let image = side.image;
     let type_name = var.map(|v| v.type_name());
-    if !super::placement::writable(t, var.map(|v| &*v.ctype))
+    if !writable(t, var.map(|v| &*v.ctype))
         || side.quiet.of(t, type_name).is_some()
         || crate::evidence::cold::of(t.name, t.section, type_name).is_some()
     {
@@ -714,7 +492,7 @@ fn written_members<'a, 'd>(
                 writers,
             })
         } else if !p.ty.is_some_and(|ty| (judge.write_type)(ty))
-            || super::placement::sleeping_lock(p.ty.map_or("", |ty| &*ty.c))
+            || sleeping_lock(p.ty.map_or("", |ty| &*ty.c))
         {
             None
         } else if let Some(evidence) = own {

@@ -1,5 +1,5 @@
 //! The access map as data: which function touches which data object, where and how,
-//! as the machine code of a build says (`crate::access` reads it from the code). It
+//! as the machine code of a build says (the `access` module reads it from the code). It
 //! lives with the model because an image carries it, a snapshot keeps it, and the diff
 //! and `show` read it.
 
