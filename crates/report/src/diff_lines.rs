@@ -209,6 +209,7 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
             tenant_names(c.co_tenants().new)
         ));
     }
+    lines.extend(sharing_lines(c));
     // The rule that decided is for --all and --explain; the evidence always shows.
     let evidence = c
         .evidence
@@ -245,6 +246,66 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
         lines.push(format!("      members changing line: {}", names(&moves)));
     }
     lines
+}
+
+/// How many new meetings of a hot member and a written member an item spells.
+const MEETINGS_SHOWN: usize = 2;
+
+/// The lines where a hot member of the object now meets another object's written
+/// member (a flagged or possible item), or where its hot members are now alone (an
+/// improvement).
+fn sharing_lines(c: &PlacementChange) -> Vec<String> {
+    let Some(sh) = &c.sharing else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = sh
+        .new_meetings
+        .iter()
+        .take(MEETINGS_SHOWN)
+        .map(|m| format!("      {}", meeting(m)))
+        .collect();
+    if sh.new_meetings.len() > MEETINGS_SHOWN {
+        out.push(format!(
+            "      (+{} more meetings: --explain {})",
+            sh.new_meetings.len() - MEETINGS_SHOWN,
+            c.name
+        ));
+    }
+    if c.severity == Severity::Improvement && sh.hot_now_alone() {
+        let alone: Vec<String> = sh
+            .new
+            .hot
+            .iter()
+            .map(|h| format!("{} {:#x}..{:#x}", h.member.name, h.member.from, h.member.to))
+            .collect();
+        out.push(format!(
+            "      hot now alone on its lines: {}",
+            names(&alone)
+        ));
+    }
+    out
+}
+
+/// One meeting, on one line: `line ADDR: hot M 0x0..0x4 with N's W 0x8..0x10, written
+/// by f()`.
+pub(crate) fn meeting(m: &layout_diff_core::diff::lines::Meeting) -> String {
+    let pair = if m.adjacent {
+        format!(" (pair of {:x})", m.neighbour_line)
+    } else {
+        String::new()
+    };
+    format!(
+        "line {:x}{pair}: hot {} {:#x}..{:#x} with {}'s {} {:#x}..{:#x}, {}",
+        m.line,
+        m.hot.name,
+        m.hot.from,
+        m.hot.to,
+        m.neighbour,
+        m.written.name,
+        m.written.from,
+        m.written.to,
+        m.written.written.map_or_else(String::new, |w| w.short())
+    )
 }
 
 pub(crate) fn opt(v: Option<u64>) -> String {

@@ -4,8 +4,8 @@
 
 use std::fmt::{self, Write};
 
-use super::diff_lines::{names, tenant_names};
-use layout_diff_core::diff::lines::{LineMember, LineSharing, Meeting};
+use super::diff_lines::{meeting, names, tenant_names};
+use layout_diff_core::diff::lines::{LineMember, LineSharing};
 use layout_diff_core::diff::{FunctionChange, PlacementChange, Report, ShiftRun, StructChange};
 
 /// Writes the explanation of `name` (a symbol as the report spells it, or a struct
@@ -134,6 +134,20 @@ fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt:
 fn sharing(out: &mut impl Write, sh: &LineSharing<'_>) -> fmt::Result {
     writeln!(out, "  hot members: {}", hot_from(sh.hot_from))?;
     for (when, lines) in [("before", &sh.old), ("after", &sh.new)] {
+        let places: Vec<String> = lines
+            .hot
+            .iter()
+            .map(|h| {
+                let alone = if h.alone { "alone" } else { "shared" };
+                format!(
+                    "{} {:#x}..{:#x} on line {:x} ({alone})",
+                    h.member.name, h.member.from, h.member.to, h.line
+                )
+            })
+            .collect();
+        if !places.is_empty() {
+            writeln!(out, "  hot members {when}: {}", names(&places))?;
+        }
         if lines.shared.is_empty() {
             writeln!(out, "  lines shared {when}: none")?;
             continue;
@@ -156,18 +170,27 @@ fn sharing(out: &mut impl Write, sh: &LineSharing<'_>) -> fmt::Result {
                 }
             }
         }
-        for m in &lines.meetings {
+        for m in lines.meetings.iter().take(MEETINGS) {
             writeln!(out, "    meets {when}: {}", meeting(m))?;
+        }
+        if lines.meetings.len() > MEETINGS {
+            writeln!(out, "    (+{} more meetings {when})", lines.meetings.len() - MEETINGS)?;
         }
     }
     if sh.new_meetings.is_empty() {
         writeln!(out, "  new meetings of a hot member and a written member: none")?;
     }
-    for m in &sh.new_meetings {
+    for m in sh.new_meetings.iter().take(MEETINGS) {
         writeln!(out, "  new meeting: {}", meeting(m))?;
+    }
+    if sh.new_meetings.len() > MEETINGS {
+        writeln!(out, "  (+{} more new meetings; --format json lists all)", sh.new_meetings.len() - MEETINGS)?;
     }
     Ok(())
 }
+
+/// How many meetings `--explain` spells for each build (JSON has all of them).
+const MEETINGS: usize = 8;
 
 fn hot_from(rule: &str) -> &'static str {
     match rule {
@@ -183,32 +206,12 @@ fn hot_from(rule: &str) -> &'static str {
 fn member(m: &LineMember<'_>) -> String {
     let mut s = format!("{} {:#x}..{:#x}", m.name, m.from, m.to);
     if let Some(h) = &m.hot {
-        s.push_str(&format!(" ({h})"));
+        s.push_str(&format!(" ({})", h.short()));
     }
     if let Some(w) = &m.written {
-        s.push_str(&format!(" ({w})"));
+        s.push_str(&format!(" ({})", w.short()));
     }
     s
-}
-
-fn meeting(m: &Meeting<'_>) -> String {
-    format!(
-        "line {:x}{}: hot {} {:#x}..{:#x} with {}'s {} {:#x}..{:#x} ({})",
-        m.line,
-        if m.adjacent {
-            format!(" and its pair's line {:x}", m.neighbour_line)
-        } else {
-            String::new()
-        },
-        m.hot.name,
-        m.hot.from,
-        m.hot.to,
-        m.neighbour,
-        m.written.name,
-        m.written.from,
-        m.written.to,
-        m.written.written.map(|w| w.to_string()).unwrap_or_default()
-    )
 }
 
 fn function(out: &mut impl Write, r: &Report<'_>, f: &FunctionChange<'_>) -> fmt::Result {

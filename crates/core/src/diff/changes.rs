@@ -307,6 +307,8 @@ impl Serialize for PlacementChange<'_> {
             write_hot_type: bool,
             hot_members: usize,
             written_neighbours: &'x [SymbolName<'a>],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            sharing: Option<&'x super::lines::LineSharing<'a>>,
             explicit_alignment: Option<u64>,
             run: Option<usize>,
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -336,6 +338,7 @@ impl Serialize for PlacementChange<'_> {
             write_hot_type: self.write_hot_type,
             hot_members: self.hot_members,
             written_neighbours: &self.written_neighbours,
+            sharing: self.sharing.as_deref(),
             explicit_alignment: self.explicit_alignment,
             run: self.run,
             member_lines: &self.member_lines,

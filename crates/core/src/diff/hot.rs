@@ -25,7 +25,7 @@ const HOT_MARKERS: &[&str] = &[
     "arch_spinlock",
 ];
 
-fn is_hot_name(type_name: &str) -> bool {
+pub(super) fn is_hot_name(type_name: &str) -> bool {
     HOT_MARKERS.iter().any(|m| type_name.contains(m))
 }
 

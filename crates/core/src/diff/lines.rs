@@ -40,6 +40,19 @@ impl<'a> Hot<'a> {
     }
 }
 
+impl Hot<'_> {
+    /// A short spelling for listings of members, where the object's evidence is
+    /// printed once beside them.
+    pub fn short(&self) -> String {
+        match self {
+            Hot::Member { evidence } => format!("hot: {} member", evidence.strength().name()),
+            Hot::Writer { function, .. } => format!("hot: written by {function}()"),
+            Hot::WriteType { .. } => "hot: a lock or atomic of a hot object".to_string(),
+            Hot::Whole { .. } => "hot: the whole object".to_string(),
+        }
+    }
+}
+
 impl std::fmt::Display for Hot<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -75,6 +88,20 @@ pub enum Written<'a> {
 }
 
 impl Written<'_> {
+    /// A short spelling for the report's one-line items: who writes, or on what ground.
+    pub fn short(&self) -> String {
+        match self {
+            Written::Code {
+                function, writers, ..
+            } => match writers {
+                0 | 1 => format!("written by {function}()"),
+                n => format!("written by {function}() and {} more", n - 1),
+            },
+            Written::Evidence { .. } => "a lock or atomic of a hot object".to_string(),
+            Written::Inferred => "written by its type only".to_string(),
+        }
+    }
+
     /// Written on evidence (the code or the object's own), not on the type alone.
     pub fn is_evidenced(&self) -> bool {
         !matches!(self, Written::Inferred)
@@ -179,6 +206,22 @@ pub struct LinesOf<'a> {
     /// It has hot members, each alone on its line (no other object's bytes there).
     pub hot_alone: bool,
     pub has_hot: bool,
+    /// Where each hot member lies (cut to each of its lines), and whether it has the
+    /// line to itself; at most `HOT_PLACES` of them.
+    pub hot: Vec<HotPlace<'a>>,
+}
+
+/// How many hot members' places `LinesOf::hot` keeps (a whole hot array has many).
+pub const HOT_PLACES: usize = 16;
+
+/// A hot member on one line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HotPlace<'a> {
+    #[serde(serialize_with = "crate::model::hex::addr")]
+    pub line: u64,
+    pub member: LineMember<'a>,
+    /// No other object has bytes on the line.
+    pub alone: bool,
 }
 
 /// What the judgement of one object's lines found, in both builds.

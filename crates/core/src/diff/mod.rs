@@ -247,12 +247,11 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
     // indexes, which do not need it, on the other, split so that whichever thread is
     // free first takes what is left. Then the shift runs beside the judging of every
     // pair (which does not need them: a change learns its run afterwards).
-    let ((pairing, structs_added_removed, names), (structs, indexes)) = rayon::join(
+    let ((pairing, structs_added_removed), (structs, indexes)) = rayon::join(
         || {
             (
                 pairing::pair(&old.symbols, &new.symbols),
                 structs::added_removed(old, new),
-                hot::struct_names(new),
             )
         },
         || {
@@ -277,7 +276,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
             .map_init(
                 || {
                     (
-                        hot::HotTypes::sharing(new, &names),
+                        hot::HotTypes::sharing(new, &sides.ix.new_names),
                         placement::SameLayouts::default(),
                         placement::Scratch::default(),
                     )

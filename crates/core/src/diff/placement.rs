@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 use super::changes::{
     FunctionChange, MemberLines, Pair, PlacementChange, Severity, SymbolName, Tenant,
 };
-use super::hot::HotTypes;
+use super::hot::{HotTypes, StructNames};
 use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::same::SameTypes;
@@ -32,6 +32,9 @@ pub struct Indexes<'a, 'd> {
     pub quiet: Quiet,
     /// The same of the old build.
     pub old_quiet: Quiet,
+    /// Each build's structs by name (the first of each name).
+    pub old_names: StructNames<'d>,
+    pub new_names: StructNames<'d>,
 }
 
 impl<'a, 'd> Indexes<'a, 'd> {
@@ -45,9 +48,10 @@ impl<'a, 'd> Indexes<'a, 'd> {
                     SpaceIndex::data(&image.symbols, Space::Percpu),
                 ],
                 image.variables_of_symbols(),
+                super::hot::struct_names(image),
             )
         };
-        let ((old_index, old_vars), (new_index, new_vars)) =
+        let ((old_index, old_vars, old_names), (new_index, new_vars, new_names)) =
             rayon::join(|| build(old), || build(new));
         Indexes {
             old_index,
@@ -56,6 +60,8 @@ impl<'a, 'd> Indexes<'a, 'd> {
             new_vars,
             quiet: Quiet::new(new),
             old_quiet: Quiet::new(old),
+            old_names,
+            new_names,
         }
     }
 }
@@ -83,6 +89,7 @@ impl<'a, 'd> Sides<'_, 'a, 'd> {
                 pairing: self.pairing,
                 which: 0,
                 code: self.old.access.supported,
+                names: &self.ix.old_names,
             },
             sharing::Side {
                 image: self.new,
@@ -92,6 +99,7 @@ impl<'a, 'd> Sides<'_, 'a, 'd> {
                 pairing: self.pairing,
                 which: 1,
                 code: self.new.access.supported,
+                names: &self.ix.new_names,
             },
         )
     }

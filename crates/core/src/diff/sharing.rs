@@ -11,15 +11,20 @@ use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
 
-use super::lines::{Hot, LineMember, LineSharing, LineTenant, LinesOf, Meeting, SharedLine, Written};
+use super::lines::{
+    HOT_PLACES, Hot, HotPlace, LineMember, LineSharing, LineTenant, LinesOf, Meeting, SharedLine, Written,
+};
 use super::names::SymbolName;
 use super::quiet::Quiet;
+use super::hot::StructNames;
 use super::structs::leaves;
 use super::written::{sleeping_lock, writable};
 use crate::evidence::{Evidence, Hotness, Strength};
 use crate::layout::SpaceIndex;
 use crate::model::access::AccessKind;
-use crate::model::{CType, Image, Member, Symbol, SymbolVariables, Variable};
+use crate::model::{
+    CType, Image, Member, StructLayout, Symbol, SymbolVariables, TypeKind, Variable,
+};
 
 /// One build, as the judgement of lines reads it.
 pub struct Side<'s, 'a, 'd> {
@@ -35,6 +40,8 @@ pub struct Side<'s, 'a, 'd> {
     /// Where its code evidence comes from: the image's own access map, or (a predicted
     /// build) none.
     pub code: bool,
+    /// Its structs by name, to open embedded structs.
+    pub names: &'s StructNames<'d>,
 }
 
 /// What the judgement of lines needs besides the builds.
@@ -144,9 +151,19 @@ fn lines_of<'a, 'd>(
         if !here.is_empty() && mine.iter().any(|m| m.hot.is_some()) {
             out.hot_alone = false;
         }
+        for m in mine.iter().filter(|m| m.hot.is_some()) {
+            if out.hot.len() < HOT_PLACES {
+                out.hot.push(HotPlace {
+                    line: line.saturating_mul(ls),
+                    member: m.clone(),
+                    alone: here.is_empty(),
+                });
+            }
+        }
         let partner = tenants_of.get(&(line ^ 1)).map(Vec::as_slice).unwrap_or(&[]);
-        let met = meetings(&mine, line, here, line, false)
-            .chain(meetings(&mine, line, partner, line ^ 1, true))
+        let (at, pair_at) = (line.saturating_mul(ls), (line ^ 1).saturating_mul(ls));
+        let met = meetings(&mine, at, here, at, false)
+            .chain(meetings(&mine, at, partner, pair_at, true))
             .collect::<Vec<_>>();
         let met_here = met.iter().any(|m| !m.adjacent);
         if !here.is_empty() || !met.is_empty() {
@@ -182,8 +199,8 @@ fn lines_of<'a, 'd>(
     (out, hot_from)
 }
 
-/// The meetings of `mine` (the object's members on `line`) with the written members
-/// of `tenants` (on `their_line`).
+/// The meetings of `mine` (the object's members on the line starting at `line`) with
+/// the written members of `tenants` (on the line starting at `their_line`).
 fn meetings<'m, 'a: 'm>(
     mine: &'m [LineMember<'a>],
     line: u64,
@@ -244,27 +261,44 @@ struct Part<'a, 'd> {
     to: u64,
     ty: Option<&'a CType>,
     member: Option<&'a Member<'d>>,
+    /// The struct that declares the member (an embedded struct's own type for
+    /// `ns.count`), for the known members of that type.
+    owner: Option<&'d str>,
+    /// Where the name's member path starts (after an array element's `[3].`), and the
+    /// member's offset in its element.
+    path_at: usize,
+    in_element: u64,
 }
 
-/// An object's members: its struct's leaf members (each element's, for an array of
-/// structs, up to 64 elements), else the object itself.
+/// How deep embedded structs are opened (`ns.count` is one level).
+const EMBED_DEPTH: usize = 4;
+
+/// An object's members: its struct's leaf members, embedded named structs opened down
+/// to their own members (`ratelimit.lock`, `ns.count`) unless the embedded type is
+/// itself a lock, an atomic or a counter (`spinlock_t` stays one member); each
+/// element's for an array of structs, up to 64 elements; else the object itself.
 fn parts<'a, 'd>(
-    image: &'a Image<'d>,
+    side: &Side<'_, 'a, 'd>,
     s: &'a Symbol<'d>,
     var: Option<&'a Variable<'d>>,
 ) -> Vec<Part<'a, 'd>> {
+    let image = side.image;
     let whole = || Part {
         name: Cow::Borrowed(s.name),
         from: 0,
         to: s.size.max(1),
         ty: var.map(|v| &*v.ctype),
         member: None,
+        owner: None,
+        path_at: 0,
+        in_element: 0,
     };
     let Some(layout) = var.and_then(|v| v.layout).map(|id| image.struct_by_id(id)) else {
         return vec![whole()];
     };
-    let members = leaves(layout);
-    if members.is_empty() {
+    // A lock, an atomic or a counter is one member, as inside a struct (`oom_lock`,
+    // not its `owner` and `wait_lock`); an array of them is one member an element.
+    if var.is_some_and(|v| super::hot::is_hot_name(&v.ctype.c) && !v.is_array) {
         return vec![whole()];
     }
     let element = layout.size.max(1);
@@ -276,23 +310,84 @@ fn parts<'a, 'd>(
     };
     let mut out = Vec::new();
     for i in 0..count {
-        let base = i * element;
-        for m in &members {
-            let name = match (is_array, m.name) {
-                (true, Some(n)) => Cow::Owned(format!("[{i}].{n}")),
-                (false, Some(n)) => Cow::Borrowed(n),
-                (_, None) => continue,
-            };
-            out.push(Part {
-                name,
-                from: base.saturating_add(m.offset),
-                to: base.saturating_add(m.offset).saturating_add(m.size.max(1)),
-                ty: Some(&*m.ctype),
-                member: Some(m),
-            });
+        let prefix = if is_array { format!("[{i}].") } else { String::new() };
+        let before = out.len();
+        open(side, layout, i * element, &prefix, 0, &mut out);
+        for p in &mut out[before..] {
+            p.path_at = prefix.len();
+            p.in_element = p.from - i * element;
         }
     }
+    if out.is_empty() {
+        return vec![whole()];
+    }
     out
+}
+
+/// The leaf members of `layout` laid at `base`, named after `prefix`, into `out`.
+fn open<'a, 'd>(
+    side: &Side<'_, 'a, 'd>,
+    layout: &'a StructLayout<'d>,
+    base: u64,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<Part<'a, 'd>>,
+) {
+    for m in leaves(layout) {
+        let Some(name) = m.name else { continue };
+        let from = base.saturating_add(m.offset);
+        let inner = embedded(side, m).filter(|_| depth < EMBED_DEPTH);
+        if let Some(inner) = inner {
+            let before = out.len();
+            open(side, inner, from, &format!("{prefix}{name}."), depth + 1, out);
+            if out.len() > before {
+                continue;
+            }
+        }
+        out.push(Part {
+            name: match prefix.is_empty() {
+                true => Cow::Borrowed(name),
+                false => Cow::Owned(format!("{prefix}{name}")),
+            },
+            from,
+            to: from.saturating_add(m.size.max(1)),
+            ty: Some(&*m.ctype),
+            member: Some(m),
+            owner: Some(layout.name).filter(|n| !n.is_empty()),
+            path_at: 0,
+            in_element: from,
+        });
+    }
+}
+
+/// The layout of a member that embeds a named struct (not an array, not a pointer, not
+/// a lock or an atomic by its type's name), of the member's size.
+fn embedded<'a, 'd>(side: &Side<'_, 'a, 'd>, m: &Member<'d>) -> Option<&'a StructLayout<'d>> {
+    let ty = &*m.ctype;
+    if ty.kind != TypeKind::Struct || !ty.dims.is_empty() || super::hot::is_hot_name(&ty.c) {
+        return None;
+    }
+    let id = *side.names.get(ty.aggregate.as_deref()?)?;
+    let inner = side.image.struct_by_id(id);
+    (inner.size == m.size && !inner.members.is_empty()).then_some(inner)
+}
+
+/// Evidence naming a part: as a member of the object's struct (`user_namespace` and
+/// `ns.count`, at its offset in the object), else as a member of the embedded struct
+/// that declares it (`ns_common.count`).
+fn member_evidence<'a>(
+    hotness: &'a Hotness,
+    struct_name: Option<&str>,
+    p: &Part<'_, '_>,
+) -> Option<Evidence<'a>> {
+    let path = p.name.get(p.path_at..).unwrap_or(&p.name);
+    let outer = struct_name.and_then(|t| hotness.member(t, path, p.in_element));
+    let leaf = p.member.and_then(|m| m.name);
+    let own = match (p.owner, leaf) {
+        (Some(o), Some(m)) if Some(o) != struct_name => hotness.member(o, m, u64::MAX),
+        _ => None,
+    };
+    outer.or(own)
 }
 
 /// The evidence that object `s` of `image` is written by a function with evidence of
@@ -322,12 +417,24 @@ pub fn hot_writer<'a>(
         .map(|(strength, std::cmp::Reverse(function))| Evidence::WrittenBy { function, strength })
 }
 
-/// The code's writes to object `s` by functions outside boot-only code, by offset:
-/// `(offset, end, function, kind)`; `None` when the build has no code evidence.
+/// One write of the code to an object: its bytes `[from, to)`, the function and how.
+/// `by_address`: the object's address handed to a function that writes through it,
+/// where the member written is not known.
+#[derive(Clone, Copy)]
+struct CodeWrite<'a, 'd> {
+    from: u64,
+    to: u64,
+    function: &'a Symbol<'d>,
+    how: AccessKind,
+    by_address: bool,
+}
+
+/// The code's writes to object `s` by functions outside boot-only code, and whether
+/// any code references it at all; `None` when the build has no code evidence.
 fn code_writes<'a, 'd>(
     side: &Side<'_, 'a, 'd>,
     s: &Symbol<'d>,
-) -> Option<(bool, Vec<(u64, u64, &'a Symbol<'d>, AccessKind)>)> {
+) -> Option<(bool, Vec<CodeWrite<'a, 'd>>)> {
     let image = side.image;
     if !side.code || !image.access.supported {
         return None;
@@ -348,31 +455,41 @@ fn code_writes<'a, 'd>(
         .filter_map(|a| {
             let f = image.symbols.get(a.function as usize)?;
             let boot = f.section.starts_with(".init") || f.section.starts_with(".exit");
-            // An address handed to a writer, or an indexed operand: the member written
-            // is not known, so the whole object counts as written from there on (an
-            // index runs through an array's elements).
-            let end = match (a.kind, a.indexed) {
-                (AccessKind::Address { .. }, _) | (_, true) => s.size.max(1),
-                _ => a.offset.saturating_add(u64::from(a.size.max(1))),
+            let by_address = matches!(a.kind, AccessKind::Address { .. });
+            // An indexed operand runs through an array's elements: the member written
+            // is not known, so the object from that offset on counts as written.
+            let to = match by_address || a.indexed {
+                true => s.size.max(1),
+                false => a.offset.saturating_add(u64::from(a.size.max(1))),
             };
-            (!boot).then_some((a.offset, end, f, a.kind))
+            (!boot).then_some(CodeWrite {
+                from: a.offset,
+                to,
+                function: f,
+                how: a.kind,
+                by_address,
+            })
         })
         .collect();
     Some((!refs.is_empty(), writes))
 }
 
-/// The writer of `[from, to)` among `writes`: one with evidence of hotness first, else
-/// the first by name; with how many functions write there.
+/// The writer of part `[from, to)` among `writes`: one with evidence of hotness first,
+/// else the first by name; with how many functions write there. A write through the
+/// object's address reaches the part only when `by_address` allows it: the helpers
+/// that take an address and write through it are the lock, atomic, refcount and counter
+/// operations, so it is counted on the object's members of those types, or on all of
+/// them when it has none.
 fn writer_of<'a, 'd>(
     hotness: &'a Hotness,
-    writes: &[(u64, u64, &'a Symbol<'d>, AccessKind)],
-    from: u64,
-    to: u64,
+    writes: &[CodeWrite<'a, 'd>],
+    (from, to): (u64, u64),
+    by_address: bool,
 ) -> Option<(&'a Symbol<'d>, AccessKind, u32, Option<Evidence<'a>>)> {
     let mut here: Vec<(&'a Symbol<'d>, AccessKind)> = writes
         .iter()
-        .filter(|w| w.0 < to && w.1 > from)
-        .map(|w| (w.2, w.3))
+        .filter(|w| w.from < to && w.to > from && (by_address || !w.by_address))
+        .map(|w| (w.function, w.how))
         .collect();
     if here.is_empty() {
         return None;
@@ -390,6 +507,19 @@ fn writer_of<'a, 'd>(
     })
 }
 
+/// Which of `parts` a write through the object's address reaches (`writer_of`): its
+/// write-type members, or every part when it has none.
+fn address_reaches(judge: &mut Judge<'_, '_>, parts: &[Part<'_, '_>]) -> Vec<bool> {
+    let typed: Vec<bool> = parts
+        .iter()
+        .map(|p| p.ty.is_some_and(|t| (judge.write_type)(t)))
+        .collect();
+    match typed.iter().any(|&t| t) {
+        true => typed,
+        false => vec![true; parts.len()],
+    }
+}
+
 /// The object's own members with their hot roles, and which rule gave them.
 #[allow(clippy::type_complexity)]
 fn own_members<'a, 'd>(
@@ -400,18 +530,17 @@ fn own_members<'a, 'd>(
     evidence: ObjectEvidence<'a>,
 ) -> (Vec<(Part<'a, 'd>, LineMember<'a>)>, &'static str) {
     let image = side.image;
-    let parts = parts(image, s, var);
+    let parts = parts(side, s, var);
+    let reach = address_reaches(judge, &parts);
     let writes = code_writes(side, s).map(|w| w.1).unwrap_or_default();
     let struct_name = var.and_then(|v| image.struct_name(v));
     let mut named = false;
     let mut out: Vec<(Part<'a, 'd>, LineMember<'a>)> = parts
         .into_iter()
-        .map(|p| {
-            let member_evidence = match (struct_name, p.member.and_then(|m| m.name)) {
-                (Some(t), Some(m)) => judge.hotness.member(t, m, p.from),
-                _ => None,
-            };
-            let by_writer = writer_of(judge.hotness, &writes, p.from, p.to).and_then(
+        .zip(reach)
+        .map(|(p, reach)| {
+            let member_evidence = member_evidence(judge.hotness, struct_name, &p);
+            let by_writer = writer_of(judge.hotness, &writes, (p.from, p.to), reach).and_then(
                 |(f, _, _, e)| e.map(|evidence| Hot::Writer {
                     function: f.name,
                     evidence,
@@ -481,10 +610,12 @@ fn written_members<'a, 'd>(
         Some(i) if touched => image.access.of_object(i),
         _ => &[],
     };
+    let parts = parts(side, t, var);
+    let reach = address_reaches(judge, &parts);
     let mut out = Vec::new();
-    for p in parts(image, t, var) {
+    for (p, reach) in parts.into_iter().zip(reach) {
         let written = if let Some((f, how, writers, _)) =
-            writer_of(judge.hotness, &writes, p.from, p.to)
+            writer_of(judge.hotness, &writes, (p.from, p.to), reach)
         {
             Some(Written::Code {
                 function: f.name,
