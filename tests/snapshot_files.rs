@@ -189,10 +189,10 @@ fn damaged_snapshots_exit_2_with_one_line() {
         (
             {
                 let mut b = bytes.clone();
-                b[8] = 9;
+                b[8] = 8;
                 b
             },
-            "format version 9, this layout-diff reads version 8",
+            "format version 8, this layout-diff reads version 9",
         ),
     ];
     for (data, message) in cases {

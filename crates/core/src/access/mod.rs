@@ -116,7 +116,7 @@ fn assemble(scanned: Vec<(u32, Scanned)>) -> AccessMap {
         map.refs.push(access);
     }
     map.refs
-        .par_sort_unstable_by_key(|a| (a.object, a.offset, a.function, a.insn, a.kind, a.form));
+        .par_sort_unstable_by_key(AccessMap::ref_key);
     map
 }
 

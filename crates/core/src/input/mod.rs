@@ -195,6 +195,7 @@ impl InputFile {
     pub fn for_snapshot(&self, with_lines: bool) -> Result<ForSnapshot<'_>> {
         let full = LoadOptions {
             all_typedefs: true,
+            code: true,
             ..LoadOptions::default()
         };
         let elf_only = LoadOptions {

@@ -92,6 +92,11 @@ pub struct AccessMap {
 }
 
 impl AccessMap {
+    /// The order of `refs`: by object, then offset, function and instruction.
+    pub fn ref_key(a: &Access) -> (u32, u64, u32, u64, AccessKind, Form) {
+        (a.object, a.offset, a.function, a.insn, a.kind, a.form)
+    }
+
     /// The references to `object` (an index into `Image::symbols`), by offset.
     pub fn of_object(&self, object: u32) -> &[Access] {
         let from = self.refs.partition_point(|a| a.object < object);

@@ -59,6 +59,8 @@ pub(super) struct Records {
     pub structs: Vec<StructForm>,
     pub variables: Vec<VariableForm>,
     pub units: u64,
+    /// The code's data references (`model::access`), by index into `symbols`.
+    pub access: crate::model::access::AccessMap,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -302,6 +304,7 @@ pub(super) fn from_image<'a>(
             structs,
             variables,
             units: image.units as u64,
+            access: image.access.clone(),
         },
     }
 }
@@ -439,6 +442,7 @@ pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
         structs,
         variables: Vec::new(),
         units: 1,
+        access: Default::default(),
     };
     // Encoding plain values into a vector cannot fail.
     fn bytes(v: &impl Serialize) -> Vec<u8> {

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
+use crate::model::access::{AccessKind, AccessMap};
 use super::form::{Bad, CTypeForm, SectionForm, Str, SymbolForm, VariableForm};
 use crate::model::{
     AggregateKind, BitHole, CType, Declaration, Hole, Image, Member, Section, StructId,
@@ -67,7 +68,7 @@ pub(super) fn read<'d>(
         with_units,
     };
     let mut de = postcard::Deserializer::from_bytes(records);
-    let (symbols, structs, variables, units) = de
+    let (symbols, structs, variables, units, access) = de
         .deserialize_tuple(RECORDS_FIELDS, body)
         .map_err(|e| reason(&failure, e))?;
     if !within_sections(&symbols, &head.sections) {
@@ -92,6 +93,7 @@ pub(super) fn read<'d>(
         structs,
         variables,
         units,
+        access,
         ..Image::new(path.to_path_buf(), head.arch.to_string(), head.line_size)
     })
 }
@@ -177,7 +179,7 @@ fn head<'d>(
 
 /// Fields of `form::Names` and of `form::Records`, in order.
 const NAMES_FIELDS: usize = 15;
-const RECORDS_FIELDS: usize = 4;
+const RECORDS_FIELDS: usize = 5;
 
 /// The strings of a payload.
 pub(super) struct Strings<'d> {
@@ -451,6 +453,7 @@ type Bodies<'d> = (
     Vec<StructLayout<'d>>,
     Vec<Variable<'d>>,
     u64,
+    AccessMap,
 );
 
 impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
@@ -519,6 +522,28 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
             }),
         )?;
         let units: u64 = next(&mut seq)?;
+        let access: AccessMap = next(&mut seq)?;
+        let n = symbols.len();
+        let in_range = |i: u32| (i as usize) < n;
+        if !access
+            .refs
+            .iter()
+            .all(|a| {
+                let callee = match a.kind {
+                    AccessKind::Address {
+                        callee: Some(c), ..
+                    } => in_range(c),
+                    _ => true,
+                };
+                in_range(a.function) && in_range(a.object) && callee
+            })
+            || !access.writers.iter().all(|w| in_range(w.function))
+        {
+            return Err(ctx.fail("access map names a symbol out of range"));
+        }
+        if !access.refs.is_sorted_by_key(AccessMap::ref_key) || !access.writers.is_sorted_by_key(|w| w.function) {
+            return Err(ctx.fail("access map out of order"));
+        }
         // Every loader writes symbols in (space, place) order and variables in address
         // order, and the diff's pairing, shift runs and look-ups walk them so: a file
         // out of order (crafted, or corrupted behind a valid checksum) is refused here
@@ -529,7 +554,7 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
         if !variables.is_sorted_by_key(|v: &Variable<'_>| v.address) {
             return Err(ctx.fail("variables out of address order"));
         }
-        Ok((symbols, structs, variables, units))
+        Ok((symbols, structs, variables, units, access))
     }
 }
 
