@@ -354,11 +354,11 @@ fn text_report_names_the_signal() {
     assert_eq!(code, 0);
     for needle in [
         "line 64 B (target), pair 128 B",
-        "  vclock_new_counter added (4 B): 4 objects moved across lines, 2 by whole lines (per-CPU, 3 runs), 1 hot",
-        "      hot: process_counts",
+        "  vclock_new_counter added (4 B): 4 objects moved across lines, 2 by whole lines (per-CPU, 3 runs), 3 hot",
+        "      hot: process_counts, runqueues, cpu_tlbstate",
         "  struct mce +8 B (via injectm): 4 objects moved across lines (per-CPU, 2 runs), 0 hot",
         "  root_user now aligned: 1 object moved across lines (data, 1 run), 1 hot",
-        "  process_counts (long unsigned int, 8 B)  percpu+0x1210 -> percpu+0x1230 (+0x20)\n",
+        "  process_counts (long unsigned int, 8 B)  percpu+0x1210 -> percpu+0x1230 (+0x20)  [improvement]\n",
         "  root_user (struct user_struct, 192 B)  ffffffff82a51260 -> ffffffff82a51280 (+0x20)  [improvement]",
         "      offset in line 0x20 -> 0x00, in pair 0x60 -> 0x00, lines 3 -> 3, size 136 -> 192",
     ] {

@@ -55,14 +55,14 @@ fn known_and_declared_objects_with_a_new_written_neighbour_exit_1() {
         ),
         (
             Some("info"),
-            Some("read-mostly: only a written neighbour would matter, and none came")
+            Some("read-mostly: only a written member on its lines would matter, and none came")
         )
     );
     let n = data_change(&v, "nr_threads");
     assert_eq!(n["written_neighbours"], serde_json::json!(["total_forks"]));
     assert_eq!(
         n["decision"]["rule"],
-        "a hot object gained a written neighbour on its lines that is hot too"
+        "a hot member now shares a line with a written member of another object (the code writes it, or it is known hot)"
     );
     // pidmap_lock (known) gained evil_lock, a spinlock nothing says is hot: listed
     // as possible, not flagged.
@@ -213,12 +213,30 @@ fn explain_prints_the_evidence_the_cause_and_the_rule() {
         "nr_threads (int, 4 B) in .data\n\
          \x20 place 0xffffffff82a00030 -> 0xffffffff82a00038; offset in line 0x30 -> 0x38; lines 1 -> 1\n\
          \x20 neighbours: pad_a  ->  pad_a, total_forks\n\
-         \x20 new neighbours written at run time: total_forks\n\
+         \x20 hot members: the whole object: the evidence names the object, and it has no write-type member\n\
+         \x20 hot members before: nr_threads 0x0..0x4 on line ffffffff82a00000 (shared)\n\
+         \x20 lines shared before:\n\
+         \x20   line ffffffff82a00000\n\
+         \x20     nr_threads 0x0..0x4: nr_threads 0x0..0x4 (hot: the whole object)\n\
+         \x20     pad_a 0x0..0x30: no member written\n\
+         \x20     pidmap_lock 0x0..0x4: pidmap_lock 0x0..0x4 (written: known hot)\n\
+         \x20   meets before: line ffffffff82a00000 (pair of ffffffff82a00040): hot nr_threads 0x0..0x4 with pidmap_lock's pidmap_lock 0x0..0x4, written: known hot\n\
+         \x20 hot members after: nr_threads 0x0..0x4 on line ffffffff82a00000 (shared)\n\
+         \x20 lines shared after:\n\
+         \x20   line ffffffff82a00000\n\
+         \x20     nr_threads 0x0..0x4: nr_threads 0x0..0x4 (hot: the whole object)\n\
+         \x20     pad_a 0x0..0x30: no member written\n\
+         \x20     total_forks 0x0..0x8: total_forks 0x0..0x8 (written: known hot)\n\
+         \x20   meets after: line ffffffff82a00000: hot nr_threads 0x0..0x4 with total_forks's total_forks 0x0..0x8, written: known hot\n\
+         \x20   meets after: line ffffffff82a00000 (pair of ffffffff82a00040): hot nr_threads 0x0..0x4 with evil_lock's evil_lock 0x0..0x4, written by its type only\n\
+         \x20   meets after: line ffffffff82a00000 (pair of ffffffff82a00040): hot nr_threads 0x0..0x4 with pidmap_lock's pidmap_lock 0x0..0x4, written: known hot\n\
+         \x20 new meeting: line ffffffff82a00000: hot nr_threads 0x0..0x4 with total_forks's total_forks 0x0..0x8, written: known hot\n\
+         \x20 new meeting: line ffffffff82a00000 (pair of ffffffff82a00040): hot nr_threads 0x0..0x4 with evil_lock's evil_lock 0x0..0x4, written by its type only\n\
          \x20 evidence: known: thread count, incremented in copy_process() and decremented at exit for every thread [kernel/fork.c: int nr_threads]\n\
          \x20 root cause: total_forks added (8 B)\n\
          \x20 in run ffffffff82a00030 .. ffffffff82a00034  1 object nr_threads  +0x8  cause: +total_forks (8 B) = +8 B after pad_a\n\
          \x20 the run moved 1 object by 8 bytes\n\
-         \x20 decided: hot_neighbour by rule \"a hot object gained a written neighbour on its lines that is hot too\"; flagged, and its category is in --fail-on: exit 1\n"
+         \x20 decided: hot_neighbour by rule \"a hot member now shares a line with a written member of another object (the code writes it, or it is known hot)\"; flagged, and its category is in --fail-on: exit 1\n"
     );
     let (code, _, err) = run(&[
         &testdata("evidence/old.elf"),

@@ -208,7 +208,7 @@ fn diff_html_shows_root_user_with_types_ptrace_before_and_alone_after() {
         .collect();
     assert_eq!(
         kinds,
-        names(&["Causes", "Hot", "Structs", "Text", "Improvements"])
+        names(&["Causes", "Structs", "Text", "Improvements"])
     );
     // struct mce gained kflags at 120 (pahole new.elf), drawn as added on line 1.
     let mce = between(

@@ -254,7 +254,7 @@ const MEETINGS_SHOWN: usize = 2;
 /// The lines where a hot member of the object now meets another object's written
 /// member (a flagged or possible item), or where its hot members are now alone (an
 /// improvement).
-fn sharing_lines(c: &PlacementChange) -> Vec<String> {
+pub(crate) fn sharing_lines(c: &PlacementChange) -> Vec<String> {
     let Some(sh) = &c.sharing else {
         return Vec::new();
     };
@@ -269,6 +269,12 @@ fn sharing_lines(c: &PlacementChange) -> Vec<String> {
             "      (+{} more meetings: --explain {})",
             sh.new_meetings.len() - MEETINGS_SHOWN,
             c.name
+        ));
+    }
+    if c.severity == Severity::Improvement && !sh.hot_now_alone() && sh.gone > 0 {
+        out.push(format!(
+            "      {} meeting(s) of a hot member with a written member ended (line or pair)",
+            sh.gone
         ));
     }
     if c.severity == Severity::Improvement && sh.hot_now_alone() {

@@ -493,7 +493,7 @@ impl Item<'_> {
                 } else {
                     usize::from(!change.member_lines.is_empty())
                 };
-                3 + tenants + members
+                3 + tenants + members + super::diff_lines::sharing_lines(change).len()
             }
             Item::Struct {
                 change,

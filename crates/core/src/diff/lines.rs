@@ -97,7 +97,7 @@ impl Written<'_> {
                 0 | 1 => format!("written by {function}()"),
                 n => format!("written by {function}() and {} more", n - 1),
             },
-            Written::Evidence { .. } => "a lock or atomic of a hot object".to_string(),
+            Written::Evidence { evidence } => format!("written: {} hot", evidence.strength().name()),
             Written::Inferred => "written by its type only".to_string(),
         }
     }

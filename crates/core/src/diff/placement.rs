@@ -271,7 +271,7 @@ pub fn data_change<'a, 'd>(
     let written_neighbours: Vec<SymbolName<'a>> = match &sharing {
         Some(sh) => {
             let mut names: Vec<SymbolName<'a>> =
-                sh.new_meetings.iter().map(|m| m.neighbour).collect();
+                sh.new_meetings.iter().filter(|m| !m.adjacent).map(|m| m.neighbour).collect();
             names.sort_by(|a, b| (a.file, a.name).cmp(&(b.file, b.name)));
             names.dedup();
             names

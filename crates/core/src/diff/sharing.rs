@@ -611,9 +611,16 @@ fn written_members<'a, 'd>(
         _ => &[],
     };
     let parts = parts(side, t, var);
+    let typed: Vec<bool> = parts
+        .iter()
+        .map(|p| p.ty.is_some_and(|ty| (judge.write_type)(ty)))
+        .collect();
+    // Known hot as a whole: written where its locks and atomics lie, or everywhere
+    // when it has none (a plain counter such as `total_forks`).
+    let whole = own.is_some() && !typed.contains(&true);
     let reach = address_reaches(judge, &parts);
     let mut out = Vec::new();
-    for (p, reach) in parts.into_iter().zip(reach) {
+    for ((p, reach), typed) in parts.into_iter().zip(reach).zip(typed) {
         let written = if let Some((f, how, writers, _)) =
             writer_of(judge.hotness, &writes, (p.from, p.to), reach)
         {
@@ -622,9 +629,9 @@ fn written_members<'a, 'd>(
                 how,
                 writers,
             })
-        } else if !p.ty.is_some_and(|ty| (judge.write_type)(ty))
-            || sleeping_lock(p.ty.map_or("", |ty| &*ty.c))
-        {
+        } else if whole {
+            own.map(|evidence| Written::Evidence { evidence })
+        } else if !typed || sleeping_lock(p.ty.map_or("", |ty| &*ty.c)) {
             None
         } else if let Some(evidence) = own {
             Some(Written::Evidence { evidence })

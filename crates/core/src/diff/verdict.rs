@@ -159,7 +159,7 @@ pub fn judge_object(f: &ObjectFacts) -> Decision {
     if evidenced && f.meets_written == Some(true) {
         return decided(
             Verdict::Flag(Category::Neighbour),
-            "a hot member now shares a line with a member of another object that the code writes",
+            "a hot member now shares a line with a written member of another object (the code writes it, or it is known hot)",
         );
     }
     // A member's own evidence makes the struct flagged; an instance is flagged for it
@@ -188,7 +188,7 @@ pub fn judge_object(f: &ObjectFacts) -> Decision {
     if evidenced && f.meets_adjacent {
         return decided(
             Verdict::Flag(Category::Adjacent),
-            "a hot member now shares a 128-byte pair of lines with a member of another object that the code writes",
+            "a hot member now shares a 128-byte pair of lines with a written member of another object (the code writes it, or it is known hot)",
         );
     }
     if evidenced && (f.hot_now_alone || f.meetings_gone) {
