@@ -300,8 +300,14 @@ pub(crate) fn meeting(m: &layout_diff_core::diff::lines::Meeting) -> String {
     } else {
         String::new()
     };
+    let by = match m.hot.hot {
+        Some(layout_diff_core::diff::lines::Hot::Writer { function, .. }) => {
+            format!(" (written by {function}())")
+        }
+        _ => String::new(),
+    };
     format!(
-        "line {:x}{pair}: hot {} {:#x}..{:#x} with {}'s {} {:#x}..{:#x}, {}",
+        "line {:x}{pair}: hot {} {:#x}..{:#x}{by} with {}'s {} {:#x}..{:#x}, {}",
         m.line,
         m.hot.name,
         m.hot.from,

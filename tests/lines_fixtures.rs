@@ -1,0 +1,176 @@
+//! End-to-end tests of the judgement of shared lines on testdata/lines/{old,new}.elf
+//! (built by testdata/lines/build.sh from lines.c; hot.txt is the `--hot` list).
+//! Every address, size and writer below is read from testdata/lines/FACTS.md: nm for
+//! places, pahole for `struct big`, objdump for the instructions that write.
+
+mod common;
+
+use common::{json, run, testdata};
+use serde_json::{Value, json};
+
+fn diff() -> (i32, Value) {
+    json(&[
+        &testdata("lines/old.elf"),
+        &testdata("lines/new.elf"),
+        "--hot",
+        &testdata("lines/hot.txt"),
+    ])
+}
+
+fn change<'a>(v: &'a Value, space: &str, name: &str) -> &'a Value {
+    v[space]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {space} change {name}"))
+}
+
+/// The new meetings of an object: (line, hot member and bytes, neighbour, written
+/// member and bytes, its writer).
+fn meetings(c: &Value) -> Vec<(String, String, u64, u64, String, String, u64, u64, String)> {
+    c["sharing"]["new_meetings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["line"].as_str().unwrap().to_string(),
+                m["hot"]["name"].as_str().unwrap().to_string(),
+                m["hot"]["from"].as_u64().unwrap(),
+                m["hot"]["to"].as_u64().unwrap(),
+                m["neighbour"].as_str().unwrap().to_string(),
+                m["written"]["name"].as_str().unwrap().to_string(),
+                m["written"]["from"].as_u64().unwrap(),
+                m["written"]["to"].as_u64().unwrap(),
+                m["written"]["written"]["function"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_hot_counter_that_gains_a_written_neighbour_on_its_line_is_flagged() {
+    // nm: fork_counter at ffffffff82a51000 (4 B) in both; other_stat at
+    // ffffffff82a51008 (8 B) in NEW only; objdump: other_update stores %rdi to it.
+    let (code, v) = diff();
+    assert_eq!(code, 1);
+    let c = change(&v, "data", "fork_counter");
+    assert_eq!(c["severity"], "hot_neighbour");
+    assert_eq!(
+        meetings(c),
+        vec![(
+            "0xffffffff82a51000".into(),
+            "fork_counter".into(),
+            0,
+            4,
+            "other_stat".into(),
+            "other_stat".into(),
+            0,
+            8,
+            "other_update".into()
+        )]
+    );
+    assert_eq!(c["written_neighbours"], json!(["other_stat"]));
+}
+
+#[test]
+fn a_cold_tail_that_gains_a_neighbour_is_not_flagged() {
+    // nm: big_obj at ffffffff82a510c0 (96 B): pahole puts refs at 0 (line ...0c0) and
+    // cold_tail at 64..96 (line ...100); tail_stat joins ...120 in NEW, written by
+    // tail_update. refs' line and its pair (...080: pad_b, never written) stay free.
+    let (_, v) = diff();
+    let c = change(&v, "data", "big_obj");
+    assert_eq!(c["flagged"], false);
+    assert_eq!(c["severity"], "hot_changed");
+    assert_eq!(meetings(c), vec![]);
+    let hot = &c["sharing"]["new"]["hot"];
+    assert_eq!(
+        hot,
+        &json!([{"line": "0xffffffff82a510c0", "alone": true, "member": {
+            "name": "refs", "from": 0, "to": 4, "hot": {"why": "write_type", "evidence": {
+                "strength": "measured",
+                "what": format!("measured: --hot list (named in {})", testdata("lines/hot.txt"))
+            }}}}])
+    );
+    let line = &c["sharing"]["new"]["shared"][0];
+    assert_eq!(line["start"], "0xffffffff82a51100");
+    assert_eq!(line["tenants"][1]["name"], "tail_stat");
+    assert_eq!(
+        line["tenants"][1]["members"][0]["written"]["function"],
+        "tail_update"
+    );
+}
+
+#[test]
+fn a_per_cpu_counter_written_with_this_cpu_inc_is_flagged_naming_both_writers() {
+    // nm: pcp_events at per-CPU 0 (8 B), pcp_other at 8 in NEW; objdump:
+    // tick_account `incq %gs:..(%rip) # 0 <pcp_events>`, other_cpu_update the same
+    // on `8 <pcp_other>`. tick_account is hot by the --hot list.
+    let (code, v) = diff();
+    assert_eq!(code, 1);
+    let c = change(&v, "percpu", "pcp_events");
+    assert_eq!(c["severity"], "hot_neighbour");
+    assert_eq!(
+        c["evidence"]["what"],
+        "code: written by tick_account(), which is measured hot"
+    );
+    assert_eq!(
+        meetings(c),
+        vec![(
+            "0x0".into(),
+            "pcp_events".into(),
+            0,
+            8,
+            "pcp_other".into(),
+            "pcp_other".into(),
+            0,
+            8,
+            "other_cpu_update".into()
+        )]
+    );
+    let m = &c["sharing"]["new_meetings"][0];
+    assert_eq!(m["hot"]["hot"]["function"], "tick_account");
+    assert_eq!(m["written"]["written"]["how"], "read_write");
+}
+
+#[test]
+fn the_text_report_names_the_line_both_members_and_the_writers() {
+    let (code, out, _) = run(&[
+        &testdata("lines/old.elf"),
+        &testdata("lines/new.elf"),
+        "--hot",
+        &testdata("lines/hot.txt"),
+    ]);
+    assert_eq!(code, 1);
+    for needle in [
+        "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8, written by other_update()\n",
+        "      line 0: hot pcp_events 0x0..0x8 (written by tick_account()) with pcp_other's pcp_other 0x0..0x8, written by other_cpu_update()\n",
+        "exit 1: 2 changes flagged on evidence, 2 in --fail-on categories",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    assert!(!out.contains("big_obj (struct big, 96 B)  ffffffff82a510c0 -> ffffffff82a510c0 (+0x0)  [flagged"));
+}
+
+#[test]
+fn explain_shows_each_shared_line_member_by_member() {
+    let (_, out, _) = run(&[
+        &testdata("lines/old.elf"),
+        &testdata("lines/new.elf"),
+        "--hot",
+        &testdata("lines/hot.txt"),
+        "--explain",
+        "big_obj",
+    ]);
+    for needle in [
+        "  hot members after: refs 0x0..0x4 on line ffffffff82a510c0 (alone)\n",
+        "    line ffffffff82a51100\n      big_obj 0x40..0x60: no hot member on this line\n      tail_stat 0x0..0x8: tail_stat 0x0..0x8 (written by tail_update())\n",
+        "  new meetings of a hot member and a written member: none\n",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
