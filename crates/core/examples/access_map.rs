@@ -1,12 +1,15 @@
 //! A developer's look at the access map of one vmlinux (not a command of the tool):
-//! `cargo run --release --example access_map -- VMLINUX [time RUNS | refs | counts | writers]`.
+//! `cargo run --release --example access_map -- VMLINUX [time RUNS | refs [STARTS] | counts | writers]`.
 //! `time` builds the map RUNS times and prints each time; `refs` writes every
-//! reference as one JSON object a line (what bench/access-vs-objdump.py compares with
-//! objdump); `writers` the functions that write through arguments (bit i: argument i);
-//! `counts` prints the totals and the facts bench/README quotes.
+//! reference as one JSON object a line, or with STARTS (a file of function start
+//! addresses in hex, one a line) only those of the functions decoded from those
+//! starts: what bench/check-access.py compares with objdump; `writers` the functions
+//! that write through arguments (bit i: argument i); `counts` prints the totals,
+//! the references per kind and the distinct objects read, written and updated
+//! atomically.
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -18,7 +21,7 @@ fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let path = PathBuf::from(
         args.next()
-            .context("usage: access_map VMLINUX [time N|refs|counts]")?,
+            .context("usage: access_map VMLINUX [time N|refs [STARTS]|counts|writers]")?,
     );
     let mode = args.next().unwrap_or_else(|| "counts".into());
     let file = InputFile::open(&path)?;
@@ -41,8 +44,23 @@ fn main() -> Result<()> {
                 );
             }
         }
-        "refs" => refs(&image, &access::build(&image, &code)),
-        "counts" => counts(&image, &access::build(&image, &code)),
+        "refs" => {
+            let starts = match args.next() {
+                Some(list) => Some(starts(&PathBuf::from(list))?),
+                None => None,
+            };
+            refs(&image, &access::build(&image, &code), starts.as_ref());
+        }
+        "counts" => {
+            let t = Instant::now();
+            let map = access::build(&image, &code);
+            let secs = t.elapsed().as_secs_f64();
+            println!(
+                "built in {secs:.3} s with {} threads",
+                rayon::current_num_threads()
+            );
+            counts(&image, &map);
+        }
         "writers" => {
             for w in access::build(&image, &code).writers {
                 println!("{} {:06b}", name(&image, w.function), w.args);
@@ -57,8 +75,26 @@ fn name<'d>(image: &Image<'d>, i: u32) -> &'d str {
     image.symbols.get(i as usize).map_or("?", |s| s.name)
 }
 
-fn refs(image: &Image<'_>, map: &AccessMap) {
+/// The function start addresses listed in `path` (hex, `0x` optional, one a line).
+fn starts(path: &Path) -> Result<HashSet<u64>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            u64::from_str_radix(l.trim_start_matches("0x"), 16)
+                .with_context(|| format!("{}: bad address {l}", path.display()))
+        })
+        .collect()
+}
+
+/// Every reference as a JSON line, or only those of the functions starting at `starts`.
+fn refs(image: &Image<'_>, map: &AccessMap, starts: Option<&HashSet<u64>>) {
     for a in &map.refs {
+        let start = image.symbols[a.function as usize].address;
+        if starts.is_some_and(|s| !s.contains(&start)) {
+            continue;
+        }
         let object = &image.symbols[a.object as usize];
         let (callee, writes) = match a.kind {
             AccessKind::Address { callee, writes } => (callee.map(|c| name(image, c)), writes),
@@ -66,7 +102,7 @@ fn refs(image: &Image<'_>, map: &AccessMap) {
         };
         let line = serde_json::json!({
             "function": name(image, a.function),
-            "function_address": format!("{:#x}", image.symbols[a.function as usize].address),
+            "function_address": format!("{start:#x}"),
             "insn": format!("{:#x}", a.insn),
             "object": object.name,
             "percpu": object.space == Space::Percpu,
@@ -99,6 +135,23 @@ fn counts(image: &Image<'_>, map: &AccessMap) {
     println!("supported {}", map.supported);
     println!("{:?}", map.counts);
     println!("references {}", map.refs.len());
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in &map.refs {
+        *kinds.entry(kind_name(&a.kind)).or_default() += 1;
+    }
+    for (kind, n) in &kinds {
+        println!("references {kind} {n}");
+    }
+    // One kind each: objects with a plain read; with a write or read-modify-write
+    // without lock; with an atomic update.
+    println!(
+        "objects with a read reference {}",
+        distinct(&|k| *k == AccessKind::Read).len()
+    );
+    println!(
+        "objects with a write or read-write reference {}",
+        distinct(&|k| matches!(k, AccessKind::Write | AccessKind::ReadWrite)).len()
+    );
     println!("objects referenced {} (per-CPU {percpu})", all.len());
     println!(
         "objects read {}",
@@ -130,4 +183,22 @@ fn counts(image: &Image<'_>, map: &AccessMap) {
         "functions writing through some argument {}",
         map.writers.len()
     );
+}
+
+fn kind_name(kind: &AccessKind) -> &'static str {
+    match kind {
+        AccessKind::Read => "read",
+        AccessKind::Write => "write",
+        AccessKind::ReadWrite => "read_write",
+        AccessKind::Atomic => "atomic",
+        AccessKind::Address { callee: None, .. } => "address",
+        AccessKind::Address {
+            writes: false,
+            callee: Some(_),
+        } => "address_to_callee",
+        AccessKind::Address {
+            writes: true,
+            callee: Some(_),
+        } => "address_to_writer",
+    }
 }

@@ -29,7 +29,8 @@
 //! copy of it), or when it passes that register unchanged to a direct call or tail jump
 //! of a function that writes through the receiving argument (a fixed point over the
 //! call graph). A call ends the tracking of the caller-saved registers, except a call
-//! to a function that changes no register (`__fentry__` before ftrace patches it: see
+//! to a function that changes no register and writes no memory (`__fentry__` before
+//! ftrace patches it; not a retpoline thunk, which is an indirect call: see
 //! `preserve`). `_raw_spin_lock` (`lock cmpxchg (%rdi)`) and `_raw_spin_unlock`
 //! (`movb $0,(%rdi)`) come out as writers. Limits: control flow is not followed (a
 //! register overwritten on one path counts as overwritten for the code laid out after

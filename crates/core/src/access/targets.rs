@@ -21,7 +21,8 @@ pub(super) struct Targets {
     percpu: Vec<Span>,
     /// Functions (one per start address).
     functions: Vec<Span>,
-    /// Functions that change no register (`preserve`), by symbol, sorted.
+    /// Functions that change no register and write no memory (`preserve`), by symbol,
+    /// sorted.
     preserving: Vec<u32>,
 }
 
@@ -88,7 +89,7 @@ impl Targets {
         Some(self.functions[i].symbol)
     }
 
-    /// Records the functions that change no register (sorted symbols).
+    /// Records the functions that change no register and write no memory (sorted).
     pub fn set_preserving(&mut self, symbols: Vec<u32>) {
         self.preserving = symbols;
     }
