@@ -10,7 +10,8 @@ use layout_diff_report::Format;
 #[derive(Debug, Parser)]
 #[command(
     name = "layout-diff",
-    version,
+    // The crate version, and the git commit it was built from (build.rs).
+    version = env!("LAYOUT_DIFF_VERSION"),
     about = "What moved between cache lines in a vmlinux, and between two builds",
     after_help = "`layout-diff OLD NEW [OPTIONS]` is short for `layout-diff diff OLD NEW [OPTIONS]`.\n\
                   Exit status: 0 nothing flagged in a --fail-on category (or found), 1 flagged changes (or no match), 2 error."
