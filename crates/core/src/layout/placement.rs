@@ -27,7 +27,7 @@ pub struct Placement {
 ///
 /// ```
 /// // root_user in Debian's 6.1.170 cloud vmlinux: 136 bytes at ...be0.
-/// let p = layout_diff::layout::place(0xffff_ffff_82a5_1be0, 136, 64);
+/// let p = layout_diff_core::layout::place(0xffff_ffff_82a5_1be0, 136, 64);
 /// assert_eq!((p.offset_in_line, p.offset_in_pair, p.lines), (0x20, 0x60, 3));
 /// assert!(!p.straddles && !p.line_aligned);
 /// ```
