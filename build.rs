@@ -9,6 +9,12 @@
 //! packed-refs), the index, or the sources under src/ and crates/ change: a commit, a
 //! checkout, `git add`, or an edit that rebuilds the binary anyway. An edit elsewhere
 //! (a test, the README) can leave the dirty mark stale until one of those changes.
+//!
+//! A packaged crate and the checkout's crate get one build-script output directory
+//! when they share a target directory (`cargo package` verifies there), so each
+//! watches a path the other lacks: `crates/` in the checkout, `Cargo.toml.orig` in a
+//! package. A build of one after the other then runs the script again instead of
+//! taking the other's version.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +26,12 @@ fn main() {
     let full = match git_state(&manifest) {
         Some((commit, true)) => format!("{version} ({commit}, dirty)"),
         Some((commit, false)) => format!("{version} ({commit})"),
-        None => version,
+        None => {
+            if manifest.join("Cargo.toml.orig").exists() {
+                println!("cargo:rerun-if-changed=Cargo.toml.orig");
+            }
+            version
+        }
     };
     println!("cargo:rustc-env=LAYOUT_DIFF_VERSION={full}");
 }
