@@ -8,6 +8,31 @@ use std::path::PathBuf;
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// A path of the workspace outside testdata/ and tests/ (the library crates' sources,
+/// fuzz/known-slow), or `None` in the packaged crate, which ships without them (it has
+/// `Cargo.toml.orig` beside its manifest): the test says on stderr that it is skipped
+/// and returns. In the workspace a missing path fails the test.
+pub fn workspace_path(rel: &str) -> Option<PathBuf> {
+    use std::io::Write;
+    let top = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = top.join(rel);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        top.join("Cargo.toml.orig").exists(),
+        "{} is missing",
+        path.display()
+    );
+    // Straight to the process's stderr: the test harness captures eprintln!.
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: {}: {rel} is not part of the packaged crate",
+        std::thread::current().name().unwrap_or("a test")
+    );
+    None
+}
+
 pub fn testdata(name: &str) -> String {
     let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "testdata", name]
         .iter()

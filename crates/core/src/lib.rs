@@ -5,6 +5,10 @@
 //! `model`; `snapshot` reads its own files), `layout` (pure line computations), `diff`
 //! (two images into a report), `report` (renderers that compute nothing).
 
+#[cfg(test)]
+#[macro_use]
+mod fixtures;
+
 pub mod access;
 pub mod error;
 pub mod evidence;

@@ -5,7 +5,9 @@ use serde::Serialize;
 
 use layout_diff_core::show::Header;
 
-/// Version of the JSON documents; bumped on any incompatible change.
+/// Version of the JSON documents; bumped on any incompatible change (CHANGELOG.md's
+/// preamble says which), with a `JSON version: N` line under its `[Unreleased]`
+/// (tests/changelog.rs checks that the newest such line is this number).
 pub const VERSION: u32 = 1;
 
 #[derive(Serialize)]

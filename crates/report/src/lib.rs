@@ -1,6 +1,10 @@
 //! Renderers: turn query and diff results into text, JSON, Markdown or HTML. They compute
 //! nothing; every number they print was computed by `show`, `layout` or `diff`.
 
+#[cfg(test)]
+#[macro_use]
+mod fixtures;
+
 pub mod check_markdown;
 pub mod check_text;
 pub mod diff_lines;

@@ -543,11 +543,9 @@ mod tests {
     /// everything pinned (which shows structs side by side).
     #[test]
     fn heights_are_the_lines_the_text_draws() {
-        let open = |n: &str| {
-            let top = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-            InputFile::open(&top.join(n)).expect("fixture")
-        };
-        let (old, new) = (open("testdata/old.elf"), open("testdata/new.elf"));
+        let testdata = testdata!();
+        let open = |n: &str| InputFile::open(&testdata.join(n)).expect("fixture");
+        let (old, new) = (open("old.elf"), open("new.elf"));
         let load = LoadOptions::default();
         let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
         let everything = layout_diff_core::show::globs(&["*".to_string()]).unwrap();
@@ -578,11 +576,9 @@ mod tests {
     /// it keeps exactly the listable data objects and the functions with evidence.
     #[test]
     fn keeping_only_the_listed_changes_changes_no_limited_view() {
-        let open = |n: &str| {
-            let top = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-            InputFile::open(&top.join(n)).expect("fixture")
-        };
-        let (old, new) = (open("testdata/old.elf"), open("testdata/new.elf"));
+        let testdata = testdata!();
+        let open = |n: &str| InputFile::open(&testdata.join(n)).expect("fixture");
+        let (old, new) = (open("old.elf"), open("new.elf"));
         let load = LoadOptions::default();
         let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
         let full = diff(&old, &new, &DiffOptions::default());
@@ -633,11 +629,9 @@ mod tests {
     /// 10 * 20% = 2 lines, so one two-line cause, and every later item over budget is cut.
     #[test]
     fn a_small_budget_cuts_items_and_counts_them() {
-        let open = |n: &str| {
-            let top = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-            InputFile::open(&top.join(n)).expect("fixture")
-        };
-        let (old, new) = (open("testdata/old.elf"), open("testdata/new.elf"));
+        let testdata = testdata!();
+        let open = |n: &str| InputFile::open(&testdata.join(n)).expect("fixture");
+        let (old, new) = (open("old.elf"), open("new.elf"));
         let load = LoadOptions::default();
         let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
         let report = diff(&old, &new, &DiffOptions::default());

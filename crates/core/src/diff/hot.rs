@@ -162,11 +162,8 @@ mod tests {
 
     #[test]
     fn hot_storage_not_pointers_to_it() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../testdata/types/types.elf"
-        );
-        let file = InputFile::open(path.as_ref()).expect("fixture");
+        let path = testdata!().join("types/types.elf");
+        let file = InputFile::open(&path).expect("fixture");
         let image = file.load(&LoadOptions::default()).expect("load");
         let mut hot = HotTypes::new(&image);
         let mut judge = |name: &str| {

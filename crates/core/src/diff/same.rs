@@ -114,8 +114,7 @@ mod tests {
     /// (equal and unequal ones alike).
     #[test]
     fn agrees_with_model_equality_on_the_fixture_pair() {
-        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
-            .to_path_buf();
+        let root = testdata!();
         let open = |f: &str| InputFile::open(&root.join(f)).unwrap();
         let (old, new) = (open("old.elf"), open("new.elf"));
         let (old, new) = (

@@ -535,8 +535,8 @@ mod tests {
 
     /// `old-zlib.elf` with the zlib stream of `.debug_info` overwritten: decompressing
     /// it fails, so only a read that reuses an earlier result succeeds.
-    fn broken_zlib() -> Vec<u8> {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/old-zlib.elf");
+    fn broken_zlib() -> Option<Vec<u8>> {
+        let path = crate::fixtures::testdata()?.join("old-zlib.elf");
         let mut bytes = std::fs::read(path).unwrap();
         let file = ElfFile::<elf::FileHeader64<object::LittleEndian>>::parse(&bytes[..]).unwrap();
         let (start, size) = file
@@ -547,12 +547,12 @@ mod tests {
         // Past the 24-byte compression header, into the deflate stream.
         let (start, size) = (start as usize + 24, size as usize - 24);
         bytes[start..start + size].fill(0xff);
-        bytes
+        Some(bytes)
     }
 
     #[test]
     fn a_section_decompressed_once_is_not_decompressed_again() {
-        let bytes = broken_zlib();
+        let Some(bytes) = broken_zlib() else { return };
         let path = Path::new("old-zlib.elf");
         let fresh: [OnceLock<Vec<u8>>; DWARF_SECTIONS.len()] = Default::default();
         match read(path, &bytes, &fresh) {
@@ -572,7 +572,7 @@ mod tests {
     /// 2^60 bytes) is bounded by that end; the others keep theirs.
     #[test]
     fn a_size_past_the_section_end_is_bounded_by_it() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/old.elf");
+        let path = testdata!().join("old.elf");
         let mut bytes = std::fs::read(path).unwrap();
         let file = ElfFile::<elf::FileHeader64<object::LittleEndian>>::parse(&bytes[..]).unwrap();
         let data = file.section_by_name(".data").unwrap();

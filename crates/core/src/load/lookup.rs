@@ -658,14 +658,12 @@ mod tests {
     }
 
     /// Runs `f` on each unit of testdata/old.elf (kernel.c, then other.c).
-    fn with_units(mut f: impl FnMut(&Dwarf<'_>, &Unit<'_>, &[u8])) {
-        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
-            .join("old.elf");
-        let bytes = std::fs::read(&path).expect("fixture");
+    fn with_units(path: &std::path::Path, mut f: impl FnMut(&Dwarf<'_>, &Unit<'_>, &[u8])) {
+        let bytes = std::fs::read(path).expect("fixture");
         let copies = DwarfCopies::default();
-        let info = elf::read(&path, &bytes, &copies.0).expect("elf");
+        let info = elf::read(path, &bytes, &copies.0).expect("elf");
         let debug = info.debug.expect("dwarf");
-        let dwarf = debug.dwarf(&path).expect("sections");
+        let dwarf = debug.dwarf(path).expect("sections");
         let mut headers = dwarf.units();
         while let Some(h) = headers.next().expect("header") {
             let s = debug.sections.get(".debug_str").copied().unwrap_or(&[]);
@@ -678,7 +676,8 @@ mod tests {
         // `user_struct` is defined in kernel.c only, `stats` in both units
         // (testdata/README.md); `no_such_struct` nowhere.
         let mut got = Vec::new();
-        with_units(|dwarf, unit, s| {
+        let old_elf = testdata!().join("old.elf");
+        with_units(&old_elf, |dwarf, unit, s| {
             let info = dwarf.debug_info.reader().slice();
             let start = unit.header.offset().0;
             let data = &info[start..start + unit.header.length_including_self()];
@@ -710,7 +709,8 @@ mod tests {
             b"stats".to_vec(),
         ];
         let mut got = Vec::new();
-        with_units(|dwarf, unit, s| {
+        let old_elf = testdata!().join("old.elf");
+        with_units(&old_elf, |dwarf, unit, s| {
             let w = Wanted::new(&names, s, &[], true);
             let base = unit.header.offset().0;
             let info = dwarf.debug_info.reader().slice();
@@ -745,7 +745,8 @@ mod tests {
         // testdata/EXPECTED.md); other.c has none. Both units' sparse tables hold
         // under a quarter of what the full read records.
         let mut sizes = Vec::new();
-        with_units(|dwarf, unit, s| {
+        let old_elf = testdata!().join("old.elf");
+        with_units(&old_elf, |dwarf, unit, s| {
             let w = Wanted::new(&[b"user_struct".to_vec()], s, &[], true);
             let hits = find(dwarf, unit, &w, None).expect("walk");
             let strings = dies::Strings {

@@ -349,8 +349,7 @@ mod tests {
     /// (globals and per-CPU variables, aliases, functions without variables).
     #[test]
     fn variables_of_symbols_agree_with_variable_for() {
-        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
-            .to_path_buf();
+        let root = testdata!();
         for f in ["old.elf", "new.elf", "old-clang.elf"] {
             let file = InputFile::open(&root.join(f)).unwrap();
             let image = file.load(&LoadOptions::default()).unwrap();

@@ -272,7 +272,8 @@ mod tests {
 
     #[test]
     fn every_prefix_of_the_fixture_parses_or_fails_cleanly() {
-        let text = include_str!("../../../../testdata/check/c2c.txt");
+        let text = std::fs::read_to_string(testdata!().join("check/c2c.txt")).unwrap();
+        let text = text.as_str();
         let full = parse(text).unwrap();
         assert_eq!(full.lines.len(), 5);
         assert_eq!(full.lines[0].accesses.len(), 3);

@@ -494,10 +494,9 @@ mod tests {
     /// testdata/check/base.elf (FACTS.md): hot_path ffffffff81000000 (0x11 B),
     /// cold_path ffffffff81000020 (0x13 B), a_long_function_name_cut_by_perf_c2c
     /// ffffffff81000050 (0xa B).
-    fn base() -> InputFile {
-        let p = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
-            .join("check/base.elf");
-        InputFile::open(&p).unwrap()
+    fn base() -> Option<InputFile> {
+        let p = crate::fixtures::testdata()?.join("check/base.elf");
+        Some(InputFile::open(&p).unwrap())
     }
 
     fn report(code: &[(u64, &str)]) -> C2cReport {
@@ -524,7 +523,7 @@ mod tests {
 
     #[test]
     fn majority_offset_wins_and_cut_symbols_match_as_prefixes() {
-        let file = base();
+        let Some(file) = base() else { return };
         let img = file
             .load(&LoadOptions {
                 dwarf: false,
@@ -565,7 +564,7 @@ mod tests {
 
     #[test]
     fn no_function_named_means_no_inference() {
-        let file = base();
+        let Some(file) = base() else { return };
         let img = file
             .load(&LoadOptions {
                 dwarf: false,

@@ -765,8 +765,7 @@ mod tests {
     /// respect) is refused; the same records in order read back.
     #[test]
     fn records_out_of_order_are_refused() {
-        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
-            .to_path_buf();
+        let root = testdata!();
         let file = crate::input::InputFile::open(&root.join("old.elf")).unwrap();
         let image = file.load(&crate::load::LoadOptions::default()).unwrap();
         let wanted = Wanted {
@@ -804,8 +803,7 @@ mod tests {
     /// ends exactly there reads back.
     #[test]
     fn a_symbol_past_its_section_is_refused() {
-        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
-            .to_path_buf();
+        let root = testdata!();
         let file = crate::input::InputFile::open(&root.join("old.elf")).unwrap();
         let options = crate::load::LoadOptions::default();
         let wanted = Wanted {

@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn a_relocatable_fixture_is_read_with_its_sections_and_a_non_object_is_refused() {
-        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata")).to_path_buf();
+        let root = testdata!();
         let o = ObjectFile::read(&root.join("old.o")).unwrap();
         let text = o
             .sections
