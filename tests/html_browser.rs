@@ -206,10 +206,7 @@ fn diff_html_shows_root_user_with_types_ptrace_before_and_alone_after() {
         .skip(1)
         .filter_map(|s| s.split('"').next().map(str::to_string))
         .collect();
-    assert_eq!(
-        kinds,
-        names(&["Causes", "Structs", "Text", "Improvements"])
-    );
+    assert_eq!(kinds, names(&["Causes", "Structs", "Text", "Improvements"]));
     // struct mce gained kflags at 120 (pahole new.elf), drawn as added on line 1.
     let mce = between(
         &dom,

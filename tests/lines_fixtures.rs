@@ -26,9 +26,12 @@ fn change<'a>(v: &'a Value, space: &str, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {space} change {name}"))
 }
 
-/// The new meetings of an object: (line, hot member and bytes, neighbour, written
-/// member and bytes, its writer).
-fn meetings(c: &Value) -> Vec<(String, String, u64, u64, String, String, u64, u64, String)> {
+/// One meeting: line, hot member and its bytes, neighbour, written member and its
+/// bytes, its writer.
+type Meeting = (String, String, u64, u64, String, String, u64, u64, String);
+
+/// The new meetings of an object.
+fn meetings(c: &Value) -> Vec<Meeting> {
     c["sharing"]["new_meetings"]
         .as_array()
         .unwrap()
@@ -91,10 +94,10 @@ fn a_cold_tail_that_gains_a_neighbour_is_not_flagged() {
     assert_eq!(
         hot,
         &json!([{"line": "0xffffffff82a510c0", "alone": true, "member": {
-            "name": "refs", "from": 0, "to": 4, "hot": {"why": "write_type", "evidence": {
-                "strength": "measured",
-                "what": format!("measured: --hot list (named in {})", testdata("lines/hot.txt"))
-            }}}}])
+        "name": "refs", "from": 0, "to": 4, "hot": {"why": "write_type", "evidence": {
+            "strength": "measured",
+            "what": format!("measured: --hot list (named in {})", testdata("lines/hot.txt"))
+        }}}}])
     );
     let line = &c["sharing"]["new"]["shared"][0];
     assert_eq!(line["start"], "0xffffffff82a51100");
@@ -153,7 +156,9 @@ fn the_text_report_names_the_line_both_members_and_the_writers() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
-    assert!(!out.contains("big_obj (struct big, 96 B)  ffffffff82a510c0 -> ffffffff82a510c0 (+0x0)  [flagged"));
+    assert!(!out.contains(
+        "big_obj (struct big, 96 B)  ffffffff82a510c0 -> ffffffff82a510c0 (+0x0)  [flagged"
+    ));
 }
 
 #[test]

@@ -100,7 +100,12 @@ fn default_report_fits_and_names_the_signal() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|h| (h["member"]["name"].as_str().unwrap(), h["alone"].as_bool().unwrap()))
+        .map(|h| {
+            (
+                h["member"]["name"].as_str().unwrap(),
+                h["alone"].as_bool().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(hot, [("ns.count", true)]);
     for name in flagged {

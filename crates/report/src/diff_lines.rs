@@ -248,13 +248,11 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
     lines
 }
 
-/// How many new meetings of a hot member and a written member an item spells.
-const MEETINGS_SHOWN: usize = 2;
-
 /// The lines where a hot member of the object now meets another object's written
 /// member (a flagged or possible item), or where its hot members are now alone (an
 /// improvement).
-pub(crate) fn sharing_lines(c: &PlacementChange) -> Vec<String> {
+fn sharing_lines(c: &PlacementChange) -> Vec<String> {
+    use super::plan::MEETINGS_SHOWN;
     let Some(sh) = &c.sharing else {
         return Vec::new();
     };

@@ -174,17 +174,28 @@ fn sharing(out: &mut impl Write, sh: &LineSharing<'_>) -> fmt::Result {
             writeln!(out, "    meets {when}: {}", meeting(m))?;
         }
         if lines.meetings.len() > MEETINGS {
-            writeln!(out, "    (+{} more meetings {when})", lines.meetings.len() - MEETINGS)?;
+            writeln!(
+                out,
+                "    (+{} more meetings {when})",
+                lines.meetings.len() - MEETINGS
+            )?;
         }
     }
     if sh.new_meetings.is_empty() {
-        writeln!(out, "  new meetings of a hot member and a written member: none")?;
+        writeln!(
+            out,
+            "  new meetings of a hot member and a written member: none"
+        )?;
     }
     for m in sh.new_meetings.iter().take(MEETINGS) {
         writeln!(out, "  new meeting: {}", meeting(m))?;
     }
     if sh.new_meetings.len() > MEETINGS {
-        writeln!(out, "  (+{} more new meetings; --format json lists all)", sh.new_meetings.len() - MEETINGS)?;
+        writeln!(
+            out,
+            "  (+{} more new meetings; --format json lists all)",
+            sh.new_meetings.len() - MEETINGS
+        )?;
     }
     Ok(())
 }
@@ -198,7 +209,9 @@ fn hot_from(rule: &str) -> &'static str {
         "write-type" => {
             "its write-type members (lock, atomic, refcount, counter): the evidence names the object, not a member"
         }
-        "whole" => "the whole object: the evidence names the object, and it has no write-type member",
+        "whole" => {
+            "the whole object: the evidence names the object, and it has no write-type member"
+        }
         _ => "none",
     }
 }

@@ -482,6 +482,7 @@ impl Item<'_> {
     }
 
     /// Lines the item takes in the text report: what the budget counts.
+    /// (`sharing_height` counts the meeting lines `diff_lines::sharing_lines` draws.)
     pub fn height(&self) -> usize {
         match self {
             Item::Cause(c) => 1 + usize::from(!c.hot_names.is_empty()),
@@ -493,7 +494,7 @@ impl Item<'_> {
                 } else {
                     usize::from(!change.member_lines.is_empty())
                 };
-                3 + tenants + members + super::diff_lines::sharing_lines(change).len()
+                3 + tenants + members + sharing_height(change)
             }
             Item::Struct {
                 change,
@@ -527,6 +528,22 @@ pub fn boundaries(s: &StructChange) -> Vec<(usize, u64)> {
         }
     }
     out
+}
+
+/// How many new meetings of a hot member and a written member an item spells.
+pub const MEETINGS_SHOWN: usize = 2;
+
+/// The lines `diff_lines::sharing_lines` draws for a data change: its new meetings (at
+/// most `MEETINGS_SHOWN`, and one line for the rest), and for an improvement the line
+/// that says which hot members are alone or which meetings ended.
+fn sharing_height(c: &layout_diff_core::diff::PlacementChange<'_>) -> usize {
+    let Some(sh) = &c.sharing else {
+        return 0;
+    };
+    let n = sh.new_meetings.len();
+    let improvement = c.severity == layout_diff_core::diff::changes::Severity::Improvement
+        && (sh.hot_now_alone() || sh.gone > 0);
+    n.min(MEETINGS_SHOWN) + usize::from(n > MEETINGS_SHOWN) + usize::from(improvement)
 }
 
 #[cfg(test)]

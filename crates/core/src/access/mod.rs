@@ -116,8 +116,7 @@ fn assemble(scanned: Vec<(u32, Scanned)>) -> AccessMap {
         }
         map.refs.push(access);
     }
-    map.refs
-        .par_sort_unstable_by_key(AccessMap::ref_key);
+    map.refs.par_sort_unstable_by_key(AccessMap::ref_key);
     map
 }
 

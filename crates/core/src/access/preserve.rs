@@ -70,7 +70,7 @@ fn clean(
             matches!(
                 insn.op_kind(op),
                 OpKind::Memory | OpKind::MemoryESDI | OpKind::MemoryESEDI | OpKind::MemoryESRDI
-            ) && super::scan::writes(info.op_access(op))
+            ) && super::regs::writes(info.op_access(op))
         });
         if writes || stores {
             return None;

@@ -98,7 +98,6 @@ impl Severity {
     }
 }
 
-
 /// A neighbour on a line, with its position in that build.
 /// A co-tenant as the report lists it (name, place, size), kept as the symbol itself:
 /// a diff of two kernels lists a quarter of a million of them.

@@ -64,7 +64,10 @@ impl std::fmt::Display for Hot<'_> {
                 write!(f, "hot: a write-type member of a hot object ({evidence})")
             }
             Hot::Whole { evidence } => {
-                write!(f, "hot: the whole object, no write-type member ({evidence})")
+                write!(
+                    f,
+                    "hot: the whole object, no write-type member ({evidence})"
+                )
             }
         }
     }
@@ -97,7 +100,9 @@ impl Written<'_> {
                 0 | 1 => format!("written by {function}()"),
                 n => format!("written by {function}() and {} more", n - 1),
             },
-            Written::Evidence { evidence } => format!("written: {} hot", evidence.strength().name()),
+            Written::Evidence { evidence } => {
+                format!("written: {} hot", evidence.strength().name())
+            }
             Written::Inferred => "written by its type only".to_string(),
         }
     }
@@ -128,7 +133,9 @@ impl std::fmt::Display for Written<'_> {
                 }
             }
             Written::Evidence { evidence } => write!(f, "written: {evidence}"),
-            Written::Inferred => f.write_str("written: inferred from its type (no code touches it)"),
+            Written::Inferred => {
+                f.write_str("written: inferred from its type (no code touches it)")
+            }
         }
     }
 }
@@ -276,4 +283,3 @@ impl LineSharing<'_> {
             .max()
     }
 }
-

@@ -11,9 +11,9 @@ use super::pairing::{Paired, Pairing};
 use super::quiet::{BOOT_ONLY, Quiet};
 use super::same::SameTypes;
 use super::sharing;
-use super::written::writable;
 use super::structs::leaves;
 use super::verdict::{self, ObjectFacts};
+use super::written::writable;
 use crate::evidence::{Declared, Evidence, Hotness};
 use crate::layout::{SpaceIndex, place};
 use crate::model::{
@@ -270,8 +270,12 @@ pub fn data_change<'a, 'd>(
     });
     let written_neighbours: Vec<SymbolName<'a>> = match &sharing {
         Some(sh) => {
-            let mut names: Vec<SymbolName<'a>> =
-                sh.new_meetings.iter().filter(|m| !m.adjacent).map(|m| m.neighbour).collect();
+            let mut names: Vec<SymbolName<'a>> = sh
+                .new_meetings
+                .iter()
+                .filter(|m| !m.adjacent)
+                .map(|m| m.neighbour)
+                .collect();
             names.sort_by(|a, b| (a.file, a.name).cmp(&(b.file, b.name)));
             names.dedup();
             names

@@ -11,12 +11,13 @@ use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
 
+use super::hot::StructNames;
 use super::lines::{
-    HOT_PLACES, Hot, HotPlace, LineMember, LineSharing, LineTenant, LinesOf, Meeting, SharedLine, Written,
+    HOT_PLACES, Hot, HotPlace, LineMember, LineSharing, LineTenant, LinesOf, Meeting, SharedLine,
+    Written,
 };
 use super::names::SymbolName;
 use super::quiet::Quiet;
-use super::hot::StructNames;
 use super::structs::leaves;
 use super::written::{sleeping_lock, writable};
 use crate::evidence::{Evidence, Hotness, Strength};
@@ -160,7 +161,10 @@ fn lines_of<'a, 'd>(
                 });
             }
         }
-        let partner = tenants_of.get(&(line ^ 1)).map(Vec::as_slice).unwrap_or(&[]);
+        let partner = tenants_of
+            .get(&(line ^ 1))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let (at, pair_at) = (line.saturating_mul(ls), (line ^ 1).saturating_mul(ls));
         let met = meetings(&mine, at, here, at, false)
             .chain(meetings(&mine, at, partner, pair_at, true))
@@ -208,29 +212,30 @@ fn meetings<'m, 'a: 'm>(
     their_line: u64,
     adjacent: bool,
 ) -> impl Iterator<Item = Meeting<'a>> + 'm {
-    mine.iter()
-        .filter(|h| h.hot.is_some())
-        .flat_map(move |h| {
-            tenants.iter().flat_map(move |t| {
-                t.members
-                    .iter()
-                    .filter(|w| w.written.is_some())
-                    .map(move |w| Meeting {
-                        line,
-                        hot: h.clone(),
-                        neighbour: t.name,
-                        neighbour_key: t.key,
-                        neighbour_line: their_line,
-                        written: w.clone(),
-                        adjacent,
-                    })
-            })
+    mine.iter().filter(|h| h.hot.is_some()).flat_map(move |h| {
+        tenants.iter().flat_map(move |t| {
+            t.members
+                .iter()
+                .filter(|w| w.written.is_some())
+                .map(move |w| Meeting {
+                    line,
+                    hot: h.clone(),
+                    neighbour: t.name,
+                    neighbour_key: t.key,
+                    neighbour_line: their_line,
+                    written: w.clone(),
+                    adjacent,
+                })
         })
+    })
 }
 
 /// Whether member `m` of an object at `place` has bytes on `line`.
 fn on_line(m: &LineMember<'_>, place: u64, line: u64, ls: u64) -> bool {
-    let (a, b) = (place.saturating_add(m.from), place.saturating_add(m.to.max(m.from + 1)));
+    let (a, b) = (
+        place.saturating_add(m.from),
+        place.saturating_add(m.to.max(m.from + 1)),
+    );
     a < (line + 1).saturating_mul(ls) && b > line.saturating_mul(ls)
 }
 
@@ -238,7 +243,11 @@ fn on_line(m: &LineMember<'_>, place: u64, line: u64, ls: u64) -> bool {
 fn clip<'a>(m: &LineMember<'a>, place: u64, line: u64, ls: u64) -> LineMember<'a> {
     let (lo, hi) = (line.saturating_mul(ls), (line + 1).saturating_mul(ls));
     let from = place.saturating_add(m.from).max(lo) - place;
-    let to = place.saturating_add(m.to).min(hi).saturating_sub(place).max(from);
+    let to = place
+        .saturating_add(m.to)
+        .min(hi)
+        .saturating_sub(place)
+        .max(from);
     LineMember {
         from,
         to,
@@ -250,7 +259,10 @@ fn clip<'a>(m: &LineMember<'a>, place: u64, line: u64, ls: u64) -> LineMember<'a
 fn bytes_on(place: u64, size: u64, line: u64, ls: u64) -> (u64, u64) {
     let (lo, hi) = (line.saturating_mul(ls), (line + 1).saturating_mul(ls));
     let from = place.max(lo) - place;
-    let to = place.saturating_add(size.max(1)).min(hi).saturating_sub(place);
+    let to = place
+        .saturating_add(size.max(1))
+        .min(hi)
+        .saturating_sub(place);
     (from, to.max(from))
 }
 
@@ -310,7 +322,11 @@ fn parts<'a, 'd>(
     };
     let mut out = Vec::new();
     for i in 0..count {
-        let prefix = if is_array { format!("[{i}].") } else { String::new() };
+        let prefix = if is_array {
+            format!("[{i}].")
+        } else {
+            String::new()
+        };
         let before = out.len();
         open(side, layout, i * element, &prefix, 0, &mut out);
         for p in &mut out[before..] {
@@ -339,7 +355,14 @@ fn open<'a, 'd>(
         let inner = embedded(side, m).filter(|_| depth < EMBED_DEPTH);
         if let Some(inner) = inner {
             let before = out.len();
-            open(side, inner, from, &format!("{prefix}{name}."), depth + 1, out);
+            open(
+                side,
+                inner,
+                from,
+                &format!("{prefix}{name}."),
+                depth + 1,
+                out,
+            );
             if out.len() > before {
                 continue;
             }
@@ -406,7 +429,8 @@ pub fn hot_writer<'a>(
         .of_object(i)
         .iter()
         .filter(|a| {
-            a.kind != AccessKind::Read && !matches!(a.kind, AccessKind::Address { writes: false, .. })
+            a.kind != AccessKind::Read
+                && !matches!(a.kind, AccessKind::Address { writes: false, .. })
         })
         .filter_map(|a| {
             let f = image.symbols.get(a.function as usize)?;
@@ -541,10 +565,12 @@ fn own_members<'a, 'd>(
         .map(|(p, reach)| {
             let member_evidence = member_evidence(judge.hotness, struct_name, &p);
             let by_writer = writer_of(judge.hotness, &writes, (p.from, p.to), reach).and_then(
-                |(f, _, _, e)| e.map(|evidence| Hot::Writer {
-                    function: f.name,
-                    evidence,
-                }),
+                |(f, _, _, e)| {
+                    e.map(|evidence| Hot::Writer {
+                        function: f.name,
+                        evidence,
+                    })
+                },
             );
             let hot = member_evidence
                 .map(|evidence| Hot::Member { evidence })

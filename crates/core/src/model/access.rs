@@ -111,4 +111,3 @@ impl AccessMap {
             .is_ok_and(|i| arg < 8 && self.writers[i].args & (1 << arg) != 0)
     }
 }
-

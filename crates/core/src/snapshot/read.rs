@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
-use crate::model::access::{AccessKind, AccessMap};
 use super::form::{Bad, CTypeForm, SectionForm, Str, SymbolForm, VariableForm};
+use crate::model::access::{AccessKind, AccessMap};
 use crate::model::{
     AggregateKind, BitHole, CType, Declaration, Hole, Image, Member, Section, StructId,
     StructLayout, Symbol, TypeGaps, TypeRef, TypesFrom, Variable,
@@ -525,23 +525,21 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
         let access: AccessMap = next(&mut seq)?;
         let n = symbols.len();
         let in_range = |i: u32| (i as usize) < n;
-        if !access
-            .refs
-            .iter()
-            .all(|a| {
-                let callee = match a.kind {
-                    AccessKind::Address {
-                        callee: Some(c), ..
-                    } => in_range(c),
-                    _ => true,
-                };
-                in_range(a.function) && in_range(a.object) && callee
-            })
-            || !access.writers.iter().all(|w| in_range(w.function))
+        if !access.refs.iter().all(|a| {
+            let callee = match a.kind {
+                AccessKind::Address {
+                    callee: Some(c), ..
+                } => in_range(c),
+                _ => true,
+            };
+            in_range(a.function) && in_range(a.object) && callee
+        }) || !access.writers.iter().all(|w| in_range(w.function))
         {
             return Err(ctx.fail("access map names a symbol out of range"));
         }
-        if !access.refs.is_sorted_by_key(AccessMap::ref_key) || !access.writers.is_sorted_by_key(|w| w.function) {
+        if !access.refs.is_sorted_by_key(AccessMap::ref_key)
+            || !access.writers.is_sorted_by_key(|w| w.function)
+        {
             return Err(ctx.fail("access map out of order"));
         }
         // Every loader writes symbols in (space, place) order and variables in address

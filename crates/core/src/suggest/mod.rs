@@ -267,8 +267,9 @@ pub fn suggest<'d>(
                     .iter()
                     .chain(&after.percpu)
                     .find(|a| a.name.to_string() == name);
-                let restores = still
-                    .is_none_or(|a| !(a.severity.flagged() || is_asked(&name) && a.sharing_grew));
+                let restores = still.is_none_or(|a| {
+                    !(on_its_line(a.severity) || is_asked(&name) && a.sharing_grew)
+                });
                 let lines = still.map_or_else(
                     || lines_of(&p.image, &name),
                     |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
@@ -326,6 +327,13 @@ pub fn suggest<'d>(
         rules: Vec::new(),
         other_flags,
     })
+}
+
+/// Whether a predicted severity still counts against a fix: any flag but `adjacent`
+/// (a written member across the 128-byte pair), which a line-aligned fix can leave
+/// and the predicted diff's flags still count.
+fn on_its_line(s: crate::diff::changes::Severity) -> bool {
+    s.flagged() && s != crate::diff::changes::Severity::HotAdjacent
 }
 
 /// Whether flagged object `c` was `__read_mostly` in OLD and is not in NEW.
@@ -393,7 +401,7 @@ fn read_mostly_fix(
         .iter()
         .chain(&after.percpu)
         .find(|a| a.name.to_string() == name);
-    fix.restores = still.is_none_or(|a| !(a.severity.flagged() || asked && a.sharing_grew));
+    fix.restores = still.is_none_or(|a| !(on_its_line(a.severity) || asked && a.sharing_grew));
     fix.lines = lines_of(&p.image, name);
     let (moved, most) = shifts(
         new,
