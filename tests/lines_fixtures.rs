@@ -179,3 +179,48 @@ fn explain_shows_each_shared_line_member_by_member() {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
 }
+
+#[test]
+fn show_line_is_a_static_c2c_view_of_who_writes_each_tenant() {
+    // objdump: fork_account `lock addl` on fork_counter, other_update `mov %rdi` to
+    // other_stat (lines.c:50 and :66 by addr2line).
+    let (code, out, _) = run(&[
+        "show",
+        &testdata("lines/new.elf"),
+        "--line",
+        "ffffffff82a51000",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.ends_with(
+            "who touches the data on this line (machine code):\n  fork_counter\n    written by:\n      fork_account  +0x0  atomic  ./lines.c:50\n    read by: none in the code\n  other_stat\n    written by:\n      other_update  +0x0  store  ./lines.c:66\n    read by: none in the code\n"
+        ),
+        "{out}"
+    );
+    let (_, v) = json(&[
+        "show",
+        &testdata("lines/new.elf"),
+        "--percpu",
+        "--line",
+        "0",
+    ]);
+    let acc = &v["line"]["accesses"];
+    assert_eq!(acc[0][0], "pcp_events");
+    assert_eq!(acc[0][1]["writers"][0]["function"], "tick_account");
+    assert_eq!(acc[0][1]["writers"][0]["kind"], "read_write");
+    assert_eq!(acc[1][0], "pcp_other");
+    assert_eq!(acc[1][1]["writers"][0]["function"], "other_cpu_update");
+}
+
+#[test]
+fn show_symbol_lists_writers_with_the_member_they_touch() {
+    // objdump: big_get `lock addl $0x1,...(%rip) # <big_obj>`: refs, offset 0.
+    let (_, v) = json(&["show", &testdata("lines/new.elf"), "--symbol", "big_obj"]);
+    let w = &v["symbols"][0]["accesses"]["writers"];
+    assert_eq!(
+        w,
+        &json!([{"function": "big_get", "kind": "atomic", "offset": 0, "member": "refs",
+                 "count": 1, "insn": "0xffffffff81000010", "boot": false}])
+    );
+    assert_eq!(v["symbols"][0]["accesses"]["readers"], json!([]));
+}

@@ -93,6 +93,116 @@ pub struct SymbolView<'a, 'd> {
     pub co_tenants: Vec<LineTenants<'a, 'd>>,
     /// Its struct type laid at its real address (per-CPU: its offset).
     pub laid: Option<LaidStruct<'a, 'd>>,
+    /// Who writes and reads it, from the machine code (empty without code evidence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accesses: Option<Accesses>,
+}
+
+/// The code's references to one object, one row per function, kind and member.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Accesses {
+    /// Written (stores, read-modify-writes, atomics, its address handed to a function
+    /// that writes through it), by function name.
+    pub writers: Vec<AccessRow>,
+    /// Read, or its address handed to a function that does not write through it, by
+    /// function name.
+    pub readers: Vec<AccessRow>,
+}
+
+/// One function's references of one kind to one member of an object.
+#[derive(Debug, Clone, Serialize)]
+pub struct AccessRow {
+    pub function: String,
+    pub kind: crate::model::access::AccessKind,
+    /// Byte offset into the object of the first such reference.
+    pub offset: u64,
+    /// The member at that offset, when the object is a struct.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// How many instructions.
+    pub count: u32,
+    /// The first instruction and its source line.
+    #[serde(serialize_with = "crate::model::hex::addr")]
+    pub insn: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The function is boot-only code (`.init.*`, `.exit.*`): the judgement leaves it
+    /// out.
+    pub boot: bool,
+}
+
+/// The code's references to `s` whose offset lies in `[from, to)` (the whole object
+/// for `0..u64::MAX`); `None` when the image has no code evidence.
+pub fn accesses(
+    image: &Image<'_>,
+    s: &Symbol<'_>,
+    (from, to): (u64, u64),
+    source: Option<&SourceLookup<'_>>,
+) -> Option<Accesses> {
+    use crate::model::access::AccessKind;
+    if !image.access.supported {
+        return None;
+    }
+    let i = u32::try_from(image.index_of(s)?).ok()?;
+    let layout = image
+        .variable_for(s)
+        .filter(|v| !v.is_array)
+        .and_then(|v| v.layout)
+        .map(|id| image.struct_by_id(id));
+    let member_at = |offset: u64| {
+        let l = layout?;
+        l.flat_members()
+            .into_iter()
+            .filter(|(_, m)| m.nested.is_none() && m.name.is_some())
+            .find(|(_, m)| offset >= m.offset && offset < m.offset + m.size.max(1))
+            .and_then(|(_, m)| m.name.map(str::to_string))
+    };
+    let mut rows: Vec<(bool, AccessRow)> = Vec::new();
+    for a in image.access.of_object(i) {
+        if a.offset < from || a.offset >= to {
+            continue;
+        }
+        let Some(f) = image.symbols.get(a.function as usize) else {
+            continue;
+        };
+        let writes = match a.kind {
+            AccessKind::Read => false,
+            AccessKind::Address { writes, .. } => writes,
+            _ => true,
+        };
+        let function = f.qualified_name();
+        // A handed-on address names the object, not the member the callee touches.
+        let member = match a.kind {
+            AccessKind::Address { .. } => None,
+            _ => member_at(a.offset),
+        };
+        match rows.iter_mut().find(|(w, r)| {
+            *w == writes && r.function == function && r.kind == a.kind && r.member == member
+        }) {
+            Some((_, r)) => r.count += 1,
+            None => rows.push((
+                writes,
+                AccessRow {
+                    function,
+                    kind: a.kind,
+                    offset: a.offset,
+                    member,
+                    count: 1,
+                    insn: a.insn,
+                    source: source.and_then(|find| find(a.insn)),
+                    boot: f.section.starts_with(".init") || f.section.starts_with(".exit"),
+                },
+            )),
+        }
+    }
+    rows.sort_by(|a, b| {
+        (&a.1.function, a.1.offset, a.1.insn).cmp(&(&b.1.function, b.1.offset, b.1.insn))
+    });
+    let (w, r): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(w, _)| *w);
+    Some(Accesses {
+        writers: w.into_iter().map(|(_, r)| r).collect(),
+        readers: r.into_iter().map(|(_, r)| r).collect(),
+    })
 }
 
 /// Symbols whose name matches, each placed.
@@ -140,6 +250,9 @@ fn view<'a, 'd>(
             Vec::new()
         },
         laid,
+        accesses: is_data
+            .then(|| accesses(image, s, (0, u64::MAX), None))
+            .flatten(),
     }
 }
 
@@ -157,6 +270,10 @@ pub struct LineView<'a, 'd> {
     pub symbols: Vec<&'a Symbol<'d>>,
     /// For code on the line: the source line of the line's first byte of each function.
     pub sources: Vec<SourceAt>,
+    /// For each data object on the line (in `symbols` order), who writes and reads
+    /// its bytes there, from the machine code: a static `perf c2c` view.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accesses: Vec<(String, Accesses)>,
 }
 
 /// A code address and the source line it was compiled from.
@@ -197,6 +314,15 @@ pub fn line<'a, 'd>(
             .collect(),
         None => Vec::new(),
     };
+    let accesses = symbols
+        .iter()
+        .filter(|s| s.kind != SymbolKind::Function)
+        .filter_map(|s| {
+            let from = start.saturating_sub(s.place);
+            let to = end.saturating_sub(s.place);
+            Some((s.qualified_name(), accesses(image, s, (from, to), source)?))
+        })
+        .collect();
     LineView {
         space,
         line: at / image.line_size,
@@ -204,6 +330,7 @@ pub fn line<'a, 'd>(
         end,
         symbols,
         sources,
+        accesses,
     }
 }
 

@@ -273,6 +273,9 @@ pub fn write_symbol(out: &mut impl Write, v: &SymbolView<'_, '_>, line_size: u64
         }
         c.text(out)?;
     }
+    if let Some(a) = &v.accesses {
+        write_accesses(out, a, "  ")?;
+    }
     if let Some(l) = &v.laid {
         writeln!(out, "laid at {}:", place_str(s.space, s.place))?;
         out.write_str(&pahole::listing(l, true))?;
@@ -317,6 +320,71 @@ pub fn write_line(out: &mut impl Write, h: &Header, v: &LineView<'_, '_>) -> fmt
     }
     for s in &v.sources {
         writeln!(out, "  {:016x}  {}  {}", s.address, s.function, s.location)?;
+    }
+    if !v.accesses.is_empty() {
+        writeln!(out, "who touches the data on this line (machine code):")?;
+    }
+    for (name, a) in &v.accesses {
+        writeln!(out, "  {name}")?;
+        write_accesses(out, a, "    ")?;
+    }
+    Ok(())
+}
+
+/// How many writers and readers a listing names before counting the rest.
+const ACCESS_ROWS: usize = 12;
+
+/// The writers and readers of an object, a row each: function, how, member, count.
+fn write_accesses(
+    out: &mut impl Write,
+    a: &layout_diff_core::show::Accesses,
+    indent: &str,
+) -> fmt::Result {
+    use layout_diff_core::model::access::AccessKind;
+    for (what, rows) in [("written by", &a.writers), ("read by", &a.readers)] {
+        if rows.is_empty() {
+            writeln!(out, "{indent}{what}: none in the code")?;
+            continue;
+        }
+        writeln!(out, "{indent}{what}:")?;
+        for r in rows.iter().take(ACCESS_ROWS) {
+            let how = match r.kind {
+                AccessKind::Read => "read",
+                AccessKind::Write => "store",
+                AccessKind::ReadWrite => "read-modify-write",
+                AccessKind::Atomic => "atomic",
+                AccessKind::Address { writes: true, .. } => {
+                    "address passed to a writer (member not known)"
+                }
+                AccessKind::Address { .. } => "address passed on",
+            };
+            let member = r
+                .member
+                .as_deref()
+                .map_or_else(String::new, |m| format!(" {m}"));
+            let times = if r.count > 1 {
+                format!(" x{}", r.count)
+            } else {
+                String::new()
+            };
+            let boot = if r.boot { " (boot only)" } else { "" };
+            let source = r
+                .source
+                .as_deref()
+                .map_or_else(String::new, |l| format!("  {l}"));
+            writeln!(
+                out,
+                "{indent}  {}  +{:#x}{member}  {how}{times}{boot}{source}",
+                r.function, r.offset
+            )?;
+        }
+        if rows.len() > ACCESS_ROWS {
+            writeln!(
+                out,
+                "{indent}  ... (+{} more; --format json lists all)",
+                rows.len() - ACCESS_ROWS
+            )?;
+        }
     }
     Ok(())
 }
