@@ -260,7 +260,7 @@ fn sharing_lines(c: &PlacementChange) -> Vec<String> {
         .new_meetings
         .iter()
         .take(MEETINGS_SHOWN)
-        .map(|m| format!("      {}", meeting(m)))
+        .map(|m| format!("      {}", meeting(m, c.space)))
         .collect();
     if sh.new_meetings.len() > MEETINGS_SHOWN {
         out.push(format!(
@@ -292,9 +292,12 @@ fn sharing_lines(c: &PlacementChange) -> Vec<String> {
 
 /// One meeting, on one line: `line ADDR: hot M 0x0..0x4 with N's W 0x8..0x10, written
 /// by f()`.
-pub(crate) fn meeting(m: &layout_diff_core::diff::lines::Meeting) -> String {
+pub(crate) fn meeting(
+    m: &layout_diff_core::diff::lines::Meeting,
+    space: layout_diff_core::model::Space,
+) -> String {
     let pair = if m.adjacent {
-        format!(" (pair of {:x})", m.neighbour_line)
+        format!(" (pair of {})", crate::place_str(space, m.neighbour_line))
     } else {
         String::new()
     };
@@ -305,8 +308,8 @@ pub(crate) fn meeting(m: &layout_diff_core::diff::lines::Meeting) -> String {
         _ => String::new(),
     };
     format!(
-        "line {:x}{pair}: hot {} {:#x}..{:#x}{by} with {}'s {} {:#x}..{:#x}, {}",
-        m.line,
+        "line {}{pair}: hot {} {:#x}..{:#x}{by} with {}'s {} {:#x}..{:#x}, {}",
+        crate::place_str(space, m.line),
         m.hot.name,
         m.hot.from,
         m.hot.to,

@@ -98,7 +98,7 @@ fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt:
         tenant_names(c.co_tenants().new)
     )?;
     match &c.sharing {
-        Some(sh) => sharing(out, sh)?,
+        Some(sh) => sharing(out, sh, c.space)?,
         None => writeln!(
             out,
             "  lines not judged member by member: no evidence that it is hot, and no hot function writes it"
@@ -131,7 +131,11 @@ fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt:
 
 /// The object's shared lines in each build, member by member, and where a hot member
 /// of it meets a written member of another object.
-fn sharing(out: &mut impl Write, sh: &LineSharing<'_>) -> fmt::Result {
+fn sharing(
+    out: &mut impl Write,
+    sh: &LineSharing<'_>,
+    space: layout_diff_core::model::Space,
+) -> fmt::Result {
     writeln!(out, "  hot members: {}", hot_from(sh.hot_from))?;
     for (when, lines) in [("before", &sh.old), ("after", &sh.new)] {
         let places: Vec<String> = lines
@@ -140,8 +144,11 @@ fn sharing(out: &mut impl Write, sh: &LineSharing<'_>) -> fmt::Result {
             .map(|h| {
                 let alone = if h.alone { "alone" } else { "shared" };
                 format!(
-                    "{} {:#x}..{:#x} on line {:x} ({alone})",
-                    h.member.name, h.member.from, h.member.to, h.line
+                    "{} {:#x}..{:#x} on line {} ({alone})",
+                    h.member.name,
+                    h.member.from,
+                    h.member.to,
+                    crate::place_str(space, h.line)
                 )
             })
             .collect();
@@ -154,7 +161,7 @@ fn sharing(out: &mut impl Write, sh: &LineSharing<'_>) -> fmt::Result {
         }
         writeln!(out, "  lines shared {when}:")?;
         for l in &lines.shared {
-            writeln!(out, "    line {:x}", l.start)?;
+            writeln!(out, "    line {}", crate::place_str(space, l.start))?;
             for (i, t) in l.tenants.iter().enumerate() {
                 write!(out, "      {} {:#x}..{:#x}: ", t.name, t.from, t.to)?;
                 let shown: Vec<String> = t
@@ -171,7 +178,7 @@ fn sharing(out: &mut impl Write, sh: &LineSharing<'_>) -> fmt::Result {
             }
         }
         for m in lines.meetings.iter().take(MEETINGS) {
-            writeln!(out, "    meets {when}: {}", meeting(m))?;
+            writeln!(out, "    meets {when}: {}", meeting(m, space))?;
         }
         if lines.meetings.len() > MEETINGS {
             writeln!(
@@ -188,7 +195,7 @@ fn sharing(out: &mut impl Write, sh: &LineSharing<'_>) -> fmt::Result {
         )?;
     }
     for m in sh.new_meetings.iter().take(MEETINGS) {
-        writeln!(out, "  new meeting: {}", meeting(m))?;
+        writeln!(out, "  new meeting: {}", meeting(m, space))?;
     }
     if sh.new_meetings.len() > MEETINGS {
         writeln!(
