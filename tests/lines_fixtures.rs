@@ -224,3 +224,34 @@ fn show_symbol_lists_writers_with_the_member_they_touch() {
     );
     assert_eq!(v["symbols"][0]["accesses"]["readers"], json!([]));
 }
+
+#[test]
+fn the_html_map_marks_the_hot_and_the_written_bytes() {
+    let (code, html, _) = run(&[
+        &testdata("lines/old.elf"),
+        &testdata("lines/new.elf"),
+        "--hot",
+        &testdata("lines/hot.txt"),
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 1);
+    // A band over each neighbour's written bytes on the new map of the object it
+    // meets, spelled in its title and (cut to fit) in its text: two apiece. The old
+    // maps have none: nothing wrote those lines' other bytes in OLD.
+    assert_eq!(
+        html.matches("other_stat.other_stat written by other_update()")
+            .count(),
+        2
+    );
+    assert_eq!(
+        html.matches("pcp_other.pcp_other written by other_cpu_update()")
+            .count(),
+        2
+    );
+    assert_eq!(
+        html.matches("tail_stat.tail_stat written by tail_update()")
+            .count(),
+        2
+    );
+}

@@ -162,6 +162,9 @@ pub struct LineTenant<'a> {
     /// Its pairing key (the same object in both builds has the same one).
     #[serde(skip)]
     pub key: u32,
+    /// Where it starts (an address, or a per-CPU offset).
+    #[serde(serialize_with = "crate::model::hex::addr")]
+    pub place: u64,
     /// Its bytes on the line, as offsets into it: `[from, to)`.
     pub from: u64,
     pub to: u64,

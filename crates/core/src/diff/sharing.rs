@@ -136,6 +136,7 @@ fn lines_of<'a, 'd>(
             tenants_of.entry(line).or_default().push(LineTenant {
                 name: SymbolName::of(t),
                 key: side.pairing.key_id(side.which, t),
+                place: t.place,
                 from,
                 to,
                 members,
@@ -175,6 +176,7 @@ fn lines_of<'a, 'd>(
             let mut tenants = vec![LineTenant {
                 name: SymbolName::of(s),
                 key: side.pairing.key_id(side.which, s),
+                place: s.place,
                 from,
                 to,
                 members: mine,

@@ -214,6 +214,28 @@ fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
             at.offset_in_line, at.offset_in_pair, at.lines
         );
         blocks.push(me);
+        let lines = c
+            .sharing
+            .as_ref()
+            .map(|sh| if old { &sh.old } else { &sh.new });
+        // The bytes that meet on shared lines: the object's hot members, and the
+        // members of its neighbours that are written, with who writes them.
+        let written = lines.into_iter().flat_map(|l| &l.shared).flat_map(|l| {
+            l.tenants.iter().enumerate().flat_map(|(i, t)| {
+                t.members
+                    .iter()
+                    .filter(move |m| (i == 0 && m.hot.is_some()) || (i > 0 && m.written.is_some()))
+                    .map(move |m| Band {
+                        start: t.place.saturating_add(m.from),
+                        size: m.to.saturating_sub(m.from).max(1),
+                        label: match (i, &m.written) {
+                            (0, _) => format!("hot {}", m.name),
+                            (_, Some(w)) => format!("{}.{} {}", t.name, m.name, w.short()),
+                            _ => String::new(),
+                        },
+                    })
+            })
+        });
         let bands = c
             .member_lines
             .iter()
@@ -233,6 +255,7 @@ fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
                     ),
                 })
             })
+            .chain(written)
             .collect();
         Map {
             caption: format!(
