@@ -214,13 +214,15 @@ fn show_line_is_a_static_c2c_view_of_who_writes_each_tenant() {
 
 #[test]
 fn show_symbol_lists_writers_with_the_member_they_touch() {
-    // objdump: big_get `lock addl $0x1,...(%rip) # <big_obj>`: refs, offset 0.
+    // objdump: big_get `lock addl $0x1,...(%rip) # <big_obj>`: refs, offset 0;
+    // addr2line: lines.c:55.
     let (_, v) = json(&["show", &testdata("lines/new.elf"), "--symbol", "big_obj"]);
     let w = &v["symbols"][0]["accesses"]["writers"];
     assert_eq!(
         w,
         &json!([{"function": "big_get", "kind": "atomic", "offset": 0, "member": "refs",
-                 "count": 1, "insn": "0xffffffff81000010", "boot": false}])
+                 "count": 1, "insn": "0xffffffff81000010", "boot": false,
+                 "source": "./lines.c:55"}])
     );
     assert_eq!(v["symbols"][0]["accesses"]["readers"], json!([]));
 }

@@ -134,7 +134,24 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         })?;
     }
     if !symbol_args.is_empty() {
-        let views = show::symbols(&image, &symbols);
+        let mut views = show::symbols(&image, &symbols);
+        // The writers' and readers' source lines, from `.debug_line` (read only when
+        // the code gave some).
+        let rows = |v: &mut show::SymbolView<'_, '_>| {
+            v.accesses
+                .as_mut()
+                .map(|a| a.writers.len() + a.readers.len())
+                .unwrap_or(0)
+        };
+        if views.iter_mut().map(rows).sum::<usize>() > 0
+            && let Some(lines) = file.source_lines()?
+        {
+            for a in views.iter_mut().filter_map(|v| v.accesses.as_mut()) {
+                for r in a.writers.iter_mut().chain(a.readers.iter_mut()) {
+                    r.source = lines.find(r.insn);
+                }
+            }
+        }
         if views.is_empty() {
             missing.push(format!("no symbol matches {}", symbol_args.join(", ")));
         }

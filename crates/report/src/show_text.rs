@@ -341,6 +341,12 @@ fn write_accesses(
     indent: &str,
 ) -> fmt::Result {
     use layout_diff_core::model::access::AccessKind;
+    if a.writers.iter().chain(&a.readers).all(|r| r.boot) {
+        writeln!(
+            out,
+            "{indent}no reference outside boot code: reached through pointers, so the known list and perf are its evidence"
+        )?;
+    }
     for (what, rows) in [("written by", &a.writers), ("read by", &a.readers)] {
         if rows.is_empty() {
             writeln!(out, "{indent}{what}: none in the code")?;
