@@ -341,6 +341,12 @@ fn write_accesses(
     indent: &str,
 ) -> fmt::Result {
     use layout_diff_core::model::access::AccessKind;
+    if a.writers.is_empty() && a.readers.is_empty() {
+        return writeln!(
+            out,
+            "{indent}no reference in the code: reached through pointers, or unused; the known list and perf are its evidence"
+        );
+    }
     if a.writers.iter().chain(&a.readers).all(|r| r.boot) {
         writeln!(
             out,
