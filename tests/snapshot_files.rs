@@ -24,6 +24,11 @@ fn scratch(test: &str) -> PathBuf {
 /// Writes the snapshot of fixture `elf` (a name in testdata/, or a path) into `dir`;
 /// returns its path.
 fn snap(dir: &std::path::Path, elf: &str) -> String {
+    snap_as(dir, elf, false)
+}
+
+/// As `snap`, with `--with-lines` when `lines` (into a file of its own name).
+fn snap_as(dir: &std::path::Path, elf: &str, lines: bool) -> String {
     let path = if elf.contains('/') {
         elf.to_string()
     } else {
@@ -33,9 +38,13 @@ fn snap(dir: &std::path::Path, elf: &str) -> String {
         .file_name()
         .unwrap()
         .to_string_lossy()
-        .replace(".elf", ".snap");
+        .replace(".elf", if lines { "-lines.snap" } else { ".snap" });
     let out = dir.join(name).display().to_string();
-    let (code, stdout, err) = run(&["snapshot", &path, "-o", &out]);
+    let mut args = vec!["snapshot", path.as_str(), "-o", &out];
+    if lines {
+        args.push("--with-lines");
+    }
+    let (code, stdout, err) = run(&args);
     assert_eq!((code, stdout.as_str()), (0, ""), "{err}");
     out
 }
@@ -44,12 +53,19 @@ fn snap(dir: &std::path::Path, elf: &str) -> String {
 /// snapshot, and asserts equal exit codes, stdout and stderr once the snapshot paths
 /// are written back as the ELF paths.
 fn same_output(dir: &std::path::Path, args: &[&str]) {
+    same_output_as(dir, args, false)
+}
+
+/// As `same_output`, the snapshots written `--with-lines` when `lines`: the source
+/// lines of the code's references (`show --symbol`'s writers and readers) are kept
+/// only then.
+fn same_output_as(dir: &std::path::Path, args: &[&str], lines: bool) {
     let expected = run(args);
     let mut swapped = Vec::new();
     let mut back = Vec::new();
     for a in args {
         if a.ends_with(".elf") {
-            let s = snap(dir, a);
+            let s = snap_as(dir, a, lines);
             back.push((s.clone(), a.to_string()));
             swapped.push(s);
         } else {
@@ -114,7 +130,18 @@ fn show_and_check_from_a_snapshot_equal_the_elf_output() {
         vec!["show", &old, "--struct", "*", "--format", "json"],
         // A typedef-named anonymous struct, as pahole -C atomic_t.
         vec!["show", &old, "--struct", "atomic_t"],
-        vec!["show", &old, "--symbol", "*", "--format", "json"],
+        vec!["show", &old, "--line", "0", "--percpu"],
+        // Member struct types with holes, bit holes, bit padding and flexible arrays
+        // (testdata/types/FACTS.md): the notes after such members survive a snapshot.
+        vec!["show", &types, "--struct", "*"],
+        vec!["show", &types_btf, "--struct", "*"],
+    ] {
+        same_output(&dir, &args);
+    }
+    // Who writes and reads each symbol, with the source lines of those instructions,
+    // which a snapshot keeps `--with-lines`.
+    for args in [
+        vec!["show", old.as_str(), "--symbol", "*", "--format", "json"],
         vec![
             "show",
             &old,
@@ -123,13 +150,8 @@ fn show_and_check_from_a_snapshot_equal_the_elf_output() {
             "--struct",
             "user_struct",
         ],
-        vec!["show", &old, "--line", "0", "--percpu"],
-        // Member struct types with holes, bit holes, bit padding and flexible arrays
-        // (testdata/types/FACTS.md): the notes after such members survive a snapshot.
-        vec!["show", &types, "--struct", "*"],
-        vec!["show", &types_btf, "--struct", "*"],
     ] {
-        same_output(&dir, &args);
+        same_output_as(&dir, &args, true);
     }
     // Rules on one build and growth rules on a pair (testdata/check, FACTS.md there);
     // their exit codes (1: some rule fails, 0: all pass) show they were evaluated.

@@ -262,7 +262,8 @@ fn snapshot_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u6
     // and function size (up to 2^64) would otherwise be walked 64 bytes at a time; the
     // code of a real build lies in the file, so its boundaries are all within this.
     let mut budget = (input.map.len() as u64 / snapshot::LINE_GRANULE)
-        .saturating_add(image.symbols.len() as u64);
+        .saturating_add(image.symbols.len() as u64)
+        .saturating_add(image.access.refs.len() as u64);
     for s in functions {
         let end = s.place.saturating_add(s.size);
         let mut at = s.place;
@@ -275,6 +276,16 @@ fn snapshot_lines(input: &InputFile, image: &Image<'_>) -> Result<Option<Vec<(u6
                 out.push((at, loc));
             }
             at = (at / snapshot::LINE_GRANULE + 1).saturating_mul(snapshot::LINE_GRANULE);
+        }
+    }
+    // The instructions of the access map: `show --symbol` prints their source lines.
+    for a in &image.access.refs {
+        let Some(left) = budget.checked_sub(1) else {
+            break;
+        };
+        budget = left;
+        if let Some(loc) = lines.find(a.insn) {
+            out.push((a.insn, loc));
         }
     }
     out.sort();
