@@ -169,7 +169,7 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
     };
     let hot = match c.severity.category() {
         Some(cat) if c.severity.flagged() => format!("  [flagged: {}]", cat.name()),
-        Some(_) => "  [possible]".to_string(),
+        Some(cat) => format!("  [{}]", cat.name()),
         None if c.severity == Severity::Improvement => "  [improvement]".to_string(),
         None => String::new(),
     };

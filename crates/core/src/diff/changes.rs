@@ -19,7 +19,8 @@ pub enum Severity {
     /// Flagged: a hot member of an object (measured, known or declared) now shares a
     /// line with a member of another object that the code writes.
     HotNeighbour,
-    /// Flagged, off by default: the same across a 128-byte pair of lines.
+    /// Listed, not flagged (a category of its own for `--fail-on adjacent`): a hot
+    /// member and a written member on the two lines of one 128-byte pair.
     HotAdjacent,
     /// Flagged: an object declared line-aligned no longer starts its line.
     LostAlignment,
@@ -77,7 +78,8 @@ impl Severity {
 
     /// Counted as flagged: a category standing on evidence (not `possible`).
     pub fn flagged(self) -> bool {
-        self.category().is_some_and(|c| c != Category::Possible)
+        self.category()
+            .is_some_and(|c| c != Category::Possible && c != Category::Adjacent)
     }
 
     /// The severity of a verdict on a data object or a struct.

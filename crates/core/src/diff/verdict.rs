@@ -15,7 +15,8 @@ pub enum Category {
     /// A hot member of an object now shares a line with another object's written member.
     Neighbour,
     /// A hot member now shares a 128-byte pair of lines (the adjacent-line
-    /// prefetcher's unit) with another object's written member: weaker, off by default.
+    /// prefetcher's unit) with another object's written member: weaker, listed but not
+    /// flagged unless `--fail-on adjacent`.
     Adjacent,
     /// A hot member moved to another line.
     Member,
