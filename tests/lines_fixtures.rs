@@ -183,7 +183,7 @@ fn explain_shows_each_shared_line_member_by_member() {
 #[test]
 fn show_line_is_a_static_c2c_view_of_who_writes_each_tenant() {
     // objdump: fork_account `lock addl` on fork_counter, other_update `mov %rdi` to
-    // other_stat (lines.c:50 and :66 by addr2line).
+    // other_stat (lines.c:51 and :67 by addr2line, FACTS.md).
     let (code, out, _) = run(&[
         "show",
         &testdata("lines/new.elf"),
@@ -193,7 +193,7 @@ fn show_line_is_a_static_c2c_view_of_who_writes_each_tenant() {
     assert_eq!(code, 0);
     assert!(
         out.ends_with(
-            "who touches the data on this line (machine code):\n  fork_counter\n    written by:\n      fork_account  +0x0  atomic  ./lines.c:50\n    read by: none in the code\n  other_stat\n    written by:\n      other_update  +0x0  store  ./lines.c:66\n    read by: none in the code\n"
+            "who touches the data on this line (machine code):\n  fork_counter\n    written by:\n      fork_account  +0x0  atomic  ./lines.c:51\n    read by: none in the code\n  other_stat\n    written by:\n      other_update  +0x0  store  ./lines.c:67\n    read by: none in the code\n"
         ),
         "{out}"
     );
@@ -215,14 +215,14 @@ fn show_line_is_a_static_c2c_view_of_who_writes_each_tenant() {
 #[test]
 fn show_symbol_lists_writers_with_the_member_they_touch() {
     // objdump: big_get `lock addl $0x1,...(%rip) # <big_obj>`: refs, offset 0;
-    // addr2line: lines.c:55.
+    // addr2line: lines.c:56 (FACTS.md).
     let (_, v) = json(&["show", &testdata("lines/new.elf"), "--symbol", "big_obj"]);
     let w = &v["symbols"][0]["accesses"]["writers"];
     assert_eq!(
         w,
         &json!([{"function": "big_get", "kind": "atomic", "offset": 0, "member": "refs",
                  "count": 1, "insn": "0xffffffff81000010", "boot": false,
-                 "source": "./lines.c:55"}])
+                 "source": "./lines.c:56"}])
     );
     assert_eq!(v["symbols"][0]["accesses"]["readers"], json!([]));
 }
@@ -256,4 +256,31 @@ fn the_html_map_marks_the_hot_and_the_written_bytes() {
             .count(),
         2
     );
+}
+
+#[test]
+fn a_neighbour_written_by_a_hot_function_is_hot_written() {
+    // hot-writer.txt names other_update, the one function that stores to other_stat
+    // (objdump): the meeting says so, with the evidence's strength.
+    let (code, out, _) = run(&[
+        &testdata("lines/old.elf"),
+        &testdata("lines/new.elf"),
+        "--hot",
+        &testdata("lines/hot-writer.txt"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(
+            "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8, hot-written by other_update() (measured)\n"
+        ),
+        "{out}"
+    );
+    let (_, v) = json(&[
+        &testdata("lines/old.elf"),
+        &testdata("lines/new.elf"),
+        "--hot",
+        &testdata("lines/hot-writer.txt"),
+    ]);
+    let m = &change(&v, "data", "fork_counter")["sharing"]["new_meetings"][0];
+    assert_eq!(m["written"]["written"]["hot"], "measured");
 }

@@ -56,6 +56,14 @@ done
 		echo '```'
 		objdump -d --no-show-raw-insn "$v.elf" | grep -E '^[0-9a-f]+ <|lock|%gs|mov .*,0x[0-9a-f]+\(%rip\)|mov .*,.*# ' | grep -v '^$'
 		echo '```'
+		echo
+		echo "## $v.elf: addr2line of each function's first instruction"
+		echo
+		echo '```'
+		nm -n "$v.elf" | awk '$2 == "T" { print $1, $3 }' | while read -r a f; do
+			echo "$f $(addr2line -e "$v.elf" "0x$a")"
+		done
+		echo '```'
 	done
 } >FACTS.md
 ls -l old.elf new.elf

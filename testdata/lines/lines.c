@@ -1,7 +1,8 @@
 /*
  * lines.c - the testdata/lines fixture: false sharing judged on the line, member
  * by member, with the writers read from the machine code. Built twice by build.sh
- * (old.elf as is, new.elf with -DNEW); hot.txt is the --hot list the tests pass.
+ * (old.elf as is, new.elf with -DNEW); hot.txt and hot-writer.txt are the --hot lists the
+ * tests pass (hot-writer.txt makes other_update, the writer of other_stat, hot).
  *   A: fork_counter (hot, `lock add` in fork_account) alone on its line in OLD;
  *      in NEW other_stat, which other_update() stores to, lands on that line.
  *   B: big_obj (hot; its refs taken atomically by big_get) has refs on a line of

@@ -83,6 +83,10 @@ pub enum Written<'a> {
         function: &'a str,
         how: AccessKind,
         writers: u32,
+        /// `function` has evidence of hotness of its own (known or measured): the
+        /// member is hot-written.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hot: Option<Strength>,
     },
     /// Its object's own evidence of hotness, on a write-type member.
     Evidence { evidence: Evidence<'a> },
@@ -95,11 +99,20 @@ impl Written<'_> {
     pub fn short(&self) -> String {
         match self {
             Written::Code {
-                function, writers, ..
-            } => match writers {
-                0 | 1 => format!("written by {function}()"),
-                n => format!("written by {function}() and {} more", n - 1),
-            },
+                function,
+                writers,
+                hot,
+                ..
+            } => {
+                let by = match hot {
+                    Some(s) => format!("hot-written by {function}() ({})", s.name()),
+                    None => format!("written by {function}()"),
+                };
+                match writers {
+                    0 | 1 => by,
+                    n => format!("{by} and {} more", n - 1),
+                }
+            }
             Written::Evidence { evidence } => {
                 format!("written: {} hot", evidence.strength().name())
             }
@@ -120,6 +133,7 @@ impl std::fmt::Display for Written<'_> {
                 function,
                 how,
                 writers,
+                ..
             } => {
                 let how = match how {
                     AccessKind::Atomic => "atomically ",

@@ -649,13 +649,14 @@ fn written_members<'a, 'd>(
     let reach = address_reaches(judge, &parts);
     let mut out = Vec::new();
     for ((p, reach), typed) in parts.into_iter().zip(reach).zip(typed) {
-        let written = if let Some((f, how, writers, _)) =
+        let written = if let Some((f, how, writers, hot)) =
             writer_of(judge.hotness, &writes, (p.from, p.to), reach)
         {
             Some(Written::Code {
                 function: f.name,
                 how,
                 writers,
+                hot: hot.map(|e| e.strength()),
             })
         } else if whole {
             own.map(|evidence| Written::Evidence { evidence })
