@@ -1,16 +1,15 @@
-//! Inputs: a file is mapped once and its kind decided once, when it is opened (an ELF
-//! file, a raw BTF blob with its symbol list, or a snapshot); loading then hands it to
-//! the one reader of that kind (`load` for ELF and BTF, `snapshot` for snapshots),
-//! each of which returns an `Image`.
+//! Inputs: a file is mapped (or read, when it cannot be mapped) once and its kind
+//! decided once, when it is opened (an ELF file, a raw BTF blob with its symbol list,
+//! or a snapshot); loading then hands it to the one reader of that kind (`load` for
+//! ELF and BTF, `snapshot` for snapshots), each of which returns an `Image`.
 
+mod bytes;
 mod kind;
 
+use bytes::Bytes;
 pub use kind::{Compression, Kind, decide};
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
-
-use memmap2::Mmap;
 
 use crate::error::{Error, Result};
 use crate::load::{self, DwarfCopies, LoadOptions, SourceLines, SymbolList, Walked};
@@ -23,11 +22,11 @@ use crate::snapshot;
 /// `--line-size` gives one.
 pub const RAW_BTF_ARCH: &str = "x86_64";
 
-/// An input file mapped into memory and opened as its kind; the `Image` borrows names
-/// from it.
+/// An input file mapped into memory (or read, see `Bytes`) and opened as its kind; the
+/// `Image` borrows names from it.
 pub struct InputFile {
     path: PathBuf,
-    map: Mmap,
+    map: Bytes,
     opened: Opened,
     /// A symbol list (`System.map`, `/proc/kallsyms`) that gives the addresses: of a
     /// raw BTF blob, or instead of an ELF's own symbol table.
@@ -54,38 +53,28 @@ pub struct ForSnapshot<'d> {
 }
 
 impl InputFile {
-    /// Maps `path` and opens it as its kind: fails on a missing path, a directory, an
-    /// empty file, or a snapshot whose header or checksum is wrong.
+    /// Maps `path` (reads it when it cannot be mapped: a FIFO, a sysfs file) and opens
+    /// it as its kind: fails on a missing path, a directory, an empty file, a stream
+    /// past `bytes::READ_LIMIT`, or a snapshot whose header or checksum is wrong.
     pub fn open(path: &Path) -> Result<InputFile> {
-        let map = map(path)?;
+        let map = Bytes::open(path)?;
         Self::opened(path, map)
     }
 
     /// Opens two files, both mapped before either is opened further: a missing one
     /// fails at once, before the other is read.
     pub fn open_both(a: &Path, b: &Path) -> Result<(InputFile, InputFile)> {
-        let (map_a, map_b) = (map(a)?, map(b)?);
+        let (map_a, map_b) = (Bytes::open(a)?, Bytes::open(b)?);
         Ok((Self::opened(a, map_a)?, Self::opened(b, map_b)?))
     }
 
     /// An input held in memory (fuzzing, tests): `name` stands for its path in errors.
     pub fn from_bytes(name: &Path, bytes: &[u8]) -> Result<InputFile> {
-        if bytes.is_empty() {
-            return Err(Error::Empty {
-                path: name.to_path_buf(),
-            });
-        }
-        let io = |err| Error::Io {
-            path: name.to_path_buf(),
-            err,
-        };
-        let mut anon = memmap2::MmapMut::map_anon(bytes.len()).map_err(io)?;
-        anon.copy_from_slice(bytes);
-        Self::opened(name, anon.make_read_only().map_err(io)?)
+        Self::opened(name, Bytes::copied(name, bytes)?)
     }
 
-    /// The file at `path`, mapped as `map`, opened as the kind its bytes say.
-    fn opened(path: &Path, map: Mmap) -> Result<InputFile> {
+    /// The file at `path`, whose bytes are `map`, opened as the kind its bytes say.
+    fn opened(path: &Path, map: Bytes) -> Result<InputFile> {
         let kind = decide(&map);
         let opened = match kind {
             Kind::Elf => Opened::Elf(Box::default()),
@@ -220,30 +209,6 @@ impl InputFile {
             lines,
         })
     }
-}
-
-/// Maps `path`; fails on a missing path, a directory or an empty file.
-fn map(path: &Path) -> Result<Mmap> {
-    let io = |err| Error::Io {
-        path: path.to_path_buf(),
-        err,
-    };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.is_dir() {
-        return Err(Error::IsDirectory {
-            path: path.to_path_buf(),
-        });
-    }
-    if meta.len() == 0 {
-        return Err(Error::Empty {
-            path: path.to_path_buf(),
-        });
-    }
-    let file = File::open(path).map_err(io)?;
-    // SAFETY: the map is read-only and private to this process. A concurrent
-    // truncation of the file by another process could fault; as with every
-    // mmap-based reader (ripgrep, addr2line), that is accepted for speed.
-    unsafe { Mmap::map(&file) }.map_err(io)
 }
 
 /// `file:line` at the start of every function and every `snapshot::LINE_GRANULE`
