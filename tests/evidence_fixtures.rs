@@ -236,7 +236,7 @@ fn explain_prints_the_evidence_the_cause_and_the_rule() {
          \x20 root cause: total_forks added (8 B)\n\
          \x20 in run ffffffff82a00030 .. ffffffff82a00034  1 object nr_threads  +0x8  cause: +total_forks (8 B) = +8 B after pad_a\n\
          \x20 the run moved 1 object by 8 bytes\n\
-         \x20 decided: hot_neighbour by rule \"a hot member now shares a line with a written member of another object (the code writes it, or it is known hot)\"; flagged, and its category is in --fail-on: exit 1\n"
+         \x20 decided: hot_neighbour by rule \"a hot member now shares a line with a written member of another object (the code writes it, or it is known hot)\"; flagged, and its category is in --fail-on: the diff without --explain exits 1\n"
     );
     let (code, _, err) = run(&[
         &testdata("evidence/old.elf"),

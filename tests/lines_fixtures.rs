@@ -284,3 +284,57 @@ fn a_neighbour_written_by_a_hot_function_is_hot_written() {
     let m = &change(&v, "data", "fork_counter")["sharing"]["new_meetings"][0];
     assert_eq!(m["written"]["written"]["hot"], "measured");
 }
+
+#[test]
+fn the_html_row_tooltip_names_the_pair_by_its_bytes_at_any_line_size() {
+    // nm: fork_counter at ffffffff82a51000, on the first line of a 128-byte pair at 64 B
+    // lines, of a 256-byte pair at 128 B lines; pcp_events at per-CPU 0.
+    for (size, titles) in [
+        (
+            "64",
+            [
+                "title=\"128-byte pair ffffffff82a51000 .. ffffffff82a5107f\"",
+                "title=\"128-byte pair percpu+0x0 .. percpu+0x7f\"",
+            ],
+        ),
+        (
+            "128",
+            [
+                "title=\"256-byte pair ffffffff82a51000 .. ffffffff82a510ff\"",
+                "title=\"256-byte pair percpu+0x0 .. percpu+0xff\"",
+            ],
+        ),
+    ] {
+        let (_, html, _) = run(&[
+            &testdata("lines/old.elf"),
+            &testdata("lines/new.elf"),
+            "--hot",
+            &testdata("lines/hot.txt"),
+            "--format",
+            "html",
+            "--line-size",
+            size,
+        ]);
+        for t in titles {
+            assert!(html.contains(t), "{t} missing at --line-size {size}");
+        }
+        // The legend names the pair's size; every row's pair is spelled by its first
+        // and last byte, none by an index.
+        let legend = format!(
+            "a solid rule starts a {}-byte pair",
+            2 * size.parse::<u64>().unwrap()
+        );
+        assert_eq!(html.matches(&legend).count(), 1, "{legend}");
+        let titles: Vec<&str> = html
+            .split("title=\"")
+            .skip(1)
+            .filter_map(|t| t.split('"').next())
+            .filter(|t| t.contains("-byte pair "))
+            .collect();
+        assert!(!titles.is_empty());
+        assert!(
+            titles.iter().all(|t| t.contains(" .. ")),
+            "a pair spelled without its bytes: {titles:?}"
+        );
+    }
+}

@@ -33,6 +33,7 @@ pub fn render(out: &mut impl Write, r: &CheckReport) -> fmt::Result {
             keys,
             "the object checked",
             Some("an object or member at fault"),
+            r.image.line_size,
         ))?;
     }
     out.write_str("<table class=\"rules\"><tr><th>outcome</th><th>rule</th></tr>")?;

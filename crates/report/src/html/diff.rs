@@ -75,7 +75,12 @@ pub fn render(
         write!(out, "<p class=\"note\">{}</p>", esc(&l))?;
     }
     write!(out, "<p class=\"note\">{}</p>", esc(&quiet_line(r)))?;
-    out.write_str(&legend(super::Keys::ALL, "the object shown", None))?;
+    out.write_str(&legend(
+        super::Keys::ALL,
+        "the object shown",
+        None,
+        r.line_size,
+    ))?;
     out.write_str(
         "<p class=\"noprint\"><button id=\"open-all\" type=\"button\">expand all</button></p>\n",
     )?;

@@ -261,9 +261,11 @@ impl Map {
         if n == 1 {
             write!(
                 out,
-                "<div class=\"row {pair}\" data-line=\"{}\"><span class=\"lbl\" title=\"128-byte pair {}\">{}</span><div class=\"lane\">",
+                "<div class=\"row {pair}\" data-line=\"{}\"><span class=\"lbl\" title=\"{}-byte pair {} .. {}\">{}</span><div class=\"lane\">",
                 self.place(lo),
-                first / 2,
+                2 * ls,
+                self.place((first & !1).saturating_mul(ls)),
+                self.place((first | 1).saturating_mul(ls).saturating_add(ls - 1)),
                 self.place(lo)
             )?;
         } else {

@@ -103,7 +103,7 @@ impl Keys {
 /// The key to the map's marks, which are drawn and spelled (never colour alone): the
 /// marks in `keys`, the object the map is about called `focus`, and a plain block
 /// `item` when that is given (pages where a plain block means more than "a member").
-fn legend(keys: Keys, focus: &str, item: Option<&str>) -> String {
+fn legend(keys: Keys, focus: &str, item: Option<&str>, line_size: u64) -> String {
     let mut s = String::from("<p class=\"legend\">");
     let mut key = |on: bool, class: &str, label: &str, what: &str| {
         if on {
@@ -128,10 +128,11 @@ fn legend(keys: Keys, focus: &str, item: Option<&str>) -> String {
     } else {
         "<span>rows: one cache line each</span>"
     });
-    s.push_str(
-        "<span>a solid rule starts a 128-byte pair (\u{250c} \u{2514})</span>\
+    s.push_str(&format!(
+        "<span>a solid rule starts a {}-byte pair (\u{250c} \u{2514})</span>\
          <span>hover or focus (Tab) a block for its name, type, offset and size</span></p>\n",
-    );
+        2 * line_size
+    ));
     s
 }
 

@@ -66,7 +66,7 @@ pub fn render(
                 .flat_map(|(m, l)| std::iter::once(m).chain(l)),
         )
         .for_each(|m| keys.add(m));
-    out.write_str(&legend(keys, "the object shown", None))?;
+    out.write_str(&legend(keys, "the object shown", None, h.line_size))?;
     for (s, map) in structs.iter().zip(&struct_maps) {
         write!(
             out,
