@@ -310,9 +310,11 @@ fn decision(
         "  decided: {} by rule \"{rule}\"; {}",
         severity_word(severity),
         match (flagged, fails) {
-            (true, true) => "flagged, and its category is in --fail-on: the diff without --explain exits 1",
+            (true, true) =>
+                "flagged, and its category is in --fail-on: the diff without --explain exits 1",
             (true, false) => "flagged, but its category is not in --fail-on",
-            (false, true) => "not flagged on evidence, but --fail-on includes its category: the diff without --explain exits 1",
+            (false, true) =>
+                "not flagged on evidence, but --fail-on includes its category: the diff without --explain exits 1",
             (false, false) => "not flagged",
         }
     )
