@@ -165,11 +165,7 @@ pub fn accesses(
         let Some(f) = image.symbols.get(a.function as usize) else {
             continue;
         };
-        let writes = match a.kind {
-            AccessKind::Read => false,
-            AccessKind::Address { writes, .. } => writes,
-            _ => true,
-        };
+        let writes = a.kind.writes();
         let function = f.qualified_name();
         // A handed-on address names the object, not the member the callee touches.
         let member = match a.kind {
@@ -190,7 +186,7 @@ pub fn accesses(
                     count: 1,
                     insn: a.insn,
                     source: source.and_then(|find| find(a.insn)),
-                    boot: f.section.starts_with(".init") || f.section.starts_with(".exit"),
+                    boot: crate::model::access::boot_code(f.section),
                 },
             )),
         }

@@ -282,6 +282,8 @@ struct Part<'a, 'd> {
     /// member's offset in its element.
     path_at: usize,
     in_element: u64,
+    /// Its type is a lock, an atomic, a refcount or a counter (`Judge::write_type`).
+    write_type: bool,
 }
 
 /// How deep embedded structs are opened (`ns.count` is one level).
@@ -306,6 +308,7 @@ fn parts<'a, 'd>(
         owner: None,
         path_at: 0,
         in_element: 0,
+        write_type: false,
     };
     let Some(layout) = var.and_then(|v| v.layout).map(|id| image.struct_by_id(id)) else {
         return vec![whole()];
@@ -381,6 +384,7 @@ fn open<'a, 'd>(
             owner: Some(layout.name).filter(|n| !n.is_empty()),
             path_at: 0,
             in_element: from,
+            write_type: false,
         });
     }
 }
@@ -430,10 +434,7 @@ pub fn hot_writer<'a>(
         .access
         .of_object(i)
         .iter()
-        .filter(|a| {
-            a.kind != AccessKind::Read
-                && !matches!(a.kind, AccessKind::Address { writes: false, .. })
-        })
+        .filter(|a| a.kind.writes())
         .filter_map(|a| {
             let f = image.symbols.get(a.function as usize)?;
             let e = hotness.function(f.name)?;
@@ -469,18 +470,10 @@ fn code_writes<'a, 'd>(
     let refs = image.access.of_object(u32::try_from(i).ok()?);
     let writes = refs
         .iter()
-        .filter(|a| {
-            matches!(
-                a.kind,
-                AccessKind::Write
-                    | AccessKind::ReadWrite
-                    | AccessKind::Atomic
-                    | AccessKind::Address { writes: true, .. }
-            )
-        })
+        .filter(|a| a.kind.writes())
         .filter_map(|a| {
             let f = image.symbols.get(a.function as usize)?;
-            let boot = f.section.starts_with(".init") || f.section.starts_with(".exit");
+            let boot = crate::model::access::boot_code(f.section);
             let by_address = matches!(a.kind, AccessKind::Address { .. });
             // An indexed operand runs through an array's elements: the member written
             // is not known, so the object from that offset on counts as written.
@@ -533,17 +526,26 @@ fn writer_of<'a, 'd>(
     })
 }
 
+/// `parts` of `s`, each marked whether its type is a lock, an atomic, a refcount or
+/// a counter.
+fn typed_parts<'a, 'd>(
+    judge: &mut Judge<'_, '_>,
+    side: &Side<'_, 'a, 'd>,
+    s: &'a Symbol<'d>,
+    var: Option<&'a Variable<'d>>,
+) -> Vec<Part<'a, 'd>> {
+    let mut parts = parts(side, s, var);
+    for p in &mut parts {
+        p.write_type = p.ty.is_some_and(|t| (judge.write_type)(t));
+    }
+    parts
+}
+
 /// Which of `parts` a write through the object's address reaches (`writer_of`): its
 /// write-type members, or every part when it has none.
-fn address_reaches(judge: &mut Judge<'_, '_>, parts: &[Part<'_, '_>]) -> Vec<bool> {
-    let typed: Vec<bool> = parts
-        .iter()
-        .map(|p| p.ty.is_some_and(|t| (judge.write_type)(t)))
-        .collect();
-    match typed.iter().any(|&t| t) {
-        true => typed,
-        false => vec![true; parts.len()],
-    }
+fn address_reaches(parts: &[Part<'_, '_>]) -> Vec<bool> {
+    let any = parts.iter().any(|p| p.write_type);
+    parts.iter().map(|p| p.write_type || !any).collect()
 }
 
 /// The object's own members with their hot roles, and which rule gave them.
@@ -556,8 +558,8 @@ fn own_members<'a, 'd>(
     evidence: ObjectEvidence<'a>,
 ) -> (Vec<(Part<'a, 'd>, LineMember<'a>)>, &'static str) {
     let image = side.image;
-    let parts = parts(side, s, var);
-    let reach = address_reaches(judge, &parts);
+    let parts = typed_parts(judge, side, s, var);
+    let reach = address_reaches(&parts);
     let writes = code_writes(side, s).map(|w| w.1).unwrap_or_default();
     let struct_name = var.and_then(|v| image.struct_name(v));
     let mut named = false;
@@ -596,7 +598,7 @@ fn own_members<'a, 'd>(
     };
     let mut write_type = false;
     for (p, m) in &mut out {
-        if p.ty.is_some_and(|t| (judge.write_type)(t)) {
+        if p.write_type {
             m.hot = Some(Hot::WriteType { evidence });
             write_type = true;
         }
@@ -638,17 +640,13 @@ fn written_members<'a, 'd>(
         Some(i) if touched => image.access.of_object(i),
         _ => &[],
     };
-    let parts = parts(side, t, var);
-    let typed: Vec<bool> = parts
-        .iter()
-        .map(|p| p.ty.is_some_and(|ty| (judge.write_type)(ty)))
-        .collect();
+    let parts = typed_parts(judge, side, t, var);
     // Known hot as a whole: written where its locks and atomics lie, or everywhere
     // when it has none (a plain counter such as `total_forks`).
-    let whole = own.is_some() && !typed.contains(&true);
-    let reach = address_reaches(judge, &parts);
+    let whole = own.is_some() && !parts.iter().any(|p| p.write_type);
+    let reach = address_reaches(&parts);
     let mut out = Vec::new();
-    for ((p, reach), typed) in parts.into_iter().zip(reach).zip(typed) {
+    for (p, reach) in parts.into_iter().zip(reach) {
         let written = if let Some((f, how, writers, hot)) =
             writer_of(judge.hotness, &writes, (p.from, p.to), reach)
         {
@@ -660,7 +658,7 @@ fn written_members<'a, 'd>(
             })
         } else if whole {
             own.map(|evidence| Written::Evidence { evidence })
-        } else if !typed || sleeping_lock(p.ty.map_or("", |ty| &*ty.c)) {
+        } else if !p.write_type || sleeping_lock(p.ty.map_or("", |ty| &*ty.c)) {
             None
         } else if let Some(evidence) = own {
             Some(Written::Evidence { evidence })

@@ -91,6 +91,24 @@ pub struct AccessMap {
     pub counts: Counts,
 }
 
+impl AccessKind {
+    /// Whether the reference changes the object: a store, a read-modify-write, an
+    /// atomic, or its address handed to a function that writes through it.
+    pub fn writes(self) -> bool {
+        match self {
+            AccessKind::Read => false,
+            AccessKind::Address { writes, .. } => writes,
+            AccessKind::Write | AccessKind::ReadWrite | AccessKind::Atomic => true,
+        }
+    }
+}
+
+/// Whether a function in `section` is boot-only code (`.init.*`, `.exit.*`), whose
+/// references say nothing of run time.
+pub fn boot_code(section: &str) -> bool {
+    section.starts_with(".init") || section.starts_with(".exit")
+}
+
 impl AccessMap {
     /// The order of `refs`: by object, then offset, function and instruction.
     pub fn ref_key(a: &Access) -> (u32, u64, u32, u64, AccessKind, Form) {
