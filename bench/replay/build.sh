@@ -5,8 +5,10 @@
 # replaying real layout regressions through layout-diff.
 #
 # Usage:   bash bench/replay/build.sh
-# Env:     REPLAY_DIR  work/output dir, must be outside the git repo
-#                      (default /work/replay)
+# Env:     PROFILE     o2 (default: -O2, the first replay) or os (-Os, another
+#                      config: the second replay)
+#          REPLAY_DIR  work/output dir, must be outside the git repo
+#                      (default /work/replay, /work/replay-os for PROFILE=os)
 #          FORCE=1     rebuild outputs that already exist
 #          JOBS        make -j value (default 2)
 #
@@ -21,7 +23,12 @@ set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 PATCH_DIR=$SCRIPT_DIR/patches
-REPLAY_DIR=${REPLAY_DIR:-/work/replay}
+PROFILE=${PROFILE:-o2}
+case $PROFILE in
+    o2) REPLAY_DIR=${REPLAY_DIR:-/work/replay} ;;
+    os) REPLAY_DIR=${REPLAY_DIR:-/work/replay-os} ;;
+    *) printf 'ERROR: PROFILE must be o2 or os, not %s\n' "$PROFILE" >&2; exit 1 ;;
+esac
 FORCE=${FORCE:-0}
 JOBS=${JOBS:-2}
 
@@ -40,7 +47,8 @@ export KBUILD_BUILD_HOST=replay
 export KBUILD_BUILD_VERSION=1
 
 # Variants: name -> patches applied on top of the base tree, in order.
-VARIANTS=(mce mce-aligned root-user-aligned signal-fn mce-big read-mostly)
+VARIANTS=(mce mce-aligned root-user-aligned signal-fn mce-big read-mostly
+    mce-aligned-declared user-insert read-mostly-bss bss-aligned)
 declare -A VARIANT_PATCHES=(
     [mce]="01-mce-grow.patch"
     [mce-aligned]="01-mce-grow.patch 02-mce-percpu-aligned.patch"
@@ -48,6 +56,10 @@ declare -A VARIANT_PATCHES=(
     [signal-fn]="04-signal-fn.patch"
     [mce-big]="05-mce-grow-past-page.patch"
     [read-mostly]="06-read-mostly.patch"
+    [mce-aligned-declared]="01-mce-grow.patch 02-mce-percpu-aligned.patch 07-injectm-declare-aligned.patch"
+    [user-insert]="08-user-insert.patch"
+    [read-mostly-bss]="09-bss-read-mostly.patch"
+    [bss-aligned]="10-bss-aligned.patch"
 )
 
 # Objects holding the symbols of interest; always copied for base.
@@ -59,7 +71,7 @@ BASE_OBJS=(
 )
 
 # Symbols reported in the summary.
-SYMBOLS=(root_user mces_seen injectm replay_added_fn)
+SYMBOLS=(root_user mces_seen injectm replay_added_fn num_cpus_frozen panic_on_oops)
 
 # Config: `make tinyconfig`, then these scripts/config arguments, then
 # `make olddefconfig`.
@@ -81,12 +93,33 @@ CONFIG_ARGS=(
     # aligns functions (relevant to the function-alignment regression).
     -d CC_OPTIMIZE_FOR_SIZE -e CC_OPTIMIZE_FOR_PERFORMANCE
 )
+if [[ $PROFILE == os ]]; then
+    # The second replay: tinyconfig's own -Os (as embedded and minimal kernels
+    # build), on another config: more CPUs, no AMD MCE, and the /proc, /sys,
+    # epoll and eventfd code (EPOLL also puts a percpu_counter into user_struct).
+    CONFIG_ARGS=(
+        -e 64BIT -e SMP --set-val NR_CPUS 64
+        -e PRINTK -e BUG -e MULTIUSER -e FUTEX -e KALLSYMS
+        -e PROC_FS -e SYSFS -e EPOLL -e EVENTFD -e SIGNALFD -e TIMERFD
+        -e X86_LOCAL_APIC -e DEBUG_FS
+        -e X86_MCE -e X86_MCE_INTEL -d X86_MCE_AMD -e X86_MCE_INJECT
+        -e DEBUG_KERNEL
+        -d DEBUG_INFO_NONE -d DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT -d DEBUG_INFO_DWARF4
+        -e DEBUG_INFO -e DEBUG_INFO_DWARF5
+        -d DEBUG_INFO_REDUCED -d DEBUG_INFO_BTF -d DEBUG_INFO_COMPRESSED -d DEBUG_INFO_SPLIT
+        -e CC_OPTIMIZE_FOR_SIZE -d CC_OPTIMIZE_FOR_PERFORMANCE
+    )
+fi
 # Options that must come out of olddefconfig as =y, or we stop.
 REQUIRED_CONFIG=(
     CONFIG_64BIT CONFIG_SMP CONFIG_X86_MCE CONFIG_X86_MCE_INJECT
     CONFIG_DEBUG_INFO CONFIG_DEBUG_INFO_DWARF5 CONFIG_KALLSYMS CONFIG_FUTEX
     CONFIG_MULTIUSER
 )
+case $PROFILE in
+    o2) REQUIRED_CONFIG+=(CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE) ;;
+    os) REQUIRED_CONFIG+=(CONFIG_CC_OPTIMIZE_FOR_SIZE CONFIG_EPOLL CONFIG_PROC_FS) ;;
+esac
 
 log() { printf '\n==> %s\n' "$*" >&2; }
 warn() { printf 'WARNING: %s\n' "$*" >&2; }
@@ -170,7 +203,10 @@ fi
 # 3. Config.  Regenerated only when CONFIG_ARGS (or this step) changed; a
 #    new config makes every existing output stale, so it implies FORCE=1.
 # ---------------------------------------------------------------------------
-config_stamp=$(printf '%s\n' tinyconfig "${CONFIG_ARGS[@]}" olddefconfig | sha256sum | cut -d' ' -f1)
+# (The first replay's stamp predates profiles: only the second names its own.)
+stamp_profile=()
+[[ $PROFILE == o2 ]] || stamp_profile=("$PROFILE")
+config_stamp=$(printf '%s\n' "${stamp_profile[@]}" tinyconfig "${CONFIG_ARGS[@]}" olddefconfig | sha256sum | cut -d' ' -f1)
 if [[ ! -f .config || $(cat "$REPLAY_DIR/.config-stamp" 2>/dev/null) != "$config_stamp" ]]; then
     log "configuring (tinyconfig + ${#CONFIG_ARGS[@]} scripts/config args + olddefconfig)"
     make tinyconfig >/dev/null

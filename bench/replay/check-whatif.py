@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Scores a `whatif` prediction against the real build it predicts.
 
-usage: check-whatif.py [--all-sections] LAYOUT_DIFF BASE VARIANT -- WHATIF-CHANGES...
+usage: check-whatif.py [--all-sections | --moved [--functions]] LAYOUT_DIFF BASE VARIANT
+                       -- WHATIF-CHANGES...
 
 Runs `LAYOUT_DIFF whatif BASE CHANGES --nm`, reads VARIANT's functions and data
 objects with `readelf -sW` (STT_FUNC and STT_OBJECT, with their section), and for
@@ -12,6 +13,11 @@ objects is counted, moved or not.
 Objects are matched by name; names shared by several statics are compared as
 multisets of (address, size). Prints one line per touched section and a total,
 then the first mispredicted objects; exits 1 unless every object is right.
+
+With --moved, the count is the one the predictions issue scores: every data and
+per-CPU object (and with --functions every function too) that the real build or
+the prediction moves or resizes against BASE, in any section, and how many of
+those the prediction puts at their real address and size.
 """
 
 import collections
@@ -37,15 +43,22 @@ def objects(path):
         if len(f) < 8 or f[3] not in ("OBJECT", "FUNC") or not f[6].isdigit():
             continue
         out[secs.get(f[6], f[6])][f[7]].append((int(f[1], 16), int(f[2], 0)))
+        if f[3] == "FUNC":
+            FUNCTIONS.add(f[7])
     return out
+
+
+# Names of the functions objects() read (a name is a function's in either build).
+FUNCTIONS = set()
 
 
 def main():
     if "--" not in sys.argv:
         sys.exit(__doc__)
     cut = sys.argv.index("--")
+    flags = {"--all-sections", "--moved", "--functions"}
     every = "--all-sections" in sys.argv[1:cut]
-    tool, base, variant = [a for a in sys.argv[1:cut] if a != "--all-sections"]
+    tool, base, variant = [a for a in sys.argv[1:cut] if a not in flags]
     changes = sys.argv[cut + 1:]
     out = subprocess.run([tool, "whatif", base, *changes, "--nm"], capture_output=True,
                          text=True)
@@ -56,6 +69,8 @@ def main():
         a, s, _, name = line.split(maxsplit=3)
         predicted[name].append((int(a, 16), int(s, 16)))
     old, new = objects(base), objects(variant)
+    if "--moved" in sys.argv[1:cut]:
+        sys.exit(moved(old, new, predicted, "--functions" in sys.argv[1:cut]))
     total = right = 0
     wrong = []
     for sec in sorted(new):
@@ -80,6 +95,39 @@ def main():
         fmt = lambda l: ", ".join(f"{a:#x}+{s}" for a, s in l[:3])
         print(f"  wrong {sec} {name}: real {fmt(real)}; predicted {fmt(pred)}")
     sys.exit(0 if right == total else 1)
+
+
+def by_name(table, functions):
+    """{name: [(address, size), ...]} over every section, data objects (and functions)."""
+    out = collections.defaultdict(list)
+    for names in table.values():
+        for name, places in names.items():
+            if functions or name not in FUNCTIONS:
+                out[name].extend(places)
+    return out
+
+
+def moved(old, new, predicted, functions):
+    """Scores objects the real build or the prediction moved; returns the exit code."""
+    base, real = by_name(old, functions), by_name(new, functions)
+    total = right = 0
+    wrong = []
+    for name in sorted(set(real) | set(base)):
+        b, r = sorted(base.get(name, [])), sorted(real.get(name, []))
+        p = sorted(predicted.get(name, [])) if name in predicted else b
+        if b == r and b == p:
+            continue
+        n = max(len(r), len(p))
+        ok = sum((collections.Counter(r) & collections.Counter(p)).values())
+        total += n
+        right += ok
+        if ok < n:
+            wrong.append((name, b, r, p))
+    print(f"moved (real or predicted): {right}/{total} at their real address and size")
+    fmt = lambda l: ", ".join(f"{a:#x}+{s}" for a, s in l[:3])
+    for name, b, r, p in wrong[:15]:
+        print(f"  wrong {name}: base {fmt(b)}; real {fmt(r)}; predicted {fmt(p)}")
+    return 0 if right == total else 1
 
 
 if __name__ == "__main__":

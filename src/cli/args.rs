@@ -148,7 +148,11 @@ layout-diff check --rules layout.toml vmlinux --format markdown # for a review c
 --symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp),\n  \
                                          or one function (__aligned(N) on its definition)\n  \
 --align-functions UNIT=N                 every function of one file aligned (-falign-functions=N)\n  \
---percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED\n  \
+--percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED, and\n  \
+                                         declared DECLARE_PER_CPU_ALIGNED where a header declares\n  \
+                                         it: it moves to ..shared_aligned\n  \
+--percpu-aligned-definition NAME         the definition only: a header's DECLARE_PER_CPU keeps\n  \
+                                         the variable in .data..percpu, aligned in place\n  \
 --read-mostly NAME                       an object defined __read_mostly (.data..read_mostly)\n  \
 --objects FILE.o...                      recompiled objects: their code and data replace the old\n\n\
 Every instance of a resized type, and every type that embeds it, changes size; the\n\
@@ -251,6 +255,10 @@ pub struct WhatifArgs {
     /// A per-CPU variable defined with DEFINE_PER_CPU_ALIGNED instead.
     #[arg(long = "percpu-aligned", value_name = "NAME")]
     pub percpu_aligned: Vec<String>,
+    /// A per-CPU variable whose definition only is DEFINE_PER_CPU_ALIGNED (its
+    /// header's DECLARE_PER_CPU left as it is).
+    #[arg(long = "percpu-aligned-definition", value_name = "NAME")]
+    pub percpu_aligned_definition: Vec<String>,
     /// `UNIT=N`: every function of one compile unit aligned to N (`-falign-functions=N`
     /// for that file); UNIT as DWARF names it (`kernel/futex/waitwake.c`).
     #[arg(long = "align-functions", value_name = "UNIT=N")]

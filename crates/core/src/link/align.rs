@@ -85,11 +85,14 @@ pub fn asked(image: &Image<'_>, sym: &Symbol<'_>, var: Option<&Variable<'_>>) ->
             raisable: false,
         };
     };
-    let user = image.explicit_alignment(v);
+    // Only the variable's own alignment stops GCC raising it (`DECL_USER_ALIGN`): a
+    // type the source aligned (`struct user_namespace`, which holds an `rcu_head`
+    // aligned to 8) is raised like any aggregate, from that type's alignment.
+    let user = v.alignment;
     let size = v.size.unwrap_or(sym.size);
     Asked {
         alignment: compiler_alignment(v.ctype.kind, size, natural_alignment(image, v), user),
-        explicit: user.is_some(),
+        explicit: image.explicit_alignment(v).is_some(),
         raisable: user.is_none() && v.ctype.kind == TypeKind::Array,
     }
 }

@@ -104,6 +104,18 @@ impl Alignment {
     }
 }
 
+/// Where GCC met object `s` first among its unit's objects, as a line of its file
+/// (what a moved object's place among them follows): a per-CPU variable declared
+/// before its definition (`DECLARE_PER_CPU` in a header: 0) at that declaration, whose
+/// section attribute made its symbol; any other object at its definition, since a
+/// declaration without a section attribute makes none.
+pub fn ordering_line(s: &Symbol<'_>, v: &crate::model::Variable<'_>) -> Option<u32> {
+    match (s.space, v.declared) {
+        (Space::Percpu, Some(line)) => Some(line),
+        _ => v.decl_line,
+    }
+}
+
 /// The alignment the model asks of a function.
 pub const FUNCTION_ALIGNMENT: u64 = 16;
 
@@ -121,10 +133,11 @@ impl<'d> LinkMap<'d> {
     pub fn build(image: &Image<'d>) -> LinkMap<'d> {
         let vars = image.variables_of_symbols();
         LinkMap::build_with(image, &|s| match s.kind {
-            // Functions at the x86-64 default of 16 (what the addresses bear out
-            // where it is less: GCC skips at most 10 bytes to align).
+            // Functions at their unit's alignment: the x86-64 default of 16 (what the
+            // addresses bear out where it is less: GCC skips at most 10 bytes to
+            // align), 1 in a unit built `-Os` (`Image::function_alignments`).
             SymbolKind::Function => align::Asked {
-                alignment: FUNCTION_ALIGNMENT,
+                alignment: image.function_alignment(s.compile_unit),
                 explicit: false,
                 raisable: false,
             },

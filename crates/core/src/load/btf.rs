@@ -657,6 +657,7 @@ pub(crate) fn read<'d>(
                         alignment: None,
                         decl_file: None,
                         decl_line: None,
+                        declared: None,
                     },
                     key,
                 ));

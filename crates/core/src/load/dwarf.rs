@@ -18,7 +18,7 @@ use super::elf::DebugSections;
 use super::layouts::TypeTable;
 pub(super) use super::unit::{
     Acc, Builder, Claims, Content, Context, Key, Place, RawVariable, code_ranges, file_name,
-    is_aggregate, language_read, unit_path,
+    function_alignment, is_aggregate, language_read, unit_path,
 };
 use super::unit::{file_name_from, typedef_layout};
 use crate::error::{Error, Result};
@@ -30,6 +30,8 @@ pub(crate) struct Types<'d> {
     pub units: usize,
     /// Where each compile unit came from: its `DW_AT_name` path and code ranges.
     pub sources: UnitSources<'d>,
+    /// Units whose functions GCC aligns other than to `FUNCTION_ALIGNMENT`, sorted.
+    pub function_alignments: Vec<(&'d str, u64)>,
 }
 
 /// The compile unit of code addresses and of variables, to tell apart local symbols
@@ -194,11 +196,15 @@ fn finish<'d>(acc: Acc<'d>, units: usize) -> Types<'d> {
             .map(|(u, v)| (v.address, v.name, *u))
             .collect(),
     };
+    let mut function_alignments = acc.function_alignments;
+    function_alignments.sort_unstable();
+    function_alignments.dedup_by_key(|a| a.0);
     Types {
         structs,
         variables: variables.into_iter().map(|(_, v)| v).collect(),
         units,
         sources,
+        function_alignments,
     }
 }
 
@@ -274,7 +280,13 @@ fn read_unit<'d>(
     let (dwarf, options) = (ctx.dwarf, ctx.options);
     let unit = dwarf.unit(header)?;
     let mut acc = Acc::default();
-    acc.names.push((index, unit_path(&unit)));
+    let name = unit_path(&unit);
+    acc.names.push((index, name));
+    if let (Some(name), Some(a)) = (name, function_alignment(dwarf, &unit)?)
+        && a != crate::link::FUNCTION_ALIGNMENT
+    {
+        acc.function_alignments.push((name, a));
+    }
     code_ranges(dwarf, &unit, index, &mut acc.ranges)?;
     let Some(rust) = language_read(&unit, options)? else {
         return Ok(acc);
@@ -389,6 +401,12 @@ fn variable<'d>(
             alignment: die.alignment().or(spec.and_then(|s| s.alignment())),
             decl_file: decl.and_then(|f| file_name_from(table, f)).map(Into::into),
             decl_line: die.decl_line().or(spec.and_then(|s| s.decl_line())),
+            // Declared before it is defined: in a header (another file), before every
+            // line of the unit's own; else at the declaration's line.
+            declared: spec.map(|s| match die.decl_file() {
+                Some(f) if s.decl_file() != Some(f) => 0,
+                _ => s.decl_line().unwrap_or(0),
+            }),
         },
         key,
     })
@@ -475,6 +493,7 @@ mod tests {
                         alignment: None,
                         decl_file: None,
                         decl_line: None,
+                        declared: None,
                     },
                     key: Some(key),
                 },

@@ -97,6 +97,7 @@ pub fn elf_image<'d>(
         image.structs = types.structs;
         image.variables = types.variables;
         image.units = types.units;
+        image.function_alignments = types.function_alignments;
     } else if options.dwarf
         && let Some(data) = elf.btf
     {

@@ -103,6 +103,9 @@ pub(super) struct Acc<'d> {
     /// (unit index, unit name) of each unit read.
     pub(super) names: Vec<(usize, Option<&'d str>)>,
     pub(super) ranges: Vec<(u64, u64, usize)>,
+    /// (unit name, alignment) of each unit whose functions GCC aligns other than to
+    /// `link::FUNCTION_ALIGNMENT` (`function_alignment`).
+    pub(super) function_alignments: Vec<(&'d str, u64)>,
 }
 
 impl<'d> Acc<'d> {
@@ -133,6 +136,7 @@ impl<'d> Acc<'d> {
         self.variables.extend(other.variables);
         self.names.extend(other.names);
         self.ranges.extend(other.ranges);
+        self.function_alignments.extend(other.function_alignments);
         self
     }
 }
@@ -207,6 +211,61 @@ pub(super) fn stored_bytes(value: u64, width: usize, little_endian: bool) -> Vec
     } else {
         value.to_be_bytes()[8 - width..].to_vec()
     }
+}
+
+/// The alignment GCC gave the functions of `unit`, from the options its
+/// `DW_AT_producer` records (`GNU C11 12.2.0 ... -Os ...`, which GCC writes by default,
+/// `-grecord-gcc-switches`): `None` when the producer is not GCC's C or records no
+/// options (the assembler, clang, rustc), so the default stands.
+pub(super) fn function_alignment(dwarf: &Dwarf<'_>, unit: &Unit<'_>) -> gimli::Result<Option<u64>> {
+    let mut entries = unit.entries();
+    let Some(root) = entries.next_dfs()? else {
+        return Ok(None);
+    };
+    let Some(value) = root.attr_value(dw::DW_AT_producer) else {
+        return Ok(None);
+    };
+    let producer = dwarf.attr_string(unit, value)?;
+    Ok(std::str::from_utf8(producer.slice())
+        .ok()
+        .and_then(gcc_function_alignment))
+}
+
+/// The function alignment a GCC producer string's options give (see
+/// `function_alignment`): `-falign-functions=N` (its first number), else 1 when the
+/// last `-O` level does not align functions (GCC enables `-falign-functions` at `-O2`
+/// and `-O3` only: not at `-Os`, `-Oz`, `-Og`, `-O1` or `-O0`), else
+/// `FUNCTION_ALIGNMENT`. `-fno-align-functions` is 1.
+pub(crate) fn gcc_function_alignment(producer: &str) -> Option<u64> {
+    let rest = producer.strip_prefix("GNU C")?;
+    // `GNU C11 12.2.0 -m64 ...`: the options follow the version.
+    let mut words = rest.split_ascii_whitespace().skip(1);
+    let _version = words.next()?;
+    let (mut level, mut asked, mut any) = (None, None, false);
+    for w in words {
+        any = true;
+        if let Some(l) = w.strip_prefix("-O") {
+            level = Some(l);
+        } else if w == "-fno-align-functions" || w == "-falign-functions=0" {
+            asked = Some(1);
+        } else if let Some(n) = w.strip_prefix("-falign-functions=") {
+            let first = n.split(':').next().unwrap_or("");
+            asked = first
+                .parse::<u64>()
+                .ok()
+                .filter(|a| a.is_power_of_two())
+                .or(asked);
+        } else if w == "-falign-functions" {
+            asked = Some(crate::link::FUNCTION_ALIGNMENT);
+        }
+    }
+    if !any {
+        return None;
+    }
+    Some(asked.unwrap_or(match level {
+        Some("2" | "3" | "fast") => crate::link::FUNCTION_ALIGNMENT,
+        _ => 1,
+    }))
 }
 
 /// The unit's `DW_AT_name`, without the directories it shares with its

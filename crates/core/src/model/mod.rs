@@ -98,6 +98,11 @@ pub struct Image<'d> {
     pub variables: Vec<Variable<'d>>,
     /// Number of compile units read.
     pub units: usize,
+    /// The compile units whose functions GCC aligned other than to
+    /// `link::FUNCTION_ALIGNMENT` (1 for a unit built `-Os`), from the options their
+    /// `DW_AT_producer` records, sorted by unit: what the link model aligns their
+    /// functions to (`function_alignment`).
+    pub function_alignments: Vec<(&'d str, u64)>,
     /// Who reads and writes each data object, from the machine code (x86-64 builds
     /// loaded with `LoadOptions::code`); empty and unsupported otherwise.
     #[serde(skip)]
@@ -127,6 +132,7 @@ impl<'d> Image<'d> {
             structs: Vec::new(),
             variables: Vec::new(),
             units: 0,
+            function_alignments: Vec::new(),
             access: access::AccessMap::default(),
         }
     }
@@ -145,6 +151,18 @@ impl<'d> Image<'d> {
 
     pub fn struct_by_id(&self, id: StructId) -> &StructLayout<'d> {
         &self.structs[id.0]
+    }
+
+    /// The alignment GCC gives the functions of compile unit `unit` (see
+    /// `function_alignments`).
+    pub fn function_alignment(&self, unit: Option<&str>) -> u64 {
+        unit.and_then(|u| {
+            self.function_alignments
+                .binary_search_by(|(n, _)| (*n).cmp(u))
+                .ok()
+                .map(|i| self.function_alignments[i].1)
+        })
+        .unwrap_or(crate::link::FUNCTION_ALIGNMENT)
     }
 
     /// What the source asked for: `DW_AT_alignment` on the variable, else on the struct

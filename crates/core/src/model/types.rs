@@ -250,6 +250,13 @@ pub struct Variable<'d> {
     /// object among its unit's others of one section (`whatif --read-mostly`).
     #[serde(skip)]
     pub decl_line: Option<u32>,
+    /// When the unit declared it before its definition (`DW_AT_specification`): the
+    /// line of that declaration in the same file, or 0 for one in a header (not in
+    /// JSON). GCC orders a unit's objects by when it made each one's symbol, and a
+    /// declaration with a section attribute (every `DECLARE_PER_CPU`) makes it: such
+    /// an object goes among the others by this line (`link::ordering_line`).
+    #[serde(skip)]
+    pub declared: Option<u32>,
 }
 
 impl Variable<'_> {

@@ -45,6 +45,8 @@ pub(super) struct Names<'d> {
     pub percpu_base: Option<u64>,
     pub boundaries: Vec<(&'d str, u64)>,
     pub function_prefix: u64,
+    /// `Image::function_alignments`.
+    pub function_alignments: Vec<(&'d str, u64)>,
     pub sections: Vec<SectionForm<'d>>,
     pub ctypes: Vec<CTypeForm<'d>>,
     /// With `snapshot --with-lines`: `file:line` of each function's first byte and of
@@ -165,6 +167,7 @@ pub(super) struct VariableForm {
     pub alignment: Option<u64>,
     pub decl_file: Option<Str>,
     pub decl_line: Option<u32>,
+    pub declared: Option<u32>,
 }
 
 /// Index of a string in `Names::strings`.
@@ -245,6 +248,7 @@ pub(super) fn from_image<'a>(
             alignment: v.alignment,
             decl_file: v.decl_file.as_deref().map(|f| names.put(f)),
             decl_line: v.decl_line,
+            declared: v.declared,
         })
         .collect();
     let mut last_symbol = 0u64;
@@ -285,6 +289,7 @@ pub(super) fn from_image<'a>(
             percpu_base: image.percpu_base,
             boundaries: image.boundaries.iter().map(|&(n, a)| (n, a)).collect(),
             function_prefix: image.function_prefix,
+            function_alignments: image.function_alignments.clone(),
             sections: image
                 .sections
                 .iter()
@@ -433,6 +438,7 @@ pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
         percpu_base: None,
         boundaries: Vec::new(),
         function_prefix: 0,
+        function_alignments: Vec::new(),
         sections: Vec::new(),
         ctypes: vec![ctype_form(&blank)],
         lines: None,

@@ -88,6 +88,7 @@ pub(super) fn read<'d>(
         percpu_base: head.percpu_base,
         boundaries: head.boundaries,
         function_prefix: head.function_prefix,
+        function_alignments: head.function_alignments,
         sections: head.sections,
         symbols,
         structs,
@@ -151,6 +152,7 @@ struct Head<'d> {
     percpu_base: Option<u64>,
     boundaries: Vec<(&'static str, u64)>,
     function_prefix: u64,
+    function_alignments: Vec<(&'d str, u64)>,
     sections: Vec<Section<'d>>,
     /// Empty when read for the source lines only.
     types: &'d [CType],
@@ -365,6 +367,7 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
         let percpu_base: Option<u64> = next(&mut seq)?;
         let boundaries: Vec<(&str, u64)> = next(&mut seq)?;
         let function_prefix: u64 = next(&mut seq)?;
+        let function_alignments: Vec<(&str, u64)> = next(&mut seq)?;
         let sections: Vec<SectionForm<'de>> = next(&mut seq)?;
         let listing = self.listing;
         let cell = self
@@ -424,6 +427,7 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
             percpu_base,
             boundaries,
             function_prefix,
+            function_alignments,
             sections: sections
                 .into_iter()
                 .map(|s| Section {
@@ -518,6 +522,7 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                     alignment: v.alignment,
                     decl_file: c.names.opt(v.decl_file)?.map(Into::into),
                     decl_line: v.decl_line,
+                    declared: v.declared,
                 })
             }),
         )?;

@@ -240,7 +240,10 @@ fn candidates(image: &Image<'_>, o: &Outcome) -> (Vec<(Vec<Change>, String)>, Op
 fn align_object(s: &Symbol<'_>, align: u64, line: u64) -> Change {
     let name = s.qualified_name();
     match s.space {
-        Space::Percpu if align == line => Change::PercpuAligned { name },
+        Space::Percpu if align == line => Change::PercpuAligned {
+            name,
+            declaration: true,
+        },
         _ => Change::SymbolAlign { name, align },
     }
 }
@@ -299,7 +302,7 @@ fn evaluate(image: &Image<'_>, rules: &Rules, o: &Outcome, c: Candidate) -> Opti
         first => {
             let name = match first {
                 Change::SymbolAlign { name, .. }
-                | Change::PercpuAligned { name }
+                | Change::PercpuAligned { name, .. }
                 | Change::ReadMostly { name } => Some(name.as_str()),
                 _ => None,
             };
@@ -316,7 +319,7 @@ fn evaluate(image: &Image<'_>, rules: &Rules, o: &Outcome, c: Candidate) -> Opti
             let changed: Vec<&str> = changes
                 .iter()
                 .filter_map(|c| match c {
-                    Change::SymbolAlign { name, .. } | Change::PercpuAligned { name } => image
+                    Change::SymbolAlign { name, .. } | Change::PercpuAligned { name, .. } => image
                         .symbols
                         .iter()
                         .find(|s| s.any_name(|x| x == name))

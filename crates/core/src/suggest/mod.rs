@@ -249,7 +249,10 @@ pub fn suggest<'d>(
                             name: t.clone(),
                             align: new.line_size,
                         },
-                        Space::Percpu => Change::PercpuAligned { name: t.clone() },
+                        Space::Percpu => Change::PercpuAligned {
+                            name: t.clone(),
+                            declaration: true,
+                        },
                     })
                     .collect();
                 let p = predict(new, &changes, &[]).ok()?;
@@ -456,7 +459,14 @@ pub(crate) fn instances_of(image: &Image<'_>, name: &str) -> usize {
 pub(crate) fn change_args(c: &Change) -> String {
     match c {
         Change::SymbolAlign { name, align } => format!("--symbol {name} --align {align}"),
-        Change::PercpuAligned { name } => format!("--percpu-aligned {name}"),
+        Change::PercpuAligned {
+            name,
+            declaration: true,
+        } => format!("--percpu-aligned {name}"),
+        Change::PercpuAligned {
+            name,
+            declaration: false,
+        } => format!("--percpu-aligned-definition {name}"),
         Change::ReadMostly { name } => format!("--read-mostly {name}"),
         Change::FunctionsAligned { unit, align } => format!("--align-functions {unit}={align}"),
         Change::MemberMove {

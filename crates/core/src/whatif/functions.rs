@@ -3,7 +3,7 @@
 //! an object defined `__read_mostly` again (moved to `.data..read_mostly`). Kept apart
 //! from `mod.rs`, which carries struct changes through the types first.
 
-use crate::link::{Edits, FUNCTION_ALIGNMENT, LinkMap};
+use crate::link::{Edits, LinkMap};
 use crate::model::{Image, READ_MOSTLY_START, SymbolKind};
 
 use super::Change;
@@ -70,7 +70,11 @@ pub fn align_unit(
     let mut any = false;
     for (i, s) in image.symbols.iter().enumerate() {
         if s.kind == SymbolKind::Function && s.compile_unit == Some(unit) {
-            let was = edits.align.get(&i).copied().unwrap_or(FUNCTION_ALIGNMENT);
+            let was = edits
+                .align
+                .get(&i)
+                .copied()
+                .unwrap_or_else(|| image.function_alignment(s.compile_unit));
             edits.align.insert(i, was.max(align));
             any = true;
         }
@@ -123,7 +127,7 @@ pub fn move_to_read_mostly(
     }
 }
 
-/// Each symbol's definition line (`DW_AT_decl_line`), by symbol index: where a moved
+/// Each symbol's line in its unit's order (`link::ordering_line`), by symbol index: where a moved
 /// object goes among its unit's objects (`LinkMap::move_to_region_from`).
 pub(super) fn definition_lines<'a>(image: &'a Image<'_>) -> impl Fn(usize) -> Option<u32> + 'a {
     let vars = image.variables_of_symbols();
@@ -131,8 +135,8 @@ pub(super) fn definition_lines<'a>(image: &'a Image<'_>) -> impl Fn(usize) -> Op
         image
             .symbols
             .get(k)
-            .and_then(|s| vars.of(s))
-            .and_then(|v| v.decl_line)
+            .and_then(|s| Some((s, vars.of(s)?)))
+            .and_then(|(s, v)| crate::link::ordering_line(s, v))
     }
 }
 

@@ -36,8 +36,12 @@ pub enum Change {
     StructAlign { name: String, align: u64 },
     /// `--symbol NAME --align N`.
     SymbolAlign { name: String, align: u64 },
-    /// `--percpu-aligned NAME`: defined with `DEFINE_PER_CPU_ALIGNED`.
-    PercpuAligned { name: String },
+    /// `--percpu-aligned NAME`: defined with `DEFINE_PER_CPU_ALIGNED`, and declared
+    /// with `DECLARE_PER_CPU_ALIGNED` where a header declares it (`declaration`): the
+    /// variable moves to `..shared_aligned`. `--percpu-aligned-definition NAME`: the
+    /// definition only, the header's `DECLARE_PER_CPU` left as it is: GCC keeps the
+    /// section of the first declaration, so a declared variable is aligned in place.
+    PercpuAligned { name: String, declaration: bool },
     /// `--struct NAME --member M --align N`: the member aligned (`____cacheline_aligned`).
     MemberAlign {
         name: String,
@@ -110,7 +114,17 @@ impl fmt::Display for Change {
             }
             Change::StructAlign { name, align } => write!(f, "struct {name} aligned to {align}"),
             Change::SymbolAlign { name, align } => write!(f, "{name} aligned to {align}"),
-            Change::PercpuAligned { name } => write!(f, "{name} DEFINE_PER_CPU_ALIGNED"),
+            Change::PercpuAligned {
+                name,
+                declaration: true,
+            } => write!(f, "{name} DEFINE_PER_CPU_ALIGNED"),
+            Change::PercpuAligned {
+                name,
+                declaration: false,
+            } => write!(
+                f,
+                "{name} DEFINE_PER_CPU_ALIGNED, its declaration unchanged"
+            ),
             Change::MemberAlign {
                 name,
                 member,
@@ -179,6 +193,7 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
                 | "--member"
                 | "--align"
                 | "--percpu-aligned"
+                | "--percpu-aligned-definition"
                 | "--after"
                 | "--align-functions"
                 | "--read-mostly"
@@ -340,7 +355,14 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
             }
             "--align-functions" => out.push(functions::parse_unit_align(&value)?),
             "--read-mostly" => out.push(Change::ReadMostly { name: value }),
-            _ => out.push(Change::PercpuAligned { name: value }),
+            "--percpu-aligned-definition" => out.push(Change::PercpuAligned {
+                name: value,
+                declaration: false,
+            }),
+            _ => out.push(Change::PercpuAligned {
+                name: value,
+                declaration: true,
+            }),
         }
     }
     if let Target::Insert(_, member, size, _) = &target {
@@ -530,7 +552,9 @@ pub fn predict<'d>(
         {
             size = n.offset.saturating_add(s.size.saturating_sub(o.offset));
         }
-        let user = v.alignment.or(new.explicit_alignment);
+        // The variable's own alignment stops the raise; its type's does not (see
+        // `align::asked`).
+        let user = v.alignment;
         let was = align::asked(image, s, Some(v)).alignment;
         let now = compiler_alignment(v.ctype.kind, size, new.alignment, user);
         if size != s.size {
@@ -548,9 +572,10 @@ pub fn predict<'d>(
         match c {
             Change::SymbolAlign { name, align } if functions::names_function_only(image, name) => {
                 let i = functions::find_function(image, name)?;
-                edits
-                    .align
-                    .insert(i, (*align).max(crate::link::FUNCTION_ALIGNMENT));
+                edits.align.insert(
+                    i,
+                    (*align).max(image.function_alignment(image.symbols[i].compile_unit)),
+                );
             }
             Change::FunctionsAligned { unit, align } => {
                 functions::align_unit(image, unit, *align, &mut edits)?;
@@ -566,12 +591,18 @@ pub fn predict<'d>(
                 edits.align.insert(i, was.alignment.max(*align));
                 asked_for.insert(i, *align);
             }
-            Change::PercpuAligned { name } => {
-                let i = find_placed_object(image, &map, "--percpu-aligned", name)?;
+            Change::PercpuAligned { name, declaration } => {
+                let flag = match declaration {
+                    true => "--percpu-aligned",
+                    false => "--percpu-aligned-definition",
+                };
+                let i = find_placed_object(image, &map, flag, name)?;
                 if image.symbols[i].space != Space::Percpu {
-                    return Err(format!("--percpu-aligned {name}: not a per-CPU variable"));
+                    return Err(format!("{flag} {name}: not a per-CPU variable"));
                 }
-                if image.symbols[i].binding == crate::model::Binding::Local {
+                // A static one has no declaration elsewhere; with its declaration
+                // aligned too, a global one has none that keeps its section either.
+                if *declaration || image.symbols[i].binding == crate::model::Binding::Local {
                     let line = functions::definition_lines(image);
                     map.move_to_end_region(i, image.line_size, &line);
                 } else {
@@ -582,7 +613,7 @@ pub fn predict<'d>(
                     edits.align.insert(i, image.line_size);
                     notes.push(format!(
                         "{name} is global: its header's DECLARE_PER_CPU keeps it in .data..percpu, aligned in place; \
-                         with DECLARE_PER_CPU_ALIGNED in the header too it would move to ..shared_aligned"
+                         with DECLARE_PER_CPU_ALIGNED in the header too (--percpu-aligned) it moves to ..shared_aligned"
                     ));
                 }
                 asked_for.insert(i, image.line_size);
@@ -724,6 +755,7 @@ pub fn predict<'d>(
         structs,
         variables,
         units: image.units,
+        function_alignments: image.function_alignments.clone(),
         // No code of its own: the judgement reads the code of the build it was
         // predicted from, through each object's pair there.
         access: Default::default(),
