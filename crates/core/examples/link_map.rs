@@ -50,8 +50,8 @@ fn main() -> Result<()> {
                     m.lead,
                     m.inside,
                     vars.of(s).map_or("none".to_string(), |v| format!(
-                        "{:?} {:?}",
-                        v.ctype.kind, v.alignment
+                        "{:?} {:?} line {:?} declared {:?}",
+                        v.ctype.kind, v.alignment, v.decl_line, v.declared
                     )),
                 );
             }

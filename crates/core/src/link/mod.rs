@@ -104,15 +104,31 @@ impl Alignment {
     }
 }
 
-/// Where GCC met object `s` first among its unit's objects, as a line of its file
-/// (what a moved object's place among them follows): a per-CPU variable declared
-/// before its definition (`DECLARE_PER_CPU` in a header: 0) at that declaration, whose
-/// section attribute made its symbol; any other object at its definition, since a
-/// declaration without a section attribute makes none.
-pub fn ordering_line(s: &Symbol<'_>, v: &crate::model::Variable<'_>) -> Option<u32> {
+/// Where GCC met an object first among its unit's objects (what a moved object's
+/// place among them follows): GCC emits a unit's objects of one section in the
+/// reverse of the order it made their symbols, at their definitions or at a
+/// declaration that carries a section attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourcePlace {
+    /// A line of the unit's file (`ordering_line`).
+    pub line: u32,
+    /// A header declared it before the unit's own lines: its symbol may have been
+    /// made there, before those of every object the unit's lines made.
+    pub header: bool,
+}
+
+/// Each object's `SourcePlace`, by symbol index.
+pub type Lines<'a> = dyn Fn(usize) -> Option<SourcePlace> + 'a;
+
+/// Where GCC met object `s` first (see `SourcePlace`): a per-CPU variable declared
+/// before its definition (`DECLARE_PER_CPU`, whose section attribute makes the
+/// symbol: 0 in a header) at that declaration; any other object at its definition,
+/// since a plain `extern` makes none.
+pub fn ordering_line(s: &Symbol<'_>, v: &crate::model::Variable<'_>) -> Option<SourcePlace> {
+    let header = v.declared == Some(0);
     match (s.space, v.declared) {
-        (Space::Percpu, Some(line)) => Some(line),
-        _ => v.decl_line,
+        (Space::Percpu, Some(line)) => Some(SourcePlace { line, header }),
+        _ => v.decl_line.map(|line| SourcePlace { line, header }),
     }
 }
 
@@ -402,20 +418,14 @@ impl<'d> LinkMap<'d> {
         &mut self,
         symbol: usize,
         align: u64,
-        line: &dyn Fn(usize) -> Option<u32>,
+        line: &Lines<'_>,
     ) -> bool {
         let Some((oi, ii, mi)) = self.find(symbol) else {
             return false;
         };
         let rank = self.rank.clone();
         let o = &mut self.outputs[oi];
-        let mut m = o.inputs[ii].members.remove(mi);
-        let origin = o.inputs[ii].origin;
-        if o.inputs[ii].members.is_empty() {
-            o.inputs.remove(ii);
-        } else if mi == 0 {
-            o.inputs[ii].members[0].inside = None;
-        }
+        let (mut m, origin) = take_member(&mut o.inputs, ii, mi);
         let region_start = o
             .inputs
             .iter()
@@ -442,6 +452,8 @@ impl<'d> LinkMap<'d> {
     /// Among the unit's objects already there it takes its place by definition line
     /// (`line`, by symbol index) in the order they show (gcc emits a unit's objects
     /// of one section last-defined first), or last when they show none.
+    /// An object of another output section of its space (`.bss`, for a zero-initialised
+    /// object) leaves it for the region's output section.
     /// Returns false when the object is not in the map or already in the region.
     pub fn move_to_region_from(
         &mut self,
@@ -449,28 +461,33 @@ impl<'d> LinkMap<'d> {
         from: u64,
         start_align: u64,
         places: &[u64],
-        line: &dyn Fn(usize) -> Option<u32>,
+        line: &Lines<'_>,
     ) -> bool {
-        let Some((oi, ii, mi)) = self.find(symbol) else {
+        let Some((source, ii, mi)) = self.find(symbol) else {
+            return false;
+        };
+        let space = self.outputs[source].space;
+        let Some(oi) = self
+            .outputs
+            .iter()
+            .position(|o| o.space == space && (o.start..o.end).contains(&from))
+        else {
             return false;
         };
         let rank = self.rank.clone();
-        let o = &mut self.outputs[oi];
-        if !(o.start..o.end).contains(&from) {
-            return false;
-        }
         let starts = |i: &Input<'_>| {
             i.members
                 .first()
                 .and_then(|m| places.get(m.symbol))
                 .is_some_and(|&p| p >= from)
         };
-        if starts(&o.inputs[ii]) {
+        if oi == source && starts(&self.outputs[oi].inputs[ii]) {
             return false;
         }
         // One unit's objects on both sides of `from` are one input section in the map
         // (a unit in a row): its read-mostly part is an input section of its own.
         let (mut ii, mut mi) = (ii, mi);
+        let o = &mut self.outputs[oi];
         if let Some((si, k)) = o.inputs.iter().enumerate().find_map(|(si, i)| {
             i.members
                 .iter()
@@ -492,23 +509,19 @@ impl<'d> LinkMap<'d> {
                 .max()
                 .unwrap_or(1);
             o.inputs.insert(si + 1, split);
-            if si < ii || (si == ii && mi >= k) {
+            if oi == source && (si < ii || (si == ii && mi >= k)) {
                 if si == ii {
                     mi -= k;
                 }
                 ii += 1;
             }
-            if starts(&o.inputs[ii]) {
+            if oi == source && starts(&o.inputs[ii]) {
                 return false;
             }
         }
-        let mut m = o.inputs[ii].members.remove(mi);
-        let origin = o.inputs[ii].origin;
-        if o.inputs[ii].members.is_empty() {
-            o.inputs.remove(ii);
-        } else if mi == 0 {
-            o.inputs[ii].members[0].inside = None;
-        }
+        // Out of its input section (in `.bss`, for a zero-initialised object).
+        let (mut m, origin) = take_member(&mut self.outputs[source].inputs, ii, mi);
+        let o = &mut self.outputs[oi];
         let region_start = o.inputs.iter().position(starts).unwrap_or(o.inputs.len());
         // The script's boundary, in place of the bytes it explained.
         let on_boundary = |i: &mut Input<'_>| {
@@ -540,6 +553,20 @@ impl<'d> LinkMap<'d> {
         true
     }
 
+    /// The output section each object of the map is in, by symbol index, for those
+    /// the map holds in another than the build did (`move_to_region_from`).
+    pub fn moved_sections(&self, image: &Image<'d>) -> FxHashMap<usize, &'d str> {
+        let mut out = FxHashMap::default();
+        for o in &self.outputs {
+            for m in o.inputs.iter().flat_map(|i| &i.members) {
+                if image.symbols.get(m.symbol).is_some_and(|s| s.section != o.section) {
+                    out.insert(m.symbol, o.section);
+                }
+            }
+        }
+        out
+    }
+
     /// The object `symbol` lies inside (an alias at its address, or a part of it),
     /// when it lies inside one: what a change to its placement has to name.
     pub fn host(&self, symbol: usize) -> Option<usize> {
@@ -566,6 +593,29 @@ impl<'d> LinkMap<'d> {
     }
 }
 
+/// Takes member `mi` out of input section `ii` (gone when it was the last), with the
+/// section's unit. A zero-size object at its place (a label: `static struct
+/// lock_class_key __key` without lockdep) stays, after what comes before it.
+fn take_member<'d>(inputs: &mut Vec<Input<'d>>, ii: usize, mi: usize) -> (Placed, Option<&'d str>) {
+    let input = &mut inputs[ii];
+    let m = input.members.remove(mi);
+    let origin = input.origin;
+    for label in input.members[mi..]
+        .iter_mut()
+        .take_while(|x| x.inside.is_some() && x.size == 0)
+    {
+        label.inside = None;
+        label.align = 1;
+        label.lead = 0;
+    }
+    if input.members.is_empty() {
+        inputs.remove(ii);
+    } else if mi == 0 {
+        input.members[0].inside = None;
+    }
+    (m, origin)
+}
+
 /// Puts `m` in `origin`'s input section among `o.inputs[region_start..]` at its place
 /// by definition line (`in_line_order`), or in a new input section of its own at its
 /// unit's place in link order there.
@@ -575,7 +625,7 @@ fn insert_in_region<'d>(
     origin: Option<&'d str>,
     m: Placed,
     rank: &FxHashMap<&'d str, f64>,
-    line: &dyn Fn(usize) -> Option<u32>,
+    line: &Lines<'_>,
 ) {
     let align = m.align;
     // The order the unit's objects show: in its input section of the region, else in
@@ -639,21 +689,34 @@ fn insert_in_region<'d>(
 fn in_line_order(
     members: &[Placed],
     m: &Placed,
-    line: &dyn Fn(usize) -> Option<u32>,
+    line: &Lines<'_>,
     order: Option<Order>,
 ) -> usize {
-    let (Some(at), Some(order)) = (line(m.symbol), order) else {
+    let Some(at) = line(m.symbol) else {
         return members.len();
     };
-    let before = |l: u32| match order {
-        Order::Down => at > l,
-        Order::Up => at < l,
+    let standing = || members.iter().enumerate().filter(|(_, x)| x.inside.is_none());
+    let Some(order) = order else {
+        // The lines run both ways: the objects a header declared were made there,
+        // before the unit's own (`extern __read_mostly int scheduler_running;` in
+        // `kernel/sched/sched.h`). When the others' lines run down, an object the unit
+        // made goes before every object made earlier: those a header made, and those
+        // of lower lines.
+        let own = || standing().filter(|(_, x)| line(x.symbol).is_some_and(|p| !p.header));
+        let lines: Vec<u32> = own().filter_map(|(_, x)| line(x.symbol)).map(|p| p.line).collect();
+        if at.header || lines.windows(2).any(|w| w[0] <= w[1]) {
+            return members.len();
+        }
+        return standing()
+            .find(|(_, x)| line(x.symbol).is_some_and(|p| p.header || p.line < at.line))
+            .map_or(members.len(), |(k, _)| k);
     };
-    members
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| x.inside.is_none())
-        .find(|(_, x)| line(x.symbol).is_some_and(before))
+    let before = |l: u32| match order {
+        Order::Down => at.line > l,
+        Order::Up => at.line < l,
+    };
+    standing()
+        .find(|(_, x)| line(x.symbol).is_some_and(|p| before(p.line)))
         .map_or(members.len(), |(k, _)| k)
 }
 
@@ -669,11 +732,11 @@ enum Order {
 /// have lines or they run both ways.
 fn line_order<'a>(
     members: impl Iterator<Item = &'a Placed>,
-    line: &dyn Fn(usize) -> Option<u32>,
+    line: &Lines<'_>,
 ) -> Option<Order> {
     let lines: Vec<u32> = members
         .filter(|x| x.inside.is_none())
-        .map(|x| line(x.symbol))
+        .map(|x| line(x.symbol).map(|p| p.line))
         .collect::<Option<_>>()?;
     if lines.len() < 2 {
         None

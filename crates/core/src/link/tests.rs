@@ -226,7 +226,12 @@ fn an_object_moved_to_the_read_mostly_region_takes_its_place_by_definition_line(
     // The four places after moving m (index 1) with definition lines `lines`.
     let moved = |lines: [Option<u32>; 4]| {
         let mut map = build();
-        let line = |i: usize| lines.get(i).copied().flatten();
+        let line = |i: usize| {
+            lines.get(i).copied().flatten().map(|line| SourcePlace {
+                line,
+                header: false,
+            })
+        };
         assert!(map.move_to_region_from(1, 0x0c, 64, &places, &line));
         let got = map.layout(&Edits::default());
         (0..4).map(|i| got[&i].0).collect::<Vec<u64>>()

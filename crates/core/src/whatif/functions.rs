@@ -129,7 +129,9 @@ pub fn move_to_read_mostly(
 
 /// Each symbol's line in its unit's order (`link::ordering_line`), by symbol index: where a moved
 /// object goes among its unit's objects (`LinkMap::move_to_region_from`).
-pub(super) fn definition_lines<'a>(image: &'a Image<'_>) -> impl Fn(usize) -> Option<u32> + 'a {
+pub(super) fn definition_lines<'a>(
+    image: &'a Image<'_>,
+) -> impl Fn(usize) -> Option<crate::link::SourcePlace> + 'a {
     let vars = image.variables_of_symbols();
     move |k| {
         image

@@ -623,6 +623,8 @@ pub fn predict<'d>(
     }
     let (extra, removed, unplaced) = replace_inputs(image, &mut map, objects);
     let (placed, section_moves) = map.layout_chained(&edits, &chain);
+    // Objects now in another output section (`__read_mostly` on a `.bss` object).
+    let new_sections = map.moved_sections(image);
 
     let mut caveats = Vec::new();
     if objects.is_empty() {
@@ -687,6 +689,9 @@ pub fn predict<'d>(
                 Some(g) => g.2 = g.2.max(grew),
                 None => growth.push((s.space, s.section, grew)),
             }
+        }
+        if let Some(section) = new_sections.get(&i) {
+            s.section = section;
         }
         s.address = match s.space {
             Space::Global => place,
