@@ -108,6 +108,14 @@ fn items_str(items: &[layout_diff_core::diff::CauseItem], omitted: usize) -> Str
         layout_diff_core::diff::ItemKind::MovedOut => {
             format!("{} moved out ({} B)", i.symbol, i.size.old)
         }
+        layout_diff_core::diff::ItemKind::SectionIn => match &i.sections {
+            Some(s) => format!("{} moved in from {} ({} B)", i.symbol, s.old, i.size.new),
+            None => format!("{} moved in ({} B)", i.symbol, i.size.new),
+        },
+        layout_diff_core::diff::ItemKind::SectionOut => match &i.sections {
+            Some(s) => format!("{} moved out to {} ({} B)", i.symbol, s.new, i.size.old),
+            None => format!("{} moved out ({} B)", i.symbol, i.size.old),
+        },
     };
     let list: Vec<String> = items.iter().map(one).collect();
     if omitted > 0 {

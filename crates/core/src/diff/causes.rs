@@ -67,6 +67,16 @@ fn root_of(run: &ShiftRun, grown: &FxHashMap<String, (String, i64)>) -> Root {
             symbol,
             bytes: -i.bytes,
         },
+        // Both runs it leaves and joins name the same root.
+        ItemKind::SectionIn | ItemKind::SectionOut => {
+            let sections = i.sections.clone().unwrap_or_default();
+            Root::Moved {
+                symbol,
+                from: sections.old,
+                to: sections.new,
+                bytes: i.bytes.abs(),
+            }
+        }
         ItemKind::Realigned => Root::Realigned { symbol },
     }
 }

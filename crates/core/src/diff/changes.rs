@@ -143,7 +143,7 @@ fn hex_pair<S: serde::Serializer>(p: &Pair<u64>, s: S) -> Result<S::Ok, S::Error
 }
 
 /// Old and new value of one field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Pair<T> {
     pub old: T,
     pub new: T,
@@ -537,6 +537,11 @@ pub enum ItemKind {
     MovedIn,
     /// A paired symbol that lies in the gap in the old build only (reordered out).
     MovedOut,
+    /// A paired symbol that came into this output section from another one (a `.bss`
+    /// object defined `__read_mostly`): `CauseItem::sections` names both.
+    SectionIn,
+    /// A paired symbol that left this output section for another one.
+    SectionOut,
 }
 
 /// One change between a run's previous neighbour and its first symbol.
@@ -547,6 +552,9 @@ pub struct CauseItem {
     pub size: Pair<u64>,
     /// Signed bytes it adds to the gap (new size - old size).
     pub bytes: i64,
+    /// For `SectionIn` and `SectionOut`: its output section in each build.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sections: Option<Pair<String>>,
 }
 
 /// Why a shift run's delta differs from its previous neighbour's (or its section
@@ -711,6 +719,14 @@ pub enum Root {
         symbol: String,
         bytes: i64,
     },
+    /// An object left one output section for another (`__read_mostly` on a `.bss`
+    /// object): the same object in both, not a removal and an addition.
+    Moved {
+        symbol: String,
+        from: String,
+        to: String,
+        bytes: i64,
+    },
     /// An object must now start on a larger alignment.
     Realigned {
         symbol: String,
@@ -734,6 +750,12 @@ impl std::fmt::Display for Root {
             Root::Resized { symbol, bytes } => write!(f, "{symbol} {bytes:+} B"),
             Root::Added { symbol, bytes } => write!(f, "{symbol} added ({bytes} B)"),
             Root::Removed { symbol, bytes } => write!(f, "{symbol} removed ({bytes} B)"),
+            Root::Moved {
+                symbol,
+                from,
+                to,
+                bytes,
+            } => write!(f, "{symbol} moved from {from} to {to} ({bytes} B)"),
             Root::Realigned { symbol } => write!(f, "{symbol} now aligned"),
             Root::Padding { before, alignment } => {
                 write!(f, "alignment padding before {before} (align {alignment})")

@@ -182,6 +182,9 @@ struct Context<'x, 'a, 'd> {
     /// (they left one section and joined another), each in (space, place) order.
     added: Vec<&'a Symbol<'d>>,
     removed: Vec<&'a Symbol<'d>>,
+    /// Both sides of each pair that changed output section, by the address of either
+    /// symbol: its section in the old build and in the new.
+    changed_section: FxHashMap<usize, (&'d str, &'d str)>,
     /// Same-section pairs by (space, section), in new place order: to find the paired
     /// symbols that lie between a run and its base in the new build.
     new_order: FxHashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>>,
@@ -197,6 +200,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         let order = |s: &&Symbol<'d>| (s.space, s.place, s.name);
         let mut added = pairing.added.clone();
         let mut removed = pairing.removed.clone();
+        let mut changed_section = FxHashMap::default();
         let mut new_order: FxHashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>> =
             FxHashMap::default();
         for p in &pairing.pairs {
@@ -208,6 +212,12 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             } else {
                 removed.push(p.old);
                 added.push(p.new);
+                for s in [p.old, p.new] {
+                    changed_section.insert(
+                        s as *const Symbol<'d> as usize,
+                        (p.old.section, p.new.section),
+                    );
+                }
             }
         }
         added.sort_by_key(order);
@@ -221,6 +231,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             aligns,
             added,
             removed,
+            changed_section,
             new_order,
         }
     }
@@ -419,7 +430,20 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 } else {
                     (0, size)
                 };
-                items.push(item(s.qualified_name(), kind, o, n));
+                let mut it = item(s.qualified_name(), kind, o, n);
+                if let Some(&(from, to)) =
+                    self.changed_section.get(&(s as *const Symbol<'d> as usize))
+                {
+                    it.change = match kind {
+                        ItemKind::Removed => ItemKind::SectionOut,
+                        _ => ItemKind::SectionIn,
+                    };
+                    it.sections = Some(Pair {
+                        old: from.to_string(),
+                        new: to.to_string(),
+                    });
+                }
+                items.push(it);
             }
         }
         // Alignment padding between the symbols of the gap (with the `__pfx_` bytes
@@ -526,6 +550,7 @@ fn item(symbol: String, change: ItemKind, old: u64, new: u64) -> CauseItem {
         change,
         size: Pair { old, new },
         bytes: new as i64 - old as i64,
+        sections: None,
     }
 }
 

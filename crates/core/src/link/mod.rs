@@ -414,12 +414,7 @@ impl<'d> LinkMap<'d> {
     /// `align` or more; the unit's input section there is found, or made at its place
     /// in link order, and the object takes its place there by definition line (see
     /// `move_to_region_from`). Returns false when the object is not in the map.
-    pub fn move_to_end_region(
-        &mut self,
-        symbol: usize,
-        align: u64,
-        line: &Lines<'_>,
-    ) -> bool {
+    pub fn move_to_end_region(&mut self, symbol: usize, align: u64, line: &Lines<'_>) -> bool {
         let Some((oi, ii, mi)) = self.find(symbol) else {
             return false;
         };
@@ -559,7 +554,11 @@ impl<'d> LinkMap<'d> {
         let mut out = FxHashMap::default();
         for o in &self.outputs {
             for m in o.inputs.iter().flat_map(|i| &i.members) {
-                if image.symbols.get(m.symbol).is_some_and(|s| s.section != o.section) {
+                if image
+                    .symbols
+                    .get(m.symbol)
+                    .is_some_and(|s| s.section != o.section)
+                {
                     out.insert(m.symbol, o.section);
                 }
             }
@@ -686,16 +685,16 @@ fn insert_in_region<'d>(
 /// (`order`: lines running down, as gcc emits a unit's objects of one section
 /// last-defined first; or up, with `-fno-toplevel-reorder` or `used`), else last.
 /// Objects inside another (aliases) keep to the object they are inside.
-fn in_line_order(
-    members: &[Placed],
-    m: &Placed,
-    line: &Lines<'_>,
-    order: Option<Order>,
-) -> usize {
+fn in_line_order(members: &[Placed], m: &Placed, line: &Lines<'_>, order: Option<Order>) -> usize {
     let Some(at) = line(m.symbol) else {
         return members.len();
     };
-    let standing = || members.iter().enumerate().filter(|(_, x)| x.inside.is_none());
+    let standing = || {
+        members
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.inside.is_none())
+    };
     let Some(order) = order else {
         // The lines run both ways: the objects a header declared were made there,
         // before the unit's own (`extern __read_mostly int scheduler_running;` in
@@ -703,7 +702,10 @@ fn in_line_order(
         // made goes before every object made earlier: those a header made, and those
         // of lower lines.
         let own = || standing().filter(|(_, x)| line(x.symbol).is_some_and(|p| !p.header));
-        let lines: Vec<u32> = own().filter_map(|(_, x)| line(x.symbol)).map(|p| p.line).collect();
+        let lines: Vec<u32> = own()
+            .filter_map(|(_, x)| line(x.symbol))
+            .map(|p| p.line)
+            .collect();
         if at.header || lines.windows(2).any(|w| w[0] <= w[1]) {
             return members.len();
         }
@@ -730,10 +732,7 @@ enum Order {
 /// The way the definition lines of `members` (in address order, aliases left out)
 /// run, when they all have one and run strictly one way; `None` when fewer than two
 /// have lines or they run both ways.
-fn line_order<'a>(
-    members: impl Iterator<Item = &'a Placed>,
-    line: &Lines<'_>,
-) -> Option<Order> {
+fn line_order<'a>(members: impl Iterator<Item = &'a Placed>, line: &Lines<'_>) -> Option<Order> {
     let lines: Vec<u32> = members
         .filter(|x| x.inside.is_none())
         .map(|x| line(x.symbol).map(|p| p.line))
