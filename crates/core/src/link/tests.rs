@@ -310,3 +310,62 @@ fn an_alias_or_a_part_has_a_host() {
     let hosts: Vec<Option<usize>> = (0..4).map(|i| map.host(i)).collect();
     assert_eq!(hosts, vec![None, Some(0), Some(0), None]);
 }
+
+/// GCC makes the symbol of an object a header declares with a section attribute
+/// (`extern __read_mostly int scheduler_running;`) at that declaration, before the
+/// unit's own lines make theirs, and emits last-made first: `.bss`'s `num_cpus_frozen`
+/// (kernel/sched/core.c line 9417, declared nowhere else) made `__read_mostly` lands
+/// first among core.c's read-mostly objects, whose definition lines run both ways.
+/// Its zero-size neighbour `__key.5` (a lock class key without lockdep) stays where
+/// it was, after what came before it.
+#[test]
+fn an_object_made_by_its_own_line_goes_before_those_a_header_made() {
+    // .bss: n0 (4 B, a.c), key (0 B, inside m's place), m (4 B, line 9417), n1 (4 B).
+    // .data..read_mostly from 0x1000: h1 (line 9172), h2 (line 140), h3 (line 149),
+    // each declared in a header first.
+    let mut img = Image::test_empty();
+    let objs: [(&str, &str, u64, u64); 7] = [
+        ("n0", ".bss", 0x100, 4),
+        ("m", ".bss", 0x104, 4),
+        ("key", ".bss", 0x104, 0),
+        ("n1", ".bss", 0x108, 4),
+        ("h1", ".data", 0x1000, 1),
+        ("h2", ".data", 0x1004, 4),
+        ("h3", ".data", 0x1008, 4),
+    ];
+    for (name, section, place, size) in objs {
+        let mut s = crate::model::Symbol::test_object(name, place, size);
+        s.compile_unit = Some("core.c");
+        s.section = section;
+        img.symbols.push(s);
+    }
+    img.symbols.sort_by_key(|s| (s.section != ".bss", s.place, std::cmp::Reverse(s.size)));
+    let index = |n: &str| img.symbols.iter().position(|s| s.name == n).unwrap();
+    let mut map = LinkMap::build_with(&img, &|s| align::Asked {
+        alignment: natural(s.size.max(1)),
+        explicit: false,
+        raisable: false,
+    });
+    let places: Vec<u64> = img.symbols.iter().map(|s| s.place).collect();
+    let lines = |i: usize| {
+        let (line, header) = match img.symbols[i].name {
+            "m" => (9417, false),
+            "h1" => (9172, true),
+            "h2" => (140, true),
+            "h3" => (149, true),
+            _ => return None,
+        };
+        Some(SourcePlace { line, header })
+    };
+    assert!(map.move_to_region_from(index("m"), 0x1000, 64, &places, &lines));
+    let got = map.layout(&Edits::default());
+    let at = |n: &str| got[&index(n)].0;
+    // m first in the region, the header-made ones after it.
+    assert_eq!(
+        [at("m"), at("h1"), at("h2"), at("h3")],
+        [0x1000, 0x1004, 0x1008, 0x100c]
+    );
+    // .bss closes up behind it; the label stays after n0.
+    assert_eq!([at("n0"), at("key"), at("n1")], [0x100, 0x104, 0x104]);
+    assert_eq!(map.moved_sections(&img).get(&index("m")), Some(&".data"));
+}

@@ -367,6 +367,29 @@ pub(super) fn code_ranges(
 
 #[cfg(test)]
 mod tests {
+    /// The producers of the replay kernels' units (`DW_AT_producer`, shortened) and
+    /// the function alignment each gives.
+    #[test]
+    fn a_gcc_producer_gives_its_units_function_alignment() {
+        let gcc = |opts: &str| super::gcc_function_alignment(&format!("GNU C11 12.2.0 -m64 {opts}"));
+        // tinyconfig's -Os: GCC aligns no function.
+        assert_eq!(gcc("-mtune=generic -g -gdwarf-5 -Os -std=gnu11 -falign-jumps=1"), Some(1));
+        // A distribution kernel's -O2: the x86-64 default of 16.
+        assert_eq!(gcc("-g -O2 -std=gnu11 -falign-jumps=1 -falign-loops=1"), Some(16));
+        // The last -O wins; -falign-functions=N (its first number) over the level.
+        assert_eq!(gcc("-O2 -Os"), Some(1));
+        assert_eq!(gcc("-Os -O2"), Some(16));
+        assert_eq!(gcc("-O2 -falign-functions=64"), Some(64));
+        assert_eq!(gcc("-Os -falign-functions=32:10"), Some(32));
+        assert_eq!(gcc("-O2 -fno-align-functions"), Some(1));
+        assert_eq!(gcc("-O1"), Some(1));
+        assert_eq!(gcc("-O3"), Some(16));
+        // No options recorded, or not GCC's C: the default stands.
+        assert_eq!(super::gcc_function_alignment("GNU C11 12.2.0"), None);
+        assert_eq!(super::gcc_function_alignment("GNU AS 2.40"), None);
+        assert_eq!(super::gcc_function_alignment("clang version 16.0.6"), None);
+    }
+
     #[test]
     fn paths_are_normalized() {
         assert_eq!(

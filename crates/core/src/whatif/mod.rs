@@ -1247,7 +1247,8 @@ mod tests {
                     grow: 4
                 },
                 Change::PercpuAligned {
-                    name: "mces_seen".into()
+                    name: "mces_seen".into(),
+                    declaration: true,
                 },
             ]
         );
