@@ -79,6 +79,9 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     if moved {
         text += &format!("  output sections: {}\n", sections_moved(&p.sections_moved));
     }
+    for a in &p.assumptions {
+        text += &format!("  assumed: {a}\n");
+    }
     for c in &p.caveats {
         text += &format!("  not predicted: {c}\n");
     }
@@ -92,6 +95,7 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
             "functions_reproduced": p.functions_reproduced,
             "moved": p.moved,
             "not_predicted": p.caveats,
+            "assumed": p.assumptions,
     });
     if moved {
         json["sections_moved"] = p

@@ -339,7 +339,8 @@ fn an_object_made_by_its_own_line_goes_before_those_a_header_made() {
         s.section = section;
         img.symbols.push(s);
     }
-    img.symbols.sort_by_key(|s| (s.section != ".bss", s.place, std::cmp::Reverse(s.size)));
+    img.symbols
+        .sort_by_key(|s| (s.section != ".bss", s.place, std::cmp::Reverse(s.size)));
     let index = |n: &str| img.symbols.iter().position(|s| s.name == n).unwrap();
     let mut map = LinkMap::build_with(&img, &|s| align::Asked {
         alignment: natural(s.size.max(1)),

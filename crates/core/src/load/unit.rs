@@ -371,11 +371,18 @@ mod tests {
     /// the function alignment each gives.
     #[test]
     fn a_gcc_producer_gives_its_units_function_alignment() {
-        let gcc = |opts: &str| super::gcc_function_alignment(&format!("GNU C11 12.2.0 -m64 {opts}"));
+        let gcc =
+            |opts: &str| super::gcc_function_alignment(&format!("GNU C11 12.2.0 -m64 {opts}"));
         // tinyconfig's -Os: GCC aligns no function.
-        assert_eq!(gcc("-mtune=generic -g -gdwarf-5 -Os -std=gnu11 -falign-jumps=1"), Some(1));
+        assert_eq!(
+            gcc("-mtune=generic -g -gdwarf-5 -Os -std=gnu11 -falign-jumps=1"),
+            Some(1)
+        );
         // A distribution kernel's -O2: the x86-64 default of 16.
-        assert_eq!(gcc("-g -O2 -std=gnu11 -falign-jumps=1 -falign-loops=1"), Some(16));
+        assert_eq!(
+            gcc("-g -O2 -std=gnu11 -falign-jumps=1 -falign-loops=1"),
+            Some(16)
+        );
         // The last -O wins; -falign-functions=N (its first number) over the level.
         assert_eq!(gcc("-O2 -Os"), Some(1));
         assert_eq!(gcc("-Os -O2"), Some(16));

@@ -455,37 +455,9 @@ pub(crate) fn instances_of(image: &Image<'_>, name: &str) -> usize {
         .count()
 }
 
-/// The change spelled as `whatif` arguments.
+/// The change spelled as `whatif` arguments (`Change::to_args`).
 pub(crate) fn change_args(c: &Change) -> String {
-    match c {
-        Change::SymbolAlign { name, align } => format!("--symbol {name} --align {align}"),
-        Change::PercpuAligned {
-            name,
-            declaration: true,
-        } => format!("--percpu-aligned {name}"),
-        Change::PercpuAligned {
-            name,
-            declaration: false,
-        } => format!("--percpu-aligned-definition {name}"),
-        Change::ReadMostly { name } => format!("--read-mostly {name}"),
-        Change::FunctionsAligned { unit, align } => format!("--align-functions {unit}={align}"),
-        Change::MemberMove {
-            name,
-            member,
-            after: Some(a),
-        } => format!("--struct {name} --member {member} --after {a}"),
-        Change::MemberMove {
-            name,
-            member,
-            after: None,
-        } => format!("--struct {name} --member {member} --first"),
-        Change::MemberAlign {
-            name,
-            member,
-            align,
-        } => format!("--struct {name} --member {member} --align {align}"),
-        other => other.to_string(),
-    }
+    c.to_args()
 }
 
 /// The declaration of `sym` with the alignment asked for, as C.

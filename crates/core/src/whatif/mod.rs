@@ -83,6 +83,63 @@ pub enum Position {
 }
 
 impl Change {
+    /// The change spelled as `whatif` arguments: what `parse_changes` reads back into
+    /// this change (`suggest` prints a fix this way and predicts the change it prints).
+    pub fn to_args(&self) -> String {
+        match self {
+            Change::Resize { name, size } => match size {
+                Size::Grow(n) => format!("--struct {name}=+{n}"),
+                Size::Shrink(n) => format!("--struct {name}=-{n}"),
+                Size::Exactly(n) => format!("--struct {name}={n}"),
+            },
+            Change::Member { name, member, grow } => {
+                format!("--struct {name} --member {member}=+{grow}")
+            }
+            Change::StructAlign { name, align } => format!("--struct {name} --align {align}"),
+            Change::SymbolAlign { name, align } => format!("--symbol {name} --align {align}"),
+            Change::PercpuAligned {
+                name,
+                declaration: true,
+            } => format!("--percpu-aligned {name}"),
+            Change::PercpuAligned {
+                name,
+                declaration: false,
+            } => format!("--percpu-aligned-definition {name}"),
+            Change::MemberAlign {
+                name,
+                member,
+                align,
+            } => format!("--struct {name} --member {member} --align {align}"),
+            Change::MemberMove {
+                name,
+                member,
+                after: Some(a),
+            } => format!("--struct {name} --member {member} --after {a}"),
+            Change::MemberMove {
+                name,
+                member,
+                after: None,
+            } => format!("--struct {name} --member {member} --first"),
+            Change::FunctionsAligned { unit, align } => format!("--align-functions {unit}={align}"),
+            Change::ReadMostly { name } => format!("--read-mostly {name}"),
+            Change::MemberInsert {
+                name,
+                member,
+                size,
+                align,
+                at,
+            } => {
+                let align = align.map_or(String::new(), |a| format!(" --align {a}"));
+                let at = match at {
+                    Position::First => "--first".to_string(),
+                    Position::After(x) => format!("--after {x}"),
+                    Position::Offset(o) => format!("--at {o}"),
+                };
+                format!("--struct {name} --insert {member}={size}{align} {at}")
+            }
+        }
+    }
+
     /// The alignment an inserted member of `size` bytes gets when none is given:
     /// the largest power of two up to 8 that divides its size.
     pub fn default_insert_alignment(size: u64) -> u64 {
@@ -406,6 +463,10 @@ pub struct Prediction<'d> {
     pub moved: usize,
     /// What the model cannot predict for these changes.
     pub caveats: Vec<String>,
+    /// What the model took from the build to predict them: the alignment it derived
+    /// for each object the changes name (or, for a resized type, the first objects
+    /// that change size) and why, and how it aligns functions.
+    pub assumptions: Vec<String>,
     /// For each output section an object moved in: the most any object's end moved
     /// (the bytes the change adds before slack absorbs them).
     pub growth: Vec<(Space, &'d str, i64)>,
@@ -621,6 +682,7 @@ pub fn predict<'d>(
             _ => {}
         }
     }
+    let assumptions = assumptions(image, &map, changes, &edits, !objects.is_empty());
     let (extra, removed, unplaced) = replace_inputs(image, &mut map, objects);
     let (placed, section_moves) = map.layout_chained(&edits, &chain);
     // Objects now in another output section (`__read_mostly` on a `.bss` object).
@@ -774,9 +836,102 @@ pub fn predict<'d>(
         functions_reproduced,
         moved,
         caveats,
+        assumptions,
         growth,
         sections_moved,
     })
+}
+
+/// What `Prediction::assumptions` says: the derived alignment of up to three objects
+/// (those the changes name, else the first that change size), and the functions'
+/// alignment when functions are laid out again.
+fn assumptions(
+    image: &Image<'_>,
+    map: &LinkMap<'_>,
+    changes: &[Change],
+    edits: &Edits,
+    with_objects: bool,
+) -> Vec<String> {
+    let mut named: Vec<usize> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::SymbolAlign { name, .. }
+            | Change::PercpuAligned { name, .. }
+            | Change::ReadMostly { name } => find_object(image, name).ok(),
+            _ => None,
+        })
+        .collect();
+    if named.is_empty() {
+        let mut resized: Vec<usize> = edits.size.keys().copied().collect();
+        resized.sort_unstable_by_key(|&i| (image.symbols[i].space, image.symbols[i].place));
+        named = resized;
+    }
+    let alignments = map.alignments(image.symbols.len());
+    let vars = image.variables_of_symbols();
+    let mut out: Vec<String> = named
+        .iter()
+        .take(3)
+        .filter_map(|&i| {
+            let s = &image.symbols[i];
+            let v = vars.of(s)?;
+            let asked = align::asked(image, s, Some(v));
+            let natural = align::natural_alignment(image, v);
+            let why = if v.alignment.is_some() {
+                "the alignment its definition asks (DW_AT_alignment)".to_string()
+            } else if asked.alignment > natural {
+                format!(
+                    "its type's {natural}, raised by GCC for an aggregate of {} B",
+                    v.size.unwrap_or(s.size)
+                )
+            } else {
+                "its type's".to_string()
+            };
+            let model = alignments
+                .get(i)
+                .copied()
+                .flatten()
+                .map_or(asked.alignment, |a| a.own);
+            let borne = if model < asked.alignment {
+                format!("; the build bears out only {model}")
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "{} aligned to {} ({why}{borne})",
+                s.qualified_name(),
+                asked.alignment
+            ))
+        })
+        .collect();
+    if named.len() > 3 {
+        out.push(format!(
+            "{} more objects at the alignments their types give",
+            named.len() - 3
+        ));
+    }
+    let functions_moved = with_objects
+        || changes.iter().any(|c| {
+            matches!(c, Change::FunctionsAligned { .. })
+                || matches!(c, Change::SymbolAlign { name, .. } if functions::names_function_only(image, name))
+        });
+    if functions_moved {
+        let small = image
+            .function_alignments
+            .iter()
+            .filter(|a| a.1 == 1)
+            .count();
+        out.push(match small {
+            0 => format!(
+                "functions aligned to {} (GCC at -O2 on x86-64), as their units' DW_AT_producer shows",
+                crate::link::FUNCTION_ALIGNMENT
+            ),
+            n => format!(
+                "functions of {n} units built for size (-Os in DW_AT_producer) not aligned; the others' to {} where their addresses bear it out",
+                crate::link::FUNCTION_ALIGNMENT
+            ),
+        });
+    }
+    out
 }
 
 /// The image's sections at the places and sizes the layout gave them (the per-CPU
@@ -1201,6 +1356,99 @@ mod tests {
             .map(|&n| Change::default_insert_alignment(n))
             .collect();
         assert_eq!(defaults, vec![1, 2, 1, 4, 2, 4, 8, 8]);
+    }
+
+    /// Every kind of change, spelled as arguments, reads back as itself.
+    #[test]
+    fn every_change_round_trips_through_its_arguments() {
+        let s = |x: &str| x.to_string();
+        let all = vec![
+            Change::Resize {
+                name: s("mce"),
+                size: Size::Grow(8),
+            },
+            Change::Resize {
+                name: s("mce"),
+                size: Size::Shrink(4),
+            },
+            Change::Resize {
+                name: s("mce"),
+                size: Size::Exactly(136),
+            },
+            Change::Member {
+                name: s("rq"),
+                member: s("lock"),
+                grow: 4,
+            },
+            Change::StructAlign {
+                name: s("user_struct"),
+                align: 64,
+            },
+            Change::SymbolAlign {
+                name: s("user.c:root_user"),
+                align: 64,
+            },
+            Change::PercpuAligned {
+                name: s("core.c:mces_seen"),
+                declaration: true,
+            },
+            Change::PercpuAligned {
+                name: s("injectm"),
+                declaration: false,
+            },
+            Change::MemberAlign {
+                name: s("mce"),
+                member: s("status"),
+                align: 64,
+            },
+            Change::MemberMove {
+                name: s("mce"),
+                member: s("ip"),
+                after: Some(s("status")),
+            },
+            Change::MemberMove {
+                name: s("mce"),
+                member: s("ip"),
+                after: None,
+            },
+            Change::FunctionsAligned {
+                unit: s("kernel/futex/waitwake.c"),
+                align: 64,
+            },
+            Change::ReadMostly {
+                name: s("core.c:num_cpus_frozen"),
+            },
+            Change::MemberInsert {
+                name: s("user_struct"),
+                member: s("x"),
+                size: 8,
+                align: None,
+                at: Position::After(s("__count")),
+            },
+            Change::MemberInsert {
+                name: s("mce"),
+                member: s("flags"),
+                size: 4,
+                align: Some(16),
+                at: Position::First,
+            },
+            Change::MemberInsert {
+                name: s("mce"),
+                member: s("pad"),
+                size: 2,
+                align: None,
+                at: Position::Offset(24),
+            },
+        ];
+        for c in &all {
+            let spelled = c.to_args();
+            let back = parse_changes(spelled.split(' ').map(String::from));
+            assert_eq!(back, Ok(vec![c.clone()]), "{spelled}");
+        }
+        // All at once, in order.
+        let joined: Vec<String> = all.iter().map(Change::to_args).collect();
+        let back = parse_changes(joined.join(" ").split(' ').map(String::from));
+        assert_eq!(back, Ok(all));
     }
 
     #[test]
