@@ -171,9 +171,12 @@ fn mce_grown_with_mces_seen_and_injectm_per_cpu_aligned() {
             },
             Change::PercpuAligned {
                 name: "mces_seen".into(),
+                declaration: true,
             },
+            // The variant leaves asm/mce.h's DECLARE_PER_CPU as it is.
             Change::PercpuAligned {
                 name: "injectm".into(),
+                declaration: false,
             },
         ],
         true,
@@ -282,12 +285,49 @@ fn every_section_of_the_other_variants_is_predicted() {
         name: "mce".into(),
         size: Size::Grow(8),
     };
-    let aligned = |name: &str| Change::PercpuAligned { name: name.into() };
-    let cases: [(&str, Vec<Change>, &[&str]); 5] = [
+    let aligned = |name: &str, declaration| Change::PercpuAligned {
+        name: name.into(),
+        declaration,
+    };
+    let cases: [(&str, Vec<Change>, &[&str]); 9] = [
         ("mce", vec![mce()], &[]),
         (
             "mce-aligned",
-            vec![mce(), aligned("mces_seen"), aligned("injectm")],
+            vec![mce(), aligned("mces_seen", true), aligned("injectm", false)],
+            &[],
+        ),
+        // With DECLARE_PER_CPU_ALIGNED in asm/mce.h too, injectm moves to
+        // ..shared_aligned, after mces_seen: its declaration made its symbol first.
+        (
+            "mce-aligned-declared",
+            vec![mce(), aligned("mces_seen", true), aligned("injectm", true)],
+            &[],
+        ),
+        (
+            "user-insert",
+            vec![Change::MemberInsert {
+                name: "user_struct".into(),
+                member: "replay_inserted".into(),
+                size: 8,
+                align: None,
+                at: layout_diff_core::whatif::Position::After("__count".into()),
+            }],
+            &[],
+        ),
+        // A .bss object made __read_mostly leaves .bss for the read-mostly data.
+        (
+            "read-mostly-bss",
+            vec![Change::ReadMostly {
+                name: "num_cpus_frozen".into(),
+            }],
+            &[],
+        ),
+        (
+            "bss-aligned",
+            vec![Change::SymbolAlign {
+                name: "panic_on_oops".into(),
+                align: 64,
+            }],
             &[],
         ),
         (

@@ -165,7 +165,7 @@ layout-diff whatif vmlinux --struct mce --insert flags=4 --after status\n  \
 layout-diff whatif vmlinux --struct sk_buff --member dev=+8   # dev is in an anonymous union\n  \
 layout-diff whatif v.snap --percpu-aligned mces_seen --format json\n\n\
 Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
-    Whatif(WhatifArgs),
+    Whatif(Box<WhatifArgs>),
     /// For each hot object the diff flags, the smallest change that gives it back its
     /// line facts, checked by `whatif`, with its cost, as C and as a `check` rule.
     #[command(after_help = "On OLD NEW, for each change the diff flags:\n  \

@@ -132,8 +132,8 @@ pub fn ordering_line(s: &Symbol<'_>, v: &crate::model::Variable<'_>) -> Option<S
     }
 }
 
-/// The alignment the model asks of a function.
-pub const FUNCTION_ALIGNMENT: u64 = 16;
+/// The alignment the model asks of a function (see `model::FUNCTION_ALIGNMENT`).
+pub use crate::model::FUNCTION_ALIGNMENT;
 
 /// What to lay out differently: new sizes and alignments by symbol index, and
 /// objects moved to another input section (see `LinkMap::move_to_end_region`).

@@ -283,7 +283,7 @@ fn read_unit<'d>(
     let name = unit_path(&unit);
     acc.names.push((index, name));
     if let (Some(name), Some(a)) = (name, function_alignment(dwarf, &unit)?)
-        && a != crate::link::FUNCTION_ALIGNMENT
+        && a != crate::model::FUNCTION_ALIGNMENT
     {
         acc.function_alignments.push((name, a));
     }

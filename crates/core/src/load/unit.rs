@@ -104,7 +104,7 @@ pub(super) struct Acc<'d> {
     pub(super) names: Vec<(usize, Option<&'d str>)>,
     pub(super) ranges: Vec<(u64, u64, usize)>,
     /// (unit name, alignment) of each unit whose functions GCC aligns other than to
-    /// `link::FUNCTION_ALIGNMENT` (`function_alignment`).
+    /// `model::FUNCTION_ALIGNMENT` (`function_alignment`).
     pub(super) function_alignments: Vec<(&'d str, u64)>,
 }
 
@@ -256,14 +256,14 @@ pub(crate) fn gcc_function_alignment(producer: &str) -> Option<u64> {
                 .filter(|a| a.is_power_of_two())
                 .or(asked);
         } else if w == "-falign-functions" {
-            asked = Some(crate::link::FUNCTION_ALIGNMENT);
+            asked = Some(crate::model::FUNCTION_ALIGNMENT);
         }
     }
     if !any {
         return None;
     }
     Some(asked.unwrap_or(match level {
-        Some("2" | "3" | "fast") => crate::link::FUNCTION_ALIGNMENT,
+        Some("2" | "3" | "fast") => crate::model::FUNCTION_ALIGNMENT,
         _ => 1,
     }))
 }

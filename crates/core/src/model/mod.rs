@@ -42,6 +42,11 @@ pub const BOUNDARY_SYMBOLS: &[&str] = &[
     "__per_cpu_load",
 ];
 
+/// The alignment GCC gives a function at `-O2` on x86-64 (`-falign-functions`'s
+/// default for generic tuning): the link model's, unless a unit's options say
+/// otherwise (`Image::function_alignments`).
+pub const FUNCTION_ALIGNMENT: u64 = 16;
+
 /// The derived boundary where x86's `__read_mostly` data starts (see `BOUNDARY_SYMBOLS`).
 pub const READ_MOSTLY_START: &str = ".data..read_mostly";
 
@@ -99,7 +104,7 @@ pub struct Image<'d> {
     /// Number of compile units read.
     pub units: usize,
     /// The compile units whose functions GCC aligned other than to
-    /// `link::FUNCTION_ALIGNMENT` (1 for a unit built `-Os`), from the options their
+    /// `FUNCTION_ALIGNMENT` (1 for a unit built `-Os`), from the options their
     /// `DW_AT_producer` records, sorted by unit: what the link model aligns their
     /// functions to (`function_alignment`).
     pub function_alignments: Vec<(&'d str, u64)>,
@@ -162,7 +167,7 @@ impl<'d> Image<'d> {
                 .ok()
                 .map(|i| self.function_alignments[i].1)
         })
-        .unwrap_or(crate::link::FUNCTION_ALIGNMENT)
+        .unwrap_or(FUNCTION_ALIGNMENT)
     }
 
     /// What the source asked for: `DW_AT_alignment` on the variable, else on the struct

@@ -180,7 +180,7 @@ fn head<'d>(
 }
 
 /// Fields of `form::Names` and of `form::Records`, in order.
-const NAMES_FIELDS: usize = 15;
+const NAMES_FIELDS: usize = 16;
 const RECORDS_FIELDS: usize = 5;
 
 /// The strings of a payload.

@@ -861,16 +861,19 @@ fn assumptions(
             _ => None,
         })
         .collect();
+    // Each object a change names; of the objects a resized type changes, the first.
+    let mut shown = 3;
     if named.is_empty() {
         let mut resized: Vec<usize> = edits.size.keys().copied().collect();
         resized.sort_unstable_by_key(|&i| (image.symbols[i].space, image.symbols[i].place));
         named = resized;
+        shown = 1;
     }
     let alignments = map.alignments(image.symbols.len());
     let vars = image.variables_of_symbols();
     let mut out: Vec<String> = named
         .iter()
-        .take(3)
+        .take(shown)
         .filter_map(|&i| {
             let s = &image.symbols[i];
             let v = vars.of(s)?;
@@ -903,10 +906,10 @@ fn assumptions(
             ))
         })
         .collect();
-    if named.len() > 3 {
+    if named.len() > shown {
         out.push(format!(
             "{} more objects at the alignments their types give",
-            named.len() - 3
+            named.len() - shown
         ));
     }
     let functions_moved = with_objects
