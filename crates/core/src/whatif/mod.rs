@@ -1085,7 +1085,7 @@ fn replace_inputs<'d>(
                     .max()
                     .unwrap_or(0),
             );
-            let lead = unexplained_before(image, input, sec);
+            let lead = unexplained_before(image, input, sec, map.outputs[oi].start);
             let origin = input.origin;
             let out = &mut map.outputs[oi];
             let boundary = out.inputs[ii].boundary;
@@ -1130,12 +1130,14 @@ fn replace_inputs<'d>(
 
 /// The bytes before the build's version of a replaced input section that no
 /// alignment explains: its start (its first symbol's place less that symbol's offset
-/// in the new object file) less the end of the object before it, aligned. 0 when a
-/// linker-script boundary lies between them or the estimate falls before that end.
+/// in the new object file) less the end of the object before it (or the output
+/// section's start), past the linker script's boundary and aligned; 0 when the
+/// estimate falls before that.
 fn unexplained_before(
     image: &Image<'_>,
     input: &crate::link::Input<'_>,
     sec: &objects::ObjSection,
+    output_start: u64,
 ) -> u64 {
     let n = image.symbols.len();
     let Some(first) = input.members.iter().find(|m| m.symbol < n) else {
@@ -1156,13 +1158,16 @@ fn unexplained_before(
         .filter(|p| matches!(p.kind, SymbolKind::Object | SymbolKind::Function))
         .take_while(|p| p.space == s.space)
         .find(|p| p.section == s.section && p.place < s.place);
-    let (Some(prev), Some(start)) = (before, s.place.checked_sub(offset)) else {
+    // The first input section of its output section: from where that starts (x86's
+    // `.data` begins with the init task's stack, bytes the script reserves).
+    let prev_end = before.map_or(output_start, |p| p.place_end());
+    let Some(start) = s.place.checked_sub(offset) else {
         return 0;
     };
-    if input.boundary > 1 {
-        return 0;
-    }
-    start.saturating_sub(align::align_up(prev.place_end(), sec.align.max(1)))
+    // After the linker script's boundary, when one lies between them: a guessed one
+    // (`Input::guessed`) leaves the bytes after it that nothing explains.
+    let from = align::align_up(prev_end, input.boundary.max(1));
+    start.saturating_sub(align::align_up(from, sec.align.max(1)))
 }
 
 /// The largest alignment an input section is taken to have from a gap before it.
