@@ -214,7 +214,7 @@ fn damaged_snapshots_exit_2_with_one_line() {
                 b[8] = 8;
                 b
             },
-            "format version 8, this layout-diff reads version 9",
+            "format version 8, this layout-diff reads version 10",
         ),
     ];
     for (data, message) in cases {

@@ -14,7 +14,14 @@ use layout_diff_report::Format;
     version = env!("LAYOUT_DIFF_VERSION"),
     about = "What moved between cache lines in a vmlinux, and between two builds",
     after_help = "`layout-diff OLD NEW [OPTIONS]` is short for `layout-diff diff OLD NEW [OPTIONS]`.\n\
-                  Exit status: 0 nothing flagged in a --fail-on category (or found), 1 flagged changes (or no match), 2 error."
+Exit status: 0 nothing flagged in a --fail-on category (or found), 1 flagged changes (or\n\
+no match), 2 error. The manual: docs/guide.md, or `man layout-diff`.\n\n\
+Examples:\n  \
+layout-diff old/vmlinux new/vmlinux                    # what moved between cache lines\n  \
+layout-diff show vmlinux --struct task_struct          # as pahole -C prints it\n  \
+layout-diff show /sys/kernel/btf/vmlinux --struct rq   # the running kernel's types\n  \
+layout-diff check --rules layout.toml vmlinux          # pass or fail for each rule\n  \
+layout-diff whatif vmlinux --struct mce=+8             # predict a change without building it"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -25,14 +32,39 @@ impl Cli {
     /// Parses the process arguments; `layout-diff OLD NEW ...` means `layout-diff diff OLD NEW ...`.
     pub fn parse_args() -> Cli {
         let args = std::env::args_os().collect();
-        match with_default_command(args) {
-            Ok(args) => Cli::parse_from(args),
-            Err(e) => {
+        let parsed = with_default_command(args).map(|args| {
+            Cli::try_parse_from(args).map_err(|e| match e.kind() {
+                clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayVersion
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+                _ => one_line(&e.render().to_string()),
+            })
+        });
+        match parsed {
+            Ok(Ok(cli)) => cli,
+            Ok(Err(e)) | Err(e) => {
                 eprintln!("layout-diff: {e}");
                 std::process::exit(2)
             }
         }
     }
+}
+
+/// clap's usage error (the error, a tip, the usage line, a pointer to --help on lines
+/// of their own) as one line: the error, then its tips and the usage, `; `-separated.
+pub fn one_line(rendered: &str) -> String {
+    let mut parts = Vec::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        match line.strip_prefix("Usage: ") {
+            Some(usage) => parts.push(format!("usage: {usage}")),
+            None => parts.push(line.to_string()),
+        }
+    }
+    parts.join("; ")
 }
 
 /// Every subcommand's name, and every option that takes a value as the next argument
@@ -136,17 +168,17 @@ layout-diff check --rules layout.toml vmlinux --format markdown # for a review c
     /// compiling: the predicted diff, in every format, marked as predicted.
     #[command(after_help = "Changes (repeatable, in any mix):\n  \
 --struct NAME=+N | NAME=-N | NAME=SIZE   resize a struct (bytes added or removed at its end)\n  \
---struct NAME --member M=+N              a member grows by N bytes (M as C names it: also inside\n  \
-                                         an anonymous struct or union, whose layout follows)\n  \
---struct NAME --member M --after X       the member declared right after member X (--first: first)\n  \
-                                         among the members of its own struct or union\n  \
+--struct NAME --member M=+N              a member grows by N bytes (M as C names it: also inside\n                                           \
+an anonymous struct or union, whose layout follows)\n  \
+--struct NAME --member M --after X       the member declared right after member X (--first: first)\n                                           \
+among the members of its own struct or union\n  \
 --struct NAME --member M --align N       the member aligned to N (____cacheline_aligned on it)\n  \
---struct NAME --insert M=N --after X     a new member of N bytes declared after X (--first: first;\n  \
-                                         --at OFFSET: before the member at that offset; --align A\n  \
-                                         before them: its alignment, else N's up to 8)\n  \
+--struct NAME --insert M=N --after X     a new member of N bytes declared after X (--first: first;\n                                           \
+--at OFFSET: before the member at that offset; --align A\n                                           \
+before them: its alignment, else N's up to 8)\n  \
 --struct NAME --align N                  the struct is aligned to N (____cacheline_aligned)\n  \
---symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp),\n  \
-                                         or one function (__aligned(N) on its definition)\n  \
+--symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp),\n                                           \
+or one function (__aligned(N) on its definition)\n  \
 --align-functions UNIT=N                 every function of one file aligned (-falign-functions=N)\n  \
 --percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED\n  \
 --read-mostly NAME                       an object defined __read_mostly (.data..read_mostly)\n  \
@@ -215,6 +247,33 @@ layout-diff history a.snap b.snap c.snap --struct task_struct --format json",
     /// Walk every DIE of each file in parallel and decode nothing (the cold-path floor).
     #[command(hide = true)]
     BenchWalk(BenchWalkArgs),
+    /// Write the man page or a shell's completions, generated from these definitions.
+    #[command(
+        hide = true,
+        after_help = "Examples:\n  \
+layout-diff generate man > layout-diff.1 && man ./layout-diff.1\n  \
+layout-diff generate bash > ~/.local/share/bash-completion/completions/layout-diff\n  \
+layout-diff generate zsh > ~/.zfunc/_layout-diff\n  \
+layout-diff generate fish > ~/.config/fish/completions/layout-diff.fish"
+    )]
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// What to write to stdout.
+    #[arg(value_enum)]
+    pub what: Generated,
+}
+
+/// `generate`'s argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Generated {
+    /// The man page (roff), for `man ./layout-diff.1`.
+    Man,
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Debug, Args)]

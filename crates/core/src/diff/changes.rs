@@ -802,6 +802,10 @@ pub struct Summary {
 pub struct Report<'a> {
     pub old: Header,
     pub new: Header,
+    /// What two inputs of different kinds are compared on, and what not
+    /// (`load::common_ground`), for the first screen.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
     pub line_size: u64,
     pub summary: Summary,
     pub structs: Vec<StructChange>,

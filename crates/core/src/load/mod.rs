@@ -6,10 +6,12 @@
 mod around;
 mod btf;
 mod code;
+mod common;
 mod ctypes;
 mod dies;
 mod dwarf;
 mod elf;
+mod kernel_version;
 mod layouts;
 mod lookup;
 pub mod options;
@@ -19,6 +21,7 @@ mod units;
 mod walk;
 
 pub use code::code_sections;
+pub use common::common_ground;
 pub use symlist::SymbolList;
 pub use walk::{Walked, walk_dies};
 
@@ -56,6 +59,7 @@ pub fn elf_image<'d>(
     options: &LoadOptions,
 ) -> Result<Image<'d>> {
     let mut elf = elf::read(path, bytes, &copies.0)?;
+    let sizes_inferred = symbols.is_some();
     if let Some(list) = symbols {
         elf.symbols = list.symbols()?;
     }
@@ -64,7 +68,9 @@ pub fn elf_image<'d>(
         big_endian: elf.big_endian,
         file_kind: elf.file_kind,
         build_id: elf.build_id,
+        kernel_version: elf.kernel_version,
         line_size_overridden,
+        sizes_inferred,
         has_debug_info: elf.debug.is_some() || elf.btf.is_some(),
         types_from: match (&elf.debug, &elf.btf) {
             (Some(_), _) => crate::model::TypesFrom::Dwarf,
@@ -127,6 +133,7 @@ pub fn raw_btf_image<'d>(
     symbols: Option<&'d SymbolList>,
     options: &LoadOptions,
 ) -> Result<Image<'d>> {
+    let sizes_inferred = symbols.is_some();
     let symbols = match symbols {
         Some(list) => list.symbols()?,
         None => Vec::new(),
@@ -140,6 +147,7 @@ pub fn raw_btf_image<'d>(
         big_endian,
         file_kind: "btf",
         line_size_overridden,
+        sizes_inferred,
         has_debug_info: true,
         types_from: crate::model::TypesFrom::Btf,
         percpu_base,

@@ -37,6 +37,8 @@ pub(super) struct Names<'d> {
     pub big_endian: bool,
     pub file_kind: &'d str,
     pub build_id: Option<&'d str>,
+    /// The kernel release the build names (`Image::kernel_version`), when it does.
+    pub kernel_version: Option<&'d str>,
     /// The target's line size (an override is applied when the snapshot is read).
     pub line_size: u64,
     pub has_debug_info: bool,
@@ -279,6 +281,7 @@ pub(super) fn from_image<'a>(
             big_endian: image.big_endian,
             file_kind: image.file_kind,
             build_id: image.build_id.as_deref(),
+            kernel_version: image.kernel_version.as_deref(),
             line_size: image.line_size,
             has_debug_info: image.has_debug_info,
             types_from: image.types_from,
@@ -427,6 +430,7 @@ pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
         big_endian: false,
         file_kind: "exec",
         build_id: None,
+        kernel_version: None,
         line_size: 64,
         has_debug_info: true,
         types_from: crate::model::TypesFrom::Dwarf,
