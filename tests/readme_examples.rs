@@ -52,7 +52,9 @@ fn console_examples_print_what_the_readme_shows() {
     for block in blocks(&text, "console") {
         let mut i = 0;
         while i < block.len() {
-            let command = block[i].strip_prefix("$ ").expect("a console block starts with $");
+            let command = block[i]
+                .strip_prefix("$ ")
+                .expect("a console block starts with $");
             let end = (i + 1..block.len())
                 .find(|&j| block[j].starts_with("$ "))
                 .unwrap_or(block.len());

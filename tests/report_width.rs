@@ -16,7 +16,10 @@ fn fits(args: &[&str]) -> usize {
     assert!(code <= 1, "{args:?}: {err}");
     let widest = out.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     let lines = out.lines().count();
-    assert!(widest <= COLUMNS, "{args:?}: a line of {widest} columns\n{out}");
+    assert!(
+        widest <= COLUMNS,
+        "{args:?}: a line of {widest} columns\n{out}"
+    );
     if !args.contains(&"--symbol") {
         assert!(lines <= LINES, "{args:?}: {lines} lines\n{out}");
     }

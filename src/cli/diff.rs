@@ -223,6 +223,7 @@ pub(super) fn compare(
         } else {
             Some(args.report.limit.unwrap_or(DEFAULT_LIMIT))
         },
+        compact: false,
     };
     let planned = plan::plan(&report, view);
     let mut text = String::new();

@@ -60,26 +60,49 @@ fn header(out: &mut impl Write, r: &Report<'_>) -> fmt::Result {
 
 /// The planned report for a terminal: every line fitted to `WIDTH` columns
 /// (`wrap::fit`) and, for the default view, at most `max_lines` lines: while the
-/// fitted report is longer, the plan is made again with fewer lines of items (the
-/// header, summary and closing lines are never cut). `--all` and an explicit limit
+/// fitted report is longer, the plan is made again, first with a compact functions
+/// section, then with fewer lines of items (the header, summary and closing lines are
+/// never cut). `--all` and an explicit limit
 /// keep their items, fitted to the width.
 pub fn render_fitted<'r>(
     report: &'r Report<'r>,
     view: View,
     max_lines: Option<usize>,
 ) -> Result<String, fmt::Error> {
-    let mut view = view;
-    loop {
-        let p = plan(report, view);
+    let fitted = |view: View| -> Result<String, fmt::Error> {
         let mut raw = String::new();
-        render(&mut raw, &p)?;
-        let text = fit_text(&raw, WIDTH);
-        let lines = text.lines().count();
-        match (max_lines, view.limit) {
-            (Some(max), Some(limit)) if lines > max && limit > 0 => {
-                view.limit = Some(limit.saturating_sub((lines - max).max(1)));
-            }
-            _ => return Ok(text),
+        render(&mut raw, &plan(report, view))?;
+        Ok(fit_text(&raw, WIDTH))
+    };
+    let text = fitted(view)?;
+    let (Some(max), Some(limit)) = (max_lines, view.limit) else {
+        return Ok(text);
+    };
+    if text.lines().count() <= max {
+        return Ok(text);
+    }
+    let compact = View {
+        compact: true,
+        ..view
+    };
+    // The largest limit whose fitted report fits (lines grow with the limit): a
+    // binary search between none and the limit asked for.
+    let (mut lo, mut hi) = (0, limit);
+    let mut best = fitted(View {
+        limit: Some(0),
+        ..compact
+    })?;
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        let t = fitted(View {
+            limit: Some(mid),
+            ..compact
+        })?;
+        if t.lines().count() <= max {
+            (lo, best) = (mid, t);
+        } else {
+            hi = mid - 1;
         }
     }
+    Ok(best)
 }

@@ -34,7 +34,7 @@ pub fn write_header(out: &mut impl Write, h: &Header) -> fmt::Result {
     if let Some(note) = h.note {
         writeln!(out, "note: {note}")?;
     }
-    if let Some(note) = h.sizes {
+    for note in [h.sizes, h.symbols].into_iter().flatten() {
         writeln!(out, "note: {note}")?;
     }
     Ok(())

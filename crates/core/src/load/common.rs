@@ -14,8 +14,9 @@ const SIDES: [&str; 2] = ["OLD", "NEW"];
 /// Brings `a` (OLD) and `b` (NEW) to what both describe, and says what that is; no
 /// sentence when they are of one kind with real sizes.
 ///
-/// - One side without symbols (a raw BTF blob without `--symbols`): the other's
-///   symbols and variables are set aside; only structs are compared.
+/// - One side without addresses outside the per-CPU area (a raw BTF blob without
+///   `--symbols`): the other's other symbols are set aside; structs and per-CPU
+///   variables are compared.
 /// - Sizes inferred on a side (a symbol list): a symbol paired by name on both sides
 ///   takes the smaller of its two sizes on both (each is an upper bound of the true
 ///   size when its type did not change), so no size change is reported that only the
@@ -31,16 +32,14 @@ pub fn common_ground(a: &mut Image<'_>, b: &mut Image<'_>) -> Vec<String> {
             kinds[0], kinds[1]
         ));
     }
-    let bare = [a.symbols.is_empty(), b.symbols.is_empty()];
+    let bare = [global_less(a), global_less(b)];
     if bare[0] != bare[1] {
         let (without, with) = if bare[0] { (0, 1) } else { (1, 0) };
-        a.symbols.clear();
-        a.variables.clear();
-        b.symbols.clear();
-        b.variables.clear();
+        a.symbols.retain(|s| s.space == Space::Percpu);
+        b.symbols.retain(|s| s.space == Space::Percpu);
         notes.push(format!(
-            "{} has no symbol addresses (give it a symbol list, or snapshot it with \
---symbols): only structs are compared; {}'s data objects, per-CPU variables and \
+            "{} has no addresses but its per-CPU variables' (a raw BTF blob without \
+--symbols): structs and per-CPU variables are compared; {}'s other data objects and \
 functions are not",
             SIDES[without], SIDES[with]
         ));
@@ -70,6 +69,12 @@ compared ({bounded} objects sized as the smaller of their two sizes)",
     notes
 }
 
+/// No symbol outside the per-CPU area: a raw BTF blob without a symbol list, whose
+/// only addresses are its DATASEC's per-CPU offsets.
+fn global_less(i: &Image<'_>) -> bool {
+    !i.symbols.iter().any(|s| s.space == Space::Global)
+}
+
 /// What an input is, in words.
 fn kind(i: &Image<'_>) -> String {
     let types = match i.types_from {
@@ -77,7 +82,7 @@ fn kind(i: &Image<'_>) -> String {
         TypesFrom::Btf => "BTF",
         TypesFrom::None => "no types",
     };
-    let symbols = if i.symbols.is_empty() {
+    let symbols = if global_less(i) {
         "no symbols"
     } else if i.sizes_inferred {
         "a symbol list"

@@ -159,8 +159,63 @@ pub fn raw_btf_image<'d>(
         image.structs = types.structs;
         image.variables = types.variables;
     }
+    if !image
+        .symbols
+        .iter()
+        .any(|s| s.space == crate::model::Space::Percpu)
+    {
+        // The per-CPU variables are the blob's only per-CPU addresses (a kallsyms of
+        // a kernel without CONFIG_KALLSYMS_ALL lists none): read them anyway.
+        let read_them = !options.dwarf || !options.variables;
+        if read_them {
+            let just_variables = LoadOptions {
+                variables: true,
+                structs: StructFilter::None,
+                ..options.clone()
+            };
+            let kept = std::mem::take(&mut image.variables);
+            image.variables = btf::read(path, bytes, Some(0), &just_variables)?.variables;
+            percpu_from_datasec(&mut image);
+            image.variables = kept;
+        } else {
+            percpu_from_datasec(&mut image);
+        }
+    }
     size_percpu_from_btf(&mut image);
     Ok(image)
+}
+
+/// Without per-CPU symbols from a list, a raw blob still places its per-CPU
+/// variables: BTF's `.data..percpu` DATASEC gives each one's offset in the per-CPU
+/// area (linked at 0) and its type's size, so `show --percpu --line` works on
+/// `/sys/kernel/btf/vmlinux` alone. Their sizes are their types', not inferred.
+fn percpu_from_datasec(image: &mut Image<'_>) {
+    let symbols: Vec<crate::model::Symbol<'_>> = image
+        .variables
+        .iter()
+        .map(|v| crate::model::Symbol {
+            name: v.name,
+            file: None,
+            unit: None,
+            compile_unit: None,
+            group: 0,
+            kind: crate::model::SymbolKind::Object,
+            binding: crate::model::Binding::Global,
+            section: elf::PERCPU_SECTION,
+            address: v.address,
+            size: v.size.unwrap_or(0),
+            space: crate::model::Space::Percpu,
+            place: v.address,
+        })
+        .collect();
+    if symbols.is_empty() {
+        return;
+    }
+    image.symbols.extend(symbols);
+    image
+        .symbols
+        .sort_by(|a, b| (a.space, a.address, a.name).cmp(&(b.space, b.address, b.name)));
+    image.percpu_base = Some(0);
 }
 
 /// Source lines of code addresses of an ELF file, from its line programs (read lazily

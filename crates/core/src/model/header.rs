@@ -25,6 +25,9 @@ pub struct Header {
     /// (`SIZES_NOTE`: a symbol list), said wherever a size is printed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sizes: Option<&'static str>,
+    /// Why a symbol list gave next to no data objects (`NO_DATA_NOTE`), when so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbols: Option<&'static str>,
 }
 
 /// The note for a relocatable object (a kernel module `.ko`).
@@ -35,6 +38,11 @@ relative to the section's start; final addresses are known only at load time";
 pub const SIZES_NOTE: &str = "sizes inferred: the symbol list has no sizes, so each symbol \
 runs to the next address (per-CPU variables BTF describes excepted); a size may include \
 padding and unnamed bytes";
+
+/// The note for a symbol list that names no data objects.
+pub const NO_DATA_NOTE: &str = "the symbol list names next to no data objects (a /proc/kallsyms of a \
+kernel built without CONFIG_KALLSYMS_ALL lists functions only): globals are not placed; \
+per-CPU variables come from BTF";
 
 /// The note for an image whose types came from BTF.
 pub const BTF_NOTE: &str = "types from BTF: structs and per-CPU variables are described; \
@@ -61,6 +69,17 @@ impl Header {
                 None
             },
             sizes: image.sizes_inferred.then_some(SIZES_NOTE),
+            // Fewer data objects than one per hundred functions: section markers only.
+            symbols: (image.sizes_inferred
+                && image.count(
+                    crate::model::SymbolKind::Object,
+                    crate::model::Space::Global,
+                ) * 100
+                    < image.count(
+                        crate::model::SymbolKind::Function,
+                        crate::model::Space::Global,
+                    ))
+            .then_some(NO_DATA_NOTE),
         }
     }
 }
