@@ -656,3 +656,26 @@ fn line_size_is_a_parameter_of_the_rules() {
         "{out}"
     );
 }
+
+/// Issue 33, defect 4: under a failing `alone = true`, the HTML map's caption names the
+/// objects at fault (nm: types__ptrace and uidhash_lock share root_user's lines in
+/// base.elf), not the object checked.
+#[test]
+fn the_check_page_names_the_objects_at_fault() {
+    let (code, html, err) = run(&[
+        "check",
+        "--rules",
+        &testdata("check/rules/root_user.toml"),
+        &testdata("check/base.elf"),
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        html.contains(
+            "at fault: types__ptrace, uidhash_lock (beside root_user, the object checked)"
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("at fault: root_user"), "{html}");
+}
