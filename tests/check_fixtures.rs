@@ -679,3 +679,33 @@ fn the_check_page_names_the_objects_at_fault() {
     );
     assert!(!html.contains("at fault: root_user"), "{html}");
 }
+
+/// Issue 33, defect 10: a rule naming an object or a member the build lacks says the
+/// closest name it has (base.elf: root_user, user_struct.__count, as nm and pahole show).
+#[test]
+fn a_misspelled_name_gets_a_did_you_mean() {
+    let dir = std::env::temp_dir().join(format!("layout-diff-dym-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("r.toml");
+    std::fs::write(
+        &rules,
+        "[symbol.root_usr]\naligned = 64\n\n[struct.user_struct]\nline_start = [\"__cout\"]\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        &testdata("check/base.elf"),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains("FAIL symbol root_usr: aligned = 64: no data or per-CPU object named root_usr in this build; did you mean `root_user`?"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAIL struct user_struct: line_start = \"__cout\": member not found; did you mean `__count`?"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -169,3 +169,33 @@ fn completions_are_generated_for_bash_zsh_and_fish() {
         }
     }
 }
+
+/// Issue 33, defect 10: a usage error is one line on stderr, exit 2.
+#[test]
+fn a_usage_error_is_one_line() {
+    for args in [
+        vec!["show", "testdata/old.elf", "--bogus"],
+        vec!["whatif", "testdata/old.elf", "--align", "x"],
+        vec!["check", "testdata/old.elf"],
+    ] {
+        let out = Command::cargo_bin("layout-diff")
+            .unwrap()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("layout-diff: "), "{err}");
+    }
+    let out = Command::cargo_bin("layout-diff")
+        .unwrap()
+        .args(["show", "testdata/old.elf", "--bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "layout-diff: unexpected argument '--bogus' found; tip: to pass '--bogus' as a value, use '-- --bogus'; usage: layout-diff show <FILE>\n"
+    );
+}
