@@ -72,11 +72,20 @@ pub fn cause(c: &Cause, previous_delta: i64) -> String {
             after(previous)
         ),
         Cause::Unexplained {
+            residual,
+            no_base: true,
+            ..
+        } => format!(
+            "unexplained: no symbol before it precedes it in both builds (the code before it \
+was reordered), so no change is named ({residual:+} B)"
+        ),
+        Cause::Unexplained {
             previous,
             items,
             omitted_items,
             bytes,
             residual,
+            ..
         } => {
             let found = if items.is_empty() {
                 "nothing changed".to_string()

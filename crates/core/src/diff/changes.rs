@@ -599,6 +599,11 @@ pub enum Cause {
         omitted_items: usize,
         bytes: i64,
         residual: i64,
+        /// No symbol before the run precedes it in both builds (the code before it was
+        /// laid out in another order, as a module's functions often are): nothing is
+        /// summed from the section start, and `items` is empty.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        no_base: bool,
     },
 }
 
