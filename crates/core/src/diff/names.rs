@@ -55,13 +55,7 @@ impl std::fmt::Display for SymbolName<'_> {
     }
 }
 
-/// A Rust symbol (`_R...` v0 or legacy `_ZN...E`) demangled; `None` for a C name.
-pub fn rust(name: &str) -> Option<rustc_demangle::Demangle<'_>> {
-    if !(name.starts_with("_R") || name.starts_with("_ZN")) {
-        return None;
-    }
-    rustc_demangle::try_demangle(name).ok()
-}
+use crate::model::rust_name as rust;
 
 impl Serialize for SymbolName<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

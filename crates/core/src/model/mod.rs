@@ -13,7 +13,7 @@ mod types;
 pub use code::CodeSection;
 pub use ctype::{CType, Declaration, TypeKind, TypeRef};
 pub use header::Header;
-pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};
+pub use symbols::{Binding, Section, Space, Symbol, SymbolKind, rust_name};
 pub use types::{
     AggregateKind, BitHole, Hole, Member, StructId, StructLayout, TypeGaps, Variable, saturate_u32,
 };
