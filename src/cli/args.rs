@@ -143,11 +143,13 @@ layout-diff show vmlinux --hot perf-type.txt           # sampled members of a pe
     )]
     Show(ShowArgs),
     /// What layout changed between two builds (the default command).
-    #[command(after_help = "Examples:\n  \
+    #[command(
+        after_help = "Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.\n\n\
+Examples:\n  \
 layout-diff old/vmlinux new/vmlinux                     # the first screen: root causes, hot objects, ...\n  \
 layout-diff old/vmlinux new/vmlinux --explain root_user # evidence, root cause and rule for one name\n  \
-layout-diff old.snap new.snap --hot perf-type.txt --format json   # measured evidence, every change\n\n\
-Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
+layout-diff old.snap new.snap --hot perf-type.txt --format json   # measured evidence, every change"
+    )]
     Diff(DiffArgs),
     /// Evaluate a rules file on a build (IMAGE), or on NEW with growth against OLD.
     #[command(
@@ -186,13 +188,13 @@ or one function (__aligned(N) on its definition)\n  \
 Every instance of a resized type, and every type that embeds it, changes size; the\n\
 sections are laid out again with the link model. Without --objects, functions keep\n\
 their sizes.\n\n\
+Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.\n\n\
 Examples:\n  \
 layout-diff whatif vmlinux --struct mce=+8                    # which per-CPU neighbours move\n  \
 layout-diff whatif vmlinux --symbol root_user --align 64      # a proposed alignment, checked\n  \
 layout-diff whatif vmlinux --struct mce --insert flags=4 --after status\n  \
 layout-diff whatif vmlinux --struct sk_buff --member dev=+8   # dev is in an anonymous union\n  \
-layout-diff whatif v.snap --percpu-aligned mces_seen --format json\n\n\
-Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
+layout-diff whatif v.snap --percpu-aligned mces_seen --format json")]
     Whatif(WhatifArgs),
     /// For each hot object the diff flags, the smallest change that gives it back its
     /// line facts, checked by `whatif`, with its cost, as C and as a `check` rule.
@@ -217,15 +219,15 @@ a group (not a hot one when another passes). struct max_growth needs OLD: no fix
 written object gets a not_with rule, fixed the same way.\n\n\
 Formats: text, json, markdown (a review comment: a heading per item, C and rules in code\n\
 blocks) and html (one page).\n\n\
+Exit status: 0 every flagged change (or failing rule) has a fix that restores it (passes),\n\
+1 some have none (a group none of whose members can leave it to fit; a rule no candidate\n\
+passes, as max_growth on one build), 2 error.\n\n\
 Examples:\n  \
 layout-diff suggest old/vmlinux new/vmlinux\n  \
 layout-diff suggest old.snap new.snap --hot perf-type.txt --format json\n  \
 layout-diff suggest old/vmlinux new/vmlinux --symbol futex_wait   # a function asked for\n  \
 layout-diff suggest vmlinux --rules layout.toml                   # make failing rules pass\n  \
-layout-diff suggest vmlinux --hot perf-type.txt                   # hot objects off written lines\n\n\
-Exit status: 0 every flagged change (or failing rule) has a fix that restores it (passes),\n\
-1 some have none (a group none of whose members can leave it to fit; a rule no candidate\n\
-passes, as max_growth on one build), 2 error.")]
+layout-diff suggest vmlinux --hot perf-type.txt                   # hot objects off written lines")]
     Suggest(SuggestArgs),
     /// Write one build's layout facts to a small snapshot file, which every command
     /// accepts wherever it accepts a vmlinux.
