@@ -501,8 +501,8 @@ pub struct ReportArgs {
     /// Print every change, not only the first screen.
     #[arg(long)]
     pub all: bool,
-    /// Lines of items in the default report (default 54: the whole report stays under
-    /// ~80 lines); not with --all, which prints everything.
+    /// Lines of items in the default report (default 54, lowered until the report,
+    /// every line fitted to 100 columns, is at most 80 lines); not with --all.
     #[arg(long, value_name = "N", conflicts_with = "all")]
     pub limit: Option<usize>,
     /// For one object, struct or function: the evidence, the root cause and the rule
