@@ -94,3 +94,27 @@ fn sizes_a_symbol_list_inferred_are_not_compared() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A snapshot of an ELF whose table a symbol list replaced keeps that its sizes are
+/// inferred, as the ELF read with the list says. (Such a snapshot was refused before:
+/// a list's last symbol in a section ran to the next address, past the section's end;
+/// the list's symbols are now bounded by the sections that hold them.)
+#[test]
+fn a_snapshot_keeps_that_its_sizes_are_inferred() {
+    let dir = std::env::temp_dir().join(format!("layout-diff-sizes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let snap = dir.join("elf-map.snap");
+    let snap = snap.to_str().unwrap();
+    let (elf, map) = (testdata("btf/old-btf.elf"), testdata("btf/old.map"));
+    let (code, _, err) = run(&["snapshot", &elf, "--symbols", &map, "-o", snap]);
+    assert_eq!(code, 0, "{err}");
+    let note = |out: &str| {
+        out.lines()
+            .filter(|l| l.starts_with("note: sizes inferred"))
+            .count()
+    };
+    let (_, direct, _) = run(&["show", &elf, "--symbols", &map, "--symbol", "root_user"]);
+    let (_, kept, _) = run(&["show", snap, "--symbol", "root_user"]);
+    assert_eq!((note(&direct), note(&kept)), (1, 1), "{kept}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -62,6 +62,7 @@ pub fn elf_image<'d>(
     let sizes_inferred = symbols.is_some();
     if let Some(list) = symbols {
         elf.symbols = list.symbols()?;
+        within_sections(&mut elf.symbols, &elf.sections);
     }
     let (line_size, line_size_overridden) = line_size(&elf.arch, options);
     let mut image = Image {
@@ -183,6 +184,43 @@ pub fn raw_btf_image<'d>(
     }
     size_percpu_from_btf(&mut image);
     Ok(image)
+}
+
+/// A list's symbols beside an ELF: each placed in the section that holds its address
+/// and its inferred size (the distance to the next address) bounded by that section's
+/// end, as the ELF's own sizes are; a per-CPU one by the per-CPU section's size.
+fn within_sections<'d>(
+    symbols: &mut [crate::model::Symbol<'d>],
+    sections: &[crate::model::Section<'d>],
+) {
+    let mut placed: Vec<&crate::model::Section<'d>> = sections
+        .iter()
+        .filter(|s| s.address != 0 && s.size != 0)
+        .collect();
+    placed.sort_by_key(|s| s.address);
+    let percpu = sections.iter().find(|s| s.name == elf::PERCPU_SECTION);
+    for s in symbols.iter_mut() {
+        let holder = match s.space {
+            crate::model::Space::Percpu => percpu
+                .filter(|p| s.place < p.size)
+                .map(|p| (p.address.saturating_add(p.size), p.name)),
+            crate::model::Space::Global => {
+                let i = placed.partition_point(|x| x.address <= s.address);
+                i.checked_sub(1)
+                    .map(|i| placed[i])
+                    .map(|sec| (sec.address.saturating_add(sec.size), sec.name))
+                    .filter(|&(end, _)| s.address < end)
+            }
+        };
+        match holder {
+            Some((end, name)) => {
+                s.section = name;
+                s.size = s.size.min(end.saturating_sub(s.address));
+            }
+            // In no section (a linker mark such as `_end`): no bytes of its own.
+            None => s.size = 0,
+        }
+    }
 }
 
 /// Without per-CPU symbols from a list, a raw blob still places its per-CPU

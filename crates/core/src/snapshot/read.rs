@@ -85,8 +85,7 @@ pub(super) fn read<'d>(
         build_id: head.build_id.map(str::to_string),
         kernel_version: head.kernel_version.map(str::to_string),
         has_debug_info: head.has_debug_info,
-        // A raw BTF blob's addresses can only have come from a symbol list.
-        sizes_inferred: head.file_kind == "btf",
+        sizes_inferred: head.sizes_inferred,
         types_from: head.types_from,
         percpu_base: head.percpu_base,
         boundaries: head.boundaries,
@@ -149,6 +148,7 @@ struct Head<'d> {
     file_kind: &'static str,
     build_id: Option<&'d str>,
     kernel_version: Option<&'d str>,
+    sizes_inferred: bool,
     line_size: u64,
     has_debug_info: bool,
     types_from: TypesFrom,
@@ -182,7 +182,7 @@ fn head<'d>(
 }
 
 /// Fields of `form::Names` and of `form::Records`, in order.
-const NAMES_FIELDS: usize = 16;
+const NAMES_FIELDS: usize = 17;
 const RECORDS_FIELDS: usize = 5;
 
 /// The strings of a payload.
@@ -364,6 +364,7 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
         let file_kind: &str = next(&mut seq)?;
         let build_id: Option<&str> = next(&mut seq)?;
         let kernel_version: Option<&str> = next(&mut seq)?;
+        let sizes_inferred: bool = next(&mut seq)?;
         let line_size: u64 = next(&mut seq)?;
         let has_debug_info: bool = next(&mut seq)?;
         let types_from: TypesFrom = next(&mut seq)?;
@@ -425,6 +426,7 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
             },
             build_id,
             kernel_version,
+            sizes_inferred,
             line_size,
             has_debug_info,
             types_from,
