@@ -8,17 +8,15 @@ mod cli;
 
 use cli::args::{Cli, Command};
 
-/// mimalloc: the loader and the diff make millions of small allocations on two threads;
-/// glibc's per-thread arenas spent a fifth of the snapshot diff growing their heaps.
+/// mimalloc: the loader and the diff make millions of small allocations on two threads
+/// (docs/benchmark.md says what glibc's allocator cost).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Keeps transparent huge pages (2 MiB) off the heap whatever the system's setting
-/// (mimalloc is built with `no_thp`, so it never asks for them): a vmlinux load touches
-/// ~700 MiB as it grows, and clearing huge pages for it was 10-20% of its samples; on
-/// this project's VM, huge pages sped the snapshot-pair diff from ~70 to ~45 ms when
-/// quiet, but after a large process had freed its memory most runs took 130-190 ms in
-/// system time, which a benchmark median then shows.
+/// (mimalloc is built with `no_thp`, so it never asks for them): clearing them for a
+/// vmlinux load, and their cost after a large process freed its memory, outweighed what
+/// they saved (docs/benchmark.md).
 fn no_huge_pages() {
     #[cfg(target_os = "linux")]
     // Refused only by kernels without the switch, which then decide as before.
@@ -37,6 +35,7 @@ fn main() -> ExitCode {
         Command::Snapshot(args) => cli::series::snapshot(&args),
         Command::History(args) => cli::series::history(&args),
         Command::BenchWalk(args) => cli::series::bench_walk(&args),
+        Command::Generate(args) => cli::generate::generate(&args),
     };
     match outcome {
         Ok(out) => {

@@ -151,6 +151,14 @@ fn raw_btf_with_system_map_gives_the_same() {
             .count(),
         1
     );
+    // The list has no sizes, and the raw listing says so once (issue 33, defect 2).
+    let sizes_note = |l: &str| l.starts_with("note: sizes inferred");
+    assert_eq!(raw.lines().filter(|l| sizes_note(l)).count(), 1);
+    let raw: String = raw
+        .lines()
+        .filter(|l| !sizes_note(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
     assert_eq!(body(&raw), without_code(&body(&elf)));
     // Without a symbol list the structs are there, the addresses are not.
     let (code, out, _) = run(&["show", &blob, "--struct", "*"]);
@@ -497,4 +505,76 @@ fn anonymous_structs_nested_as_a_tree_are_bounded_per_struct() {
     );
     assert!(out.contains("XXX layout-diff: members not listed"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A raw blob alone places its per-CPU variables from the DATASEC (issue 33): the line
+/// `--percpu --line 0x11c0` lists what the ELF's does (nm: injectm at 0x1160, 120 B;
+/// mce_exception_count 0x11d8, mce_poll_count 0x11dc, 4 B; tsc_adjust 0x11e0, 32 B).
+#[test]
+fn a_raw_blob_alone_lists_a_per_cpu_line() {
+    let rows = |file: &str| {
+        let (code, out, err) = run(&["show", &testdata(file), "--percpu", "--line", "0x11c0"]);
+        assert_eq!(code, 0, "{err}");
+        out.lines()
+            .filter(|l| l.contains("object  percpu+"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let raw = rows("btf/old.btf");
+    assert_eq!(
+        raw,
+        [
+            " injectm              object  percpu+0x1160   120  0x0..0x18 ",
+            " mce_exception_count  object  percpu+0x11d8     4  0x18..0x1c ",
+            " mce_poll_count       object  percpu+0x11dc     4  0x1c..0x20 ",
+            " tsc_adjust           object  percpu+0x11e0    32  0x20..0x40 ",
+        ]
+    );
+    assert_eq!(raw, rows("old.elf"));
+}
+
+/// A kallsyms read without root (every address 0) is refused in one line naming it;
+/// one with functions only says that globals are not placed.
+#[test]
+fn kallsyms_without_addresses_or_data_says_so() {
+    let dir = std::env::temp_dir().join(format!("layout-diff-kallsyms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let zero = dir.join("kallsyms-zero");
+    std::fs::write(
+        &zero,
+        "0000000000000000 T _text\n0000000000000000 T schedule\n",
+    )
+    .unwrap();
+    let zero = zero.to_str().unwrap();
+    let blob = testdata("btf/old.btf");
+    let (code, out, err) = run(&["show", &blob, "--symbols", zero, "--symbol", "schedule"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(
+        err,
+        format!(
+            "layout-diff: {zero}: every address is 0: the kernel hides them (kptr_restrict); read /proc/kallsyms as root\n"
+        )
+    );
+    let text = dir.join("kallsyms-text");
+    let functions: String = (0..200)
+        .map(|i| format!("{:016x} T f{i}\n", 0xffffffff81000000u64 + 16 * i))
+        .collect();
+    std::fs::write(&text, functions).unwrap();
+    let (code, out, err) = run(&[
+        "show",
+        &blob,
+        "--symbols",
+        text.to_str().unwrap(),
+        "--symbol",
+        "f1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("note: the symbol list names next to no data objects"))
+            .count(),
+        1,
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -656,3 +656,56 @@ fn line_size_is_a_parameter_of_the_rules() {
         "{out}"
     );
 }
+
+/// Issue 33, defect 4: under a failing `alone = true`, the HTML map's caption names the
+/// objects at fault (nm: types__ptrace and uidhash_lock share root_user's lines in
+/// base.elf), not the object checked.
+#[test]
+fn the_check_page_names_the_objects_at_fault() {
+    let (code, html, err) = run(&[
+        "check",
+        "--rules",
+        &testdata("check/rules/root_user.toml"),
+        &testdata("check/base.elf"),
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        html.contains(
+            "at fault: types__ptrace, uidhash_lock (beside root_user, the object checked)"
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("at fault: root_user"), "{html}");
+}
+
+/// Issue 33, defect 10: a rule naming an object or a member the build lacks says the
+/// closest name it has (base.elf: root_user, user_struct.__count, as nm and pahole show).
+#[test]
+fn a_misspelled_name_gets_a_did_you_mean() {
+    let dir = std::env::temp_dir().join(format!("layout-diff-dym-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("r.toml");
+    std::fs::write(
+        &rules,
+        "[symbol.root_usr]\naligned = 64\n\n[struct.user_struct]\nline_start = [\"__cout\"]\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        &testdata("check/base.elf"),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains("FAIL symbol root_usr: aligned = 64: no data or per-CPU object named root_usr in this build; did you mean `root_user`?"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAIL struct user_struct: line_start = \"__cout\": member not found; did you mean `__count`?"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -354,7 +354,7 @@ fn text_report_names_the_signal() {
     assert_eq!(code, 0);
     for needle in [
         "line 64 B (target), pair 128 B",
-        "  vclock_new_counter added (4 B): 4 objects moved across lines, 2 by whole lines (per-CPU, 3 runs), 3 hot",
+        "  vclock_new_counter added (4 B): 4 objects moved across lines, 2 by whole lines (per-CPU, 3 runs),\n      3 hot",
         "      hot: process_counts, runqueues, cpu_tlbstate",
         "  struct mce +8 B (via injectm): 4 objects moved across lines (per-CPU, 2 runs), 0 hot",
         "  root_user now aligned: 1 object moved across lines (data, 1 run), 1 hot",
@@ -367,9 +367,9 @@ fn text_report_names_the_signal() {
     assert!(out.lines().count() <= 80);
     let (_, all, _) = run(&["diff", &testdata("old.elf"), &testdata("new.elf"), "--all"]);
     for needle in [
-        "run percpu+0x11d8 .. percpu+0x11e0  2 objects mce_exception_count..mce_poll_count  +0x8  cause: injectm 120 -> 128 B = +8 B after injectm",
-        "run percpu+0x1208 .. percpu+0x120c  1 object xen_vcpu_id  +0x24  cause: +vclock_new_counter (4 B) = +4 B after arch_freq_scale",
-        "cause: root_user now aligned = +0 B +32 B padding (align 64) after types__ptrace",
+        "run percpu+0x11d8 .. percpu+0x11e0  2 objects mce_exception_count..mce_poll_count  +0x8  cause:\n      injectm 120 -> 128 B = +8 B after injectm",
+        "run percpu+0x1208 .. percpu+0x120c  1 object xen_vcpu_id  +0x24  cause: +vclock_new_counter (4 B)\n      = +4 B after arch_freq_scale",
+        "cause: root_user now aligned\n      = +0 B +32 B padding (align 64) after types__ptrace",
     ] {
         assert!(all.contains(needle), "missing {needle:?} in\n{all}");
     }
@@ -436,7 +436,7 @@ fn pinned_symbols_are_shown_even_unchanged() {
         "do_syscall_64",
     ]);
     assert!(
-        out.contains("  do_syscall_64  ffffffff81000140 -> ffffffff810001c0  mod 64 0x00 -> 0x00, lines 1 -> 1  [known, not flagged]\n      in a run of 9 moved +0x80"),
+        out.contains("  do_syscall_64  ffffffff81000140 -> ffffffff810001c0  mod 64 0x00 -> 0x00, lines 1 -> 1  [known,\n      not flagged]\n      in a run of 9 moved +0x80"),
         "{out}"
     );
 }

@@ -484,7 +484,7 @@ fn suggest_html_has_a_section_per_item() {
     assert_eq!(dom.matches("<section class=\"suggestion\">").count(), 3);
     assert!(
         between(&dom, "<h2>rm_lost", "</section>")
-            .contains("<pre class=\"code\">int rm_lost __read_mostly ...;</pre>")
+            .contains("<pre class=\"code\">int rm_lost __read_mostly;  /* with its initializer, if it has one */</pre>")
     );
 }
 

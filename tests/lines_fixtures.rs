@@ -150,9 +150,9 @@ fn the_text_report_names_the_line_both_members_and_the_writers() {
     ]);
     assert_eq!(code, 1);
     for needle in [
-        "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8, written by other_update()\n",
-        "      line percpu+0x0: hot pcp_events 0x0..0x8 (written by tick_account()) with pcp_other's pcp_other 0x0..0x8, written by other_cpu_update()\n",
-        "exit 1: 2 changes flagged on evidence, 2 in --fail-on categories",
+        "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8,\n          written by other_update()\n",
+        "      line percpu+0x0: hot pcp_events 0x0..0x8 (written by tick_account()) with pcp_other's\n          pcp_other 0x0..0x8, written by other_cpu_update()\n",
+        "exit 1: 2 changes flagged on evidence, 2 in --fail-on",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
@@ -271,7 +271,7 @@ fn a_neighbour_written_by_a_hot_function_is_hot_written() {
     assert_eq!(code, 1);
     assert!(
         out.contains(
-            "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8, hot-written by other_update() (measured)\n"
+            "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8,\n          hot-written by other_update() (measured)\n"
         ),
         "{out}"
     );

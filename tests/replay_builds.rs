@@ -374,7 +374,11 @@ fn every_section_of_the_other_variants_is_predicted() {
         };
         // Every object compared: 13,321 in the first replay; with the code sections
         // skipped, the data alone (3,544 of user-insert's).
-        let least = if skip.contains(&".text") { 3_000 } else { 12_000 };
+        let least = if skip.contains(&".text") {
+            3_000
+        } else {
+            12_000
+        };
         assert!(total > least, "{variant}: {total}");
     }
 }

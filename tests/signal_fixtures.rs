@@ -39,10 +39,16 @@ fn phase_changes_alone_exit_0() {
     assert_eq!(v["summary"]["functions"]["flagged"], 0);
     let (code, out, _) = run(&[&pair().0, &pair().1]);
     assert_eq!(code, 0);
-    let last = out.lines().last().unwrap();
+    // The closing lines: the exit status, then where to look further.
+    let lines: Vec<&str> = out.lines().collect();
+    let exit = lines[lines.len() - 2];
     assert!(
-        last.starts_with("exit 0: 0 changes flagged on evidence"),
-        "{last}"
+        exit.starts_with("exit 0: 0 changes flagged on evidence"),
+        "{exit}"
+    );
+    assert_eq!(
+        lines[lines.len() - 1],
+        "(--explain NAME says why; --format json for all data)"
     );
 }
 

@@ -270,7 +270,10 @@ fn an_object_that_lost_read_mostly_gets_it_back_first() {
         .expect("rm_lost flagged");
     let first = &s["fixes"][0];
     assert_eq!(first["change"], "--read-mostly rm_lost");
-    assert_eq!(first["declaration"], "int rm_lost __read_mostly ...;");
+    assert_eq!(
+        first["declaration"],
+        "int rm_lost __read_mostly;  /* with its initializer, if it has one */"
+    );
     assert_eq!(first["restores"], true);
     assert_eq!(first["section_bytes"], 4);
     assert_eq!(first["shifted"], 1);
@@ -788,7 +791,7 @@ fn suggest_is_drawn_as_markdown_and_html_from_the_texts_sentences() {
     // The first fix of rm_lost, its C in a fenced block under the list item.
     assert!(
         md.contains(
-            "1. --read-mostly rm_lost: restores; section end +4 B, 1 other object moved (at most +4 B); 1 line; 1 flag in the predicted diff\n\n   ```c\n   int rm_lost __read_mostly ...;\n   ```\n"
+            "1. --read-mostly rm_lost: restores; section end +4 B, 1 other object moved (at most +4 B); 1 line; 1 flag in the predicted diff\n\n   ```c\n   int rm_lost __read_mostly;  /* with its initializer, if it has one */\n   ```\n"
         ),
         "{md}"
     );
@@ -797,7 +800,7 @@ fn suggest_is_drawn_as_markdown_and_html_from_the_texts_sentences() {
     assert_eq!(code, 0);
     assert_eq!(html.matches("<section class=\"suggestion\">").count(), 3);
     assert!(html.contains(
-        "<li><p>--read-mostly rm_lost: restores; section end +4 B, 1 other object moved (at most +4 B); 1 line; 1 flag in the predicted diff</p><pre class=\"code\">int rm_lost __read_mostly ...;</pre></li>"
+        "<li><p>--read-mostly rm_lost: restores; section end +4 B, 1 other object moved (at most +4 B); 1 line; 1 flag in the predicted diff</p><pre class=\"code\">int rm_lost __read_mostly;  /* with its initializer, if it has one */</pre></li>"
     ));
     // Four fixes for rm_lost (its one written neighbour on its line is jiffies_64),
     // one for rx_hot, two for tx_hot (members leave it).

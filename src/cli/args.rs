@@ -14,7 +14,14 @@ use layout_diff_report::Format;
     version = env!("LAYOUT_DIFF_VERSION"),
     about = "What moved between cache lines in a vmlinux, and between two builds",
     after_help = "`layout-diff OLD NEW [OPTIONS]` is short for `layout-diff diff OLD NEW [OPTIONS]`.\n\
-                  Exit status: 0 nothing flagged in a --fail-on category (or found), 1 flagged changes (or no match), 2 error."
+Exit status: 0 nothing flagged in a --fail-on category (or found), 1 flagged changes (or\n\
+no match), 2 error. The manual: docs/guide.md, or `man layout-diff`.\n\n\
+Examples:\n  \
+layout-diff old/vmlinux new/vmlinux                    # what moved between cache lines\n  \
+layout-diff show vmlinux --struct task_struct          # as pahole -C prints it\n  \
+layout-diff show /sys/kernel/btf/vmlinux --struct rq   # the running kernel's types\n  \
+layout-diff check --rules layout.toml vmlinux          # pass or fail for each rule\n  \
+layout-diff whatif vmlinux --struct mce=+8             # predict a change without building it"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -25,14 +32,39 @@ impl Cli {
     /// Parses the process arguments; `layout-diff OLD NEW ...` means `layout-diff diff OLD NEW ...`.
     pub fn parse_args() -> Cli {
         let args = std::env::args_os().collect();
-        match with_default_command(args) {
-            Ok(args) => Cli::parse_from(args),
-            Err(e) => {
+        let parsed = with_default_command(args).map(|args| {
+            Cli::try_parse_from(args).map_err(|e| match e.kind() {
+                clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayVersion
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+                _ => one_line(&e.render().to_string()),
+            })
+        });
+        match parsed {
+            Ok(Ok(cli)) => cli,
+            Ok(Err(e)) | Err(e) => {
                 eprintln!("layout-diff: {e}");
                 std::process::exit(2)
             }
         }
     }
+}
+
+/// clap's usage error (the error, a tip, the usage line, a pointer to --help on lines
+/// of their own) as one line: the error, then its tips and the usage, `; `-separated.
+pub fn one_line(rendered: &str) -> String {
+    let mut parts = Vec::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        match line.strip_prefix("Usage: ") {
+            Some(usage) => parts.push(format!("usage: {usage}")),
+            None => parts.push(line.to_string()),
+        }
+    }
+    parts.join("; ")
 }
 
 /// Every subcommand's name, and every option that takes a value as the next argument
@@ -111,11 +143,13 @@ layout-diff show vmlinux --hot perf-type.txt           # sampled members of a pe
     )]
     Show(ShowArgs),
     /// What layout changed between two builds (the default command).
-    #[command(after_help = "Examples:\n  \
+    #[command(
+        after_help = "Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.\n\n\
+Examples:\n  \
 layout-diff old/vmlinux new/vmlinux                     # the first screen: root causes, hot objects, ...\n  \
 layout-diff old/vmlinux new/vmlinux --explain root_user # evidence, root cause and rule for one name\n  \
-layout-diff old.snap new.snap --hot perf-type.txt --format json   # measured evidence, every change\n\n\
-Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
+layout-diff old.snap new.snap --hot perf-type.txt --format json   # measured evidence, every change"
+    )]
     Diff(DiffArgs),
     /// Evaluate a rules file on a build (IMAGE), or on NEW with growth against OLD.
     #[command(
@@ -136,35 +170,35 @@ layout-diff check --rules layout.toml vmlinux --format markdown # for a review c
     /// compiling: the predicted diff, in every format, marked as predicted.
     #[command(after_help = "Changes (repeatable, in any mix):\n  \
 --struct NAME=+N | NAME=-N | NAME=SIZE   resize a struct (bytes added or removed at its end)\n  \
---struct NAME --member M=+N              a member grows by N bytes (M as C names it: also inside\n  \
-                                         an anonymous struct or union, whose layout follows)\n  \
---struct NAME --member M --after X       the member declared right after member X (--first: first)\n  \
-                                         among the members of its own struct or union\n  \
+--struct NAME --member M=+N              a member grows by N bytes (M as C names it: also inside\n                                           \
+an anonymous struct or union, whose layout follows)\n  \
+--struct NAME --member M --after X       the member declared right after member X (--first: first)\n                                           \
+among the members of its own struct or union\n  \
 --struct NAME --member M --align N       the member aligned to N (____cacheline_aligned on it)\n  \
---struct NAME --insert M=N --after X     a new member of N bytes declared after X (--first: first;\n  \
-                                         --at OFFSET: before the member at that offset; --align A\n  \
-                                         before them: its alignment, else N's up to 8)\n  \
+--struct NAME --insert M=N --after X     a new member of N bytes declared after X (--first: first;\n                                           \
+--at OFFSET: before the member at that offset; --align A\n                                           \
+before them: its alignment, else N's up to 8)\n  \
 --struct NAME --align N                  the struct is aligned to N (____cacheline_aligned)\n  \
---symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp),\n  \
-                                         or one function (__aligned(N) on its definition)\n  \
+--symbol NAME --align N                  one object aligned to N (____cacheline_aligned_in_smp),\n                                           \
+or one function (__aligned(N) on its definition)\n  \
 --align-functions UNIT=N                 every function of one file aligned (-falign-functions=N)\n  \
---percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED, and\n  \
-                                         declared DECLARE_PER_CPU_ALIGNED where a header declares\n  \
-                                         it: it moves to ..shared_aligned\n  \
---percpu-aligned-definition NAME         the definition only: a header's DECLARE_PER_CPU keeps\n  \
-                                         the variable in .data..percpu, aligned in place\n  \
+--percpu-aligned NAME                    a per-CPU variable defined DEFINE_PER_CPU_ALIGNED, and\n                                           \
+declared DECLARE_PER_CPU_ALIGNED where a header declares it:\n                                           \
+it moves to ..shared_aligned\n  \
+--percpu-aligned-definition NAME         the definition only: a header's DECLARE_PER_CPU keeps\n                                           \
+the variable in .data..percpu, aligned in place\n  \
 --read-mostly NAME                       an object defined __read_mostly (.data..read_mostly)\n  \
 --objects FILE.o...                      recompiled objects: their code and data replace the old\n\n\
 Every instance of a resized type, and every type that embeds it, changes size; the\n\
 sections are laid out again with the link model. Without --objects, functions keep\n\
 their sizes.\n\n\
+Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.\n\n\
 Examples:\n  \
 layout-diff whatif vmlinux --struct mce=+8                    # which per-CPU neighbours move\n  \
 layout-diff whatif vmlinux --symbol root_user --align 64      # a proposed alignment, checked\n  \
 layout-diff whatif vmlinux --struct mce --insert flags=4 --after status\n  \
 layout-diff whatif vmlinux --struct sk_buff --member dev=+8   # dev is in an anonymous union\n  \
-layout-diff whatif v.snap --percpu-aligned mces_seen --format json\n\n\
-Exit status: 0 nothing flagged in a --fail-on category, 1 flagged, 2 error.")]
+layout-diff whatif v.snap --percpu-aligned mces_seen --format json")]
     Whatif(Box<WhatifArgs>),
     /// For each hot object the diff flags, the smallest change that gives it back its
     /// line facts, checked by `whatif`, with its cost, as C and as a `check` rule.
@@ -189,15 +223,15 @@ a group (not a hot one when another passes). struct max_growth needs OLD: no fix
 written object gets a not_with rule, fixed the same way.\n\n\
 Formats: text, json, markdown (a review comment: a heading per item, C and rules in code\n\
 blocks) and html (one page).\n\n\
+Exit status: 0 every flagged change (or failing rule) has a fix that restores it (passes),\n\
+1 some have none (a group none of whose members can leave it to fit; a rule no candidate\n\
+passes, as max_growth on one build), 2 error.\n\n\
 Examples:\n  \
 layout-diff suggest old/vmlinux new/vmlinux\n  \
 layout-diff suggest old.snap new.snap --hot perf-type.txt --format json\n  \
 layout-diff suggest old/vmlinux new/vmlinux --symbol futex_wait   # a function asked for\n  \
 layout-diff suggest vmlinux --rules layout.toml                   # make failing rules pass\n  \
-layout-diff suggest vmlinux --hot perf-type.txt                   # hot objects off written lines\n\n\
-Exit status: 0 every flagged change (or failing rule) has a fix that restores it (passes),\n\
-1 some have none (a group none of whose members can leave it to fit; a rule no candidate\n\
-passes, as max_growth on one build), 2 error.")]
+layout-diff suggest vmlinux --hot perf-type.txt                   # hot objects off written lines")]
     Suggest(SuggestArgs),
     /// Write one build's layout facts to a small snapshot file, which every command
     /// accepts wherever it accepts a vmlinux.
@@ -219,6 +253,33 @@ layout-diff history a.snap b.snap c.snap --struct task_struct --format json",
     /// Walk every DIE of each file in parallel and decode nothing (the cold-path floor).
     #[command(hide = true)]
     BenchWalk(BenchWalkArgs),
+    /// Write the man page or a shell's completions, generated from these definitions.
+    #[command(
+        hide = true,
+        after_help = "Examples:\n  \
+layout-diff generate man > layout-diff.1 && man ./layout-diff.1\n  \
+layout-diff generate bash > ~/.local/share/bash-completion/completions/layout-diff\n  \
+layout-diff generate zsh > ~/.zfunc/_layout-diff\n  \
+layout-diff generate fish > ~/.config/fish/completions/layout-diff.fish"
+    )]
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// What to write to stdout.
+    #[arg(value_enum)]
+    pub what: Generated,
+}
+
+/// `generate`'s argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Generated {
+    /// The man page (roff), for `man ./layout-diff.1`.
+    Man,
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Debug, Args)]
@@ -448,8 +509,8 @@ pub struct ReportArgs {
     /// Print every change, not only the first screen.
     #[arg(long)]
     pub all: bool,
-    /// Lines of items in the default report (default 54: the whole report stays under
-    /// ~80 lines); not with --all, which prints everything.
+    /// Lines of items in the default report (default 54, lowered until the report,
+    /// every line fitted to 100 columns, is at most 80 lines); not with --all.
     #[arg(long, value_name = "N", conflicts_with = "all")]
     pub limit: Option<usize>,
     /// For one object, struct or function: the evidence, the root cause and the rule

@@ -36,6 +36,13 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
         dwarf: !patterns.is_empty(),
         structs: if patterns.is_empty() {
             StructFilter::None
+        } else if patterns
+            .iter()
+            .all(|p| !p.contains(['*', '?', '[', '{', '\\']))
+        {
+            // Plain names: found without decoding every unit, as `show --struct NAME`
+            // finds them (`load::lookup`).
+            StructFilter::Named(patterns.clone())
         } else {
             StructFilter::Matching(show::globs(&patterns).context("bad struct name in rules")?)
         },

@@ -17,6 +17,9 @@ use layout_diff_report::{Format, diff_markdown, diff_text, hot_text, html, json,
 /// line, the whole report stays within about 80 lines.
 const DEFAULT_LIMIT: usize = 54;
 
+/// Lines of the default text report at most, once every line is fitted to the width.
+const MAX_LINES: usize = 80;
+
 /// What the diff reads before the builds: names to show in full, evidence of
 /// hotness, c2c reports to map once OLD is loaded, the options.
 pub(super) struct Prepared {
@@ -24,6 +27,8 @@ pub(super) struct Prepared {
     pub(super) hotness: layout_diff_core::evidence::Hotness,
     c2c: Vec<(layout_diff_core::perf::c2c::C2cReport, std::path::PathBuf)>,
     fail_on: Vec<layout_diff_core::diff::Category>,
+    /// What two inputs of different kinds are compared on (`load::common_ground`).
+    inputs: Vec<String>,
 }
 
 pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
@@ -73,6 +78,7 @@ pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
         hotness,
         c2c,
         fail_on,
+        inputs: Vec::new(),
     })
 }
 
@@ -100,13 +106,14 @@ pub(super) fn options<'a>(args: &DiffArgs, prep: &Prepared) -> Result<DiffOption
 
 /// `layout-diff OLD NEW`.
 pub fn diff(args: &DiffArgs) -> Result<Output> {
-    let prep = prepare(args)?;
+    let mut prep = prepare(args)?;
     let load = super::diff_load_options(&args.common);
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
     // Both files mapped first, so that a missing one fails at once.
     let (old_file, new_file) = InputFile::open_both(&args.old, &args.new)?;
-    let (old, new) = super::load_both(&old_file, &new_file, &load)?;
+    let (old, new, inputs) = super::load_both(&old_file, &new_file, &load)?;
+    prep.inputs = inputs;
     if old.line_size != new.line_size {
         anyhow::bail!(
             "{} and {} have different line sizes ({} and {}); give --line-size",
@@ -159,6 +166,7 @@ pub(super) fn compare(
         symbols,
         mut hotness,
         c2c,
+        inputs,
         ..
     } = prep;
     let unmatched = show::unmatched_patterns(&args.structs, &symbols, &[old, new])?;
@@ -181,7 +189,8 @@ pub(super) fn compare(
         follow.get_or_insert_with(|| layout_diff_core::perf::hotmap::follow(&map, new));
     }
     options.hotness = Some(&hotness);
-    let report = layout_diff_core::diff::diff(old, new, &options);
+    let mut report = layout_diff_core::diff::diff(old, new, &options);
+    report.inputs = inputs;
     if let Some(name) = &args.report.explain {
         if let Some(b) = bar {
             b.finish_and_clear();
@@ -214,6 +223,7 @@ pub(super) fn compare(
         } else {
             Some(args.report.limit.unwrap_or(DEFAULT_LIMIT))
         },
+        compact: false,
     };
     let planned = plan::plan(&report, view);
     let mut text = String::new();
@@ -222,7 +232,11 @@ pub(super) fn compare(
             if let Some(p) = preface {
                 text.push_str(&p.text);
             }
-            diff_text::render(&mut text, &planned)?;
+            // The default view fits a terminal: at most MAX_LINES lines (an explicit
+            // --limit is kept as given), every line at most 100 columns.
+            let max = args.report.limit.is_none().then_some(MAX_LINES);
+            let fitted = diff_text::render_fitted(&report, view, max)?;
+            text.push_str(&fitted);
         }
         Format::Markdown => {
             if let Some(p) = preface {

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod check;
 pub mod diff;
+pub mod generate;
 pub mod series;
 pub mod show;
 pub mod suggest;
@@ -94,14 +95,21 @@ pub(crate) fn diff_load_options(common: &args::Common) -> LoadOptions {
 
 /// Loads two opened builds side by side, their local names made comparable; each
 /// must have debug information.
+/// Returns what the two can be compared on when they are of different kinds
+/// (`load::common_ground`).
 pub(crate) fn load_both<'c>(
     old_file: &'c InputFile,
     new_file: &'c InputFile,
     load: &LoadOptions,
-) -> Result<(layout_diff_core::Image<'c>, layout_diff_core::Image<'c>)> {
+) -> Result<(
+    layout_diff_core::Image<'c>,
+    layout_diff_core::Image<'c>,
+    Vec<String>,
+)> {
     let (old, new) = rayon::join(|| old_file.load(load), || new_file.load(load));
     let (mut old, mut new) = (old?, new?);
     layout_diff_core::load::align_local_names(&mut old, &mut new);
+    let notes = layout_diff_core::load::common_ground(&mut old, &mut new);
     for img in [&old, &new] {
         if !img.has_debug_info {
             return Err(layout_diff_core::Error::NoDebugInfo {
@@ -110,5 +118,5 @@ pub(crate) fn load_both<'c>(
             .into());
         }
     }
-    Ok((old, new))
+    Ok((old, new, notes))
 }

@@ -37,7 +37,7 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let load = super::diff_load_options(&args.common);
     let bar = progress("loading both builds");
     let (old_file, new_file) = InputFile::open_both(&args.old, new_path)?;
-    let (old, new) = super::load_both(&old_file, &new_file, &load)?;
+    let (old, new, _) = super::load_both(&old_file, &new_file, &load)?;
     if let Some(b) = &bar {
         b.set_message("predicting fixes");
     }

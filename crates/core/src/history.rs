@@ -65,7 +65,10 @@ pub struct StructRow {
     /// Lines spanned when laid at offset 0.
     pub lines: Option<u64>,
     pub members: Option<usize>,
+    /// Bytes of holes (pahole's "sum holes").
     pub holes: Option<u64>,
+    /// Holes, counted as pahole counts them ("holes: N").
+    pub hole_count: Option<usize>,
     /// Distinct layouts of the name in the build.
     pub layouts: usize,
     /// Members added, removed, moved or resized since the previous build
@@ -97,6 +100,7 @@ struct StructFacts {
     size: u64,
     lines: u64,
     holes: u64,
+    hole_count: usize,
     layouts: usize,
     /// Every member at every nesting level: (name, start bit, bits).
     members: Vec<(String, u64, u64)>,
@@ -318,6 +322,7 @@ fn struct_facts_of(image: &Image<'_>, name: &str) -> StructFacts {
         size: s.size,
         lines: place(0, s.size, image.line_size).lines,
         holes: s.sum_holes(),
+        hole_count: s.holes.len(),
         layouts: all.len(),
         members: s
             .flat_members()
@@ -345,6 +350,7 @@ fn struct_rows(builds: &[BuildFacts], name: &str) -> Vec<StructRow> {
                 lines: None,
                 members: None,
                 holes: None,
+                hole_count: None,
                 layouts: 0,
                 changed_members: Vec::new(),
                 changed: build > 0 && previous.is_some(),
@@ -363,6 +369,7 @@ fn struct_rows(builds: &[BuildFacts], name: &str) -> Vec<StructRow> {
             lines: Some(s.lines),
             members: Some(s.members.len()),
             holes: Some(s.holes),
+            hole_count: Some(s.hole_count),
             layouts: s.layouts,
             changed_members,
             changed: false,

@@ -101,9 +101,14 @@ pub fn measured(o: &Outcome) -> String {
         Table::Function => "function",
         Table::Group => "group",
     };
+    let guess = o
+        .closest
+        .as_deref()
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default();
     match &o.measured {
-        Measured::NotFound if o.target.is_some() => "member not found".into(),
-        Measured::NotFound => format!("no {what} named {} in this build", o.pattern),
+        Measured::NotFound if o.target.is_some() => format!("member not found{guess}"),
+        Measured::NotFound => format!("no {what} named {} in this build{guess}", o.pattern),
         Measured::NeedsOld => "needs the old build: check --rules FILE OLD NEW".into(),
         Measured::Bytes { value } => format!("{value} B"),
         Measured::Lines { value } => format!("{value} line{}", if *value == 1 { "" } else { "s" }),
@@ -211,6 +216,7 @@ mod tests {
             offenders: Vec::new(),
             subject: None,
             more_offenders: 0,
+            closest: None,
         }
     }
 

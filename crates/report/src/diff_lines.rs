@@ -72,11 +72,20 @@ pub fn cause(c: &Cause, previous_delta: i64) -> String {
             after(previous)
         ),
         Cause::Unexplained {
+            residual,
+            no_base: true,
+            ..
+        } => format!(
+            "unexplained: no symbol before it precedes it in both builds (the code before it \
+was reordered), so no change is named ({residual:+} B)"
+        ),
+        Cause::Unexplained {
             previous,
             items,
             omitted_items,
             bytes,
             residual,
+            ..
         } => {
             let found = if items.is_empty() {
                 "nothing changed".to_string()
@@ -574,14 +583,15 @@ pub(crate) fn build(b: &Option<String>) -> String {
 /// The closing line: what the exit code means here.
 pub(crate) fn closing(r: &Report, cut: usize) -> String {
     let more = if cut > 0 {
-        format!("; {cut} more items cut, --all prints them")
+        format!("{cut} more items cut, --all prints them ")
     } else {
         String::new()
     };
     let cats: Vec<&str> = r.fail_on.iter().map(|c| c.name()).collect();
     let code = u8::from(r.failing > 0);
     format!(
-        "exit {code}: {} flagged on evidence, {} in --fail-on categories ({}){more} (--explain NAME says why; --format json for all data)",
+        "exit {code}: {} flagged on evidence, {} in --fail-on ({})\n{more}\
+(--explain NAME says why; --format json for all data)",
         count(r.flagged, "change", "changes"),
         r.failing,
         cats.join(",")
@@ -646,7 +656,7 @@ pub(crate) fn improvements_line(r: &Report) -> Option<String> {
     let (d, p) = (r.summary.data.improvements, r.summary.percpu.improvements);
     (d + p > 0).then(|| {
         format!(
-            "improvements (fewer neighbours or now line-aligned; hot ones are listed, --all lists every one): {d} data, {p} per-CPU"
+            "improvements (fewer neighbours or now line-aligned; hot ones listed, --all lists all): {d} data, {p} per-CPU"
         )
     })
 }
@@ -658,7 +668,7 @@ pub(crate) fn pattern_lines(patterns: &[PatternCount]) -> Vec<String> {
     for (kind, label) in [
         (
             PatternKind::Possible,
-            "possible (only the type suggests hot, gained a written neighbour; not flagged, --fail-on possible)",
+            "possible (a type guess gained a written neighbour; not flagged, --fail-on possible)",
         ),
         (
             PatternKind::Cold,
@@ -706,8 +716,8 @@ pub(crate) fn quiet_line(r: &Report) -> String {
 
 /// What each column of the summary counts.
 pub(crate) fn legend() -> &'static str {
-    "changed: place, size or line neighbours changed; flagged: a change for the worse to something with evidence of hotness;\n\
-     moved in line: offset in line (functions: start mod line) changed; shift runs: runs of equal shift that change line membership"
+    "changed: place, size or line neighbours changed; flagged: for the worse, and with evidence of hot;\n\
+     moved in line: offset in line (functions: start mod line); shift runs: shifts that change lines"
 }
 
 /// One root change: what it is, what it moved, the hot objects among them.

@@ -45,6 +45,22 @@ fn symbol_cells(h: &History, r: &SymbolRow) -> Vec<String> {
     ]
 }
 
+/// Changed members shown in a cell: the first `MEMBERS_SHOWN`, then how many more
+/// (`--format json` lists every one).
+const MEMBERS_SHOWN: usize = 6;
+
+fn changed_members(list: &[String]) -> String {
+    match list.len() {
+        0 => "-".into(),
+        n if n <= MEMBERS_SHOWN => list.join(", "),
+        n => format!(
+            "{}, ... (+{} more)",
+            list[..MEMBERS_SHOWN].join(", "),
+            n - MEMBERS_SHOWN
+        ),
+    }
+}
+
 fn struct_cells(h: &History, r: &StructRow) -> Vec<String> {
     vec![
         if r.changed { "*" } else { "" }.into(),
@@ -56,13 +72,10 @@ fn struct_cells(h: &History, r: &StructRow) -> Vec<String> {
         },
         opt(r.lines),
         r.members.map_or("-".into(), |m| m.to_string()),
+        r.hole_count.map_or("-".into(), |n| n.to_string()),
         opt(r.holes),
         r.layouts.to_string(),
-        if r.changed_members.is_empty() {
-            "-".into()
-        } else {
-            r.changed_members.join(", ")
-        },
+        changed_members(&r.changed_members),
     ]
 }
 
@@ -76,13 +89,14 @@ const SYMBOL_HEAD: [&str; 8] = [
     "size",
     "co-tenants",
 ];
-const STRUCT_HEAD: [&str; 8] = [
+const STRUCT_HEAD: [&str; 9] = [
     "",
     "build",
     "size",
     "lines",
     "members",
     "holes",
+    "hole bytes",
     "layouts",
     "changed members",
 ];
@@ -162,4 +176,22 @@ pub fn markdown(out: &mut impl Write, h: &History) -> fmt::Result {
         "`*` marks builds where the lines changed since the build before (line size {}).",
         h.line_size
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed_members;
+
+    /// Issue 33, defect 8: a struct that changed hundreds of members gets a cell of
+    /// six names and a count, not kilobytes on one line.
+    #[test]
+    fn a_long_list_of_changed_members_is_cut_with_a_count() {
+        let list: Vec<String> = (0..90).map(|i| format!("m{i}")).collect();
+        assert_eq!(
+            changed_members(&list),
+            "m0, m1, m2, m3, m4, m5, ... (+84 more)"
+        );
+        assert_eq!(changed_members(&list[..2]), "m0, m1");
+        assert_eq!(changed_members(&[]), "-");
+    }
 }

@@ -22,6 +22,7 @@ pub mod suggest_doc;
 pub mod suggest_markdown;
 pub mod suggest_text;
 pub mod table;
+pub mod wrap;
 
 /// Output format chosen with `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

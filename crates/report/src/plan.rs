@@ -12,10 +12,13 @@ use layout_diff_core::evidence::Strength;
 use super::table::{Cell, Table};
 
 /// How much to show.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct View {
     /// Lines of flagged items before the cut; `None` shows everything.
     pub limit: Option<usize>,
+    /// The functions section kept short (its largest run and `KNOWN_FUNCTIONS_COMPACT`
+    /// known-hot functions), for a report that must fit a terminal's height.
+    pub compact: bool,
 }
 
 /// How much of one item to show.
@@ -410,6 +413,8 @@ fn run_items<'r>(r: &'r Report<'r>) -> Vec<Item<'r>> {
 
 /// Known-hot functions listed when they only changed phase (default view).
 const KNOWN_FUNCTIONS: usize = 6;
+/// The same, in a compact view.
+const KNOWN_FUNCTIONS_COMPACT: usize = 3;
 
 /// Functions: the two largest runs that change line membership (all with --all),
 /// then the hot functions whose start moved in the line and those asked for by name
@@ -423,8 +428,13 @@ fn text_section<'r>(r: &'r Report<'r>, view: View) -> TextSection<'r> {
         .collect();
     runs.sort_by(|a, b| b.count.cmp(&a.count).then(a.start.old.cmp(&b.start.old)));
     if !all {
-        runs.truncate(2);
+        runs.truncate(if view.compact { 1 } else { 2 });
     }
+    let known_max = if view.compact {
+        KNOWN_FUNCTIONS_COMPACT
+    } else {
+        KNOWN_FUNCTIONS
+    };
     let pinned = |c: &FunctionChange<'_>| r.pinned_symbols.iter().any(|p| c.name.is(p));
     // Flagged and asked-for functions with the run they moved in; known-hot ones that
     // only changed phase, one line each, at most `KNOWN_FUNCTIONS` of them.
@@ -450,7 +460,7 @@ fn text_section<'r>(r: &'r Report<'r>, view: View) -> TextSection<'r> {
     if !all {
         let mut known = 0;
         functions.retain(|f| {
-            let shown = f.change.flagged || pinned(f.change) || known < KNOWN_FUNCTIONS;
+            let shown = f.change.flagged || pinned(f.change) || known < known_max;
             known += usize::from(!(f.change.flagged || pinned(f.change)));
             shown
         });
@@ -577,7 +587,13 @@ mod tests {
         for options in [DiffOptions::default(), pinned] {
             let report = diff(&old, &new, &options);
             for limit in [Some(54), Some(5), None] {
-                let p = plan(&report, View { limit });
+                let p = plan(
+                    &report,
+                    View {
+                        limit,
+                        ..View::default()
+                    },
+                );
                 for item in p.sections.iter().flat_map(|s| &s.items) {
                     assert_eq!(item.height(), item_lines(item).len(), "{}", item.name());
                     checked += 1;
@@ -605,7 +621,22 @@ mod tests {
         };
         let listed = diff(&old, &new, &listed_only);
         for limit in [Some(54), Some(10)] {
-            let (a, b) = (plan(&full, View { limit }), plan(&listed, View { limit }));
+            let (a, b) = (
+                plan(
+                    &full,
+                    View {
+                        limit,
+                        ..View::default()
+                    },
+                ),
+                plan(
+                    &listed,
+                    View {
+                        limit,
+                        ..View::default()
+                    },
+                ),
+            );
             let text = |p: &Plan<'_>| string(|o| crate::diff_text::render(o, p));
             let markdown = |p: &Plan<'_>| string(|o| crate::diff_markdown::render(o, p));
             let html = |p: &Plan<'_>| string(|o| crate::html::diff(o, p, None, None));
@@ -652,8 +683,20 @@ mod tests {
         let load = LoadOptions::default();
         let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
         let report = diff(&old, &new, &DiffOptions::default());
-        let all = plan(&report, View { limit: None });
-        let small = plan(&report, View { limit: Some(10) });
+        let all = plan(
+            &report,
+            View {
+                limit: None,
+                ..View::default()
+            },
+        );
+        let small = plan(
+            &report,
+            View {
+                limit: Some(10),
+                ..View::default()
+            },
+        );
         let count = |p: &Plan<'_>| p.sections.iter().map(|s| s.items.len()).sum::<usize>();
         assert_eq!(all.cut, 0);
         assert_eq!(
@@ -661,7 +704,8 @@ mod tests {
             count(&plan(
                 &report,
                 View {
-                    limit: Some(10_000)
+                    limit: Some(10_000),
+                    ..View::default()
                 }
             ))
         );

@@ -16,9 +16,14 @@ fn row<const N: usize>(cells: [Cell; N]) -> Vec<Cell> {
 
 /// `file (arch, build-id ...)  line 64 B (...), pair 128 B`, and a note when there is one.
 pub fn write_header(out: &mut impl Write, h: &Header) -> fmt::Result {
+    let release = h
+        .kernel_version
+        .as_deref()
+        .map(|v| format!("Linux {v}, "))
+        .unwrap_or_default();
     writeln!(
         out,
-        "{}  ({}, build-id {})  line {} B ({}), pair {} B",
+        "{}  ({}, {release}build-id {})  line {} B ({}), pair {} B",
         h.file,
         h.arch,
         h.build_id.as_deref().unwrap_or("none"),
@@ -27,6 +32,9 @@ pub fn write_header(out: &mut impl Write, h: &Header) -> fmt::Result {
         2 * h.line_size
     )?;
     if let Some(note) = h.note {
+        writeln!(out, "note: {note}")?;
+    }
+    for note in [h.sizes, h.symbols].into_iter().flatten() {
         writeln!(out, "note: {note}")?;
     }
     Ok(())

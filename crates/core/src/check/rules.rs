@@ -227,8 +227,15 @@ fn validate(r: &Rules) -> Result<(), (usize, String)> {
             .map(drop)
             .map_err(|e| (line, format!("bad name or glob `{p}`: {e}")))
     };
+    // An alignment is a power of two: the compiler and the linker take no other.
     let nonzero = |line: usize, key: &str, v: Option<u64>| match v {
         Some(0) => Err((line, format!("key `{key}`: must be at least 1"))),
+        Some(n) if !n.is_power_of_two() => Err((
+            line,
+            format!(
+                "key `{key}`: {n} is not a power of two (an alignment is 1, 2, 4, ... 64, ...)"
+            ),
+        )),
         _ => Ok(()),
     };
     for s in &r.structs {
@@ -330,6 +337,19 @@ mod tests {
 
     fn p(text: &str) -> Result<Rules, String> {
         parse(Path::new("r.toml"), text).map_err(|e| e.to_string())
+    }
+
+    /// Issue 33, defect 10: an alignment that is no power of two is refused.
+    #[test]
+    fn an_alignment_that_is_no_power_of_two_is_refused() {
+        let e = p("[symbol.root_user]\naligned = 48\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "r.toml:1: key `aligned`: 48 is not a power of two (an alignment is 1, 2, 4, ... 64, ...)"
+        );
+        let e = p("[function.f]\nalign = 3\n").unwrap_err();
+        assert!(e.to_string().contains("3 is not a power of two"), "{e}");
+        assert!(p("[symbol.root_user]\naligned = 64\n").is_ok());
     }
 
     #[test]

@@ -607,6 +607,11 @@ pub enum Cause {
         omitted_items: usize,
         bytes: i64,
         residual: i64,
+        /// No symbol before the run precedes it in both builds (the code before it was
+        /// laid out in another order, as a module's functions often are): nothing is
+        /// summed from the section start, and `items` is empty.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        no_base: bool,
     },
 }
 
@@ -824,6 +829,10 @@ pub struct Summary {
 pub struct Report<'a> {
     pub old: Header,
     pub new: Header,
+    /// What two inputs of different kinds are compared on, and what not
+    /// (`load::common_ground`), for the first screen.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
     pub line_size: u64,
     pub summary: Summary,
     pub structs: Vec<StructChange>,

@@ -431,6 +431,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
     Report {
         old: Header::of(old),
         new: Header::of(new),
+        inputs: Vec::new(),
         line_size,
         summary,
         structs,

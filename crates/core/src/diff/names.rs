@@ -24,8 +24,11 @@ impl<'a> SymbolName<'a> {
         }
     }
 
-    /// Whether `text` spells this name.
+    /// Whether `text` spells this name (a Rust symbol also demangled, as printed).
     pub fn is(&self, text: &str) -> bool {
+        if rust(self.name).is_some() {
+            return text == self.name || text == self.to_string();
+        }
         match self.file {
             None => text == self.name,
             Some(f) => {
@@ -44,15 +47,43 @@ impl std::fmt::Display for SymbolName<'_> {
             f.write_str(file)?;
             f.write_str(":")?;
         }
-        f.write_str(self.name)
+        match rust(self.name) {
+            // `{:#}`: the path without the hash (`zerocopy::byteorder::f64_ext::to_be_bytes`).
+            Some(d) => write!(f, "{d:#}"),
+            None => f.write_str(self.name),
+        }
     }
 }
+
+use crate::model::rust_name as rust;
 
 impl Serialize for SymbolName<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.file {
-            None => s.serialize_str(self.name),
-            Some(_) => s.collect_str(self),
+            None if rust(self.name).is_none() => s.serialize_str(self.name),
+            _ => s.collect_str(self),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SymbolName;
+
+    #[test]
+    fn rust_symbols_are_printed_demangled_and_accepted_both_ways() {
+        let mangled = "_RNvNtNtCs8JZ8gdQQwzB_8zerocopy9byteorder7f64_ext11to_be_bytes";
+        let n = SymbolName {
+            file: None,
+            name: mangled,
+        };
+        assert_eq!(n.to_string(), "zerocopy::byteorder::f64_ext::to_be_bytes");
+        assert!(n.is("zerocopy::byteorder::f64_ext::to_be_bytes"));
+        assert!(n.is(mangled));
+        let c = SymbolName {
+            file: Some("core.c"),
+            name: "_Rare_c_name",
+        };
+        assert_eq!(c.to_string(), "core.c:_Rare_c_name");
     }
 }

@@ -297,6 +297,10 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 v[from..to.max(from)].iter().map(|p| &**p).collect()
             })
             .unwrap_or_default();
+        // No base although paired symbols precede the run in one build or the other:
+        // none of them precedes it in both (the code before it was laid out in another
+        // order, as a module's functions often are).
+        let no_base = prev.is_none() && (i > 0 || !new_pairs.is_empty());
         let in_old: Vec<&Symbol<'d>> = old_pairs
             .iter()
             .map(|p| p.old)
@@ -504,12 +508,21 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         let explained = padding.unsigned_abs() < align.saturating_mul(gap + 1);
         let previous = prev.map(|p| p.old.qualified_name());
         let cause = match (reordered, items.is_empty(), explained) {
+            (_, _, false) if no_base => Cause::Unexplained {
+                previous,
+                items: Vec::new(),
+                omitted_items: 0,
+                bytes: 0,
+                residual: change,
+                no_base,
+            },
             (_, _, false) => Cause::Unexplained {
                 previous,
                 items,
                 omitted_items,
                 bytes,
                 residual: padding,
+                no_base,
             },
             (true, _, true) => Cause::Reordered {
                 previous,

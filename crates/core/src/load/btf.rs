@@ -503,14 +503,18 @@ fn member_alignments(table: &TypeTable<'_, '_>, d: &Die<'_>, found: &mut Vec<(us
         }
         let offset = m.member_location().unwrap_or(0);
         let size = table.size_of(m.ty()).unwrap_or(0);
+        // A zero-size member (an empty struct, a group marker) after a hole is judged
+        // as pahole 1.32 judges it, and moves the end nothing: the member after it
+        // at the same offset is judged against the same end.
         if m.alignment().is_none()
-            && size != 0
             && offset > end
             && let Some(a) = explaining(end, table.align_of(m.ty()), offset)
         {
             found.push((m.offset as usize, a));
         }
-        end = end.max(offset.saturating_add(size));
+        if size != 0 {
+            end = end.max(offset.saturating_add(size));
+        }
     }
 }
 

@@ -50,6 +50,8 @@ pub(crate) struct ElfInfo<'d> {
     pub big_endian: bool,
     pub file_kind: &'static str,
     pub build_id: Option<String>,
+    /// `kernel_version::of_banner` of `linux_banner`, or a module's `vermagic`.
+    pub kernel_version: Option<String>,
     pub percpu_base: Option<u64>,
     /// Size of the `__pfx_<fn>` padding symbols placed before functions (0: none).
     pub function_prefix: u64,
@@ -245,7 +247,8 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
     }
     // The boundary symbols and `__per_cpu_start`, found in one pass over the symbol
     // table (`symbol_by_name` is a pass each: eleven were 8% of `show --symbol`).
-    let wanted: Vec<&'static str> = std::iter::once("__per_cpu_start")
+    let wanted: Vec<&'static str> = ["__per_cpu_start", BANNER]
+        .into_iter()
         .chain(crate::model::BOUNDARY_SYMBOLS.iter().copied())
         .collect();
     let named = if layout || percpu_index.is_some() {
@@ -281,6 +284,14 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
     {
         boundaries.push((crate::model::READ_MOSTLY_START, start));
     }
+    let kernel_version = named
+        .get(BANNER)
+        .and_then(|&a| string_at(&file, a))
+        .and_then(super::kernel_version::of_banner)
+        .or_else(|| {
+            let modinfo = file.section_by_name(".modinfo")?.data().ok()?;
+            super::kernel_version::of_modinfo(modinfo)
+        });
     let debug = read_debug(path, &file, owned)?;
     let btf = file
         .section_by_name(".BTF")
@@ -295,11 +306,29 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         big_endian: !file.is_little_endian(),
         file_kind,
         build_id,
+        kernel_version,
         percpu_base,
         sections,
         symbols,
         debug,
     })
+}
+
+/// The symbol whose string names the kernel release (`init/version.c`).
+const BANNER: &str = "linux_banner";
+
+/// The NUL-terminated string at `address` in the section that holds it (at most 512
+/// bytes; none when it is not text or has no end).
+fn string_at<'d, H: FileHeader>(file: &ElfFile<'d, H>, address: u64) -> Option<&'d str> {
+    let section = file
+        .sections()
+        .find(|s| s.address() <= address && address < s.address().saturating_add(s.size()))?;
+    let data = section.data().ok()?;
+    let start = usize::try_from(address - section.address()).ok()?;
+    let rest = data.get(start..)?;
+    let rest = &rest[..rest.len().min(512)];
+    let end = rest.iter().position(|&b| b == 0)?;
+    std::str::from_utf8(&rest[..end]).ok()
 }
 
 /// True for names that are never layout-relevant symbols: local labels and the

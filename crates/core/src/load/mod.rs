@@ -6,10 +6,12 @@
 mod around;
 mod btf;
 mod code;
+mod common;
 mod ctypes;
 mod dies;
 mod dwarf;
 mod elf;
+mod kernel_version;
 mod layouts;
 mod lookup;
 pub mod options;
@@ -19,6 +21,7 @@ mod units;
 mod walk;
 
 pub use code::code_sections;
+pub use common::common_ground;
 pub use symlist::SymbolList;
 pub use walk::{Walked, walk_dies};
 
@@ -56,15 +59,19 @@ pub fn elf_image<'d>(
     options: &LoadOptions,
 ) -> Result<Image<'d>> {
     let mut elf = elf::read(path, bytes, &copies.0)?;
+    let sizes_inferred = symbols.is_some();
     if let Some(list) = symbols {
         elf.symbols = list.symbols()?;
+        within_sections(&mut elf.symbols, &elf.sections);
     }
     let (line_size, line_size_overridden) = line_size(&elf.arch, options);
     let mut image = Image {
         big_endian: elf.big_endian,
         file_kind: elf.file_kind,
         build_id: elf.build_id,
+        kernel_version: elf.kernel_version,
         line_size_overridden,
+        sizes_inferred,
         has_debug_info: elf.debug.is_some() || elf.btf.is_some(),
         types_from: match (&elf.debug, &elf.btf) {
             (Some(_), _) => crate::model::TypesFrom::Dwarf,
@@ -128,6 +135,7 @@ pub fn raw_btf_image<'d>(
     symbols: Option<&'d SymbolList>,
     options: &LoadOptions,
 ) -> Result<Image<'d>> {
+    let sizes_inferred = symbols.is_some();
     let symbols = match symbols {
         Some(list) => list.symbols()?,
         None => Vec::new(),
@@ -141,6 +149,7 @@ pub fn raw_btf_image<'d>(
         big_endian,
         file_kind: "btf",
         line_size_overridden,
+        sizes_inferred,
         has_debug_info: true,
         types_from: crate::model::TypesFrom::Btf,
         percpu_base,
@@ -152,8 +161,100 @@ pub fn raw_btf_image<'d>(
         image.structs = types.structs;
         image.variables = types.variables;
     }
+    if !image
+        .symbols
+        .iter()
+        .any(|s| s.space == crate::model::Space::Percpu)
+    {
+        // The per-CPU variables are the blob's only per-CPU addresses (a kallsyms of
+        // a kernel without CONFIG_KALLSYMS_ALL lists none): read them anyway.
+        let read_them = !options.dwarf || !options.variables;
+        if read_them {
+            let just_variables = LoadOptions {
+                variables: true,
+                structs: StructFilter::None,
+                ..options.clone()
+            };
+            let kept = std::mem::take(&mut image.variables);
+            image.variables = btf::read(path, bytes, Some(0), &just_variables)?.variables;
+            percpu_from_datasec(&mut image);
+            image.variables = kept;
+        } else {
+            percpu_from_datasec(&mut image);
+        }
+    }
     size_percpu_from_btf(&mut image);
     Ok(image)
+}
+
+/// A list's symbols beside an ELF: each placed in the section that holds its address
+/// and its inferred size (the distance to the next address) bounded by that section's
+/// end, as the ELF's own sizes are; a per-CPU one by the per-CPU section's size.
+fn within_sections<'d>(
+    symbols: &mut [crate::model::Symbol<'d>],
+    sections: &[crate::model::Section<'d>],
+) {
+    let mut placed: Vec<&crate::model::Section<'d>> = sections
+        .iter()
+        .filter(|s| s.address != 0 && s.size != 0)
+        .collect();
+    placed.sort_by_key(|s| s.address);
+    let percpu = sections.iter().find(|s| s.name == elf::PERCPU_SECTION);
+    for s in symbols.iter_mut() {
+        let holder = match s.space {
+            crate::model::Space::Percpu => percpu
+                .filter(|p| s.place < p.size)
+                .map(|p| (p.address.saturating_add(p.size), p.name)),
+            crate::model::Space::Global => {
+                let i = placed.partition_point(|x| x.address <= s.address);
+                i.checked_sub(1)
+                    .map(|i| placed[i])
+                    .map(|sec| (sec.address.saturating_add(sec.size), sec.name))
+                    .filter(|&(end, _)| s.address < end)
+            }
+        };
+        match holder {
+            Some((end, name)) => {
+                s.section = name;
+                s.size = s.size.min(end.saturating_sub(s.address));
+            }
+            // In no section (a linker mark such as `_end`): no bytes of its own.
+            None => s.size = 0,
+        }
+    }
+}
+
+/// Without per-CPU symbols from a list, a raw blob still places its per-CPU
+/// variables: BTF's `.data..percpu` DATASEC gives each one's offset in the per-CPU
+/// area (linked at 0) and its type's size, so `show --percpu --line` works on
+/// `/sys/kernel/btf/vmlinux` alone. Their sizes are their types', not inferred.
+fn percpu_from_datasec(image: &mut Image<'_>) {
+    let symbols: Vec<crate::model::Symbol<'_>> = image
+        .variables
+        .iter()
+        .map(|v| crate::model::Symbol {
+            name: v.name,
+            file: None,
+            unit: None,
+            compile_unit: None,
+            group: 0,
+            kind: crate::model::SymbolKind::Object,
+            binding: crate::model::Binding::Global,
+            section: elf::PERCPU_SECTION,
+            address: v.address,
+            size: v.size.unwrap_or(0),
+            space: crate::model::Space::Percpu,
+            place: v.address,
+        })
+        .collect();
+    if symbols.is_empty() {
+        return;
+    }
+    image.symbols.extend(symbols);
+    image
+        .symbols
+        .sort_by(|a, b| (a.space, a.address, a.name).cmp(&(b.space, b.address, b.name)));
+    image.percpu_base = Some(0);
 }
 
 /// Source lines of code addresses of an ELF file, from its line programs (read lazily

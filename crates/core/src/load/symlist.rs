@@ -68,6 +68,14 @@ pub(crate) fn parse<'d>(path: &Path, text: &'d str) -> Result<Vec<Symbol<'d>>> {
         };
         raw.push((address, kind, name));
     }
+    if !raw.is_empty() && raw.iter().all(|r| r.0 == 0) {
+        return Err(Error::Input {
+            path: path.to_path_buf(),
+            message: "every address is 0: the kernel hides them (kptr_restrict); read \
+/proc/kallsyms as root"
+                .into(),
+        });
+    }
     raw.sort_by_key(|&(a, _, n)| (a, n));
     let find = |name: &str| raw.iter().find(|r| r.2 == name).map(|r| r.0);
     let percpu = find("__per_cpu_start").zip(find("__per_cpu_end"));

@@ -13,7 +13,7 @@ mod types;
 pub use code::CodeSection;
 pub use ctype::{CType, Declaration, TypeKind, TypeRef};
 pub use header::Header;
-pub use symbols::{Binding, Section, Space, Symbol, SymbolKind};
+pub use symbols::{Binding, Section, Space, Symbol, SymbolKind, rust_name};
 pub use types::{
     AggregateKind, BitHole, Hole, Member, StructId, StructLayout, TypeGaps, Variable, saturate_u32,
 };
@@ -77,11 +77,18 @@ pub struct Image<'d> {
     /// `exec`, `rel`, `dyn` or `other`.
     pub file_kind: &'static str,
     pub build_id: Option<String>,
+    /// The kernel release the build says it is (`linux_banner`, or a module's
+    /// `vermagic`), when it says so: `6.1.0-50-cloud-amd64 (Debian 6.1.176-1)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_version: Option<String>,
     /// Cache line size in bytes used for every line computation.
     pub line_size: u64,
     /// True when the line size came from `--line-size`, not the target.
     pub line_size_overridden: bool,
     pub has_debug_info: bool,
+    /// The symbols came from a symbol list (System.map, kallsyms): their sizes are the
+    /// distance to the next address, not the object's size.
+    pub sizes_inferred: bool,
     /// Where struct layouts and variables' types came from.
     pub types_from: TypesFrom,
     /// Address that per-CPU offsets are counted from (`__per_cpu_start`), when the image
@@ -125,9 +132,11 @@ impl<'d> Image<'d> {
             big_endian: false,
             file_kind: "other",
             build_id: None,
+            kernel_version: None,
             line_size,
             line_size_overridden: false,
             has_debug_info: false,
+            sizes_inferred: false,
             types_from: TypesFrom::None,
             percpu_base: None,
             boundaries: Vec::new(),

@@ -89,10 +89,14 @@ impl<'d> Symbol<'d> {
         if pred(self.name) {
             return true;
         }
+        let mut buf = String::new();
+        // A Rust symbol answers to its demangled name too (qualified when local).
+        if rust_name(self.name).is_some() && pred(self.spell_qualified_name(&mut buf)) {
+            return true;
+        }
         if self.binding != Binding::Local {
             return false;
         }
-        let mut buf = String::new();
         if self.file.is_some() && pred(self.spell_qualified_name(&mut buf)) {
             return true;
         }
@@ -133,9 +137,25 @@ impl<'d> Symbol<'d> {
             buf.push_str(f);
             buf.push(':');
         }
-        buf.push_str(self.name);
+        match rust_name(self.name) {
+            Some(d) => {
+                use std::fmt::Write;
+                // `{:#}`: the path without the hash. Writing to a String cannot fail.
+                let _ = write!(buf, "{d:#}");
+            }
+            None => buf.push_str(self.name),
+        }
         buf
     }
+}
+
+/// A Rust symbol (`_R...` v0 or legacy `_ZN...E`) demangled (rustc-demangle), as every
+/// report prints it; `None` for a C name.
+pub fn rust_name(name: &str) -> Option<rustc_demangle::Demangle<'_>> {
+    if !(name.starts_with("_R") || name.starts_with("_ZN")) {
+        return None;
+    }
+    rustc_demangle::try_demangle(name).ok()
 }
 
 #[cfg(test)]

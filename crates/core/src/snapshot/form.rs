@@ -37,6 +37,10 @@ pub(super) struct Names<'d> {
     pub big_endian: bool,
     pub file_kind: &'d str,
     pub build_id: Option<&'d str>,
+    /// The kernel release the build names (`Image::kernel_version`), when it does.
+    pub kernel_version: Option<&'d str>,
+    /// The symbols came from a symbol list: their sizes are inferred.
+    pub sizes_inferred: bool,
     /// The target's line size (an override is applied when the snapshot is read).
     pub line_size: u64,
     pub has_debug_info: bool,
@@ -283,6 +287,8 @@ pub(super) fn from_image<'a>(
             big_endian: image.big_endian,
             file_kind: image.file_kind,
             build_id: image.build_id.as_deref(),
+            kernel_version: image.kernel_version.as_deref(),
+            sizes_inferred: image.sizes_inferred,
             line_size: image.line_size,
             has_debug_info: image.has_debug_info,
             types_from: image.types_from,
@@ -432,6 +438,8 @@ pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
         big_endian: false,
         file_kind: "exec",
         build_id: None,
+        kernel_version: None,
+        sizes_inferred: false,
         line_size: 64,
         has_debug_info: true,
         types_from: crate::model::TypesFrom::Dwarf,

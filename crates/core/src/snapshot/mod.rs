@@ -22,7 +22,9 @@ use crate::model::{Image, StructId};
 pub const MAGIC: &[u8; 8] = b"LDSNAP\x00\x01";
 /// Bumped whenever `form::Form` changes shape or what it holds (7: members' type
 /// gaps for pahole 1.32's notes, and the read-mostly boundary; 8: variables' definition
-/// lines; 10: units' function alignments and variables' earlier declarations); other versions are refused.
+/// lines; 10: the kernel release, optional, whether sizes came from a symbol list,
+/// units' function alignments and variables' earlier declarations); other versions
+/// are refused.
 pub const VERSION: u32 = 10;
 /// Magic, version, CRC-32, then the decompressed lengths of the names and the records
 /// and the compressed length of the names.

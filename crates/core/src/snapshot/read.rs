@@ -83,7 +83,9 @@ pub(super) fn read<'d>(
         big_endian: head.big_endian,
         file_kind: head.file_kind,
         build_id: head.build_id.map(str::to_string),
+        kernel_version: head.kernel_version.map(str::to_string),
         has_debug_info: head.has_debug_info,
+        sizes_inferred: head.sizes_inferred,
         types_from: head.types_from,
         percpu_base: head.percpu_base,
         boundaries: head.boundaries,
@@ -146,6 +148,8 @@ struct Head<'d> {
     big_endian: bool,
     file_kind: &'static str,
     build_id: Option<&'d str>,
+    kernel_version: Option<&'d str>,
+    sizes_inferred: bool,
     line_size: u64,
     has_debug_info: bool,
     types_from: TypesFrom,
@@ -180,7 +184,7 @@ fn head<'d>(
 }
 
 /// Fields of `form::Names` and of `form::Records`, in order.
-const NAMES_FIELDS: usize = 16;
+const NAMES_FIELDS: usize = 18;
 const RECORDS_FIELDS: usize = 5;
 
 /// The strings of a payload.
@@ -361,6 +365,8 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
         let big_endian: bool = next(&mut seq)?;
         let file_kind: &str = next(&mut seq)?;
         let build_id: Option<&str> = next(&mut seq)?;
+        let kernel_version: Option<&str> = next(&mut seq)?;
+        let sizes_inferred: bool = next(&mut seq)?;
         let line_size: u64 = next(&mut seq)?;
         let has_debug_info: bool = next(&mut seq)?;
         let types_from: TypesFrom = next(&mut seq)?;
@@ -418,9 +424,12 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
                 "exec" => "exec",
                 "rel" => "rel",
                 "dyn" => "dyn",
+                "btf" => "btf",
                 _ => "other",
             },
             build_id,
+            kernel_version,
+            sizes_inferred,
             line_size,
             has_debug_info,
             types_from,

@@ -373,7 +373,7 @@ fn read_mostly_fix(
         .iter()
         .find(|s| s.kind == SymbolKind::Object && c.name.is(&s.qualified_name()));
     let declaration = sym.map_or_else(
-        || format!("TYPE {name} __read_mostly ...;"),
+        || format!("TYPE {name} __read_mostly;{KEEP_INIT}"),
         |s| read_mostly_declaration(new, s),
     );
     let mut fix = Fix {
@@ -420,6 +420,10 @@ fn read_mostly_fix(
     fix
 }
 
+/// What a printed declaration leaves to the reader: the definition's initializer, which
+/// the build does not record (issue 33: it was an unexplained `...;`).
+const KEEP_INIT: &str = "  /* with its initializer, if it has one */";
+
 /// The declaration of `sym` with `__read_mostly`, as C.
 fn read_mostly_declaration(image: &Image<'_>, sym: &crate::model::Symbol<'_>) -> String {
     let c_type = image.variable_for(sym).map_or("TYPE", |v| v.type_name());
@@ -433,7 +437,7 @@ fn read_mostly_declaration(image: &Image<'_>, sym: &crate::model::Symbol<'_>) ->
         Some(i) => (c_type[..i].trim_end(), &c_type[i..]),
         None => (c_type, ""),
     };
-    format!("{storage}{head} {bare}{dims} __read_mostly ...;")
+    format!("{storage}{head} {bare}{dims} __read_mostly;{KEEP_INIT}")
 }
 
 /// Changes spelled as `whatif` arguments, one after another.
@@ -486,7 +490,7 @@ pub(crate) fn declaration(image: &Image<'_>, sym: &crate::model::Symbol<'_>) -> 
                 Some(i) => (c_type[..i].trim_end(), &c_type[i..]),
                 None => (c_type.as_str(), ""),
             };
-            format!("{storage}{head} {bare}{dims} ____cacheline_aligned_in_smp ...;")
+            format!("{storage}{head} {bare}{dims} ____cacheline_aligned_in_smp;{KEEP_INIT}")
         }
     }
 }

@@ -61,6 +61,24 @@ pub fn render(out: &mut impl Write, r: &CheckReport) -> fmt::Result {
     close(out)
 }
 
+/// What the map shows: the objects or members at fault (not the object checked, drawn
+/// bold beside them), or the object checked alone when nothing else is at fault.
+fn caption(o: &Outcome) -> String {
+    let checked = o.target.as_deref().unwrap_or(&o.pattern);
+    let mut at_fault: Vec<&str> = Vec::new();
+    for f in o.offenders.iter().filter(|f| !f.lines.is_empty()) {
+        if !at_fault.contains(&f.name.as_str()) {
+            at_fault.push(&f.name);
+        }
+    }
+    let names = crate::diff_lines::names(&at_fault);
+    match (at_fault.is_empty(), o.subject.is_some()) {
+        (true, _) => format!("{checked}: where it is"),
+        (false, true) => format!("at fault: {names} (beside {checked}, the object checked)"),
+        (false, false) => format!("at fault in {checked}: {names}"),
+    }
+}
+
 /// The offenders on the lines where they are, with the object checked (the map's
 /// focus) where it shares those lines; with no offender on a line, the first line of
 /// the object checked (where a function starts). `None` when there is neither.
@@ -89,7 +107,7 @@ fn offender_map(o: &Outcome) -> Option<Map> {
     // In address order, as they are read and tabbed through.
     blocks.sort_by_key(|b| b.start);
     Some(Map {
-        caption: format!("at fault: {}", o.target.as_deref().unwrap_or(&o.pattern)),
+        caption: caption(o),
         line_size: o.line_size,
         first_line: first / o.line_size,
         last_line: last / o.line_size,

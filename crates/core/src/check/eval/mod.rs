@@ -111,6 +111,22 @@ pub struct Outcome {
     /// Offenders left out after the first `MAX_OFFENDERS`.
     #[serde(skip_serializing_if = "is_zero")]
     pub more_offenders: usize,
+    /// For a name found nowhere (`Measured::NotFound`), the closest one that is there
+    /// (`closest`), as a did-you-mean.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closest: Option<String>,
+}
+
+/// The name among `names` closest to `wanted` by edit distance, when it is within 2
+/// edits (or, for longer names, a fifth of their length) and not `wanted` itself.
+pub fn closest<'n>(wanted: &str, names: impl Iterator<Item = &'n str>) -> Option<String> {
+    let most = 2.max(wanted.len() / 5);
+    names
+        .filter(|n| *n != wanted)
+        .map(|n| (strsim::levenshtein(wanted, n), n))
+        .filter(|(d, _)| *d <= most)
+        .min()
+        .map(|(_, n)| n.to_string())
 }
 
 /// Offenders listed per outcome; the rest are counted.
@@ -210,6 +226,7 @@ impl<R> Ctx<'_, R> {
             offenders,
             subject: if pass { None } else { self.subject.clone() },
             more_offenders,
+            closest: None,
         }
     }
 
@@ -290,7 +307,21 @@ fn symbol(out: &mut Vec<Outcome>, r: &Named<SymbolRule>, image: &Image<'_>) {
         .filter(|s| s.kind != SymbolKind::Function && m.is_match(s.name))
         .collect();
     if found.is_empty() {
-        out.extend(ctx.not_found(symbol_keys(&r.rule)));
+        let guess = (!r.pattern.contains(['*', '?', '['])).then(|| {
+            let objects = image
+                .symbols
+                .iter()
+                .filter(|s| s.kind != SymbolKind::Function);
+            closest(&r.pattern, objects.map(|s| s.name))
+        });
+        out.extend(
+            ctx.not_found(symbol_keys(&r.rule))
+                .into_iter()
+                .map(|mut o| {
+                    o.closest = guess.clone().flatten();
+                    o
+                }),
+        );
         return;
     }
     let global = SpaceIndex::data(&image.symbols, Space::Global);

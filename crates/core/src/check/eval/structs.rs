@@ -40,6 +40,12 @@ fn find_member<'a, 'd>(s: &'a StructLayout<'d>, name: &str) -> Option<&'a Member
         .find(|m| m.name == Some(name))
 }
 
+/// The member of `s` whose name is closest to `name` (a did-you-mean).
+fn closest_member(s: &StructLayout<'_>, name: &str) -> Option<String> {
+    let members = s.flat_members();
+    super::closest(name, members.iter().filter_map(|(_, m)| m.name))
+}
+
 fn member_offender(m: &Member<'_>, lines: Vec<u64>) -> Offender {
     Offender {
         name: m.name.unwrap_or("").to_string(),
@@ -129,13 +135,17 @@ pub(super) fn structs(
         for name in &rule.line_start {
             let expected = format!("{name:?}");
             match find_member(s, name) {
-                None => out.push(ctx.outcome(
-                    "line_start",
-                    expected,
-                    Measured::NotFound,
-                    false,
-                    Vec::new(),
-                )),
+                None => {
+                    let mut o = ctx.outcome(
+                        "line_start",
+                        expected,
+                        Measured::NotFound,
+                        false,
+                        Vec::new(),
+                    );
+                    o.closest = closest_member(s, name);
+                    out.push(o);
+                }
                 Some(mem) => {
                     let rem = mem.offset % ls;
                     let measured = Measured::Modulo {
