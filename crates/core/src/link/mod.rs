@@ -201,6 +201,16 @@ impl<'d> LinkMap<'d> {
             let mut inputs: Vec<Input<'d>> = Vec::new();
             // Arrays whose alignment the compiler may raise, by symbol index.
             let mut raisable: FxHashMap<usize, u64> = FxHashMap::default();
+            // x86's READ_MOSTLY_DATA(align) is input sections of their own, after
+            // `. = ALIGN(align)`: a unit's objects there start an input section, which
+            // begins on a line when it does in the build (so it stays on one when what
+            // precedes it grows).
+            let read_mostly_start = image
+                .boundaries
+                .iter()
+                .find(|b| b.0 == crate::model::READ_MOSTLY_START)
+                .map(|b| b.1)
+                .filter(|_| key.0 == Space::Global);
             for &(i, s) in &list {
                 let a = asked(s);
                 if a.raisable {
@@ -213,10 +223,18 @@ impl<'d> LinkMap<'d> {
                     .last()
                     .and_then(|i| i.members.last())
                     .map_or(start, |m| image.symbols[m.symbol].place_end());
-                let same_unit = inputs.last().is_some_and(|last| match s.compile_unit {
-                    None => script_boundary(1, prev_end, s.place) == 1,
-                    unit => last.origin == unit,
+                let crosses = read_mostly_start.is_some_and(|r| {
+                    let prev = inputs
+                        .last()
+                        .and_then(|i| i.members.last())
+                        .map_or(start, |m| image.symbols[m.symbol].place);
+                    prev < r && s.place >= r
                 });
+                let same_unit = !crosses
+                    && inputs.last().is_some_and(|last| match s.compile_unit {
+                        None => script_boundary(1, prev_end, s.place) == 1,
+                        unit => last.origin == unit,
+                    });
                 if !same_unit {
                     inputs.push(Input {
                         origin: s.compile_unit,
@@ -241,6 +259,7 @@ impl<'d> LinkMap<'d> {
             // Leads and the alignments the addresses bear out, in one walk.
             let mut end = start;
             let mut anchor = start;
+            let mut read_mostly = read_mostly_start;
             for input in &mut inputs {
                 input.align = input.members.iter().map(|m| m.align).max().unwrap_or(1);
                 for (k, m) in input.members.iter_mut().enumerate() {
@@ -260,6 +279,14 @@ impl<'d> LinkMap<'d> {
                     if k == 0 {
                         input.align = a;
                         input.boundary = script_boundary(a, end, place);
+                        if let Some(from) = read_mostly
+                            && place >= from
+                        {
+                            read_mostly = None;
+                            if place.is_multiple_of(image.line_size) && end < place {
+                                input.boundary = input.boundary.max(image.line_size);
+                            }
+                        }
                         if align_up(end, input.boundary) != place {
                             // A guessed boundary (one inside a gap of unnamed bytes):
                             // the gap's bytes beyond the section's alignment.
@@ -630,19 +657,26 @@ fn insert_in_region<'d>(
     // The order the unit's objects show: in its input section of the region, else in
     // all of its input sections of the output section (each input section's own).
     let of_unit = |i: &&Input<'_>| i.origin.is_some() && i.origin == origin;
-    let order = o.inputs[region_start..]
-        .iter()
-        .find(of_unit)
-        .and_then(|i| line_order(i.members.iter(), line))
-        .or_else(|| {
-            let mut each = o
-                .inputs
-                .iter()
-                .filter(of_unit)
-                .filter_map(|i| line_order(i.members.iter(), line));
-            let first = each.next()?;
-            each.all(|x| x == first).then_some(first)
-        });
+    let here = o.inputs[region_start..].iter().find(of_unit);
+    let standing = |i: &Input<'_>| i.members.iter().filter(|m| m.inside.is_none()).count();
+    // Two or more of its objects there show their own order (or, running both ways,
+    // that a header made some: `in_line_order`); else take the unit's elsewhere.
+    let order = match here {
+        Some(i) if standing(i) >= 2 => line_order(i.members.iter(), line),
+        _ => None,
+    }
+    .or_else(|| {
+        if here.is_some_and(|i| standing(i) >= 2) {
+            return None;
+        }
+        let mut each = o
+            .inputs
+            .iter()
+            .filter(of_unit)
+            .filter_map(|i| line_order(i.members.iter(), line));
+        let first = each.next()?;
+        each.all(|x| x == first).then_some(first)
+    });
     if let Some(existing) = o.inputs[region_start..]
         .iter_mut()
         .find(|i| i.origin.is_some() && i.origin == origin)

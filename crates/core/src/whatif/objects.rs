@@ -33,6 +33,9 @@ pub struct ObjSection {
 pub struct ObjectFile {
     pub path: PathBuf,
     pub sections: Vec<ObjSection>,
+    /// The source file its `STT_FILE` symbol names (`signal.c`: gcc writes the
+    /// basename), when it has one.
+    pub source: Option<String>,
 }
 
 impl ObjectFile {
@@ -49,6 +52,11 @@ impl ObjectFile {
                 path.display()
             ));
         }
+        let source = file
+            .symbols()
+            .find(|s| s.kind() == ObjKind::File)
+            .and_then(|s| s.name().ok().map(str::to_string))
+            .filter(|n| !n.is_empty());
         let mut sections: Vec<ObjSection> = Vec::new();
         let mut index_of = std::collections::HashMap::new();
         for s in file.sections() {
@@ -114,22 +122,35 @@ impl ObjectFile {
         Ok(ObjectFile {
             path: path.to_path_buf(),
             sections,
+            source,
         })
     }
 
     /// Whether `unit` (a compile unit's path, `kernel/signal.c`) is the source of
     /// this file (`.../kernel/signal.o`): equal paths without their extensions,
-    /// compared by whole trailing components.
+    /// compared by whole trailing components. A file renamed after the build
+    /// (`o2-fn-add.o`, its name no longer its source's) is matched by the source its
+    /// `STT_FILE` names, by basename (the caller also asks that the unit's input
+    /// section hold its symbols).
     pub fn is_from(&self, unit: &str) -> bool {
         let stem = |p: &str| {
             p.rsplit_once('.')
                 .map_or(p.to_string(), |(s, _)| s.to_string())
         };
-        let (mine, theirs) = (stem(&self.path.to_string_lossy()), stem(unit));
-        mine == theirs
+        let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+        let path = self.path.to_string_lossy();
+        let (mine, theirs) = (stem(&path), stem(unit));
+        if mine == theirs
             || mine
                 .strip_suffix(theirs.as_str())
                 .is_some_and(|head| head.ends_with('/'))
+        {
+            return true;
+        }
+        match &self.source {
+            Some(source) if stem(&base(&path)) != stem(source) => base(unit) == *source,
+            _ => false,
+        }
     }
 }
 
@@ -142,6 +163,7 @@ mod tests {
         let o = ObjectFile {
             path: PathBuf::from("/tmp/objs/kernel/signal.o"),
             sections: Vec::new(),
+            source: Some("signal.c".into()),
         };
         assert!(o.is_from("kernel/signal.c"));
         assert!(!o.is_from("arch/x86/kernel/signal.c"));
@@ -149,9 +171,19 @@ mod tests {
         let bare = ObjectFile {
             path: PathBuf::from("signal.o"),
             sections: Vec::new(),
+            source: Some("signal.c".into()),
         };
         assert!(bare.is_from("signal.c"));
         assert!(!bare.is_from("kernel/signal.c"));
+        // Renamed after the build: its STT_FILE names the source.
+        let renamed = ObjectFile {
+            path: PathBuf::from("testdata/predict/o2-fn-add.o"),
+            sections: Vec::new(),
+            source: Some("fn.c".into()),
+        };
+        assert!(renamed.is_from("fn.c"));
+        assert!(renamed.is_from("lib/fn.c"));
+        assert!(!renamed.is_from("data.c"));
     }
 
     #[test]
