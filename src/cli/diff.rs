@@ -105,7 +105,9 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
     // Both files mapped first, so that a missing one fails at once.
-    let (old_file, new_file) = InputFile::open_both(&args.old, &args.new)?;
+    let cache = super::cache::for_command(&args.common)?;
+    let opened = InputFile::open_both(&args.old, &args.new)?;
+    let (old_file, new_file) = InputFile::both_through_cache(opened, cache.as_ref());
     let (old, new) = super::load_both(&old_file, &new_file, &load)?;
     if old.line_size != new.line_size {
         anyhow::bail!(

@@ -34,7 +34,8 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     let load = super::diff_load_options(&args.common);
     let t0 = std::time::Instant::now();
     let bar = progress("loading the build");
-    let file = InputFile::open(&args.file)?;
+    let cache = super::cache::for_command(&args.common)?;
+    let file = InputFile::open(&args.file)?.through_cache(cache.as_ref());
     let image = file.load(&load)?;
     if !image.has_debug_info {
         return Err(layout_diff_core::Error::NoDebugInfo {
