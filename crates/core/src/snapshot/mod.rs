@@ -22,8 +22,9 @@ use crate::model::{Image, StructId};
 pub const MAGIC: &[u8; 8] = b"LDSNAP\x00\x01";
 /// Bumped whenever `form::Form` changes shape or what it holds (7: members' type
 /// gaps for pahole 1.32's notes, and the read-mostly boundary; 8: variables' definition
-/// lines); other versions are refused.
-pub const VERSION: u32 = 9;
+/// lines; 9: the access map; 10: source lines with each file named once); other
+/// versions are refused.
+pub const VERSION: u32 = 10;
 /// Magic, version, CRC-32, then the decompressed lengths of the names and the records
 /// and the compressed length of the names.
 const HEADER: usize = 8 + 4 + 4 + 3 * 8;
@@ -181,8 +182,7 @@ pub fn nested_chain_file(depth: usize) -> Vec<u8> {
 
 /// The source lines kept in an opened snapshot (`None` when written without them).
 pub fn lines(path: &Path, opened: &Opened) -> Result<Option<Vec<(u64, String)>>> {
-    let lines = read::lines(&opened.names).map_err(|m| bad(path, m))?;
-    Ok(lines.map(|l| l.into_iter().map(|(a, s)| (a, s.to_string())).collect()))
+    read::lines(&opened.names).map_err(|m| bad(path, m))
 }
 
 /// Checks the header and checksum of a snapshot file's bytes and decompresses its
