@@ -3,7 +3,8 @@
 //! prints the same through the cache as without it, on the run that writes an entry
 //! and on the runs that read it; concurrent runs all succeed; a damaged entry, or one
 //! another build of the tool wrote, is a miss and is written again; `--no-cache`
-//! writes nothing; the size limit evicts the least recently used entry.
+//! writes nothing, nor do the views that print source lines; the size limit evicts
+//! the least recently used entry.
 
 mod common;
 
@@ -225,6 +226,27 @@ fn no_cache_leaves_no_file_behind() {
             home.display()
         );
     }
+}
+
+/// Entries keep no source lines: `show --symbol` (its writers' and readers' lines)
+/// and `show --line` read the vmlinux and write nothing; `show --percpu --line`, which
+/// prints no source line, goes through the cache.
+#[test]
+fn views_with_source_lines_read_the_vmlinux() {
+    let home = home("lines");
+    let (old, _) = pair();
+    for args in [
+        vec!["show", old.as_str(), "--symbol", "root_user"],
+        vec!["show", &old, "--line", "0xffffffff81000000"],
+        vec!["show", &old, "--struct", "mce", "--symbol", "root_user"],
+    ] {
+        let (code, out, err) = run_in(&home, &[], &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(out.contains(".c:"), "{args:?}: source lines printed: {out}");
+        assert_eq!(entries(&home), Vec::<String>::new(), "{args:?}");
+    }
+    run_in(&home, &[], &["show", &old, "--percpu", "--line", "0"]);
+    assert_eq!(entries(&home).len(), 1);
 }
 
 #[test]

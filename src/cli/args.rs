@@ -219,7 +219,8 @@ $XDG_CACHE_HOME/layout-diff (else ~/.cache/layout-diff), keyed by the build-id, 
 and its modification time; later commands on that file read the snapshot instead. The least\n\
 recently used entries are removed past LAYOUT_DIFF_CACHE_SIZE (bytes, or with K, M, G or T;\n\
 default 2G; 0 keeps nothing). --no-cache on any command reads the vmlinux and writes nothing;\n\
---lang all always reads the vmlinux (snapshots hold C units only).\n\n\
+--lang all (Rust units), --symbols (a symbol list), show --symbol and show --line (source\n\
+lines) always read the vmlinux.\n\n\
 Examples:\n  \
 layout-diff cache           # every entry: size, last use, the vmlinux it was read from\n  \
 layout-diff cache --clear   # remove them all"

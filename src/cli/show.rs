@@ -24,23 +24,18 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if let Some(list) = &args.symbol_list {
         file = file.with_symbols(list)?;
     }
-    // A snapshot keeps the source lines of every 64-byte boundary (enough for --line
-    // at any line size of 64 bytes or more): a finer --line reads the vmlinux.
-    let finer = args.line.is_some()
-        && args
-            .common
-            .line_size
-            .is_some_and(|l| l < layout_diff_core::snapshot::LINE_GRANULE);
-    let cache = match finer {
-        true => None,
-        false => super::cache::for_command(&args.common)?,
-    };
-    let file = file.through_cache(cache.as_ref());
     let hot = args.hot.as_deref().map(read_hot).transpose()?;
     let mut symbol_args = args.symbols.clone();
     if let Some(HotInput::Names(names)) = &hot {
         symbol_args.extend(names.iter().cloned());
     }
+    // The cache keeps no source lines: the views that print them (a symbol's writers
+    // and readers, a line's code) read the vmlinux.
+    let lines = !symbol_args.is_empty() || (args.line.is_some() && !args.percpu);
+    let cache = match lines {
+        true => None,
+        false => super::cache::for_command(&args.common)?,
+    };
     if args.annotate && args.structs.is_empty() {
         anyhow::bail!("--annotate annotates --struct layouts; give --struct NAME");
     }
@@ -112,6 +107,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         code: !symbol_args.is_empty() || args.line.is_some(),
     };
     let bar = progress(&format!("loading {}", args.file.display()));
+    let file = file.through_cache(cache.as_ref());
     let image = file.load(&options);
     if let Some(b) = bar {
         b.finish_and_clear();
