@@ -48,7 +48,8 @@ if [ -n "$(git -C "$top" status --porcelain --untracked-files=no 2>/dev/null)" ]
 	commit="$commit (dirty)"
 fi
 
-# median NAME RUNS [hyperfine options] -- COMMAND...: hyperfine's median in seconds.
+# median NAME RUNS [hyperfine options] -- COMMAND...: hyperfine's median wall time in
+# seconds; the mean CPU time of the runs (user + system) is left in $work/NAME.cpu.
 median() {
 	local name=$1 n=$2
 	shift 2
@@ -57,9 +58,13 @@ median() {
 	shift
 	hyperfine -N --style none -i -r "$n" "${opts[@]}" \
 		--export-json "$work/$name.json" -- "$*" >/dev/null 2>&1
-	python3 -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["results"][0]["median"])' \
-		"$work/$name.json"
+	python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))["results"][0]
+open(sys.argv[2], "w").write("%.3f" % (r["user"] + r["system"]))
+print("%.3f" % r["median"])' "$work/$name.json" "$work/$name.cpu"
 }
+# cpu NAME: the mean CPU seconds of that row.
+cpu() { cat "$work/$1.cpu"; }
 
 "$ld" snapshot "$old" -o "$work/old.snap" 2>/dev/null
 "$ld" snapshot "$new" -o "$work/new.snap" 2>/dev/null
@@ -91,28 +96,29 @@ load_after=$(cat /proc/loadavg)
 ratio() { python3 -c 'import sys; a,b=map(float,sys.argv[1:]); print("%.2fx" % (a/b))' "$1" "$2"; }
 echo "## layout-diff benchmark: $(basename "$(dirname "$old")")/$(basename "$old") -> $(basename "$(dirname "$new")")/$(basename "$new")"
 echo
-echo "- commit $commit, $("$ld" --version)"
+echo "- worktree at commit $commit; binary: $("$ld" --version)"
 echo "- $(hyperfine --version)$(command -v pahole >/dev/null && echo ", pahole $(pahole --version)")"
 echo "- $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "- /proc/loadavg before: $load_before; after: $load_after"
-echo "- medians of $cold_runs runs (cold rows) and $runs runs (snapshot and cache rows)"
+echo "- wall: median of $cold_runs runs (cold rows) and $runs runs (snapshot and cache rows); CPU: their mean user + system time"
 echo
-echo "| run | median s | against |"
-echo "| --- | ---: | --- |"
-echo "| \`layout-diff OLD NEW\` cold (\`--no-cache\`) | $cold | $(ratio "$cold" "$walk") the DIE walk |"
-echo "| \`bench-walk OLD NEW\` (every DIE of both, in parallel) | $walk | |"
+echo "| run | median wall s | CPU s | against (wall) |"
+echo "| --- | ---: | ---: | --- |"
+echo "| \`layout-diff OLD NEW\` cold (\`--no-cache\`) | $cold | $(cpu cold) | $(ratio "$cold" "$walk") the DIE walk |"
+echo "| \`bench-walk OLD NEW\` (every DIE of both, in parallel) | $walk | $(cpu walk) | |"
 if [ -n "$pahole_old" ]; then
 	both=$(python3 -c "print('%.3f' % ($pahole_old + $pahole_new))")
-	echo "| \`pahole -F dwarf\` on both ($pahole_old + $pahole_new) | $both | cold diff $(ratio "$both" "$cold") faster |"
+	both_cpu=$(python3 -c "print('%.3f' % ($(cpu pahole-old) + $(cpu pahole-new)))")
+	echo "| \`pahole -F dwarf\` on both ($pahole_old + $pahole_new) | $both | $both_cpu | cold diff $(ratio "$both" "$cold") faster |"
 fi
 if [ -n "$first" ]; then
-	echo "| \`layout-diff OLD NEW\`, first run, writing the cache | $first | $(ratio "$first" "$cold") the cold diff |"
+	echo "| \`layout-diff OLD NEW\`, first run, writing the cache | $first | $(cpu first) | $(ratio "$first" "$cold") the cold diff |"
 fi
-echo "| diff of two snapshots | $snap | cold diff $(ratio "$cold" "$snap") slower |"
-echo "| \`whatif\` on a snapshot (\`$whatif\`) | $what | |"
+echo "| diff of two snapshots | $snap | $(cpu snap) | cold diff $(ratio "$cold" "$snap") slower |"
+echo "| \`whatif\` on a snapshot (\`$whatif\`) | $what | $(cpu whatif) | |"
 if [ -n "$warm" ]; then
-	echo "| \`layout-diff OLD NEW\`, cache warm | $warm | cold diff $(ratio "$cold" "$warm") slower |"
+	echo "| \`layout-diff OLD NEW\`, cache warm | $warm | $(cpu warm) | cold diff $(ratio "$cold" "$warm") slower |"
 fi
 if [ -n "$suggest" ]; then
-	echo "| \`suggest OLD NEW\` cold (peak RSS $((suggest_rss / 1024)) MiB) | $suggest | $(ratio "$suggest" "$cold") the cold diff |"
+	echo "| \`suggest OLD NEW\` cold (peak RSS $((suggest_rss / 1024)) MiB) | $suggest | $(cpu suggest) | $(ratio "$suggest" "$cold") the cold diff |"
 fi
