@@ -218,7 +218,7 @@ layout-diff history a.snap b.snap c.snap --struct task_struct --format json",
 $XDG_CACHE_HOME/layout-diff (else ~/.cache/layout-diff), keyed by the build-id, the file's size\n\
 and its modification time; later commands on that file read the snapshot instead. The least\n\
 recently used entries are removed past LAYOUT_DIFF_CACHE_SIZE (bytes, or with K, M, G or T;\n\
-default 2G; 0 keeps nothing). --no-cache on any command reads the vmlinux and writes nothing;\n\
+default 2G; 0 turns the cache off). --no-cache on any command reads the vmlinux and writes nothing;\n\
 --lang all (Rust units), --symbols (a symbol list), show --symbol and show --line (source\n\
 lines) always read the vmlinux.\n\n\
 Examples:\n  \

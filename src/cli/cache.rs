@@ -17,12 +17,12 @@ use layout_diff_core::cache::{Cache, DEFAULT_LIMIT};
 const SIZE_VAR: &str = "LAYOUT_DIFF_CACHE_SIZE";
 
 /// The cache a command with these options reads through: none with `--no-cache` or
-/// `--lang all`, or when no cache directory can be named.
+/// `--lang all`, with a limit of 0, or when no cache directory can be named.
 pub(crate) fn for_command(common: &Common) -> Result<Option<Cache>> {
     if common.no_cache || common.rust() {
         return Ok(None);
     }
-    located()
+    Ok(located()?.filter(|c| c.limit() > 0))
 }
 
 /// The user's cache, when `$XDG_CACHE_HOME` (absolute, as the XDG base directory
