@@ -26,6 +26,9 @@
 # raw per-run numbers go to bench/cache/last-results.tsv (others_cpu_s: CPU
 # time that other processes used during the run). Progress on stderr.
 set -euo pipefail
+# Every figure here is of a read of the vmlinux files themselves: the snapshot cache
+# is off (a limit of 0), so no run after the first reads a cached snapshot.
+export LAYOUT_DIFF_CACHE_SIZE=0
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)

@@ -34,6 +34,7 @@ fn main() -> ExitCode {
         Command::Suggest(args) => cli::suggest::suggest(&args),
         Command::Snapshot(args) => cli::series::snapshot(&args),
         Command::History(args) => cli::series::history(&args),
+        Command::Cache(args) => cli::cache::cache(&args),
         Command::BenchWalk(args) => cli::series::bench_walk(&args),
         Command::Generate(args) => cli::generate::generate(&args),
     };

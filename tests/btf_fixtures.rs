@@ -369,8 +369,7 @@ fn known_slow_btf_inputs_finish_in_bounded_time() {
     files.sort();
     assert_eq!(files.len(), 11, "the eleven known-slow inputs");
     for f in files {
-        let out = assert_cmd::Command::cargo_bin("layout-diff")
-            .unwrap()
+        let out = common::command()
             .args(["show", &f.display().to_string(), "--symbols"])
             .arg(&map)
             .args(["--struct", "*"])

@@ -14,6 +14,7 @@ use common::{run, testdata};
 /// and the line's read, so the binary is still writing when the pipe closes.
 fn first_line_then_close(args: &[&str]) -> (i32, String, String) {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("layout-diff"))
+        .env("XDG_CACHE_HOME", common::cache_home())
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

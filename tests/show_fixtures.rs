@@ -556,8 +556,7 @@ fn anonymous_structs_declared_twice_per_level_are_bounded() {
 #[test]
 fn self_referencing_function_types_are_spelled_in_bounded_time() {
     let f = testdata("bad/self-typed-fn.elf");
-    let out = assert_cmd::Command::cargo_bin("layout-diff")
-        .unwrap()
+    let out = common::command()
         .args([f.as_str(), f.as_str()])
         .timeout(std::time::Duration::from_secs(5))
         .output()

@@ -211,10 +211,10 @@ fn damaged_snapshots_exit_2_with_one_line() {
         (
             {
                 let mut b = bytes.clone();
-                b[8] = 8;
+                b[8] = 9;
                 b
             },
-            "format version 8, this layout-diff reads version 10",
+            "format version 9, this layout-diff reads version 10",
         ),
     ];
     for (data, message) in cases {

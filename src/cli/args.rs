@@ -250,6 +250,20 @@ layout-diff history a.snap b.snap c.snap --struct task_struct --format json",
         mut_arg("format", |a| a.hide_possible_values(true).help("Output format: text, json or markdown"))
     )]
     History(HistoryArgs),
+    /// List the snapshot cache, or clear it.
+    #[command(
+        after_help = "The first read of a vmlinux with a build-id keeps its snapshot in\n\
+$XDG_CACHE_HOME/layout-diff (else ~/.cache/layout-diff), keyed by the build-id, the file's size\n\
+and its modification time; later commands on that file read the snapshot instead. The least\n\
+recently used entries are removed past LAYOUT_DIFF_CACHE_SIZE (bytes, or with K, M, G or T;\n\
+default 2G; 0 turns the cache off). --no-cache on any command reads the vmlinux and writes nothing;\n\
+--lang all (Rust units), --symbols (a symbol list), show --symbol and show --line (source\n\
+lines) always read the vmlinux.\n\n\
+Examples:\n  \
+layout-diff cache           # every entry: size, last use, the vmlinux it was read from\n  \
+layout-diff cache --clear   # remove them all"
+    )]
+    Cache(CacheArgs),
     /// Walk every DIE of each file in parallel and decode nothing (the cold-path floor).
     #[command(hide = true)]
     BenchWalk(BenchWalkArgs),
@@ -280,6 +294,13 @@ pub enum Generated {
     Bash,
     Zsh,
     Fish,
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// Remove every entry (and any temporary file a killed run left).
+    #[arg(long)]
+    pub clear: bool,
 }
 
 #[derive(Debug, Args)]
@@ -436,6 +457,10 @@ pub struct Common {
     /// --lang_exclude rust`) or `all` (Rust units' bindgen copies of C structs too).
     #[arg(long, value_enum, default_value_t = LangArg::C, global = true)]
     pub lang: LangArg,
+    /// Read the vmlinux files themselves: neither take nor keep their snapshots in the
+    /// cache (`layout-diff cache --help`).
+    #[arg(long, global = true)]
+    pub no_cache: bool,
 }
 
 /// `--lang`.

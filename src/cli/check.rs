@@ -54,6 +54,11 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
     let old_file = old_path.map(|p| InputFile::open(p)).transpose()?;
     // OLD is read only for growth rules (the others are about NEW).
     let old_file = old_file.filter(|_| rules.needs_old());
+    let cache = super::cache::for_command(&args.common)?;
+    let (new_file, old_file) = rayon::join(
+        || new_file.through_cache(cache.as_ref()),
+        || old_file.map(|f| f.through_cache(cache.as_ref())),
+    );
     let bar = progress(match old_file {
         Some(_) => "loading both builds",
         None => "loading the build",

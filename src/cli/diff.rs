@@ -101,6 +101,7 @@ pub(super) fn options<'a>(args: &DiffArgs, prep: &Prepared) -> Result<DiffOption
             && args.common.format() != Format::Json
             && args.report.explain.is_none(),
         hotness: None,
+        old_link: None,
     })
 }
 
@@ -111,7 +112,9 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
     // Both files mapped first, so that a missing one fails at once.
-    let (old_file, new_file) = InputFile::open_both(&args.old, &args.new)?;
+    let cache = super::cache::for_command(&args.common)?;
+    let opened = InputFile::open_both(&args.old, &args.new)?;
+    let (old_file, new_file) = InputFile::both_through_cache(opened, cache.as_ref());
     let (old, new, inputs) = super::load_both(&old_file, &new_file, &load)?;
     prep.inputs = inputs;
     if old.line_size != new.line_size {
@@ -126,11 +129,15 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     if let Some(b) = &bar {
         b.set_message("comparing");
     }
+    let builds = Builds {
+        old: &old,
+        new: &new,
+        old_link: None,
+    };
     let out = compare(
         args,
         prep,
-        &old,
-        &new,
+        builds,
         bar,
         (t0, std::time::Instant::now()),
         None,
@@ -149,19 +156,27 @@ pub(super) struct Preface {
     pub(super) json: serde_json::Value,
 }
 
+/// The two builds a diff compares, and OLD's link model when the caller built it.
+pub(super) struct Builds<'x, 'd> {
+    pub(super) old: &'x layout_diff_core::model::Image<'d>,
+    pub(super) new: &'x layout_diff_core::model::Image<'d>,
+    pub(super) old_link: Option<&'x layout_diff_core::link::LinkMap<'d>>,
+}
+
 /// The diff of two loaded builds, rendered; `preface` goes before the report
 /// (text and markdown) or beside it (JSON).
 pub(super) fn compare(
     args: &DiffArgs,
     prep: Prepared,
-    old: &layout_diff_core::model::Image<'_>,
-    new: &layout_diff_core::model::Image<'_>,
+    builds: Builds<'_, '_>,
     bar: Option<indicatif::ProgressBar>,
     (t0, t1): (std::time::Instant, std::time::Instant),
     preface: Option<&Preface>,
 ) -> Result<Output> {
     let timing = std::env::var_os("LAYOUT_DIFF_TIMING").is_some();
+    let Builds { old, new, old_link } = builds;
     let mut options = options(args, &prep)?;
+    options.old_link = old_link;
     let Prepared {
         symbols,
         mut hotness,

@@ -3,6 +3,7 @@
 //! what they share (the output and exit code, reading `--hot` files, loading).
 
 pub mod args;
+pub mod cache;
 pub mod check;
 pub mod diff;
 pub mod generate;

@@ -100,9 +100,10 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
     // hundreds of builds holds their rows, not their images. The first failure in
     // series order is the one reported, whatever the thread count.
     use rayon::prelude::*;
+    let cache = super::cache::for_command(&args.common)?;
     let bar = progress_count("reading builds", args.files.len());
     let read = |path: &std::path::PathBuf| -> layout_diff_core::Result<_> {
-        let file = InputFile::open(path)?;
+        let file = InputFile::open(path)?.through_cache(cache.as_ref());
         let image = file.load(&options)?;
         let facts = layout_diff_core::history::facts(&image, sym_set.as_ref(), struct_set.as_ref());
         if let Some(b) = &bar {
@@ -130,7 +131,7 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
     }
     // Rows another build's patterns selected and this one's did not (rare): read again.
     for (b, names) in layout_diff_core::history::missing(&builds) {
-        let file = InputFile::open(&args.files[b])?;
+        let file = InputFile::open(&args.files[b])?.through_cache(cache.as_ref());
         let image = file.load(&options)?;
         layout_diff_core::history::add_rows(&mut builds[b], &image, &names);
     }

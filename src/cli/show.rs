@@ -29,6 +29,13 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if let Some(HotInput::Names(names)) = &hot {
         symbol_args.extend(names.iter().cloned());
     }
+    // The cache keeps no source lines: the views that print them (a symbol's writers
+    // and readers, a line's code) read the vmlinux.
+    let lines = !symbol_args.is_empty() || (args.line.is_some() && !args.percpu);
+    let cache = match lines {
+        true => None,
+        false => super::cache::for_command(&args.common)?,
+    };
     if args.annotate && args.structs.is_empty() {
         anyhow::bail!("--annotate annotates --struct layouts; give --struct NAME");
     }
@@ -100,6 +107,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         code: !symbol_args.is_empty() || args.line.is_some(),
     };
     let bar = progress(&format!("loading {}", args.file.display()));
+    let file = file.through_cache(cache.as_ref());
     let image = file.load(&options);
     if let Some(b) = bar {
         b.finish_and_clear();

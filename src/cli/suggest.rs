@@ -36,7 +36,9 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let prep = prepare(&diff_args)?;
     let load = super::diff_load_options(&args.common);
     let bar = progress("loading both builds");
-    let (old_file, new_file) = InputFile::open_both(&args.old, new_path)?;
+    let cache = super::cache::for_command(&args.common)?;
+    let opened = InputFile::open_both(&args.old, new_path)?;
+    let (old_file, new_file) = InputFile::both_through_cache(opened, cache.as_ref());
     let (old, new, _) = super::load_both(&old_file, &new_file, &load)?;
     if let Some(b) = &bar {
         b.set_message("predicting fixes");
@@ -142,7 +144,8 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
     }
     let load = super::diff_load_options(&args.common);
     let bar = progress("loading the build");
-    let file = InputFile::open(&args.old)?;
+    let cache = super::cache::for_command(&args.common)?;
+    let file = InputFile::open(&args.old)?.through_cache(cache.as_ref());
     let image = file.load(&load)?;
     if !image.has_debug_info {
         return Err(layout_diff_core::Error::NoDebugInfo {

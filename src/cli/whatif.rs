@@ -3,7 +3,7 @@
 use anyhow::Result;
 
 use super::args::{DiffArgs, WhatifArgs};
-use super::diff::{Preface, compare, prepare};
+use super::diff::{Builds, Preface, compare, prepare};
 use super::{Output, progress};
 use layout_diff_core::InputFile;
 
@@ -34,7 +34,8 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     let load = super::diff_load_options(&args.common);
     let t0 = std::time::Instant::now();
     let bar = progress("loading the build");
-    let file = InputFile::open(&args.file)?;
+    let cache = super::cache::for_command(&args.common)?;
+    let file = InputFile::open(&args.file)?.through_cache(cache.as_ref());
     let image = file.load(&load)?;
     if !image.has_debug_info {
         return Err(layout_diff_core::Error::NoDebugInfo {
@@ -42,7 +43,11 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
         }
         .into());
     }
-    let p = layout_diff_core::whatif::predict(&image, &changes, &objects)
+    // The build's link model and variables, found once for the prediction and for the
+    // diff against the build.
+    let vars = image.variables_of_symbols();
+    let link = layout_diff_core::link::LinkMap::build_from(&image, &vars);
+    let p = layout_diff_core::whatif::predict_from(&image, &link, &vars, &changes, &objects)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     if args.nm {
         let mut text = String::new();
@@ -105,16 +110,21 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
             .collect();
     }
     let preface = Preface { text, json };
+    let builds = Builds {
+        old: &image,
+        new: &p.image,
+        old_link: Some(&link),
+    };
     let out = compare(
         &diff_args,
         prep,
-        &image,
-        &p.image,
+        builds,
         bar,
         (t0, std::time::Instant::now()),
         Some(&preface),
     );
-    std::mem::forget((p, image));
+    std::mem::forget((p, link, vars));
+    std::mem::forget(image);
     std::mem::forget(file);
     out
 }

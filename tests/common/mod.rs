@@ -45,8 +45,21 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     run_env(args, &[])
 }
 
-pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+/// Where the binary run by the tests keeps its snapshot cache (`XDG_CACHE_HOME`): in
+/// the target's temporary directory, never the user's own cache.
+pub fn cache_home() -> PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-cache")
+}
+
+/// The binary, its cache in `cache_home()`.
+pub fn command() -> Command {
     let mut cmd = Command::cargo_bin("layout-diff").expect("binary built");
+    cmd.env("XDG_CACHE_HOME", cache_home());
+    cmd
+}
+
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = command();
     cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
@@ -62,7 +75,7 @@ pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
 /// Runs the binary, failing the test (not blocking the suite) when it takes longer
 /// than `secs` seconds: for corrupt inputs, where a hang is the defect.
 pub fn run_timed(args: &[&str], secs: u64) -> (i32, String, String) {
-    let mut cmd = Command::cargo_bin("layout-diff").expect("binary built");
+    let mut cmd = command();
     cmd.args(args).timeout(std::time::Duration::from_secs(secs));
     let out = cmd
         .output()

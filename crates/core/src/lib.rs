@@ -10,6 +10,7 @@
 mod fixtures;
 
 pub mod access;
+pub mod cache;
 pub mod error;
 pub mod evidence;
 pub mod history;

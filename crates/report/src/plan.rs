@@ -582,6 +582,7 @@ mod tests {
             fail_on: None,
             listed_only: false,
             hotness: None,
+            old_link: None,
         };
         let mut checked = 0;
         for options in [DiffOptions::default(), pinned] {

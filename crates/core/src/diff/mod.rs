@@ -43,6 +43,10 @@ pub struct DiffOptions<'h> {
     /// without `--all`. Every change is still judged and counted. Ignored when symbols
     /// are pinned.
     pub listed_only: bool,
+    /// OLD's link model (`LinkMap::build(old)`), when the caller has it: a prediction
+    /// diffed against the build it started from, or the candidates of `suggest`, each
+    /// diffed against the same OLD. `None`: built by the diff.
+    pub old_link: Option<&'h crate::link::LinkMap<'h>>,
 }
 
 /// What one judged change adds to its row's counts (the rest of a row's `Counts`
@@ -308,7 +312,15 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
             .collect::<Vec<Option<Change<'a>>>>()
     };
     let ((mut runs, run_of), mut changes) = rayon::join(
-        || runs::find(&pairing, [old, new], line_size, &alignment),
+        || {
+            let vars = [&sides.ix.old_vars, &sides.ix.new_vars];
+            let sides = runs::Sides {
+                images: [old, new],
+                vars,
+                old_link: options.old_link,
+            };
+            runs::find(&pairing, sides, line_size, &alignment)
+        },
         judge,
     );
     drop(sides);

@@ -122,6 +122,8 @@ pub struct Scratch<'a, 'd> {
     /// (most objects are unchanged, and four new lists for each were wasted).
     syms: [Vec<&'a Symbol<'d>>; 2],
     keys: [Vec<u32>; 2],
+    /// The written members of each tenant met so far (`sharing::Judge::written`).
+    written: sharing::WrittenMemo<'a>,
 }
 
 /// Fills `out` with every other symbol on the lines `s` occupies (what `co_tenants`
@@ -186,7 +188,12 @@ pub fn data_change<'a, 'd>(
     }
     let old = place(o.place, o.size, ls);
     let new = place(n.place, n.size, ls);
-    let Scratch { near, syms, keys } = scratch;
+    let Scratch {
+        near,
+        syms,
+        keys,
+        written,
+    } = scratch;
     let [old_syms, new_syms] = syms;
     let [old_keys, new_keys] = keys;
     let (os, ns) = (slot(o.space), slot(n.space));
@@ -259,6 +266,7 @@ pub fn data_change<'a, 'd>(
             hotness: sides.hotness,
             line_size: ls,
             write_type: &mut |t| hot.is_write_type(t),
+            written,
         };
         Box::new(sharing::judge(
             &mut judge,

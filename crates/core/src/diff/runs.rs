@@ -6,8 +6,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
 use super::pairing::{Paired, Pairing};
-use crate::link::Alignment;
-use crate::model::{Image, Space, Symbol, SymbolKind};
+use crate::link::{Alignment, LinkMap};
+use crate::model::{Image, Space, Symbol, SymbolKind, SymbolVariables};
 
 /// The run each symbol of the old build belongs to, by its index in the old build's
 /// symbols (a vector, not a map keyed by names: it is filled and read once per pair).
@@ -23,14 +23,23 @@ impl RunOf {
     }
 }
 
+/// Both builds as the runs need them: their variables by symbol, found once by the
+/// diff, and OLD's link model when the caller had it already.
+pub struct Sides<'x, 'd> {
+    pub images: [&'x Image<'d>; 2],
+    pub vars: [&'x SymbolVariables<'x, 'd>; 2],
+    pub old_link: Option<&'x LinkMap<'x>>,
+}
+
 /// The runs of every section, and the run each moved symbol belongs to.
 /// `alignment(new symbol)` gives the explicit alignment the new build asks of a symbol.
 pub fn find<'a, 'd>(
     pairing: &Pairing<'a, 'd>,
-    images: [&Image<'d>; 2],
+    sides: Sides<'_, 'd>,
     line_size: u64,
     alignment: &dyn Fn(&Symbol<'d>) -> Option<u64>,
 ) -> (Vec<ShiftRun>, RunOf) {
+    let images = sides.images;
     let mut runs = Vec::new();
     let mut member_of = RunOf(vec![RunOf::NONE; images[0].symbols.len()]);
     let same_section: Vec<&Paired<'a, 'd>> = pairing
@@ -38,14 +47,12 @@ pub fn find<'a, 'd>(
         .iter()
         .filter(|p| p.old.section == p.new.section)
         .collect();
-    let (old_link, new_link) = rayon::join(
-        || crate::link::LinkMap::build(images[0]),
-        || crate::link::LinkMap::build(images[1]),
-    );
-    let aligns = [
-        old_link.alignments(images[0].symbols.len()),
-        new_link.alignments(images[1].symbols.len()),
-    ];
+    let aligns = |i: usize| match (i, sides.old_link) {
+        (0, Some(link)) => link.alignments(images[0].symbols.len()),
+        _ => LinkMap::build_from(images[i], sides.vars[i]).alignments(images[i].symbols.len()),
+    };
+    let (old_aligns, new_aligns) = rayon::join(|| aligns(0), || aligns(1));
+    let aligns = [old_aligns, new_aligns];
     let ctx = Context::new(pairing, images, alignment, &aligns);
     let mut start = 0;
     while start < same_section.len() {

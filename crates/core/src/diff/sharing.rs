@@ -52,7 +52,14 @@ pub struct Judge<'s, 'a> {
     /// Whether storage of a type is written by many CPUs by its kind
     /// (`HotTypes::is_write_type`).
     pub write_type: &'s mut dyn FnMut(&CType) -> bool,
+    /// Each tenant's written members, by build and symbol index, kept across the
+    /// objects one thread judges: neighbouring objects share tenants, and the members
+    /// of one depend on nothing but its build.
+    pub written: &'s mut WrittenMemo<'a>,
 }
+
+/// `Judge::written`.
+pub type WrittenMemo<'a> = FxHashMap<(usize, Option<usize>), Vec<LineMember<'a>>>;
 
 /// The object's own evidence, as `data_change` found it (object, type, declared,
 /// inferred from its type).
@@ -123,8 +130,13 @@ fn lines_of<'a, 'd>(
     };
     let mut tenants_of: FxHashMap<u64, Vec<LineTenant<'a>>> = FxHashMap::default();
     for t in &others {
-        let var = side.vars.of(t);
-        let written = written_members(judge, side, t, var);
+        let key = (side.which, side.image.index_of(t));
+        if !judge.written.contains_key(&key) {
+            let var = side.vars.of(t);
+            let members = written_members(judge, side, t, var);
+            judge.written.insert(key, members);
+        }
+        let written = &judge.written[&key];
         let tp = crate::layout::place(t.place, t.size, ls);
         for line in tp.first_line.max(lo / ls)..=tp.last_line.min(hi / ls - 1) {
             let members: Vec<LineMember<'a>> = written

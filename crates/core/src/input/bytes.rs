@@ -80,6 +80,12 @@ impl Bytes {
         Ok(bytes)
     }
 
+    /// `bytes` kept as they are: for a snapshot, whose reader needs no alignment (it
+    /// decompresses its blocks first).
+    pub(crate) fn owned(bytes: Vec<u8>) -> Bytes {
+        Bytes::Read(bytes)
+    }
+
     /// `bytes` copied into an anonymous map (page-aligned); `name` stands for their
     /// path in errors. Fails on no bytes.
     pub fn copied(name: &Path, bytes: &[u8]) -> Result<Bytes> {

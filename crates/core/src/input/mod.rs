@@ -31,6 +31,9 @@ pub struct InputFile {
     /// A symbol list (`System.map`, `/proc/kallsyms`) that gives the addresses: of a
     /// raw BTF blob, or instead of an ELF's own symbol table.
     symbol_list: Option<SymbolList>,
+    /// The vmlinux at `path` is read through its snapshot from the cache
+    /// (`through_cache`): `map` holds that snapshot.
+    cached: bool,
 }
 
 /// What opening found, by kind.
@@ -87,7 +90,88 @@ impl InputFile {
             map,
             opened,
             symbol_list: None,
+            cached: false,
         })
+    }
+
+    /// This input read through `cache` (none: as it is): an ELF file with a build-id
+    /// and no symbol list beside it becomes its snapshot, found in the cache or written
+    /// to it now, and named by its own path in every output. Anything that fails on
+    /// the way (a damaged entry, a full disk, a part of the file only the snapshot
+    /// reads) leaves the input as it was, so the command reads the vmlinux.
+    pub fn through_cache(self, cache: Option<&crate::cache::Cache>) -> InputFile {
+        let Some(cache) = cache else {
+            return self;
+        };
+        let Some(key) = self.cache_key() else {
+            return self;
+        };
+        if let Some(found) = cache.find(&key)
+            && let Ok(file) = Self::from_snapshot_bytes(&self.path, found)
+        {
+            return file;
+        }
+        let Ok(bytes) = self.snapshot_bytes() else {
+            return self;
+        };
+        // Not kept (an unwritable directory): this run still reads the snapshot, so
+        // that its output is the one later runs give.
+        let _ = cache.store(&key, &self.path, &bytes);
+        Self::from_snapshot_bytes(&self.path, bytes).unwrap_or(self)
+    }
+
+    /// `through_cache` on two inputs side by side.
+    pub fn both_through_cache(
+        (a, b): (InputFile, InputFile),
+        cache: Option<&crate::cache::Cache>,
+    ) -> (InputFile, InputFile) {
+        rayon::join(|| a.through_cache(cache), || b.through_cache(cache))
+    }
+
+    /// The cache key of an ELF file with a build-id read from its own symbols.
+    fn cache_key(&self) -> Option<crate::cache::Key> {
+        if !matches!(self.opened, Opened::Elf(_)) || self.symbol_list.is_some() {
+            return None;
+        }
+        use object::Object;
+        let elf = object::File::parse(&*self.map).ok()?;
+        let id = elf.build_id().ok()??;
+        if id.is_empty() {
+            return None;
+        }
+        let hex = id.iter().map(|x| format!("{x:02x}")).collect();
+        crate::cache::key(&self.path, hex)
+    }
+
+    /// The snapshot file of this vmlinux, packed fast, without source lines (finding
+    /// them for every function was a fifth of the first read; the two views that print
+    /// them, `show --symbol` and `show --line`, read the vmlinux instead).
+    fn snapshot_bytes(&self) -> Result<Vec<u8>> {
+        let parts = self.for_snapshot(false)?;
+        snapshot::to_bytes(
+            &parts.image,
+            &parts.elf_files,
+            parts.lines.as_deref(),
+            snapshot::Packing::Fast,
+            &self.path,
+        )
+    }
+
+    /// The input at `path` read from its snapshot's `bytes`.
+    fn from_snapshot_bytes(path: &Path, bytes: Vec<u8>) -> Result<InputFile> {
+        let opened = snapshot::open(path, &bytes)?;
+        Ok(InputFile {
+            path: path.to_path_buf(),
+            map: Bytes::owned(bytes),
+            opened: Opened::Snapshot(opened),
+            symbol_list: None,
+            cached: true,
+        })
+    }
+
+    /// Whether this input is read through its snapshot from the cache.
+    pub fn is_cached(&self) -> bool {
+        self.cached
     }
 
     /// Takes addresses from a symbol list (`System.map` or `/proc/kallsyms` format).
@@ -121,9 +205,10 @@ impl InputFile {
         }
     }
 
-    /// True when the file is a snapshot rather than a build.
+    /// True when the file is a snapshot rather than a build (a vmlinux read through
+    /// the cache is a build).
     pub fn is_snapshot(&self) -> bool {
-        self.kind() == Kind::Snapshot
+        self.kind() == Kind::Snapshot && !self.cached
     }
 
     /// Reads the image as `options` asks, with the reader of the file's kind.

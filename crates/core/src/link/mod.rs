@@ -11,7 +11,7 @@ pub mod sections;
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{Image, Space, Symbol, SymbolKind};
+use crate::model::{Image, Space, Symbol, SymbolKind, SymbolVariables};
 use align::{align_up, asked};
 
 /// One object in its input section.
@@ -147,7 +147,12 @@ impl<'d> LinkMap<'d> {
     /// The link map of an image's functions and data objects (global and per-CPU),
     /// at the alignments the compiler gives their types (`align::asked`).
     pub fn build(image: &Image<'d>) -> LinkMap<'d> {
-        let vars = image.variables_of_symbols();
+        LinkMap::build_from(image, &image.variables_of_symbols())
+    }
+
+    /// `build` with the image's `variables_of_symbols` already found (a diff and a
+    /// prediction find them once for every use).
+    pub fn build_from(image: &Image<'d>, vars: &SymbolVariables<'_, 'd>) -> LinkMap<'d> {
         LinkMap::build_with(image, &|s| match s.kind {
             // Functions at their unit's alignment: the x86-64 default of 16 (what the
             // addresses bear out where it is less: GCC skips at most 10 bytes to

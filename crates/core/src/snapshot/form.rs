@@ -55,7 +55,61 @@ pub(super) struct Names<'d> {
     pub ctypes: Vec<CTypeForm<'d>>,
     /// With `snapshot --with-lines`: `file:line` of each function's first byte and of
     /// each 64-byte boundary inside it, sorted by address.
-    pub lines: Option<Vec<(u64, &'d str)>>,
+    pub lines: Option<LineTable<'d>>,
+}
+
+/// Source lines, each file named once: a kernel's hundreds of thousands of lines come
+/// from a few thousand files, and spelled out each `file:line` was two thirds of a
+/// snapshot's names.
+#[derive(Serialize, Deserialize, Default)]
+pub(super) struct LineTable<'d> {
+    #[serde(borrow)]
+    pub files: Vec<&'d str>,
+    /// Per line, in address order: the step from the address before it (from 0), the
+    /// index of its file, and its line number (`None`: the text had no `:LINE`).
+    pub rows: Vec<(u64, u32, Option<u32>)>,
+}
+
+impl<'d> LineTable<'d> {
+    /// The table of `lines` (`file:line` texts by address, in address order).
+    fn of(lines: &[(u64, &'d str)]) -> LineTable<'d> {
+        let mut table = LineTable::default();
+        let mut index: FxHashMap<&'d str, u32> = FxHashMap::default();
+        let mut last = 0u64;
+        for &(at, text) in lines {
+            let (file, line) = match text.rsplit_once(':').map(|(f, l)| (f, l.parse().ok())) {
+                Some((f, Some(l))) => (f, Some(l)),
+                _ => (text, None),
+            };
+            let i = *index.entry(file).or_insert_with(|| {
+                table.files.push(file);
+                (table.files.len() - 1) as u32
+            });
+            table
+                .rows
+                .push((at.wrapping_sub(std::mem::replace(&mut last, at)), i, line));
+        }
+        table
+    }
+
+    /// The `file:line` texts by address again; `None` when a row names no file.
+    pub fn texts(&self) -> Option<Vec<(u64, String)>> {
+        let mut at = 0u64;
+        self.rows
+            .iter()
+            .map(|&(step, file, line)| {
+                at = at.wrapping_add(step);
+                let file = self.files.get(file as usize)?;
+                Some((
+                    at,
+                    match line {
+                        Some(l) => format!("{file}:{l}"),
+                        None => file.to_string(),
+                    },
+                ))
+            })
+            .collect()
+    }
 }
 
 /// The second part of a form (read back by `read::read`, in this order).
@@ -308,7 +362,7 @@ pub(super) fn from_image<'a>(
                 })
                 .collect(),
             ctypes: types.list.iter().map(|t| ctype_form(t)).collect(),
-            lines,
+            lines: lines.as_deref().map(LineTable::of),
         },
         records: Records {
             symbols,
@@ -493,6 +547,39 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_tables_name_each_file_once_and_give_the_texts_back() {
+        let lines = [
+            (0xffffffff81000000, "kernel/fork.c:12"),
+            (0xffffffff81000040, "kernel/fork.c:19"),
+            (0xffffffff81000080, "a:b.c:7"),
+            (0xffffffff810000c0, "no line"),
+            (0xffffffff81000100, "kernel/fork.c:x"),
+        ];
+        let table = LineTable::of(&lines);
+        assert_eq!(
+            table.files,
+            vec!["kernel/fork.c", "a:b.c", "no line", "kernel/fork.c:x"]
+        );
+        assert_eq!(
+            table.rows,
+            vec![
+                (0xffffffff81000000, 0, Some(12)),
+                (0x40, 0, Some(19)),
+                (0x40, 1, Some(7)),
+                (0x40, 2, None),
+                (0x40, 3, None),
+            ]
+        );
+        let back: Vec<(u64, String)> = lines.iter().map(|&(a, t)| (a, t.to_string())).collect();
+        assert_eq!(table.texts(), Some(back));
+        let broken = LineTable {
+            files: Vec::new(),
+            rows: vec![(1, 0, None)],
+        };
+        assert_eq!(broken.texts(), None);
+    }
 
     #[test]
     fn string_table_round_trip() {

@@ -22,9 +22,9 @@ use crate::model::{Image, StructId};
 pub const MAGIC: &[u8; 8] = b"LDSNAP\x00\x01";
 /// Bumped whenever `form::Form` changes shape or what it holds (7: members' type
 /// gaps for pahole 1.32's notes, and the read-mostly boundary; 8: variables' definition
-/// lines; 10: the kernel release, optional, whether sizes came from a symbol list,
-/// units' function alignments and variables' earlier declarations); other versions
-/// are refused.
+/// lines; 9: the access map; 10: the kernel release, optional, whether sizes came from
+/// a symbol list, units' function alignments, variables' earlier declarations, and
+/// source lines with each file named once); other versions are refused.
 pub const VERSION: u32 = 10;
 /// Magic, version, CRC-32, then the decompressed lengths of the names and the records
 /// and the compressed length of the names.
@@ -72,6 +72,17 @@ pub struct Opened {
 /// (enough for any line size of 64 bytes or more).
 pub const LINE_GRANULE: u64 = 64;
 
+/// How hard LZ4 works on a snapshot's two blocks. Reading is as fast either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packing {
+    /// High compression (`LZ4_LEVEL`): the files `layout-diff snapshot` writes, kept
+    /// and copied around.
+    Small,
+    /// LZ4's default mode: a larger file written in a fraction of the time, for the
+    /// cache, which writes one on the first read of a build, inside that command.
+    Fast,
+}
+
 /// Writes the snapshot of `image` to `out`: `elf_files` are its symbols' file names as
 /// the ELF alone gives them (what a load without DWARF shows; empty when unknown),
 /// `lines` the source lines `show --line` prints, when kept. `input::InputFile::
@@ -82,8 +93,7 @@ pub fn write(
     lines: Option<&[(u64, String)]>,
     out: &Path,
 ) -> Result<Written> {
-    let line_refs = lines.map(|l| l.iter().map(|(a, s)| (*a, s.as_str())).collect());
-    let bytes = encode(image, elf_files, line_refs).map_err(|m| bad(out, m))?;
+    let bytes = to_bytes(image, elf_files, lines, Packing::Small, out)?;
     std::fs::write(out, &bytes).map_err(|err| Error::Io {
         path: out.to_path_buf(),
         err,
@@ -95,21 +105,39 @@ pub fn write(
     })
 }
 
+/// The bytes of the snapshot file of `image` (as `write` takes it), packed as `packing`
+/// says; `out` names the file in an error.
+pub fn to_bytes(
+    image: &Image<'_>,
+    elf_files: &[Option<&str>],
+    lines: Option<&[(u64, String)]>,
+    packing: Packing,
+    out: &Path,
+) -> Result<Vec<u8>> {
+    let line_refs = lines.map(|l| l.iter().map(|(a, s)| (*a, s.as_str())).collect());
+    encode(image, elf_files, line_refs, packing).map_err(|m| bad(out, m))
+}
+
 /// The snapshot file bytes for `image`.
 fn encode<'a>(
     image: &'a Image<'a>,
     elf_files: &[Option<&'a str>],
     lines: Option<Vec<(u64, &'a str)>>,
+    packing: Packing,
 ) -> std::result::Result<Vec<u8>, String> {
     let form = form::from_image(image, elf_files, lines);
     let names = postcard::to_stdvec(&form.names).map_err(|e| e.to_string())?;
     let records = postcard::to_stdvec(&form.records).map_err(|e| e.to_string())?;
-    file_bytes(&names, &records)
+    file_bytes(&names, &records, packing)
 }
 
 /// A snapshot file holding the encoded `names` and `records`: the header, then each
 /// compressed.
-fn file_bytes(names: &[u8], records: &[u8]) -> std::result::Result<Vec<u8>, String> {
+fn file_bytes(
+    names: &[u8],
+    records: &[u8],
+    packing: Packing,
+) -> std::result::Result<Vec<u8>, String> {
     let pack = |part: &[u8]| {
         if part.len() as u64 > MAX_PAYLOAD {
             return Err(format!(
@@ -117,10 +145,19 @@ fn file_bytes(names: &[u8], records: &[u8]) -> std::result::Result<Vec<u8>, Stri
                 part.len()
             ));
         }
-        let mode = lz4::block::CompressionMode::HIGHCOMPRESSION(LZ4_LEVEL);
+        let mode = match packing {
+            Packing::Small => lz4::block::CompressionMode::HIGHCOMPRESSION(LZ4_LEVEL),
+            Packing::Fast => lz4::block::CompressionMode::DEFAULT,
+        };
         lz4::block::compress(part, Some(mode), false).map_err(|e| e.to_string())
     };
-    let (packed_names, packed_records) = (pack(names)?, pack(records)?);
+    let (packed_names, packed_records) = if packing == Packing::Fast {
+        // The two blocks side by side: the cache writes inside a command's run.
+        let (n, r) = rayon::join(|| pack(names), || pack(records));
+        (n?, r?)
+    } else {
+        (pack(names)?, pack(records)?)
+    };
     let mut rest = Vec::with_capacity(24 + packed_names.len() + packed_records.len());
     for n in [names.len(), records.len(), packed_names.len()] {
         rest.extend_from_slice(&(n as u64).to_le_bytes());
@@ -141,13 +178,12 @@ fn file_bytes(names: &[u8], records: &[u8]) -> std::result::Result<Vec<u8>, Stri
 #[doc(hidden)]
 pub fn nested_chain_file(depth: usize) -> Vec<u8> {
     let (names, records) = form::nested_chain(depth);
-    file_bytes(&names, &records).unwrap_or_default()
+    file_bytes(&names, &records, Packing::Small).unwrap_or_default()
 }
 
 /// The source lines kept in an opened snapshot (`None` when written without them).
 pub fn lines(path: &Path, opened: &Opened) -> Result<Option<Vec<(u64, String)>>> {
-    let lines = read::lines(&opened.names).map_err(|m| bad(path, m))?;
-    Ok(lines.map(|l| l.into_iter().map(|(a, s)| (a, s.to_string())).collect()))
+    read::lines(&opened.names).map_err(|m| bad(path, m))
 }
 
 /// Checks the header and checksum of a snapshot file's bytes and decompresses its

@@ -129,8 +129,14 @@ fn within_sections(symbols: &[Symbol<'_>], sections: &[Section<'_>]) -> bool {
 
 /// The source lines kept in a snapshot's decompressed `names` (`None` when written
 /// without them).
-pub(super) fn lines(names: &[u8]) -> Result<Option<Vec<(u64, &str)>>, String> {
-    Ok(head(names, None, false, true, &Cell::new(None))?.lines)
+pub(super) fn lines(names: &[u8]) -> Result<Option<Vec<(u64, String)>>, String> {
+    match head(names, None, false, true, &Cell::new(None))?.lines {
+        Some(table) => table
+            .texts()
+            .map(Some)
+            .ok_or_else(|| "a source line names no file".to_string()),
+        None => Ok(None),
+    }
 }
 
 /// The failure's reason, or postcard's message when the shape itself was wrong.
@@ -160,7 +166,7 @@ struct Head<'d> {
     sections: Vec<Section<'d>>,
     /// Empty when read for the source lines only.
     types: &'d [CType],
-    lines: Option<Vec<(u64, &'d str)>>,
+    lines: Option<super::form::LineTable<'d>>,
 }
 
 /// Reads `form::Names` (into `types`, when given and not yet built, the types shaped
@@ -401,7 +407,8 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
                 &[]
             }
         };
-        let lines: Option<Vec<(u64, &str)>> = if self.lines { next(&mut seq)? } else { None };
+        let lines: Option<super::form::LineTable<'de>> =
+            if self.lines { next(&mut seq)? } else { None };
         if !(line_size.is_power_of_two() && (8..=4096).contains(&line_size)) {
             return Err(fail("line size is not a power of two between 8 and 4096"));
         }

@@ -100,6 +100,20 @@ pub fn suggest<'d>(
     options: &DiffOptions<'_>,
     asked: &[String],
 ) -> Result<Suggestions, String> {
+    // Every candidate is diffed against OLD: its link model is built once for all.
+    let old_link;
+    let with_link;
+    let options = match options.old_link {
+        Some(_) => options,
+        None => {
+            old_link = crate::link::LinkMap::build(old);
+            with_link = DiffOptions {
+                old_link: Some(&old_link),
+                ..options.clone()
+            };
+            &with_link
+        }
+    };
     let report = diff(old, new, options);
     let object_flags = report
         .data

@@ -491,7 +491,23 @@ pub fn predict<'d>(
     changes: &[Change],
     objects: &'d [ObjectFile],
 ) -> Result<Prediction<'d>, String> {
-    let mut map = LinkMap::build(image);
+    let vars = image.variables_of_symbols();
+    let map = LinkMap::build_from(image, &vars);
+    predict_from(image, &map, &vars, changes, objects)
+}
+
+/// `predict` from the image's link model and variables already found (`LinkMap::
+/// build_from`, `Image::variables_of_symbols`): the caller keeps the link model for
+/// the diff against the image (`DiffOptions::old_link`). It is copied only when a
+/// change moves objects between input sections.
+pub fn predict_from<'d>(
+    image: &Image<'d>,
+    base: &LinkMap<'d>,
+    vars: &crate::model::SymbolVariables<'_, 'd>,
+    changes: &[Change],
+    objects: &'d [ObjectFile],
+) -> Result<Prediction<'d>, String> {
+    let mut map = std::borrow::Cow::Borrowed(base);
     let chain = Chain::build(image, &map);
     let (unchanged, _) = map.layout_chained(&Edits::default(), &chain);
     let data = |i: &usize| image.symbols[*i].kind == SymbolKind::Object;
@@ -587,7 +603,6 @@ pub fn predict<'d>(
         }
     }
     let (relaid, _) = propagate(image, &struct_edits)?;
-    let vars = image.variables_of_symbols();
     let mut edits = Edits::default();
     for (i, s) in image.symbols.iter().enumerate() {
         if s.kind != SymbolKind::Object {
@@ -644,7 +659,7 @@ pub fn predict<'d>(
             }
             Change::ReadMostly { name } => {
                 let i = find_placed_object(image, &map, "--read-mostly", name)?;
-                functions::move_to_read_mostly(image, &mut map, i, name)?;
+                functions::move_to_read_mostly(image, map.to_mut(), i, name)?;
             }
             Change::SymbolAlign { name, align } => {
                 let i = find_placed_object(image, &map, "--symbol", name)?;
@@ -665,7 +680,7 @@ pub fn predict<'d>(
                 // aligned too, a global one has none that keeps its section either.
                 if *declaration || image.symbols[i].binding == crate::model::Binding::Local {
                     let line = functions::definition_lines(image);
-                    map.move_to_end_region(i, image.line_size, &line);
+                    map.to_mut().move_to_end_region(i, image.line_size, &line);
                 } else {
                     // A global per-CPU variable is declared in a header
                     // (`DECLARE_PER_CPU`), and GCC keeps the section of the first
@@ -683,7 +698,10 @@ pub fn predict<'d>(
         }
     }
     let assumptions = assumptions(image, &map, changes, &edits, !objects.is_empty());
-    let (extra, removed, unplaced) = replace_inputs(image, &mut map, objects);
+    let (extra, removed, unplaced) = match objects {
+        [] => Default::default(),
+        _ => replace_inputs(image, map.to_mut(), objects),
+    };
     let (placed, section_moves) = map.layout_chained(&edits, &chain);
     // Objects now in another output section (`__read_mostly` on a `.bss` object).
     let new_sections = map.moved_sections(image);
