@@ -74,7 +74,7 @@ fn root_of(run: &ShiftRun, grown: &FxHashMap<String, (String, i64)>) -> Root {
                 symbol,
                 from: sections.old,
                 to: sections.new,
-                bytes: i.bytes.abs(),
+                size: i.size,
             }
         }
         ItemKind::Realigned => Root::Realigned { symbol },

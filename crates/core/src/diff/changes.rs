@@ -143,7 +143,7 @@ fn hex_pair<S: serde::Serializer>(p: &Pair<u64>, s: S) -> Result<S::Ok, S::Error
 }
 
 /// Old and new value of one field.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Pair<T> {
     pub old: T,
     pub new: T,
@@ -552,7 +552,8 @@ pub struct CauseItem {
     pub size: Pair<u64>,
     /// Signed bytes it adds to the gap (new size - old size).
     pub bytes: i64,
-    /// For `SectionIn` and `SectionOut`: its output section in each build.
+    /// For `SectionIn` and `SectionOut`: its output section in each build (and then
+    /// `size` is its size in each, `bytes` what it adds to this side's gap).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sections: Option<Pair<String>>,
 }
@@ -730,7 +731,8 @@ pub enum Root {
         symbol: String,
         from: String,
         to: String,
-        bytes: i64,
+        /// Its size in each build.
+        size: Pair<u64>,
     },
     /// An object must now start on a larger alignment.
     Realigned {
@@ -759,8 +761,20 @@ impl std::fmt::Display for Root {
                 symbol,
                 from,
                 to,
-                bytes,
-            } => write!(f, "{symbol} moved from {from} to {to} ({bytes} B)"),
+                size,
+            } if size.old == size.new => {
+                write!(f, "{symbol} moved from {from} to {to} ({} B)", size.new)
+            }
+            Root::Moved {
+                symbol,
+                from,
+                to,
+                size,
+            } => write!(
+                f,
+                "{symbol} moved from {from} ({} B) to {to} ({} B)",
+                size.old, size.new
+            ),
             Root::Realigned { symbol } => write!(f, "{symbol} now aligned"),
             Root::Padding { before, alignment } => {
                 write!(f, "alignment padding before {before} (align {alignment})")
@@ -921,5 +935,26 @@ mod tests {
             assert!(!local.is(wrong), "{wrong}");
         }
         assert!(!global.is("fork.c:rs"));
+    }
+
+    /// One root for an object that changed output section, with both sizes when it
+    /// changed size too (6.12.118 -> 7.3.4: `netlink_chain`, 48 B in `.data`, 40 B in
+    /// `.bss`, readelf -sW).
+    #[test]
+    fn an_object_moved_between_sections_is_spelled_with_its_sizes() {
+        let moved = |old, new| Root::Moved {
+            symbol: "af_netlink.c:netlink_chain".into(),
+            from: ".data".into(),
+            to: ".bss".into(),
+            size: Pair { old, new },
+        };
+        assert_eq!(
+            moved(48, 40).to_string(),
+            "af_netlink.c:netlink_chain moved from .data (48 B) to .bss (40 B)"
+        );
+        assert_eq!(
+            moved(4, 4).to_string(),
+            "af_netlink.c:netlink_chain moved from .data to .bss (4 B)"
+        );
     }
 }

@@ -191,7 +191,7 @@ struct Context<'x, 'a, 'd> {
     removed: Vec<&'a Symbol<'d>>,
     /// Both sides of each pair that changed output section, by the address of either
     /// symbol: its section in the old build and in the new.
-    changed_section: FxHashMap<usize, (&'d str, &'d str)>,
+    changed_section: FxHashMap<usize, (&'d str, &'d str, Pair<u64>)>,
     /// Same-section pairs by (space, section), in new place order: to find the paired
     /// symbols that lie between a run and its base in the new build.
     new_order: FxHashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>>,
@@ -220,9 +220,13 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 removed.push(p.old);
                 added.push(p.new);
                 for s in [p.old, p.new] {
+                    let sizes = Pair {
+                        old: p.old.size,
+                        new: p.new.size,
+                    };
                     changed_section.insert(
                         s as *const Symbol<'d> as usize,
-                        (p.old.section, p.new.section),
+                        (p.old.section, p.new.section, sizes),
                     );
                 }
             }
@@ -442,9 +446,10 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                     (0, size)
                 };
                 let mut it = item(s.qualified_name(), kind, o, n);
-                if let Some(&(from, to)) =
+                if let Some(&(from, to, sizes)) =
                     self.changed_section.get(&(s as *const Symbol<'d> as usize))
                 {
+                    it.size = sizes;
                     it.change = match kind {
                         ItemKind::Removed => ItemKind::SectionOut,
                         _ => ItemKind::SectionIn,
