@@ -277,7 +277,13 @@ fn whatif_nm_lists_the_predicted_objects_as_nm_does() {
 #[test]
 fn bad_changes_exit_2_with_one_line() {
     let base = testdata("whatif/base.elf");
-    let cases: [(&[&str], String); 4] = [
+    let old_o = testdata("old.o");
+    let cases: [(&[&str], String); 5] = [
+        // A change given wrongly beside recompiled objects is not dropped.
+        (
+            &["--struct", "rec=12x", "--objects", old_o.as_str()],
+            "layout-diff: --struct rec=12x: \"12x\": invalid digit found in string\n".into(),
+        ),
         (
             &["--struct", "nosuch=+8"],
             format!("layout-diff: {base}: no struct or union named \"nosuch\" in the build\n"),

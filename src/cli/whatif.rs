@@ -10,11 +10,13 @@ use layout_diff_core::InputFile;
 /// `layout-diff whatif IMAGE CHANGES`: the build laid out again with the changes,
 /// diffed against it like a real new build.
 pub fn whatif(args: &WhatifArgs) -> Result<Output> {
-    // With object files, a change may be given by them alone.
-    let changes = match layout_diff_core::whatif::parse_changes(std::env::args()) {
-        Err(_) if !args.objects.is_empty() => Vec::new(),
-        other => other.map_err(anyhow::Error::msg)?,
-    };
+    // With object files, a change may be given by them alone; a change given wrongly
+    // is an error all the same.
+    let changes = match args.objects.is_empty() {
+        true => layout_diff_core::whatif::parse_changes(std::env::args()),
+        false => layout_diff_core::whatif::parse_change_args(std::env::args()),
+    }
+    .map_err(anyhow::Error::msg)?;
     let objects = args
         .objects
         .iter()

@@ -224,8 +224,24 @@ impl fmt::Display for Change {
 
 /// Reads the changes from the command line in order: `--struct NAME=+N|=-N|=SIZE`,
 /// or `--struct NAME` / `--symbol NAME` followed by `--member M=+N` or `--align N`;
-/// `--percpu-aligned NAME`. Other arguments are skipped (clap checks them).
+/// `--percpu-aligned NAME`. Other arguments are skipped (clap checks them). At least
+/// one change must be given.
 pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Change>, String> {
+    let out = parse_change_args(args)?;
+    if out.is_empty() {
+        return Err(
+            "no change given (--struct NAME=+N, --struct NAME --member M=+N, \
+                    --struct NAME --align N, --symbol NAME --align N, --percpu-aligned NAME)"
+                .into(),
+        );
+    }
+    Ok(out)
+}
+
+/// The changes the arguments give, as `parse_changes` reads them, and none when they
+/// give none (recompiled objects may be the whole change): every other mistake is an
+/// error.
+pub fn parse_change_args<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Change>, String> {
     enum Target {
         None,
         Struct(String),
@@ -424,13 +440,6 @@ pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Chan
     }
     if let Target::Insert(_, member, size, _) = &target {
         return Err(insert_needs_place(member, *size));
-    }
-    if out.is_empty() {
-        return Err(
-            "no change given (--struct NAME=+N, --struct NAME --member M=+N, \
-                    --struct NAME --align N, --symbol NAME --align N, --percpu-aligned NAME)"
-                .into(),
-        );
     }
     Ok(out)
 }
