@@ -4,14 +4,7 @@
 # testdata/build.sh (gcc 12.2, binutils 2.40), linked with its kernel.lds
 # (.text at 0xffffffff81000000, .data..percpu at 0); another compiler gives
 # other code, so FACTS.md and the tests' tables must then be checked again.
-set -euo pipefail
-cd "$(dirname "$0")"
-TD=$PWD
-OBJ=$(mktemp -d)
-trap 'rm -rf "$OBJ"' EXIT
-export LC_ALL=C SOURCE_DATE_EPOCH=0
-GCC=${GCC:-gcc}
-LD=${LD:-ld}
+. "$(dirname "$0")/../fixture-env.sh"
 FLAGS=(
 	-std=gnu11 -g -gdwarf-5
 	-fdebug-prefix-map="$TD"=.

@@ -3,14 +3,7 @@
 # and regenerate FACTS.md from nm/readelf/pahole.  Flags are those of
 # ../build.sh (gcc 12.2, binutils 2.40, pahole 1.24 on Debian bookworm).
 #   bash testdata/check/build.sh
-set -euo pipefail
-cd "$(dirname "$0")"
-TD=$PWD
-OBJ=$(mktemp -d)
-trap 'rm -rf "$OBJ"' EXIT
-export LC_ALL=C SOURCE_DATE_EPOCH=0
-GCC=${GCC:-gcc}
-LD=${LD:-ld}
+. "$(dirname "$0")/../fixture-env.sh"
 COMMON=(
 	-std=gnu11 -O2 -g -gdwarf-5
 	-fdebug-prefix-map="$TD"=.

@@ -7,15 +7,7 @@
 # (no -fno-toplevel-reorder, zero-initialised data in .bss, no -falign-functions);
 # gcc 12.2 and binutils 2.40: another compiler may give other addresses, which the
 # tests compare between builds, not to numbers.
-set -euo pipefail
-cd "$(dirname "$0")"
-TD=$PWD
-OBJ=$(mktemp -d)
-trap 'rm -rf "$OBJ"' EXIT
-export LC_ALL=C SOURCE_DATE_EPOCH=0
-GCC=${GCC:-gcc}
-LD=${LD:-ld}
-PAHOLE=${PAHOLE:-pahole}
+. "$(dirname "$0")/../fixture-env.sh"
 FLAGS=(
 	-std=gnu11 -g -gdwarf-5
 	-fdebug-prefix-map="$TD"=.

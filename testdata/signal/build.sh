@@ -3,14 +3,7 @@
 # write FACTS.md from nm and readelf.  Flags as in testdata/build.sh (gcc 12.2,
 # binutils 2.40); another compiler version gives other addresses, so FACTS.md
 # and the tests' numbers must then be checked again.
-set -euo pipefail
-cd "$(dirname "$0")"
-TD=$PWD
-OBJ=$(mktemp -d)
-trap 'rm -rf "$OBJ"' EXIT
-export LC_ALL=C SOURCE_DATE_EPOCH=0
-GCC=${GCC:-gcc}
-LD=${LD:-ld}
+. "$(dirname "$0")/../fixture-env.sh"
 FLAGS=(
 	-std=gnu11 -O2 -g -gdwarf-5
 	-fdebug-prefix-map="$TD"=.

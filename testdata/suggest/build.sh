@@ -14,15 +14,7 @@
 #   structs-fixed.elf structs.c -DFIXED: the first fix of each, built
 #   structs-new.elf   structs.c -DNEW: ig_like's hot_cnt pushed off its group's line
 #   structs-into.elf  structs.c -DNEW -DINTO: hot_cnt declared inside group rx
-set -euo pipefail
-cd "$(dirname "$0")"
-TD=$PWD
-OBJ=$(mktemp -d)
-trap 'rm -rf "$OBJ"' EXIT
-export LC_ALL=C SOURCE_DATE_EPOCH=0
-GCC=${GCC:-gcc}
-LD=${LD:-ld}
-PAHOLE=${PAHOLE:-pahole}
+. "$(dirname "$0")/../fixture-env.sh"
 FLAGS=(
 	-std=gnu11 -O2 -g -gdwarf-5
 	-fdebug-prefix-map="$TD"=.

@@ -30,15 +30,7 @@
 # Flags as in testdata/build.sh, but without -fno-toplevel-reorder (the kernel
 # lets GCC order its objects). gcc 12.2 and binutils 2.40; another compiler may
 # give other addresses, which the tests compare between builds, not to numbers.
-set -euo pipefail
-cd "$(dirname "$0")"
-TD=$PWD
-OBJ=$(mktemp -d)
-trap 'rm -rf "$OBJ"' EXIT
-export LC_ALL=C SOURCE_DATE_EPOCH=0
-GCC=${GCC:-gcc}
-LD=${LD:-ld}
-PAHOLE=${PAHOLE:-pahole}
+. "$(dirname "$0")/../fixture-env.sh"
 FLAGS=(
 	-std=gnu11 -O2 -g -gdwarf-5
 	-fdebug-prefix-map="$TD"=.
