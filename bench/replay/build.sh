@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build a small, real Linux 6.1 x86_64 kernel (vmlinux with DWARF 5 debug
-# info) plus five variants, each differing from the base by one small source
+# info) plus ten variants, each differing from the base by one small source
 # change (see patches/*.patch and README.md).  The outputs are inputs for
 # replaying real layout regressions through layout-diff.
 #
@@ -14,7 +14,7 @@
 #
 # Layout under $REPLAY_DIR:
 #   linux-source-6.1/     extracted Debian linux-source-6.1 tree (build tree)
-#   out/<name>/vmlinux    base, mce, mce-aligned, root-user-aligned, signal-fn, mce-big
+#   out/<name>/vmlinux    base and each of VARIANTS below
 #   out/<name>/System.map
 #   out/<name>/objs/...   recompiled .o files (tree-relative paths)
 #   out/<name>/changed-objs.txt, build-seconds, build.log
