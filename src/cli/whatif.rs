@@ -37,7 +37,14 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     let t0 = std::time::Instant::now();
     let bar = progress("loading the build");
     let cache = super::cache::for_command(&args.common)?;
-    let file = InputFile::open(&args.file)?.through_cache(cache.as_ref());
+    let file = InputFile::open(&args.file)?;
+    // Symbols the objects add or remove resize the kallsyms tables, which the build's
+    // own bytes hold (a cached snapshot does not).
+    let tables = match args.objects.is_empty() {
+        true => None,
+        false => file.kallsyms(),
+    };
+    let file = file.through_cache(cache.as_ref());
     let image = file.load(&load)?;
     if !image.has_debug_info {
         return Err(layout_diff_core::Error::NoDebugInfo {
@@ -49,8 +56,15 @@ pub fn whatif(args: &WhatifArgs) -> Result<Output> {
     // diff against the build.
     let vars = image.variables_of_symbols();
     let link = layout_diff_core::link::LinkMap::build_from(&image, &vars);
-    let p = layout_diff_core::whatif::predict_from(&image, &link, &vars, &changes, &objects)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+    let p = layout_diff_core::whatif::predict_from(
+        &image,
+        &link,
+        &vars,
+        &changes,
+        &objects,
+        tables.as_ref(),
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     if args.nm {
         let mut text = String::new();
         for s in &p.image.symbols {

@@ -143,6 +143,55 @@ impl InputFile {
         crate::cache::key(&self.path, hex)
     }
 
+    /// The kallsyms tables of an ELF build (`link::kallsyms`), read from its symbol
+    /// table and section bytes: `None` for another kind of input (a snapshot keeps no
+    /// names table), and why not when the build's tables are not modelled.
+    pub fn kallsyms(
+        &self,
+    ) -> Option<
+        std::result::Result<crate::link::kallsyms::Kallsyms, crate::link::kallsyms::Unmodelled>,
+    > {
+        use crate::link::kallsyms::{Kallsyms, LABELS, Unmodelled};
+        use object::{Object, ObjectSection, ObjectSymbol};
+        if !matches!(self.opened, Opened::Elf(_)) {
+            return None;
+        }
+        let elf = object::File::parse(&*self.map).ok()?;
+        let labels: Vec<(&str, u64, Option<object::SectionIndex>)> = elf
+            .symbols()
+            .filter_map(|s| {
+                let name = s.name().ok()?;
+                LABELS
+                    .contains(&name)
+                    .then(|| (name, s.address(), s.section_index()))
+            })
+            .collect();
+        let Some(index) = labels.iter().find_map(|l| l.2) else {
+            return Some(Err(Unmodelled::Missing));
+        };
+        let section = elf.section_by_index(index).ok()?;
+        let (start, data) = (section.address(), section.data().ok()?);
+        let bytes = |at: u64, len: usize| {
+            let from = usize::try_from(at.checked_sub(start)?).ok()?;
+            data.get(from..from.checked_add(len)?)
+        };
+        // The first object after the tables (the lowest sized symbol past their last
+        // label, in their section).
+        let last = labels.iter().map(|l| l.1).max().unwrap_or(0);
+        let next = elf
+            .symbols()
+            .filter(|s| s.section_index() == Some(index) && s.size() > 0 && s.address() > last)
+            .map(|s| s.address())
+            .min();
+        let labels: Vec<(&str, u64)> = labels.iter().map(|l| (l.0, l.1)).collect();
+        Some(Kallsyms::read(
+            &labels,
+            &bytes,
+            !elf.is_little_endian(),
+            next,
+        ))
+    }
+
     /// The snapshot file of this vmlinux, packed fast, without source lines (finding
     /// them for every function was a fifth of the first read; the two views that print
     /// them, `show --symbol` and `show --line`, read the vmlinux instead).

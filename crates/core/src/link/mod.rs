@@ -7,6 +7,7 @@
 //! are kept as they were (string literals, unnamed data).
 
 pub mod align;
+pub mod kallsyms;
 pub mod sections;
 
 use rustc_hash::FxHashMap;
@@ -84,6 +85,14 @@ pub struct LinkMap<'d> {
     pub lowered: usize,
     /// Link order of units: a rank per unit, from the order their code appears in.
     pub rank: FxHashMap<&'d str, f64>,
+}
+
+/// The object that follows an input section the link generates, and where the
+/// unnamed bytes between them end (see `LinkMap::insert_generated`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct After {
+    pub place: u64,
+    pub data_end: u64,
 }
 
 /// What the model says aligned one object: its own alignment, and when it starts
@@ -237,7 +246,7 @@ impl<'d> LinkMap<'d> {
                 });
                 let same_unit = !crosses
                     && inputs.last().is_some_and(|last| match s.compile_unit {
-                        None => script_boundary(1, prev_end, s.place) == 1,
+                        None => script_boundary(1, prev_end, s.place, code(s)) == 1,
                         unit => last.origin == unit,
                     });
                 if !same_unit {
@@ -283,7 +292,8 @@ impl<'d> LinkMap<'d> {
                     }
                     if k == 0 {
                         input.align = a;
-                        input.boundary = script_boundary(a, end, place);
+                        let first = &image.symbols[m.symbol];
+                        input.boundary = script_boundary(a, end, place, code(first));
                         if let Some(from) = read_mostly
                             && place >= from
                         {
@@ -612,6 +622,107 @@ impl<'d> LinkMap<'d> {
     }
 
     /// Output, input and member index of an object.
+    /// Adds an input section the link generates, with no object of the image (the
+    /// kallsyms tables): `members` (symbol indices past the image's) in a row from
+    /// `start`, each `align`-aligned, at their place in the global output section
+    /// that holds `start`. The input section after it then starts from its end as
+    /// `build` derives it (its first object's lead, a script boundary), instead of
+    /// from the one before; with `after`, the unnamed bytes before that input section
+    /// end where it says, and only the padding after them absorbs growth. Returns
+    /// false when no output section holds `start`.
+    pub fn insert_generated(
+        &mut self,
+        image: &Image<'d>,
+        start: u64,
+        align: u64,
+        members: &[(usize, u64)],
+        after: Option<After>,
+    ) -> bool {
+        let Some(o) = self
+            .outputs
+            .iter_mut()
+            .find(|o| o.space == Space::Global && o.start <= start && start < o.end)
+        else {
+            return false;
+        };
+        let place_of = |input: &Input<'_>| {
+            input
+                .members
+                .first()
+                .and_then(|m| image.symbols.get(m.symbol))
+                .map(|s| s.place)
+        };
+        let at = o
+            .inputs
+            .iter()
+            .position(|i| place_of(i).is_some_and(|p| p >= start))
+            .unwrap_or(o.inputs.len());
+        let before_end = o.inputs[..at]
+            .iter()
+            .flat_map(|i| &i.members)
+            .filter_map(|m| image.symbols.get(m.symbol))
+            .map(Symbol::place_end)
+            .max()
+            .unwrap_or(o.start);
+        let placed: Vec<Placed> = members
+            .iter()
+            .enumerate()
+            .map(|(k, &(symbol, size))| Placed {
+                symbol,
+                size,
+                align,
+                explicit: false,
+                lead: match k {
+                    0 => start.saturating_sub(align_up(before_end, align)),
+                    _ => 0,
+                },
+                inside: None,
+            })
+            .collect();
+        let mut end = start;
+        for m in &placed {
+            end = align_up(end, align).saturating_add(m.size);
+        }
+        o.inputs.insert(
+            at,
+            Input {
+                origin: None,
+                align,
+                members: placed,
+                size: None,
+                boundary: 1,
+                lead: 0,
+                guessed: None,
+            },
+        );
+        if let Some(next) = o.inputs.get_mut(at + 1)
+            && let Some(first) = next
+                .members
+                .first()
+                .and_then(|m| image.symbols.get(m.symbol))
+            && first.place >= end
+        {
+            let (a, place) = (next.align, first.place);
+            next.boundary = script_boundary(a, end, place, code(first));
+            next.guessed =
+                (align_up(end, next.boundary) != place).then(|| place - align_up(end, a));
+            let data_end = after
+                .filter(|x| x.place == place && (end..=place).contains(&x.data_end))
+                .filter(|_| next.boundary == 1)
+                .map(|x| x.data_end);
+            if let Some(m) = next.members.first_mut() {
+                m.lead = match data_end {
+                    Some(data_end) => data_end - end,
+                    None => place - align_up(align_up(end, next.boundary), a),
+                };
+            }
+            if let Some(data_end) = data_end {
+                next.guessed = Some(data_end - end);
+            }
+        }
+        true
+    }
+
     fn find(&self, symbol: usize) -> Option<(usize, usize, usize)> {
         for (oi, o) in self.outputs.iter().enumerate() {
             for (ii, i) in o.inputs.iter().enumerate() {
@@ -818,7 +929,7 @@ fn borne_out(wanted: u64, end: u64, place: u64) -> u64 {
 /// boundary lies in the gap (entry text after `ALIGN(PMD_SIZE)` starts with code
 /// that has no symbol), that; or, when a page or more lies unexplained before it,
 /// the largest whose boundary falls in the gap. Else 1.
-fn script_boundary(align: u64, end: u64, place: u64) -> u64 {
+fn script_boundary(align: u64, end: u64, place: u64, code: bool) -> u64 {
     if align_up(end, align) == place {
         return 1;
     }
@@ -834,7 +945,7 @@ fn script_boundary(align: u64, end: u64, place: u64) -> u64 {
     if align_up(end, SCRIPT_ALIGN_MAX) <= place {
         return SCRIPT_ALIGN_MAX;
     }
-    if place.saturating_sub(end) < SCRIPT_ALIGN {
+    if !code || place.saturating_sub(end) < SCRIPT_ALIGN {
         return 1;
     }
     let mut p = SCRIPT_ALIGN_MAX;
@@ -899,3 +1010,10 @@ fn link_rank<'d>(image: &Image<'d>) -> FxHashMap<&'d str, f64> {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether `s` is code: a gap of unnamed bytes before code may hide a linker
+/// script's boundary (entry text after `ALIGN(PMD_SIZE)` starts with code that has no
+/// symbol); one before data is data (merged strings, unnamed constants).
+fn code(s: &Symbol<'_>) -> bool {
+    s.kind == SymbolKind::Function
+}

@@ -3,6 +3,7 @@
 //! like a real new one, so every report format shows it.
 
 pub mod functions;
+pub mod kallsyms;
 pub mod nested;
 pub mod objects;
 pub mod relay;
@@ -502,8 +503,14 @@ pub fn predict<'d>(
 ) -> Result<Prediction<'d>, String> {
     let vars = image.variables_of_symbols();
     let map = LinkMap::build_from(image, &vars);
-    predict_from(image, &map, &vars, changes, objects)
+    predict_from(image, &map, &vars, changes, objects, None)
 }
+
+/// The build's kallsyms tables for a prediction with object files
+/// (`InputFile::kallsyms`): `None` when the input has none to read (a snapshot).
+pub type Tables<'a> = Option<
+    &'a std::result::Result<crate::link::kallsyms::Kallsyms, crate::link::kallsyms::Unmodelled>,
+>;
 
 /// `predict` from the image's link model and variables already found (`LinkMap::
 /// build_from`, `Image::variables_of_symbols`): the caller keeps the link model for
@@ -515,6 +522,7 @@ pub fn predict_from<'d>(
     vars: &crate::model::SymbolVariables<'_, 'd>,
     changes: &[Change],
     objects: &'d [ObjectFile],
+    tables: Tables<'_>,
 ) -> Result<Prediction<'d>, String> {
     let mut map = std::borrow::Cow::Borrowed(base);
     let chain = Chain::build(image, &map);
@@ -706,11 +714,38 @@ pub fn predict_from<'d>(
             _ => {}
         }
     }
-    let assumptions = assumptions(image, &map, changes, &edits, !objects.is_empty());
-    let (extra, removed, unplaced) = match objects {
+    let mut assumptions = assumptions(image, &map, changes, &edits, !objects.is_empty());
+    let (mut extra, removed, unplaced) = match objects {
         [] => Default::default(),
         _ => replace_inputs(image, map.to_mut(), objects),
     };
+    // The kallsyms tables list every symbol: ones added or removed resize them.
+    let mut hidden = rustc_hash::FxHashSet::default();
+    let mut tables_caveat = None;
+    if !extra.is_empty() || !removed.is_empty() {
+        let not_predicted = format!(
+            "{} added and {} removed: the kallsyms tables the link generates in .rodata change size, and what follows them there is not predicted",
+            plural(extra.len(), "symbol"),
+            removed.len()
+        );
+        match tables {
+            Some(Ok(k)) => {
+                match kallsyms::place(image, map.to_mut(), k, &removed, &mut extra, &mut edits) {
+                    Some(placed) => {
+                        hidden = placed.hidden;
+                        assumptions.push(placed.assumption);
+                    }
+                    None => {
+                        tables_caveat = Some(format!(
+                            "{not_predicted} (no output section of the link model holds them)"
+                        ))
+                    }
+                }
+            }
+            Some(Err(why)) => tables_caveat = Some(format!("{not_predicted} ({why})")),
+            None => tables_caveat = Some(not_predicted),
+        }
+    }
     let (placed, section_moves) = map.layout_chained(&edits, &chain);
     // Objects now in another output section (`__read_mostly` on a `.bss` object).
     let new_sections = map.moved_sections(image);
@@ -726,13 +761,7 @@ pub fn predict_from<'d>(
     }
     caveats.extend(notes);
     caveats.extend(unplaced);
-    if !extra.is_empty() || !removed.is_empty() {
-        caveats.push(format!(
-            "{} added and {} removed: the kallsyms tables the link generates in .rodata change size, and what follows them there is not predicted",
-            plural(extra.len(), "symbol"),
-            removed.len()
-        ));
-    }
+    caveats.extend(tables_caveat);
     if !chain.percpu_placed
         && let Some(o) = map.outputs.iter().find(|o| o.space == Space::Percpu)
     {
@@ -765,7 +794,7 @@ pub fn predict_from<'d>(
     let mut moved = 0;
     let mut growth: Vec<(Space, &'d str, i64)> = Vec::new();
     for (i, s) in symbols.iter_mut().enumerate() {
-        let Some(&(place, size)) = placed.get(&i) else {
+        let Some(&(place, size)) = placed.get(&i).filter(|_| !hidden.contains(&i)) else {
             continue;
         };
         if (place, size) != (s.place, s.size) {
@@ -789,7 +818,9 @@ pub fn predict_from<'d>(
         s.place = place;
         s.size = size;
     }
-    let kept: Vec<bool> = (0..symbols.len()).map(|i| !removed.contains(&i)).collect();
+    let kept: Vec<bool> = (0..symbols.len())
+        .map(|i| !removed.contains(&i) && !hidden.contains(&i))
+        .collect();
     // Variables follow their symbols.
     let mut variables = image.variables.clone();
     type Moved = (u64, u64, Option<u64>);
