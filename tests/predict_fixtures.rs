@@ -190,3 +190,76 @@ fn a_bss_object_made_read_mostly_is_one_moved_object() {
         );
     }
 }
+
+/// A function and a static object added to a unit linked with kallsyms tables
+/// (testdata/kallsyms: the tables the kernel's scripts/kallsyms of 6.1 wrote, linked
+/// as scripts/link-vmlinux.sh does): two symbols more grow the tables, and the
+/// objects after them in .rodata move to where ld put them in the rebuilt link
+/// (idle_cls 0x...1520 -> 0x...15a0 at -O2 and -Os, FACTS.md), each object and
+/// function predicted at its real place.
+#[test]
+fn symbols_added_grow_the_kallsyms_tables_and_move_what_follows_them() {
+    use layout_diff_core::link::LinkMap;
+    use layout_diff_core::link::kallsyms::TableKind;
+    for profile in ["o2", "os"] {
+        let path = |v: &str| testdata(&format!("kallsyms/{profile}-{v}"));
+        let base_file = InputFile::open(path("base.elf").as_ref()).unwrap();
+        let real_file = InputFile::open(path("fn-add.elf").as_ref()).unwrap();
+        let (base, real) = (load(&base_file), load(&real_file));
+        let tables = base_file.kallsyms().expect("an ELF build");
+        let k = tables.as_ref().expect("the tables reproduce");
+        // nm -n of the base: 15 symbols (with --all-symbols), the tables from
+        // 0x...1000 to kallsyms_token_index's 512 bytes, each 8-aligned.
+        assert_eq!(k.symbols.len(), 15, "{profile}");
+        assert_eq!(k.align, 8);
+        assert!(k.all_symbols);
+        let kinds: Vec<(TableKind, u64)> = k.tables.iter().map(|t| (t.kind, t.place)).collect();
+        assert_eq!(
+            kinds[0],
+            (TableKind::Addresses { entry: 4 }, 0xffff_ffff_8100_1000)
+        );
+        assert_eq!(kinds[7], (TableKind::TokenIndex, 0xffff_ffff_8100_12e8));
+        let objects = vec![ObjectFile::read(path("fn-add.o").as_ref()).unwrap()];
+        let vars = base.variables_of_symbols();
+        let link = LinkMap::build_from(&base, &vars);
+        let p = layout_diff_core::whatif::predict_from(
+            &base,
+            &link,
+            &vars,
+            &[],
+            &objects,
+            Some(&tables),
+        )
+        .expect("prediction");
+        assert_eq!(places(&p.image, true), places(&real, true), "{profile}");
+        let idle = |image: &Image<'_>| {
+            image
+                .symbols
+                .iter()
+                .find(|s| s.name == "idle_cls")
+                .map(|s| s.address)
+        };
+        assert_eq!(idle(&base), Some(0xffff_ffff_8100_1520), "{profile}");
+        assert_eq!(idle(&p.image), Some(0xffff_ffff_8100_15a0), "{profile}");
+        assert!(
+            p.assumptions.contains(
+                &"kallsyms tables: 17 symbols (+2), 34 B of names (+4), compressed again as scripts/kallsyms does (it gives the build's tables back exactly), each 8-aligned"
+                    .to_string()
+            ),
+            "{:?}",
+            p.assumptions
+        );
+        // Without the tables (a snapshot keeps none), what follows them stays, and
+        // whatif says so.
+        let p = layout_diff_core::whatif::predict(&base, &[], &objects).expect("prediction");
+        assert_eq!(idle(&p.image), Some(0xffff_ffff_8100_1520), "{profile}");
+        assert!(
+            p.caveats.contains(
+                &"2 symbols added and 0 removed: the kallsyms tables the link generates in .rodata change size, and what follows them there is not predicted"
+                    .to_string()
+            ),
+            "{:?}",
+            p.caveats
+        );
+    }
+}

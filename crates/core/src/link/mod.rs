@@ -702,7 +702,13 @@ impl<'d> LinkMap<'d> {
                 .and_then(|m| image.symbols.get(m.symbol))
             && first.place >= end
         {
-            let (a, place) = (next.align, first.place);
+            // Where the input section starts: its first object, less that object's
+            // offset when the compiler laid the section (a recompiled object's).
+            let offset = match next.size {
+                Some(_) => next.members[0].lead,
+                None => 0,
+            };
+            let (a, place) = (next.align, first.place.saturating_sub(offset));
             next.boundary = script_boundary(a, end, place, code(first));
             next.guessed =
                 (align_up(end, next.boundary) != place).then(|| place - align_up(end, a));
@@ -710,14 +716,16 @@ impl<'d> LinkMap<'d> {
                 .filter(|x| x.place == place && (end..=place).contains(&x.data_end))
                 .filter(|_| next.boundary == 1)
                 .map(|x| x.data_end);
-            if let Some(m) = next.members.first_mut() {
-                m.lead = match data_end {
-                    Some(data_end) => data_end - end,
-                    None => place - align_up(align_up(end, next.boundary), a),
-                };
+            let bytes = match data_end {
+                Some(data_end) => data_end - end,
+                None => place - align_up(align_up(end, next.boundary), a),
+            };
+            if data_end.is_some() {
+                next.guessed = Some(bytes);
             }
-            if let Some(data_end) = data_end {
-                next.guessed = Some(data_end - end);
+            match next.size {
+                Some(_) => next.lead = bytes,
+                None => next.members[0].lead = bytes,
             }
         }
         true

@@ -1075,6 +1075,13 @@ fn replace_inputs<'d>(
             };
             let input = &map.outputs[oi].inputs[ii];
             let template = image.symbols[input.members[0].symbol].clone();
+            // A new local symbol is printed with its unit's file, as the unit's other
+            // locals are (the input section may begin with a global).
+            let local_of_unit = image
+                .symbols
+                .iter()
+                .find(|s| s.file.is_some() && s.compile_unit == template.compile_unit)
+                .unwrap_or(&template);
             let mut by_name: FxHashMap<&str, usize> = input
                 .members
                 .iter()
@@ -1095,10 +1102,10 @@ fn replace_inputs<'d>(
                     let local = os.binding == Binding::Local;
                     extra.push(Symbol {
                         name: os.name.as_str(),
-                        file: template.file.filter(|_| local),
-                        unit: template.unit.filter(|_| local),
+                        file: local_of_unit.file.filter(|_| local),
+                        unit: local_of_unit.unit.filter(|_| local),
                         compile_unit: template.compile_unit,
-                        group: if local { template.group } else { 0 },
+                        group: if local { local_of_unit.group } else { 0 },
                         kind: os.kind,
                         binding: os.binding,
                         section: template.section,
