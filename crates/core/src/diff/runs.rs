@@ -47,9 +47,17 @@ pub fn find<'a, 'd>(
         .iter()
         .filter(|p| p.old.section == p.new.section)
         .collect();
+    // Causes read the link model's alignments only in sections where a run moved,
+    // and only of symbols of that section: the other sections are not laid out.
+    let moved: FxHashSet<(Space, &str)> = same_section
+        .iter()
+        .filter(|p| p.delta() != 0)
+        .map(|p| (p.old.space, p.old.section))
+        .collect();
+    let keep = |space: Space, section: &str| moved.contains(&(space, section));
     let aligns = |i: usize| match (i, sides.old_link) {
         (0, Some(link)) => link.alignments(images[0].symbols.len()),
-        _ => LinkMap::build_from(images[i], sides.vars[i]).alignments(images[i].symbols.len()),
+        _ => LinkMap::alignments_in(images[i], sides.vars[i], &keep),
     };
     let (old_aligns, new_aligns) = rayon::join(|| aligns(0), || aligns(1));
     let aligns = [old_aligns, new_aligns];
