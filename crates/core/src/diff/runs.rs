@@ -2,6 +2,9 @@
 //! same delta are one run, reported once with its cause: everything that changed between
 //! its previous neighbour and its first symbol, in both builds, summed in bytes.
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
@@ -203,6 +206,8 @@ struct Context<'x, 'a, 'd> {
     /// Same-section pairs by (space, section), in new place order: to find the paired
     /// symbols that lie between a run and its base in the new build.
     new_order: FxHashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>>,
+    /// Each symbol's `qualified_name`, by build and index, spelled when first named.
+    names: [Vec<OnceCell<String>>; 2],
 }
 
 impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
@@ -252,6 +257,19 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             removed,
             changed_section,
             new_order,
+            names: images.map(|i| {
+                std::iter::repeat_with(OnceCell::new)
+                    .take(i.symbols.len())
+                    .collect()
+            }),
+        }
+    }
+
+    /// `s.qualified_name()`, `s` a symbol of build `side`, spelled once.
+    fn name(&self, side: usize, s: &Symbol<'d>) -> Cow<'_, str> {
+        match self.images[side].index_of(s) {
+            Some(i) => Cow::Borrowed(self.names[side][i].get_or_init(|| s.qualified_name())),
+            None => Cow::Owned(s.qualified_name()),
         }
     }
 
@@ -366,12 +384,12 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         };
         let old_bytes = counted(gap_start(0), &in_old);
         let new_bytes = counted(gap_start(1), &in_new);
-        let mut items: Vec<CauseItem> = Vec::new();
+        let mut items: Vec<Pending<'_>> = Vec::new();
         if let Some(p) = prev
             && p.old.size != p.new.size
         {
             items.push(item(
-                p.old.qualified_name(),
+                self.name(0, p.old),
                 ItemKind::Resized,
                 p.old.size,
                 p.new.size,
@@ -414,7 +432,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             };
             if o.unwrap_or(0) != n.unwrap_or(0) {
                 items.push(item(
-                    p.old.qualified_name(),
+                    self.name(0, p.old),
                     kind,
                     o.unwrap_or(0),
                     n.unwrap_or(0),
@@ -426,7 +444,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 continue;
             }
             if let Some(n) = new_bytes.get(p.new).filter(|&n| n > 0) {
-                items.push(item(p.old.qualified_name(), ItemKind::MovedIn, 0, n));
+                items.push(item(self.name(0, p.old), ItemKind::MovedIn, 0, n));
             }
         }
         for (side, list, kind) in [
@@ -453,7 +471,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 } else {
                     (0, size)
                 };
-                let mut it = item(s.qualified_name(), kind, o, n);
+                let mut it = item(self.name(side_ix, s), kind, o, n);
                 if let Some(&(from, to, sizes)) =
                     self.changed_section.get(&(s as *const Symbol<'d> as usize))
                 {
@@ -499,7 +517,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             && !first.old.place.is_multiple_of(a)
         {
             items.push(item(
-                first.new.qualified_name(),
+                self.name(1, first.new),
                 ItemKind::Realigned,
                 first.old.size,
                 first.new.size,
@@ -510,17 +528,10 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         // A long gap (a run whose base is far away) keeps the largest items; `bytes`
         // still sums them all.
         let omitted_items = items.len().saturating_sub(MAX_ITEMS);
-        if omitted_items > 0 {
-            // Largest first, then by name, compared in place (a key that cloned each
-            // name allocated on every comparison: a fifth of a 6.12 -> 7.2 diff).
-            items.sort_by(|a, b| {
-                b.bytes
-                    .unsigned_abs()
-                    .cmp(&a.bytes.unsigned_abs())
-                    .then_with(|| a.symbol.cmp(&b.symbol))
-            });
-            items.truncate(MAX_ITEMS);
-        }
+        let items = match omitted_items {
+            0 => items.into_iter().map(Pending::kept).collect(),
+            _ => keep_largest(items, MAX_ITEMS),
+        };
         let padding = change.wrapping_sub(bytes);
         // Each symbol in the gap, and the first one, may sit after up to `align - 1`
         // bytes of padding in either build.
@@ -574,12 +585,65 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
 /// Items a cause lists at most (the largest); the rest are counted in `omitted_items`.
 const MAX_ITEMS: usize = 32;
 
+/// Cuts `items` to its `n` largest, largest first, then by name, equal items in the
+/// order they came (what a stable sort and a truncation give). Only the `n` are
+/// sorted, found by index among the rest: a long gap has tens of thousands of items,
+/// and sorting them all (names compared, items moved) was most of `suggest`'s time
+/// on 6.12 -> 7.3, a diff per candidate.
+fn keep_largest(items: Vec<Pending<'_>>, n: usize) -> Vec<CauseItem> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    let by_size = |&a: &usize, &b: &usize| {
+        let (x, y) = (&items[a], &items[b]);
+        y.bytes
+            .unsigned_abs()
+            .cmp(&x.bytes.unsigned_abs())
+            .then_with(|| x.symbol.cmp(&y.symbol))
+            .then(a.cmp(&b))
+    };
+    if n == 0 {
+        order.clear();
+    } else if order.len() > n {
+        order.select_nth_unstable_by(n - 1, by_size);
+        order.truncate(n);
+    }
+    order.sort_unstable_by(by_size);
+    let mut all: Vec<Option<Pending<'_>>> = items.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|&i| all.get_mut(i).and_then(Option::take))
+        .map(Pending::kept)
+        .collect()
+}
+
+/// A cause's item before the largest are kept: its name borrowed from the names
+/// `Context::name` spelled once per symbol (runs far from their base share most of
+/// their gap, and a gap can hold tens of thousands of items).
+struct Pending<'n> {
+    symbol: Cow<'n, str>,
+    change: ItemKind,
+    size: Pair<u64>,
+    bytes: i64,
+    sections: Option<Pair<String>>,
+}
+
+impl Pending<'_> {
+    fn kept(self) -> CauseItem {
+        CauseItem {
+            symbol: self.symbol.into_owned(),
+            change: self.change,
+            size: self.size,
+            bytes: self.bytes,
+            sections: self.sections,
+        }
+    }
+}
+
 /// How far back (in old order) the base of a reordered run is looked for.
 const REORDER_WINDOW: usize = 256;
 
-fn item(symbol: String, change: ItemKind, old: u64, new: u64) -> CauseItem {
-    CauseItem {
-        symbol,
+fn item<'n>(symbol: impl Into<Cow<'n, str>>, change: ItemKind, old: u64, new: u64) -> Pending<'n> {
+    Pending {
+        symbol: symbol.into(),
         change,
         size: Pair { old, new },
         bytes: new as i64 - old as i64,
@@ -612,7 +676,7 @@ fn counted<'d>(start: u64, list: &[&Symbol<'d>]) -> Counted {
     let mut sorted: Vec<&Symbol<'d>> = list.to_vec();
     sorted.sort_by_key(|s| (s.place, std::cmp::Reverse(s.size), s.name));
     let mut covered = start;
-    let mut out = FxHashMap::default();
+    let mut out = FxHashMap::with_capacity_and_hasher(sorted.len(), Default::default());
     for s in sorted {
         let end = s.place.saturating_add(s.size);
         let bytes = if s.size == 0 || end <= covered {
@@ -687,6 +751,48 @@ mod tests {
             proptest::prop_assert_eq!(sizes, syms.iter().map(|s| s.size).sum::<u64>());
             proptest::prop_assert_eq!(sizes + c.padding(), last_end - start);
         }
+    }
+
+    #[test]
+    fn keep_largest_is_a_stable_sort_cut_short() {
+        let it = |symbol: &str, bytes: i64| CauseItem {
+            symbol: symbol.to_string(),
+            change: ItemKind::Added,
+            size: Pair {
+                old: (-bytes).max(0) as u64,
+                new: bytes.max(0) as u64,
+            },
+            bytes,
+            sections: None,
+        };
+        let all = vec![
+            it("b", 8),
+            it("a", -8),
+            it("c", 16),
+            it("a", 8),
+            it("z", 1),
+            it("a", -8),
+            it("d", 4),
+        ];
+        let mut stable = all.clone();
+        stable.sort_by(|a, b| {
+            b.bytes
+                .unsigned_abs()
+                .cmp(&a.bytes.unsigned_abs())
+                .then_with(|| a.symbol.cmp(&b.symbol))
+        });
+        let pending = || {
+            all.iter()
+                .map(|i| item(i.symbol.as_str(), i.change, i.size.old, i.size.new))
+                .collect::<Vec<_>>()
+        };
+        for n in 0..=all.len() + 1 {
+            let cut = keep_largest(pending(), n);
+            assert_eq!(cut, stable[..n.min(all.len())].to_vec(), "n = {n}");
+        }
+        let four = keep_largest(pending(), 4);
+        let got: Vec<(&str, i64)> = four.iter().map(|i| (i.symbol.as_str(), i.bytes)).collect();
+        assert_eq!(got, [("c", 16), ("a", -8), ("a", 8), ("a", -8)]);
     }
 
     #[test]
