@@ -208,6 +208,8 @@ struct Context<'x, 'a, 'd> {
     new_order: FxHashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>>,
     /// Each symbol's `qualified_name`, by build and index, spelled when first named.
     names: [Vec<OnceCell<String>>; 2],
+    /// `counted`'s tables, by build.
+    slots: [std::cell::RefCell<Slots>; 2],
 }
 
 impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
@@ -257,6 +259,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             removed,
             changed_section,
             new_order,
+            slots: Default::default(),
             names: images.map(|i| {
                 std::iter::repeat_with(OnceCell::new)
                     .take(i.symbols.len())
@@ -270,6 +273,59 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         match self.images[side].index_of(s) {
             Some(i) => Cow::Borrowed(self.names[side][i].get_or_init(|| s.qualified_name())),
             None => Cow::Owned(s.qualified_name()),
+        }
+    }
+
+    /// `counted(start, list)` for symbols of build `side` (any not of its symbols: the
+    /// map).
+    fn counted(&self, side: usize, start: u64, list: &[&Symbol<'d>]) -> Counted<'_> {
+        let image = self.images[side];
+        if list.iter().any(|s| index_in(image, s).is_none()) {
+            return Counted::Map(counted(start, list));
+        }
+        let mut slots = self.slots[side].borrow_mut();
+        if slots.of.len() != image.symbols.len() {
+            slots.of = vec![(0, 0, 0); image.symbols.len()];
+        }
+        if slots.round >= u32::MAX - 2 {
+            slots.of.fill((0, 0, 0));
+            slots.round = 0;
+        }
+        slots.round += 2;
+        let round = slots.round;
+        let mut sorted: Vec<(usize, &Symbol<'d>)> = list
+            .iter()
+            .filter_map(|s| Some((index_in(image, s)?, *s)))
+            .collect();
+        sorted.sort_by_key(|(_, s)| (s.place, std::cmp::Reverse(s.size), s.name));
+        let mut covered = start;
+        for &(i, s) in &sorted {
+            let end = s.place.saturating_add(s.size);
+            let (size, padded) = if s.size == 0 || end <= covered {
+                (0, 0)
+            } else {
+                // A symbol overlapping what was counted adds only its tail.
+                let size = end - covered.max(s.place);
+                let padded = end - covered;
+                covered = end;
+                (size.min(s.size), padded)
+            };
+            slots.of[i] = (round, size, padded);
+        }
+        // Each symbol once, with what it was last given (as the map keeps it).
+        let mut padding = 0;
+        for &(i, _) in &sorted {
+            let e = &mut slots.of[i];
+            if e.0 == round {
+                padding += e.2 - e.1;
+                e.0 = round + 1;
+            }
+        }
+        Counted::Slots {
+            slots,
+            image,
+            round,
+            padding,
         }
     }
 
@@ -382,9 +438,9 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             }
             None => [base.old, base.new][side],
         };
-        let old_bytes = counted(gap_start(0), &in_old);
-        let new_bytes = counted(gap_start(1), &in_new);
-        let mut items: Vec<Pending<'_>> = Vec::new();
+        let old_bytes = self.counted(0, gap_start(0), &in_old);
+        let new_bytes = self.counted(1, gap_start(1), &in_new);
+        let mut items = Items::default();
         if let Some(p) = prev
             && p.old.size != p.new.size
         {
@@ -516,29 +572,26 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             && first.new.place.is_multiple_of(a)
             && !first.old.place.is_multiple_of(a)
         {
-            items.push(item(
+            let mut realigned = item(
                 self.name(1, first.new),
                 ItemKind::Realigned,
                 first.old.size,
                 first.new.size,
-            ));
-            items.last_mut().expect("just pushed").bytes = 0;
+            );
+            realigned.bytes = 0;
+            items.push(realigned);
         }
-        let bytes: i64 = items.iter().map(|i| i.bytes).sum();
         // A long gap (a run whose base is far away) keeps the largest items; `bytes`
         // still sums them all.
-        let omitted_items = items.len().saturating_sub(MAX_ITEMS);
-        let items = match omitted_items {
-            0 => items.into_iter().map(Pending::kept).collect(),
-            _ => keep_largest(items, MAX_ITEMS),
-        };
+        let none = items.is_empty();
+        let (items, omitted_items, bytes) = items.finish();
         let padding = change.wrapping_sub(bytes);
         // Each symbol in the gap, and the first one, may sit after up to `align - 1`
         // bytes of padding in either build.
         let gap = in_old.len().max(in_new.len()) as u64;
         let explained = padding.unsigned_abs() < align.saturating_mul(gap + 1);
         let previous = prev.map(|p| p.old.qualified_name());
-        let cause = match (reordered, items.is_empty(), explained) {
+        let cause = match (reordered, none, explained) {
             (_, _, false) if no_base => Cause::Unexplained {
                 previous,
                 items: Vec::new(),
@@ -585,34 +638,72 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
 /// Items a cause lists at most (the largest); the rest are counted in `omitted_items`.
 const MAX_ITEMS: usize = 32;
 
-/// Cuts `items` to its `n` largest, largest first, then by name, equal items in the
-/// order they came (what a stable sort and a truncation give). Only the `n` are
-/// sorted, found by index among the rest: a long gap has tens of thousands of items,
-/// and sorting them all (names compared, items moved) was most of `suggest`'s time
-/// on 6.12 -> 7.3, a diff per candidate.
-fn keep_largest(items: Vec<Pending<'_>>, n: usize) -> Vec<CauseItem> {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    let by_size = |&a: &usize, &b: &usize| {
-        let (x, y) = (&items[a], &items[b]);
-        y.bytes
-            .unsigned_abs()
-            .cmp(&x.bytes.unsigned_abs())
-            .then_with(|| x.symbol.cmp(&y.symbol))
-            .then(a.cmp(&b))
-    };
-    if n == 0 {
-        order.clear();
-    } else if order.len() > n {
-        order.select_nth_unstable_by(n - 1, by_size);
-        order.truncate(n);
+/// A cause's items as they are found: how many, their bytes summed, and the
+/// `MAX_ITEMS` largest (largest first, then by name, equal ones in the order they
+/// came: what a stable sort of them all would put first), or all of them in order
+/// while there are no more. A long gap has tens of thousands of items, and runs far
+/// from their base share most of their gap: keeping every item and sorting them all
+/// was most of `suggest`'s time on 6.12 -> 7.3, a diff per candidate.
+#[derive(Default)]
+struct Items<'n> {
+    count: usize,
+    bytes: i64,
+    /// Each with its place in the order found; cut back to the `MAX_ITEMS` largest
+    /// whenever it holds twice that many.
+    kept: Vec<(usize, Pending<'n>)>,
+    /// Set once `kept` was cut: its item at `MAX_ITEMS - 1` is then the last of the
+    /// largest so far, and an item that sorts after it can never be listed.
+    cut: bool,
+}
+
+impl<'n> Items<'n> {
+    fn push(&mut self, p: Pending<'n>) {
+        self.bytes += p.bytes;
+        let item = (self.count, p);
+        self.count += 1;
+        if self.cut && by_size(&item, &self.kept[MAX_ITEMS - 1]).is_gt() {
+            return;
+        }
+        self.kept.push(item);
+        if self.kept.len() >= 2 * MAX_ITEMS {
+            largest(&mut self.kept, MAX_ITEMS);
+            self.cut = true;
+        }
     }
-    order.sort_unstable_by(by_size);
-    let mut all: Vec<Option<Pending<'_>>> = items.into_iter().map(Some).collect();
-    order
-        .iter()
-        .filter_map(|&i| all.get_mut(i).and_then(Option::take))
-        .map(Pending::kept)
-        .collect()
+
+    fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The items listed, how many were left out, and the bytes of all.
+    fn finish(mut self) -> (Vec<CauseItem>, usize, i64) {
+        let omitted = self.count.saturating_sub(MAX_ITEMS);
+        if omitted > 0 {
+            largest(&mut self.kept, MAX_ITEMS);
+            self.kept.sort_unstable_by(by_size);
+        }
+        let items = self.kept.into_iter().map(|(_, p)| p.kept()).collect();
+        (items, omitted, self.bytes)
+    }
+}
+
+/// Largest first, then by name, then in the order found.
+fn by_size(a: &(usize, Pending<'_>), b: &(usize, Pending<'_>)) -> std::cmp::Ordering {
+    b.1.bytes
+        .unsigned_abs()
+        .cmp(&a.1.bytes.unsigned_abs())
+        .then_with(|| a.1.symbol.cmp(&b.1.symbol))
+        .then(a.0.cmp(&b.0))
+}
+
+/// Cuts `items` to its `n` first by `by_size`, in no particular order.
+fn largest(items: &mut Vec<(usize, Pending<'_>)>, n: usize) {
+    if n == 0 {
+        items.clear();
+    } else if items.len() > n {
+        items.select_nth_unstable_by(n - 1, by_size);
+        items.truncate(n);
+    }
 }
 
 /// A cause's item before the largest are kept: its name borrowed from the names
@@ -655,9 +746,9 @@ fn item<'n>(symbol: impl Into<Cow<'n, str>>, change: ItemKind, old: u64, new: u6
 /// `start` (the end of the run's base): its size, or nothing when it has no size or lies
 /// inside a symbol already counted (an alias); and with the padding before it (from the
 /// end of what was counted before it). Keyed by the symbol's address in memory.
-struct Counted(FxHashMap<*const (), (u64, u64)>);
+struct CountedMap(FxHashMap<*const (), (u64, u64)>);
 
-impl Counted {
+impl CountedMap {
     /// The size it adds.
     fn get(&self, s: &Symbol<'_>) -> Option<u64> {
         self.0
@@ -672,7 +763,7 @@ impl Counted {
     }
 }
 
-fn counted<'d>(start: u64, list: &[&Symbol<'d>]) -> Counted {
+fn counted<'d>(start: u64, list: &[&Symbol<'d>]) -> CountedMap {
     let mut sorted: Vec<&Symbol<'d>> = list.to_vec();
     sorted.sort_by_key(|s| (s.place, std::cmp::Reverse(s.size), s.name));
     let mut covered = start;
@@ -690,7 +781,60 @@ fn counted<'d>(start: u64, list: &[&Symbol<'d>]) -> Counted {
         };
         out.insert(s as *const Symbol<'_> as *const (), bytes);
     }
-    Counted(out)
+    CountedMap(out)
+}
+
+/// `counted` for symbols of one build, its answers kept by symbol index in that
+/// build's reused table (a hash map per run was a tenth of a distant pair's diff).
+enum Counted<'c> {
+    Map(CountedMap),
+    Slots {
+        slots: std::cell::RefMut<'c, Slots>,
+        image: &'c Image<'c>,
+        round: u32,
+        padding: u64,
+    },
+}
+
+/// Per symbol of a build: the `counted` call that last set it (its round, `+ 1`
+/// once its padding was summed), its size and its size with the padding before it.
+#[derive(Default)]
+struct Slots {
+    round: u32,
+    of: Vec<(u32, u64, u64)>,
+}
+
+impl Counted<'_> {
+    fn get(&self, s: &Symbol<'_>) -> Option<u64> {
+        match self {
+            Counted::Map(m) => m.get(s),
+            Counted::Slots {
+                slots,
+                image,
+                round,
+                ..
+            } => {
+                let e = slots.of[index_in(image, s)?];
+                (e.0 == *round || e.0 == round + 1).then_some(e.1)
+            }
+        }
+    }
+
+    fn padding(&self) -> u64 {
+        match self {
+            Counted::Map(m) => m.padding(),
+            Counted::Slots { padding, .. } => *padding,
+        }
+    }
+}
+
+/// `Image::index_of` for a symbol of another lifetime (the address is all it reads).
+fn index_in(image: &Image<'_>, s: &Symbol<'_>) -> Option<usize> {
+    let all = image.symbols.as_ptr_range();
+    let at = s as *const Symbol<'_> as *const Symbol<'_>;
+    let (start, at) = (all.start as usize, at as usize);
+    (at >= start && at < all.end as usize)
+        .then(|| (at - start) / std::mem::size_of::<Symbol<'_>>().max(1))
 }
 
 #[cfg(test)]
@@ -754,9 +898,9 @@ mod tests {
     }
 
     #[test]
-    fn keep_largest_is_a_stable_sort_cut_short() {
-        let it = |symbol: &str, bytes: i64| CauseItem {
-            symbol: symbol.to_string(),
+    fn items_keep_what_a_stable_sort_puts_first() {
+        let it = |symbol: String, bytes: i64| CauseItem {
+            symbol,
             change: ItemKind::Added,
             size: Pair {
                 old: (-bytes).max(0) as u64,
@@ -765,34 +909,52 @@ mod tests {
             bytes,
             sections: None,
         };
-        let all = vec![
-            it("b", 8),
-            it("a", -8),
-            it("c", 16),
-            it("a", 8),
-            it("z", 1),
-            it("a", -8),
-            it("d", 4),
-        ];
-        let mut stable = all.clone();
-        stable.sort_by(|a, b| {
-            b.bytes
-                .unsigned_abs()
-                .cmp(&a.bytes.unsigned_abs())
-                .then_with(|| a.symbol.cmp(&b.symbol))
-        });
-        let pending = || {
-            all.iter()
-                .map(|i| item(i.symbol.as_str(), i.change, i.size.old, i.size.new))
-                .collect::<Vec<_>>()
-        };
-        for n in 0..=all.len() + 1 {
-            let cut = keep_largest(pending(), n);
-            assert_eq!(cut, stable[..n.min(all.len())].to_vec(), "n = {n}");
+        // Ties in size and in name (the same name added and removed), and more items
+        // than are kept between two cuts.
+        let all: Vec<CauseItem> = (0..150i64)
+            .map(|k| {
+                it(
+                    format!("s{}", k % 7),
+                    [8, -8, 16, 1, 4][(k % 5) as usize] * (k % 3 + 1),
+                )
+            })
+            .collect();
+        for n in [0, 1, 5, 31, 32, 33, 63, 64, 65, 100, 150] {
+            let mut items = Items::default();
+            for i in &all[..n] {
+                items.push(item(i.symbol.as_str(), i.change, i.size.old, i.size.new));
+            }
+            assert_eq!(items.is_empty(), n == 0);
+            let (kept, omitted, bytes) = items.finish();
+            assert_eq!(bytes, all[..n].iter().map(|i| i.bytes).sum::<i64>());
+            assert_eq!(omitted, n.saturating_sub(MAX_ITEMS), "n = {n}");
+            if n <= MAX_ITEMS {
+                assert_eq!(kept, all[..n].to_vec(), "n = {n}: all, in order");
+            } else {
+                let mut first = all[..n].to_vec();
+                first.sort_by(|a, b| {
+                    b.bytes
+                        .unsigned_abs()
+                        .cmp(&a.bytes.unsigned_abs())
+                        .then_with(|| a.symbol.cmp(&b.symbol))
+                });
+                assert_eq!(kept, first[..MAX_ITEMS].to_vec(), "n = {n}");
+            }
         }
-        let four = keep_largest(pending(), 4);
-        let got: Vec<(&str, i64)> = four.iter().map(|i| (i.symbol.as_str(), i.bytes)).collect();
-        assert_eq!(got, [("c", 16), ("a", -8), ("a", 8), ("a", -8)]);
+        // The first four of ten: sizes 16 and 8, names in order, equal ones as found.
+        let mut items = Items::default();
+        for (name, bytes) in [("b", 8), ("a", -8), ("c", 16), ("a", 8), ("z", 1)] {
+            items.push(item(
+                name,
+                ItemKind::Added,
+                (-bytes).max(0) as u64,
+                bytes.max(0) as u64,
+            ));
+        }
+        let (kept, omitted, _) = items.finish();
+        let got: Vec<(&str, i64)> = kept.iter().map(|i| (i.symbol.as_str(), i.bytes)).collect();
+        assert_eq!(omitted, 0);
+        assert_eq!(got, [("b", 8), ("a", -8), ("c", 16), ("a", 8), ("z", 1)]);
     }
 
     #[test]
