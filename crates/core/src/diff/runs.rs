@@ -831,7 +831,7 @@ impl Counted<'_> {
 /// `Image::index_of` for a symbol of another lifetime (the address is all it reads).
 fn index_in(image: &Image<'_>, s: &Symbol<'_>) -> Option<usize> {
     let all = image.symbols.as_ptr_range();
-    let at = s as *const Symbol<'_> as *const Symbol<'_>;
+    let at = s as *const Symbol<'_>;
     let (start, at) = (all.start as usize, at as usize);
     (at >= start && at < all.end as usize)
         .then(|| (at - start) / std::mem::size_of::<Symbol<'_>>().max(1))
