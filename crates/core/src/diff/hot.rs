@@ -42,6 +42,23 @@ pub struct HotTypes<'a, 'd> {
     hot_name: FxHashMap<*const CType, bool>,
 }
 
+/// What the judgement of lines asks of a type (`HotTypes` answers, memoized).
+pub trait TypeFacts {
+    /// `HotTypes::is_write_type`.
+    fn is_write_type(&mut self, ty: &CType) -> bool;
+    /// `is_hot_name` of its spelling.
+    fn hot_name(&mut self, ty: &CType) -> bool;
+}
+
+impl TypeFacts for HotTypes<'_, '_> {
+    fn is_write_type(&mut self, ty: &CType) -> bool {
+        HotTypes::is_write_type(self, ty)
+    }
+    fn hot_name(&mut self, ty: &CType) -> bool {
+        HotTypes::hot_name(self, ty)
+    }
+}
+
 /// The first struct of each name in an image, built once and shared by every worker.
 pub type StructNames<'d> = FxHashMap<&'d str, StructId>;
 
@@ -110,7 +127,8 @@ impl<'a, 'd> HotTypes<'a, 'd> {
         self.member_is_hot(ty, 0)
     }
 
-    fn hot_name(&mut self, ty: &CType) -> bool {
+    /// `is_hot_name` of the spelling of `ty`, memoized by the type's address.
+    pub fn hot_name(&mut self, ty: &CType) -> bool {
         *self
             .hot_name
             .entry(ty as *const CType)

@@ -265,7 +265,7 @@ pub fn data_change<'a, 'd>(
         let mut judge = sharing::Judge {
             hotness: sides.hotness,
             line_size: ls,
-            write_type: &mut |t| hot.is_write_type(t),
+            types: hot,
             written,
         };
         Box::new(sharing::judge(

@@ -2,6 +2,9 @@
 //! same delta are one run, reported once with its cause: everything that changed between
 //! its previous neighbour and its first symbol, in both builds, summed in bytes.
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
@@ -47,9 +50,17 @@ pub fn find<'a, 'd>(
         .iter()
         .filter(|p| p.old.section == p.new.section)
         .collect();
+    // Causes read the link model's alignments only in sections where a run moved,
+    // and only of symbols of that section: the other sections are not laid out.
+    let moved: FxHashSet<(Space, &str)> = same_section
+        .iter()
+        .filter(|p| p.delta() != 0)
+        .map(|p| (p.old.space, p.old.section))
+        .collect();
+    let keep = |space: Space, section: &str| moved.contains(&(space, section));
     let aligns = |i: usize| match (i, sides.old_link) {
         (0, Some(link)) => link.alignments(images[0].symbols.len()),
-        _ => LinkMap::build_from(images[i], sides.vars[i]).alignments(images[i].symbols.len()),
+        _ => LinkMap::alignments_in(images[i], sides.vars[i], &keep),
     };
     let (old_aligns, new_aligns) = rayon::join(|| aligns(0), || aligns(1));
     let aligns = [old_aligns, new_aligns];
@@ -195,6 +206,10 @@ struct Context<'x, 'a, 'd> {
     /// Same-section pairs by (space, section), in new place order: to find the paired
     /// symbols that lie between a run and its base in the new build.
     new_order: FxHashMap<(Space, &'d str), Vec<&'x Paired<'a, 'd>>>,
+    /// Each symbol's `qualified_name`, by build and index, spelled when first named.
+    names: [Vec<OnceCell<String>>; 2],
+    /// `counted`'s tables, by build.
+    slots: [std::cell::RefCell<Slots>; 2],
 }
 
 impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
@@ -244,6 +259,73 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             removed,
             changed_section,
             new_order,
+            slots: Default::default(),
+            names: images.map(|i| {
+                std::iter::repeat_with(OnceCell::new)
+                    .take(i.symbols.len())
+                    .collect()
+            }),
+        }
+    }
+
+    /// `s.qualified_name()`, `s` a symbol of build `side`, spelled once.
+    fn name(&self, side: usize, s: &Symbol<'d>) -> Cow<'_, str> {
+        match self.images[side].index_of(s) {
+            Some(i) => Cow::Borrowed(self.names[side][i].get_or_init(|| s.qualified_name())),
+            None => Cow::Owned(s.qualified_name()),
+        }
+    }
+
+    /// `counted(start, list)` for symbols of build `side` (any not of its symbols: the
+    /// map).
+    fn counted(&self, side: usize, start: u64, list: &[&Symbol<'d>]) -> Counted<'_> {
+        let image = self.images[side];
+        if list.iter().any(|s| index_in(image, s).is_none()) {
+            return Counted::Map(counted(start, list));
+        }
+        let mut slots = self.slots[side].borrow_mut();
+        if slots.of.len() != image.symbols.len() {
+            slots.of = vec![(0, 0, 0); image.symbols.len()];
+        }
+        if slots.round >= u32::MAX - 2 {
+            slots.of.fill((0, 0, 0));
+            slots.round = 0;
+        }
+        slots.round += 2;
+        let round = slots.round;
+        let mut sorted: Vec<(usize, &Symbol<'d>)> = list
+            .iter()
+            .filter_map(|s| Some((index_in(image, s)?, *s)))
+            .collect();
+        sorted.sort_by_key(|(_, s)| (s.place, std::cmp::Reverse(s.size), s.name));
+        let mut covered = start;
+        for &(i, s) in &sorted {
+            let end = s.place.saturating_add(s.size);
+            let (size, padded) = if s.size == 0 || end <= covered {
+                (0, 0)
+            } else {
+                // A symbol overlapping what was counted adds only its tail.
+                let size = end - covered.max(s.place);
+                let padded = end - covered;
+                covered = end;
+                (size.min(s.size), padded)
+            };
+            slots.of[i] = (round, size, padded);
+        }
+        // Each symbol once, with what it was last given (as the map keeps it).
+        let mut padding = 0;
+        for &(i, _) in &sorted {
+            let e = &mut slots.of[i];
+            if e.0 == round {
+                padding += e.2 - e.1;
+                e.0 = round + 1;
+            }
+        }
+        Counted::Slots {
+            slots,
+            image,
+            round,
+            padding,
         }
     }
 
@@ -356,14 +438,14 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             }
             None => [base.old, base.new][side],
         };
-        let old_bytes = counted(gap_start(0), &in_old);
-        let new_bytes = counted(gap_start(1), &in_new);
-        let mut items: Vec<CauseItem> = Vec::new();
+        let old_bytes = self.counted(0, gap_start(0), &in_old);
+        let new_bytes = self.counted(1, gap_start(1), &in_new);
+        let mut items = Items::default();
         if let Some(p) = prev
             && p.old.size != p.new.size
         {
             items.push(item(
-                p.old.qualified_name(),
+                self.name(0, p.old),
                 ItemKind::Resized,
                 p.old.size,
                 p.new.size,
@@ -406,7 +488,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             };
             if o.unwrap_or(0) != n.unwrap_or(0) {
                 items.push(item(
-                    p.old.qualified_name(),
+                    self.name(0, p.old),
                     kind,
                     o.unwrap_or(0),
                     n.unwrap_or(0),
@@ -418,7 +500,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 continue;
             }
             if let Some(n) = new_bytes.get(p.new).filter(|&n| n > 0) {
-                items.push(item(p.old.qualified_name(), ItemKind::MovedIn, 0, n));
+                items.push(item(self.name(0, p.old), ItemKind::MovedIn, 0, n));
             }
         }
         for (side, list, kind) in [
@@ -445,7 +527,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 } else {
                     (0, size)
                 };
-                let mut it = item(s.qualified_name(), kind, o, n);
+                let mut it = item(self.name(side_ix, s), kind, o, n);
                 if let Some(&(from, to, sizes)) =
                     self.changed_section.get(&(s as *const Symbol<'d> as usize))
                 {
@@ -490,36 +572,26 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             && first.new.place.is_multiple_of(a)
             && !first.old.place.is_multiple_of(a)
         {
-            items.push(item(
-                first.new.qualified_name(),
+            let mut realigned = item(
+                self.name(1, first.new),
                 ItemKind::Realigned,
                 first.old.size,
                 first.new.size,
-            ));
-            items.last_mut().expect("just pushed").bytes = 0;
+            );
+            realigned.bytes = 0;
+            items.push(realigned);
         }
-        let bytes: i64 = items.iter().map(|i| i.bytes).sum();
         // A long gap (a run whose base is far away) keeps the largest items; `bytes`
         // still sums them all.
-        let omitted_items = items.len().saturating_sub(MAX_ITEMS);
-        if omitted_items > 0 {
-            // Largest first, then by name, compared in place (a key that cloned each
-            // name allocated on every comparison: a fifth of a 6.12 -> 7.2 diff).
-            items.sort_by(|a, b| {
-                b.bytes
-                    .unsigned_abs()
-                    .cmp(&a.bytes.unsigned_abs())
-                    .then_with(|| a.symbol.cmp(&b.symbol))
-            });
-            items.truncate(MAX_ITEMS);
-        }
+        let none = items.is_empty();
+        let (items, omitted_items, bytes) = items.finish();
         let padding = change.wrapping_sub(bytes);
         // Each symbol in the gap, and the first one, may sit after up to `align - 1`
         // bytes of padding in either build.
         let gap = in_old.len().max(in_new.len()) as u64;
         let explained = padding.unsigned_abs() < align.saturating_mul(gap + 1);
         let previous = prev.map(|p| p.old.qualified_name());
-        let cause = match (reordered, items.is_empty(), explained) {
+        let cause = match (reordered, none, explained) {
             (_, _, false) if no_base => Cause::Unexplained {
                 previous,
                 items: Vec::new(),
@@ -566,12 +638,103 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
 /// Items a cause lists at most (the largest); the rest are counted in `omitted_items`.
 const MAX_ITEMS: usize = 32;
 
+/// A cause's items as they are found: how many, their bytes summed, and the
+/// `MAX_ITEMS` largest (largest first, then by name, equal ones in the order they
+/// came: what a stable sort of them all would put first), or all of them in order
+/// while there are no more. A long gap has tens of thousands of items, and runs far
+/// from their base share most of their gap: keeping every item and sorting them all
+/// was most of `suggest`'s time on 6.12 -> 7.3, a diff per candidate.
+#[derive(Default)]
+struct Items<'n> {
+    count: usize,
+    bytes: i64,
+    /// Each with its place in the order found; cut back to the `MAX_ITEMS` largest
+    /// whenever it holds twice that many.
+    kept: Vec<(usize, Pending<'n>)>,
+    /// Set once `kept` was cut: its item at `MAX_ITEMS - 1` is then the last of the
+    /// largest so far, and an item that sorts after it can never be listed.
+    cut: bool,
+}
+
+impl<'n> Items<'n> {
+    fn push(&mut self, p: Pending<'n>) {
+        self.bytes += p.bytes;
+        let item = (self.count, p);
+        self.count += 1;
+        if self.cut && by_size(&item, &self.kept[MAX_ITEMS - 1]).is_gt() {
+            return;
+        }
+        self.kept.push(item);
+        if self.kept.len() >= 2 * MAX_ITEMS {
+            largest(&mut self.kept, MAX_ITEMS);
+            self.cut = true;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The items listed, how many were left out, and the bytes of all.
+    fn finish(mut self) -> (Vec<CauseItem>, usize, i64) {
+        let omitted = self.count.saturating_sub(MAX_ITEMS);
+        if omitted > 0 {
+            largest(&mut self.kept, MAX_ITEMS);
+            self.kept.sort_unstable_by(by_size);
+        }
+        let items = self.kept.into_iter().map(|(_, p)| p.kept()).collect();
+        (items, omitted, self.bytes)
+    }
+}
+
+/// Largest first, then by name, then in the order found.
+fn by_size(a: &(usize, Pending<'_>), b: &(usize, Pending<'_>)) -> std::cmp::Ordering {
+    b.1.bytes
+        .unsigned_abs()
+        .cmp(&a.1.bytes.unsigned_abs())
+        .then_with(|| a.1.symbol.cmp(&b.1.symbol))
+        .then(a.0.cmp(&b.0))
+}
+
+/// Cuts `items` to its `n` first by `by_size`, in no particular order.
+fn largest(items: &mut Vec<(usize, Pending<'_>)>, n: usize) {
+    if n == 0 {
+        items.clear();
+    } else if items.len() > n {
+        items.select_nth_unstable_by(n - 1, by_size);
+        items.truncate(n);
+    }
+}
+
+/// A cause's item before the largest are kept: its name borrowed from the names
+/// `Context::name` spelled once per symbol (runs far from their base share most of
+/// their gap, and a gap can hold tens of thousands of items).
+struct Pending<'n> {
+    symbol: Cow<'n, str>,
+    change: ItemKind,
+    size: Pair<u64>,
+    bytes: i64,
+    sections: Option<Pair<String>>,
+}
+
+impl Pending<'_> {
+    fn kept(self) -> CauseItem {
+        CauseItem {
+            symbol: self.symbol.into_owned(),
+            change: self.change,
+            size: self.size,
+            bytes: self.bytes,
+            sections: self.sections,
+        }
+    }
+}
+
 /// How far back (in old order) the base of a reordered run is looked for.
 const REORDER_WINDOW: usize = 256;
 
-fn item(symbol: String, change: ItemKind, old: u64, new: u64) -> CauseItem {
-    CauseItem {
-        symbol,
+fn item<'n>(symbol: impl Into<Cow<'n, str>>, change: ItemKind, old: u64, new: u64) -> Pending<'n> {
+    Pending {
+        symbol: symbol.into(),
         change,
         size: Pair { old, new },
         bytes: new as i64 - old as i64,
@@ -583,9 +746,9 @@ fn item(symbol: String, change: ItemKind, old: u64, new: u64) -> CauseItem {
 /// `start` (the end of the run's base): its size, or nothing when it has no size or lies
 /// inside a symbol already counted (an alias); and with the padding before it (from the
 /// end of what was counted before it). Keyed by the symbol's address in memory.
-struct Counted(FxHashMap<*const (), (u64, u64)>);
+struct CountedMap(FxHashMap<*const (), (u64, u64)>);
 
-impl Counted {
+impl CountedMap {
     /// The size it adds.
     fn get(&self, s: &Symbol<'_>) -> Option<u64> {
         self.0
@@ -600,11 +763,11 @@ impl Counted {
     }
 }
 
-fn counted<'d>(start: u64, list: &[&Symbol<'d>]) -> Counted {
+fn counted<'d>(start: u64, list: &[&Symbol<'d>]) -> CountedMap {
     let mut sorted: Vec<&Symbol<'d>> = list.to_vec();
     sorted.sort_by_key(|s| (s.place, std::cmp::Reverse(s.size), s.name));
     let mut covered = start;
-    let mut out = FxHashMap::default();
+    let mut out = FxHashMap::with_capacity_and_hasher(sorted.len(), Default::default());
     for s in sorted {
         let end = s.place.saturating_add(s.size);
         let bytes = if s.size == 0 || end <= covered {
@@ -618,7 +781,60 @@ fn counted<'d>(start: u64, list: &[&Symbol<'d>]) -> Counted {
         };
         out.insert(s as *const Symbol<'_> as *const (), bytes);
     }
-    Counted(out)
+    CountedMap(out)
+}
+
+/// `counted` for symbols of one build, its answers kept by symbol index in that
+/// build's reused table (a hash map per run was a tenth of a distant pair's diff).
+enum Counted<'c> {
+    Map(CountedMap),
+    Slots {
+        slots: std::cell::RefMut<'c, Slots>,
+        image: &'c Image<'c>,
+        round: u32,
+        padding: u64,
+    },
+}
+
+/// Per symbol of a build: the `counted` call that last set it (its round, `+ 1`
+/// once its padding was summed), its size and its size with the padding before it.
+#[derive(Default)]
+struct Slots {
+    round: u32,
+    of: Vec<(u32, u64, u64)>,
+}
+
+impl Counted<'_> {
+    fn get(&self, s: &Symbol<'_>) -> Option<u64> {
+        match self {
+            Counted::Map(m) => m.get(s),
+            Counted::Slots {
+                slots,
+                image,
+                round,
+                ..
+            } => {
+                let e = slots.of[index_in(image, s)?];
+                (e.0 == *round || e.0 == round + 1).then_some(e.1)
+            }
+        }
+    }
+
+    fn padding(&self) -> u64 {
+        match self {
+            Counted::Map(m) => m.padding(),
+            Counted::Slots { padding, .. } => *padding,
+        }
+    }
+}
+
+/// `Image::index_of` for a symbol of another lifetime (the address is all it reads).
+fn index_in(image: &Image<'_>, s: &Symbol<'_>) -> Option<usize> {
+    let all = image.symbols.as_ptr_range();
+    let at = s as *const Symbol<'_>;
+    let (start, at) = (all.start as usize, at as usize);
+    (at >= start && at < all.end as usize)
+        .then(|| (at - start) / std::mem::size_of::<Symbol<'_>>().max(1))
 }
 
 #[cfg(test)]
@@ -679,6 +895,66 @@ mod tests {
             proptest::prop_assert_eq!(sizes, syms.iter().map(|s| s.size).sum::<u64>());
             proptest::prop_assert_eq!(sizes + c.padding(), last_end - start);
         }
+    }
+
+    #[test]
+    fn items_keep_what_a_stable_sort_puts_first() {
+        let it = |symbol: String, bytes: i64| CauseItem {
+            symbol,
+            change: ItemKind::Added,
+            size: Pair {
+                old: (-bytes).max(0) as u64,
+                new: bytes.max(0) as u64,
+            },
+            bytes,
+            sections: None,
+        };
+        // Ties in size and in name (the same name added and removed), and more items
+        // than are kept between two cuts.
+        let all: Vec<CauseItem> = (0..150i64)
+            .map(|k| {
+                it(
+                    format!("s{}", k % 7),
+                    [8, -8, 16, 1, 4][(k % 5) as usize] * (k % 3 + 1),
+                )
+            })
+            .collect();
+        for n in [0, 1, 5, 31, 32, 33, 63, 64, 65, 100, 150] {
+            let mut items = Items::default();
+            for i in &all[..n] {
+                items.push(item(i.symbol.as_str(), i.change, i.size.old, i.size.new));
+            }
+            assert_eq!(items.is_empty(), n == 0);
+            let (kept, omitted, bytes) = items.finish();
+            assert_eq!(bytes, all[..n].iter().map(|i| i.bytes).sum::<i64>());
+            assert_eq!(omitted, n.saturating_sub(MAX_ITEMS), "n = {n}");
+            if n <= MAX_ITEMS {
+                assert_eq!(kept, all[..n].to_vec(), "n = {n}: all, in order");
+            } else {
+                let mut first = all[..n].to_vec();
+                first.sort_by(|a, b| {
+                    b.bytes
+                        .unsigned_abs()
+                        .cmp(&a.bytes.unsigned_abs())
+                        .then_with(|| a.symbol.cmp(&b.symbol))
+                });
+                assert_eq!(kept, first[..MAX_ITEMS].to_vec(), "n = {n}");
+            }
+        }
+        // The first four of ten: sizes 16 and 8, names in order, equal ones as found.
+        let mut items = Items::default();
+        for (name, bytes) in [("b", 8), ("a", -8), ("c", 16), ("a", 8), ("z", 1)] {
+            items.push(item(
+                name,
+                ItemKind::Added,
+                (-bytes).max(0) as u64,
+                bytes.max(0) as u64,
+            ));
+        }
+        let (kept, omitted, _) = items.finish();
+        let got: Vec<(&str, i64)> = kept.iter().map(|i| (i.symbol.as_str(), i.bytes)).collect();
+        assert_eq!(omitted, 0);
+        assert_eq!(got, [("b", 8), ("a", -8), ("c", 16), ("a", 8), ("z", 1)]);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
 
-use super::hot::StructNames;
+use super::hot::{StructNames, TypeFacts};
 use super::lines::{
     HOT_PLACES, Hot, HotPlace, LineMember, LineSharing, LineTenant, LinesOf, Meeting, SharedLine,
     Written,
@@ -50,8 +50,9 @@ pub struct Judge<'s, 'a> {
     pub hotness: &'a Hotness,
     pub line_size: u64,
     /// Whether storage of a type is written by many CPUs by its kind
-    /// (`HotTypes::is_write_type`).
-    pub write_type: &'s mut dyn FnMut(&CType) -> bool,
+    /// (`HotTypes::is_write_type`), and whether its spelling names a lock, an atomic
+    /// or a counter.
+    pub types: &'s mut dyn TypeFacts,
     /// Each tenant's written members, by build and symbol index, kept across the
     /// objects one thread judges: neighbouring objects share tenants, and the members
     /// of one depend on nothing but its build.
@@ -306,6 +307,7 @@ const EMBED_DEPTH: usize = 4;
 /// itself a lock, an atomic or a counter (`spinlock_t` stays one member); each
 /// element's for an array of structs, up to 64 elements; else the object itself.
 fn parts<'a, 'd>(
+    types: &mut dyn TypeFacts,
     side: &Side<'_, 'a, 'd>,
     s: &'a Symbol<'d>,
     var: Option<&'a Variable<'d>>,
@@ -327,7 +329,7 @@ fn parts<'a, 'd>(
     };
     // A lock, an atomic or a counter is one member, as inside a struct (`oom_lock`,
     // not its `owner` and `wait_lock`); an array of them is one member an element.
-    if var.is_some_and(|v| super::hot::is_hot_name(&v.ctype.c) && !v.is_array) {
+    if var.is_some_and(|v| !v.is_array && types.hot_name(&v.ctype)) {
         return vec![whole()];
     }
     let element = layout.size.max(1);
@@ -345,7 +347,7 @@ fn parts<'a, 'd>(
             String::new()
         };
         let before = out.len();
-        open(side, layout, i * element, &prefix, 0, &mut out);
+        open(types, side, layout, i * element, &prefix, 0, &mut out);
         for p in &mut out[before..] {
             p.path_at = prefix.len();
             p.in_element = p.from - i * element;
@@ -359,6 +361,7 @@ fn parts<'a, 'd>(
 
 /// The leaf members of `layout` laid at `base`, named after `prefix`, into `out`.
 fn open<'a, 'd>(
+    types: &mut dyn TypeFacts,
     side: &Side<'_, 'a, 'd>,
     layout: &'a StructLayout<'d>,
     base: u64,
@@ -369,10 +372,11 @@ fn open<'a, 'd>(
     for m in leaves(layout) {
         let Some(name) = m.name else { continue };
         let from = base.saturating_add(m.offset);
-        let inner = embedded(side, m).filter(|_| depth < EMBED_DEPTH);
+        let inner = embedded(types, side, m).filter(|_| depth < EMBED_DEPTH);
         if let Some(inner) = inner {
             let before = out.len();
             open(
+                types,
                 side,
                 inner,
                 from,
@@ -403,9 +407,13 @@ fn open<'a, 'd>(
 
 /// The layout of a member that embeds a named struct (not an array, not a pointer, not
 /// a lock or an atomic by its type's name), of the member's size.
-fn embedded<'a, 'd>(side: &Side<'_, 'a, 'd>, m: &Member<'d>) -> Option<&'a StructLayout<'d>> {
+fn embedded<'a, 'd>(
+    types: &mut dyn TypeFacts,
+    side: &Side<'_, 'a, 'd>,
+    m: &Member<'d>,
+) -> Option<&'a StructLayout<'d>> {
     let ty = &*m.ctype;
-    if ty.kind != TypeKind::Struct || !ty.dims.is_empty() || super::hot::is_hot_name(&ty.c) {
+    if ty.kind != TypeKind::Struct || !ty.dims.is_empty() || types.hot_name(ty) {
         return None;
     }
     let id = *side.names.get(ty.aggregate.as_deref()?)?;
@@ -546,9 +554,9 @@ fn typed_parts<'a, 'd>(
     s: &'a Symbol<'d>,
     var: Option<&'a Variable<'d>>,
 ) -> Vec<Part<'a, 'd>> {
-    let mut parts = parts(side, s, var);
+    let mut parts = parts(judge.types, side, s, var);
     for p in &mut parts {
-        p.write_type = p.ty.is_some_and(|t| (judge.write_type)(t));
+        p.write_type = p.ty.is_some_and(|t| judge.types.is_write_type(t));
     }
     parts
 }

@@ -162,17 +162,20 @@ impl<'d> LinkMap<'d> {
     /// `build` with the image's `variables_of_symbols` already found (a diff and a
     /// prediction find them once for every use).
     pub fn build_from(image: &Image<'d>, vars: &SymbolVariables<'_, 'd>) -> LinkMap<'d> {
-        LinkMap::build_with(image, &|s| match s.kind {
-            // Functions at their unit's alignment: the x86-64 default of 16 (what the
-            // addresses bear out where it is less: GCC skips at most 10 bytes to
-            // align), 1 in a unit built `-Os` (`Image::function_alignments`).
-            SymbolKind::Function => align::Asked {
-                alignment: image.function_alignment(s.compile_unit),
-                explicit: false,
-                raisable: false,
-            },
-            _ => asked(image, s, vars.of(s)),
-        })
+        LinkMap::build_with(image, &|s| asked_of(image, vars, s))
+    }
+
+    /// `build_from(image, vars).alignments(image.symbols.len())` for the symbols of
+    /// the output sections `keep` accepts (`None` for every other symbol): each
+    /// output section is laid out on its own, so the others need not be, nor the
+    /// units' link order, which alignments do not read.
+    pub fn alignments_in(
+        image: &Image<'d>,
+        vars: &SymbolVariables<'_, 'd>,
+        keep: &dyn Fn(Space, &str) -> bool,
+    ) -> Vec<Option<Alignment>> {
+        let (outputs, _) = outputs(image, &|s| asked_of(image, vars, s), keep);
+        alignments_of(&outputs, image.symbols.len())
     }
 
     /// The link map with the alignment of each object given by `asked`.
@@ -180,165 +183,7 @@ impl<'d> LinkMap<'d> {
         image: &Image<'d>,
         asked: &dyn Fn(&Symbol<'d>) -> align::Asked,
     ) -> LinkMap<'d> {
-        let mut outputs: Vec<Output<'d>> = Vec::new();
-        let mut lowered = 0;
-        let objects: Vec<(usize, &Symbol<'d>)> = image
-            .symbols
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| matches!(s.kind, SymbolKind::Object | SymbolKind::Function))
-            .collect();
-        let mut by_section: FxHashMap<(Space, &'d str), Vec<(usize, &Symbol<'d>)>> =
-            FxHashMap::default();
-        for &(i, s) in &objects {
-            by_section
-                .entry((s.space, s.section))
-                .or_default()
-                .push((i, s));
-        }
-        let mut keys: Vec<(Space, &'d str)> = by_section.keys().copied().collect();
-        keys.sort_by_key(|k| {
-            let first = by_section[k][0].1;
-            (k.0, first.place)
-        });
-        for key in keys {
-            let mut list = by_section.remove(&key).unwrap_or_default();
-            list.sort_by(|a, b| {
-                (a.1.place, std::cmp::Reverse(a.1.size), a.0).cmp(&(
-                    b.1.place,
-                    std::cmp::Reverse(b.1.size),
-                    b.0,
-                ))
-            });
-            let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
-            let start = start.min(list[0].1.place);
-            let mut inputs: Vec<Input<'d>> = Vec::new();
-            // Arrays whose alignment the compiler may raise, by symbol index.
-            let mut raisable: FxHashMap<usize, u64> = FxHashMap::default();
-            // x86's READ_MOSTLY_DATA(align) is input sections of their own, after
-            // `. = ALIGN(align)`: a unit's objects there start an input section, which
-            // begins on a line when it does in the build (so it stays on one when what
-            // precedes it grows).
-            let read_mostly_start = image
-                .boundaries
-                .iter()
-                .find(|b| b.0 == crate::model::READ_MOSTLY_START)
-                .map(|b| b.1)
-                .filter(|_| key.0 == Space::Global);
-            for &(i, s) in &list {
-                let a = asked(s);
-                if a.raisable {
-                    raisable.insert(i, s.size);
-                }
-                // A unit's objects in a row are one input section; an object whose
-                // unit DWARF does not name joins the one before it, unless a linker
-                // script boundary lies between them.
-                let prev_end = inputs
-                    .last()
-                    .and_then(|i| i.members.last())
-                    .map_or(start, |m| image.symbols[m.symbol].place_end());
-                let crosses = read_mostly_start.is_some_and(|r| {
-                    let prev = inputs
-                        .last()
-                        .and_then(|i| i.members.last())
-                        .map_or(start, |m| image.symbols[m.symbol].place);
-                    prev < r && s.place >= r
-                });
-                let same_unit = !crosses
-                    && inputs.last().is_some_and(|last| match s.compile_unit {
-                        None => script_boundary(1, prev_end, s.place, code(s)) == 1,
-                        unit => last.origin == unit,
-                    });
-                if !same_unit {
-                    inputs.push(Input {
-                        origin: s.compile_unit,
-                        align: 1,
-                        members: Vec::new(),
-                        size: None,
-                        boundary: 1,
-                        lead: 0,
-                        guessed: None,
-                    });
-                }
-                let input = inputs.last_mut().expect("pushed");
-                input.members.push(Placed {
-                    symbol: i,
-                    size: s.size,
-                    align: a.alignment,
-                    explicit: a.explicit,
-                    lead: 0,
-                    inside: None,
-                });
-            }
-            // Leads and the alignments the addresses bear out, in one walk.
-            let mut end = start;
-            let mut anchor = start;
-            let mut read_mostly = read_mostly_start;
-            for input in &mut inputs {
-                input.align = input.members.iter().map(|m| m.align).max().unwrap_or(1);
-                for (k, m) in input.members.iter_mut().enumerate() {
-                    let place = image.symbols[m.symbol].place;
-                    if place < end {
-                        m.inside = Some(place - anchor);
-                        m.align = 1;
-                        m.lead = 0;
-                        end = end.max(place.saturating_add(m.size));
-                        continue;
-                    }
-                    let wanted = if k == 0 { input.align } else { m.align };
-                    let a = borne_out(wanted, end, place);
-                    if a < wanted {
-                        lowered += 1;
-                    }
-                    if k == 0 {
-                        input.align = a;
-                        let first = &image.symbols[m.symbol];
-                        input.boundary = script_boundary(a, end, place, code(first));
-                        if let Some(from) = read_mostly
-                            && place >= from
-                        {
-                            read_mostly = None;
-                            if place.is_multiple_of(image.line_size) && end < place {
-                                input.boundary = input.boundary.max(image.line_size);
-                            }
-                        }
-                        if align_up(end, input.boundary) != place {
-                            // A guessed boundary (one inside a gap of unnamed bytes):
-                            // the gap's bytes beyond the section's alignment.
-                            input.guessed = Some(place - align_up(end, a));
-                        }
-                    }
-                    m.align = if k == 0 { m.align.min(a) } else { a };
-                    let from = if k == 0 {
-                        align_up(end, input.boundary)
-                    } else {
-                        end
-                    };
-                    m.lead = place - align_up(from, a);
-                    // A vectorised array: the gap is its raised alignment.
-                    if let Some(&size) = raisable.get(&m.symbol).filter(|_| k > 0 && m.lead > 0)
-                        && let Some(raised) = raised_alignment(a, size, end, place)
-                    {
-                        m.align = raised;
-                        m.lead = 0;
-                    }
-                    anchor = place;
-                    end = place.saturating_add(m.size);
-                }
-            }
-            let end = list
-                .iter()
-                .map(|(_, s)| s.place_end())
-                .max()
-                .unwrap_or(start);
-            outputs.push(Output {
-                space: key.0,
-                section: key.1,
-                start,
-                end,
-                inputs,
-            });
-        }
+        let (outputs, lowered) = outputs(image, asked, &|_, _| true);
         LinkMap {
             outputs,
             lowered,
@@ -348,19 +193,7 @@ impl<'d> LinkMap<'d> {
 
     /// Each object's alignment in the model, by symbol index (see `Alignment`).
     pub fn alignments(&self, symbols: usize) -> Vec<Option<Alignment>> {
-        let mut out = vec![None; symbols];
-        for input in self.outputs.iter().flat_map(|o| &o.inputs) {
-            for (k, m) in input.members.iter().enumerate() {
-                if let Some(slot) = out.get_mut(m.symbol) {
-                    *slot = Some(Alignment {
-                        own: m.align,
-                        explicit: m.explicit,
-                        input: (k == 0).then_some(input.align.max(input.boundary)),
-                    });
-                }
-            }
-        }
-        out
+        alignments_of(&self.outputs, symbols)
     }
 
     /// Places (and sizes) of every object after laying the sections out again with
@@ -973,6 +806,208 @@ fn section_start(image: &Image<'_>, space: Space, name: &str) -> Option<u64> {
         Space::Global => s.address,
         Space::Percpu => s.address.wrapping_sub(image.percpu_base.unwrap_or(0)),
     })
+}
+
+/// What the model asks of symbol `s` of `image` (`LinkMap::build_from`).
+fn asked_of<'d>(image: &Image<'d>, vars: &SymbolVariables<'_, 'd>, s: &Symbol<'d>) -> align::Asked {
+    match s.kind {
+        // Functions at their unit's alignment: the x86-64 default of 16 (what the
+        // addresses bear out where it is less: GCC skips at most 10 bytes to
+        // align), 1 in a unit built `-Os` (`Image::function_alignments`).
+        SymbolKind::Function => align::Asked {
+            alignment: image.function_alignment(s.compile_unit),
+            explicit: false,
+            raisable: false,
+        },
+        _ => asked(image, s, vars.of(s)),
+    }
+}
+
+/// The output sections of `image` that `keep` accepts, laid out as the build placed
+/// them (`LinkMap::build_with`), and how many objects the addresses lowered.
+fn outputs<'d>(
+    image: &Image<'d>,
+    asked: &dyn Fn(&Symbol<'d>) -> align::Asked,
+    keep: &dyn Fn(Space, &str) -> bool,
+) -> (Vec<Output<'d>>, usize) {
+    let mut outputs: Vec<Output<'d>> = Vec::new();
+    let mut lowered = 0;
+    let objects: Vec<(usize, &Symbol<'d>)> = image
+        .symbols
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s.kind, SymbolKind::Object | SymbolKind::Function))
+        .filter(|(_, s)| keep(s.space, s.section))
+        .collect();
+    let mut by_section: FxHashMap<(Space, &'d str), Vec<(usize, &Symbol<'d>)>> =
+        FxHashMap::default();
+    for &(i, s) in &objects {
+        by_section
+            .entry((s.space, s.section))
+            .or_default()
+            .push((i, s));
+    }
+    let mut keys: Vec<(Space, &'d str)> = by_section.keys().copied().collect();
+    keys.sort_by_key(|k| {
+        let first = by_section[k][0].1;
+        (k.0, first.place)
+    });
+    for key in keys {
+        let mut list = by_section.remove(&key).unwrap_or_default();
+        list.sort_by(|a, b| {
+            (a.1.place, std::cmp::Reverse(a.1.size), a.0).cmp(&(
+                b.1.place,
+                std::cmp::Reverse(b.1.size),
+                b.0,
+            ))
+        });
+        let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
+        let start = start.min(list[0].1.place);
+        let mut inputs: Vec<Input<'d>> = Vec::new();
+        // Arrays whose alignment the compiler may raise, by symbol index.
+        let mut raisable: FxHashMap<usize, u64> = FxHashMap::default();
+        // x86's READ_MOSTLY_DATA(align) is input sections of their own, after
+        // `. = ALIGN(align)`: a unit's objects there start an input section, which
+        // begins on a line when it does in the build (so it stays on one when what
+        // precedes it grows).
+        let read_mostly_start = image
+            .boundaries
+            .iter()
+            .find(|b| b.0 == crate::model::READ_MOSTLY_START)
+            .map(|b| b.1)
+            .filter(|_| key.0 == Space::Global);
+        for &(i, s) in &list {
+            let a = asked(s);
+            if a.raisable {
+                raisable.insert(i, s.size);
+            }
+            // A unit's objects in a row are one input section; an object whose
+            // unit DWARF does not name joins the one before it, unless a linker
+            // script boundary lies between them.
+            let prev_end = inputs
+                .last()
+                .and_then(|i| i.members.last())
+                .map_or(start, |m| image.symbols[m.symbol].place_end());
+            let crosses = read_mostly_start.is_some_and(|r| {
+                let prev = inputs
+                    .last()
+                    .and_then(|i| i.members.last())
+                    .map_or(start, |m| image.symbols[m.symbol].place);
+                prev < r && s.place >= r
+            });
+            let same_unit = !crosses
+                && inputs.last().is_some_and(|last| match s.compile_unit {
+                    None => script_boundary(1, prev_end, s.place, code(s)) == 1,
+                    unit => last.origin == unit,
+                });
+            if !same_unit {
+                inputs.push(Input {
+                    origin: s.compile_unit,
+                    align: 1,
+                    members: Vec::new(),
+                    size: None,
+                    boundary: 1,
+                    lead: 0,
+                    guessed: None,
+                });
+            }
+            let input = inputs.last_mut().expect("pushed");
+            input.members.push(Placed {
+                symbol: i,
+                size: s.size,
+                align: a.alignment,
+                explicit: a.explicit,
+                lead: 0,
+                inside: None,
+            });
+        }
+        // Leads and the alignments the addresses bear out, in one walk.
+        let mut end = start;
+        let mut anchor = start;
+        let mut read_mostly = read_mostly_start;
+        for input in &mut inputs {
+            input.align = input.members.iter().map(|m| m.align).max().unwrap_or(1);
+            for (k, m) in input.members.iter_mut().enumerate() {
+                let place = image.symbols[m.symbol].place;
+                if place < end {
+                    m.inside = Some(place - anchor);
+                    m.align = 1;
+                    m.lead = 0;
+                    end = end.max(place.saturating_add(m.size));
+                    continue;
+                }
+                let wanted = if k == 0 { input.align } else { m.align };
+                let a = borne_out(wanted, end, place);
+                if a < wanted {
+                    lowered += 1;
+                }
+                if k == 0 {
+                    input.align = a;
+                    let first = &image.symbols[m.symbol];
+                    input.boundary = script_boundary(a, end, place, code(first));
+                    if let Some(from) = read_mostly
+                        && place >= from
+                    {
+                        read_mostly = None;
+                        if place.is_multiple_of(image.line_size) && end < place {
+                            input.boundary = input.boundary.max(image.line_size);
+                        }
+                    }
+                    if align_up(end, input.boundary) != place {
+                        // A guessed boundary (one inside a gap of unnamed bytes):
+                        // the gap's bytes beyond the section's alignment.
+                        input.guessed = Some(place - align_up(end, a));
+                    }
+                }
+                m.align = if k == 0 { m.align.min(a) } else { a };
+                let from = if k == 0 {
+                    align_up(end, input.boundary)
+                } else {
+                    end
+                };
+                m.lead = place - align_up(from, a);
+                // A vectorised array: the gap is its raised alignment.
+                if let Some(&size) = raisable.get(&m.symbol).filter(|_| k > 0 && m.lead > 0)
+                    && let Some(raised) = raised_alignment(a, size, end, place)
+                {
+                    m.align = raised;
+                    m.lead = 0;
+                }
+                anchor = place;
+                end = place.saturating_add(m.size);
+            }
+        }
+        let end = list
+            .iter()
+            .map(|(_, s)| s.place_end())
+            .max()
+            .unwrap_or(start);
+        outputs.push(Output {
+            space: key.0,
+            section: key.1,
+            start,
+            end,
+            inputs,
+        });
+    }
+    (outputs, lowered)
+}
+
+/// Each object's alignment in `outputs`, by symbol index (see `Alignment`).
+fn alignments_of(outputs: &[Output<'_>], symbols: usize) -> Vec<Option<Alignment>> {
+    let mut out = vec![None; symbols];
+    for input in outputs.iter().flat_map(|o| &o.inputs) {
+        for (k, m) in input.members.iter().enumerate() {
+            if let Some(slot) = out.get_mut(m.symbol) {
+                *slot = Some(Alignment {
+                    own: m.align,
+                    explicit: m.explicit,
+                    input: (k == 0).then_some(input.align.max(input.boundary)),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// A rank per unit in link order: the order units' code first appears in (the

@@ -342,6 +342,34 @@ impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Each<S> {
     }
 }
 
+/// Reads an `AccessMap` as its derived `Deserialize` would, with its two lists
+/// reserved at their stated lengths (the refs are the largest list of a payload, a
+/// few hundred thousand on a kernel, and serde's own vector grows them by doubling).
+#[derive(Clone, Copy)]
+struct AccessSeed;
+
+impl<'de> DeserializeSeed<'de> for AccessSeed {
+    type Value = AccessMap;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<AccessMap, D::Error> {
+        d.deserialize_tuple(4, self)
+    }
+}
+
+impl<'de> Visitor<'de> for AccessSeed {
+    type Value = AccessMap;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an access map")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<AccessMap, A::Error> {
+        Ok(AccessMap {
+            supported: next(&mut seq)?,
+            refs: next_seed(&mut seq, Each(PhantomData))?,
+            writers: next_seed(&mut seq, Each(PhantomData))?,
+            counts: next(&mut seq)?,
+        })
+    }
+}
+
 /// Reads `form::Names`.
 struct NamesVisitor<'d, 'f> {
     types: Option<&'d Types>,
@@ -543,7 +571,7 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
             }),
         )?;
         let units: u64 = next(&mut seq)?;
-        let access: AccessMap = next(&mut seq)?;
+        let access = next_seed(&mut seq, AccessSeed)?;
         let n = symbols.len();
         let in_range = |i: u32| (i as usize) < n;
         if !access.refs.iter().all(|a| {
