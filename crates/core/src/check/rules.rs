@@ -335,19 +335,24 @@ fn header_line(text: &str, kind: &str, name: &str) -> usize {
 mod tests {
     use super::*;
 
-    fn p(text: &str) -> Result<Rules, String> {
-        parse(Path::new("r.toml"), text).map_err(|e| e.to_string())
+    fn p(text: &str) -> Result<Rules, RulesError> {
+        parse(Path::new("r.toml"), text)
+    }
+
+    /// The one line a refused `text` is answered with.
+    fn refused(text: &str) -> String {
+        p(text).map(|_| ()).unwrap_err().to_string()
     }
 
     /// Issue 33, defect 10: an alignment that is no power of two is refused.
     #[test]
     fn an_alignment_that_is_no_power_of_two_is_refused() {
-        let e = p("[symbol.root_user]\naligned = 48\n").unwrap_err();
+        let e = refused("[symbol.root_user]\naligned = 48\n");
         assert_eq!(
             e.to_string(),
             "r.toml:1: key `aligned`: 48 is not a power of two (an alignment is 1, 2, 4, ... 64, ...)"
         );
-        let e = p("[function.f]\nalign = 3\n").unwrap_err();
+        let e = refused("[function.f]\nalign = 3\n");
         assert!(e.to_string().contains("3 is not a power of two"), "{e}");
         assert!(p("[symbol.root_user]\naligned = 64\n").is_ok());
     }
@@ -395,21 +400,21 @@ aligned = true
 
     #[test]
     fn unknown_key_names_file_line_and_key() {
-        let e = p("[symbol.root_user]\naligned = 64\nallone = true\n").unwrap_err();
+        let e = refused("[symbol.root_user]\naligned = 64\nallone = true\n");
         assert!(e.starts_with("r.toml:3: "), "{e}");
         assert!(e.contains("`allone`"), "{e}");
     }
 
     #[test]
     fn wrong_type_names_file_line_and_key() {
-        let e = p("[struct.mce]\n\nmax_size = \"120\"\n").unwrap_err();
+        let e = refused("[struct.mce]\n\nmax_size = \"120\"\n");
         assert!(e.starts_with("r.toml:3: key `max_size`: "), "{e}");
         assert!(e.contains("invalid type"), "{e}");
     }
 
     #[test]
     fn unknown_table_and_bad_values() {
-        let e = p("[structs.mce]\nmax_size = 1\n").unwrap_err();
+        let e = refused("[structs.mce]\nmax_size = 1\n");
         assert!(e.starts_with("r.toml:1: "), "{e}");
         assert!(e.contains("`structs`"), "{e}");
         // Each table takes the other's spelling of alignment.
@@ -422,26 +427,26 @@ aligned = true
         assert_eq!(r.symbols[0].rule.aligned, Some(64));
         // A misspelt key or table is answered with the name probably meant.
         assert_eq!(
-            p("[symbol.s]\nalone = true\nmax_line = 2\n").unwrap_err(),
+            refused("[symbol.s]\nalone = true\nmax_line = 2\n"),
             "r.toml:3: unknown field `max_line`, expected one of `align`, `aligned`, `alone`, `not_with`, `max_lines`, `why`; did you mean `max_lines`?"
         );
         assert_eq!(
-            p("[strct.x]\nmax_size = 1\n").unwrap_err(),
+            refused("[strct.x]\nmax_size = 1\n"),
             "r.toml:1: unknown field `strct`, expected one of `struct`, `symbol`, `function`, `group`; did you mean `struct`?"
         );
         assert_eq!(
-            p("[symbol.s]\nfoo = 1\n").unwrap_err(),
+            refused("[symbol.s]\nfoo = 1\n"),
             "r.toml:2: unknown field `foo`, expected one of `align`, `aligned`, `alone`, `not_with`, `max_lines`, `why`"
         );
-        let e = p("[function.f]\nalign = 0\n").unwrap_err();
+        let e = refused("[function.f]\nalign = 0\n");
         assert_eq!(e, "r.toml:1: key `align`: must be at least 1");
-        let e = p("[group.rx]\nmax_size = 1\n").unwrap_err();
+        let e = refused("[group.rx]\nmax_size = 1\n");
         assert_eq!(e, "r.toml:1: group `rx`: write it as \"STRUCT.GROUP\"");
-        let e = p("# nothing\n").unwrap_err();
+        let e = refused("# nothing\n");
         assert!(e.starts_with("r.toml:1: no rules"), "{e}");
-        let e = p("[symbol.a]\nalone = true\n[symbol.root_user]\nwhy = \"x\"\n").unwrap_err();
+        let e = refused("[symbol.a]\nalone = true\n[symbol.root_user]\nwhy = \"x\"\n");
         assert_eq!(e, "r.toml:3: [symbol.root_user] has no rule");
-        let e = p("[struct.s]\nseparate = [[\"a\"]]\n").unwrap_err();
+        let e = refused("[struct.s]\nseparate = [[\"a\"]]\n");
         assert_eq!(
             e,
             "r.toml:1: key `separate`: each list needs two or more members"

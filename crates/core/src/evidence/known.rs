@@ -45,6 +45,35 @@ pub struct KnownList {
     member_types: FxHashSet<String>,
 }
 
+/// Why a known-hot list is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KnownListError {
+    /// Not TOML, or not the list's fields; the line when TOML knows it.
+    #[error("{}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+    Toml {
+        /// The line the mistake is on, counted from 1.
+        line: Option<usize>,
+        /// TOML's words for it.
+        message: String,
+    },
+    /// An entry whose name, reason or source is empty.
+    #[error("[[{kind}]] {name:?}: empty {field}")]
+    Empty {
+        /// The table the entry is in: `object`, `type`, `member` or `function`.
+        kind: &'static str,
+        /// The entry's name.
+        name: String,
+        /// The empty field.
+        field: &'static str,
+    },
+    /// A `[[member]]` entry not named `struct.member`.
+    #[error("[[member]] {name:?}: a member is named struct.member")]
+    MemberName {
+        /// The entry's name.
+        name: String,
+    },
+}
+
 impl KnownList {
     /// The list shipped with layout-diff.
     pub fn builtin() -> Self {
@@ -54,13 +83,10 @@ impl KnownList {
 
     /// Parses a list in `known-hot.toml`'s format: every entry needs a non-empty
     /// `name`, `reason` and `source`, and a member's name is `struct.member`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let file: ListFile = toml::from_str(text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| format!("line {}: ", text[..s.start].matches('\n').count() + 1))
-                .unwrap_or_default();
-            format!("{at}{}", e.message())
+    pub fn parse(text: &str) -> Result<Self, KnownListError> {
+        let file: ListFile = toml::from_str(text).map_err(|e| KnownListError::Toml {
+            line: e.span().map(|s| text[..s.start].matches('\n').count() + 1),
+            message: e.message().to_string(),
         })?;
         let mut list = KnownList::default();
         for (kind, entries) in [
@@ -76,14 +102,15 @@ impl KnownList {
                     ("source", &e.source),
                 ] {
                     if value.trim().is_empty() {
-                        return Err(format!("[[{kind}]] {:?}: empty {field}", e.name));
+                        return Err(KnownListError::Empty {
+                            kind,
+                            name: e.name.clone(),
+                            field,
+                        });
                     }
                 }
                 if kind == "member" && !e.name.contains('.') {
-                    return Err(format!(
-                        "[[member]] {:?}: a member is named struct.member",
-                        e.name
-                    ));
+                    return Err(KnownListError::MemberName { name: e.name });
                 }
                 list.insert(kind, e);
             }
@@ -210,20 +237,20 @@ source = "my trace"
     #[test]
     fn bad_lists_are_refused_with_the_line() {
         let missing = "[[object]]\nname = \"x\"\nreason = \"r\"\n";
-        let e = KnownList::parse(missing).unwrap_err();
+        let e = KnownList::parse(missing).unwrap_err().to_string();
         assert!(e.contains("missing field `source`"), "{e}");
         let empty = "[[function]]\nname = \"f\"\nreason = \" \"\nsource = \"s\"\n";
         assert_eq!(
-            KnownList::parse(empty).unwrap_err(),
+            KnownList::parse(empty).unwrap_err().to_string(),
             "[[function]] \"f\": empty reason"
         );
         let member = "[[member]]\nname = \"f\"\nreason = \"r\"\nsource = \"s\"\n";
         assert_eq!(
-            KnownList::parse(member).unwrap_err(),
+            KnownList::parse(member).unwrap_err().to_string(),
             "[[member]] \"f\": a member is named struct.member"
         );
         let unknown = "[[object]]\nname = \"x\"\nreason = \"r\"\nsource = \"s\"\nwhy = 1\n";
-        let e = KnownList::parse(unknown).unwrap_err();
+        let e = KnownList::parse(unknown).unwrap_err().to_string();
         assert!(e.starts_with("line 5: unknown field `why`"), "{e}");
     }
 }

@@ -39,7 +39,7 @@ impl Kaslr {
 
 /// The offset most code addresses agree on: for each access whose symbol names a
 /// function of `image`, the 2 MiB multiple that puts its code address inside it.
-pub fn infer_kaslr(report: &C2cReport, image: &Image<'_>) -> Result<Kaslr, String> {
+pub fn infer_kaslr(report: &C2cReport, image: &Image<'_>) -> Result<Kaslr, NoKaslrOffset> {
     let mut by_name: BTreeMap<&str, Vec<&Symbol<'_>>> = BTreeMap::new();
     for s in image
         .symbols
@@ -91,13 +91,18 @@ pub fn infer_kaslr(report: &C2cReport, image: &Image<'_>) -> Result<Kaslr, Strin
             agreeing,
             of,
         }),
-        None => Err(
-            "cannot infer the KASLR offset: no code address in the report falls in a \
-                     function of the image it names; give --kaslr-offset HEX"
-                .into(),
-        ),
+        None => Err(NoKaslrOffset),
     }
 }
+
+/// No code address of a c2c report falls in a function of the build it names, so the
+/// KASLR offset cannot be inferred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "cannot infer the KASLR offset: no code address in the report falls in a \
+     function of the image it names; give --kaslr-offset HEX"
+)]
+pub struct NoKaslrOffset;
 
 /// An object on a hot line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -573,13 +578,13 @@ mod tests {
             .unwrap();
         // 0x40 into cold_path's 2 MiB slot: past its 0x13 bytes at every offset.
         let r = report(&[(0xffff_ffff_8100_0060 + 0x20_0000, "cold_path")]);
-        assert!(
-            infer_kaslr(&r, &img)
-                .unwrap_err()
-                .contains("--kaslr-offset")
+        assert_eq!(
+            infer_kaslr(&r, &img).unwrap_err().to_string(),
+            "cannot infer the KASLR offset: no code address in the report falls in a \
+             function of the image it names; give --kaslr-offset HEX"
         );
         // Short names are never taken as cut.
         let r = report(&[(0xffff_ffff_8100_0004, "hot_pa")]);
-        assert!(infer_kaslr(&r, &img).is_err());
+        assert_eq!(infer_kaslr(&r, &img), Err(NoKaslrOffset));
     }
 }

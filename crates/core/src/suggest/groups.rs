@@ -132,10 +132,7 @@ fn for_group(
                 .find(|x| x.name == *name)
                 .is_some_and(|x| x.groups.iter().any(|y| y.name == g.name && y.flagged));
             fixes.push(GroupFix {
-                change: format!(
-                    "--struct {name} --member __cacheline_group_begin__{} --align {line}",
-                    g.name
-                ),
+                change: super::change_args(&change),
                 declaration: format!(
                     "/* struct {name} */ __cacheline_group_begin_aligned({});",
                     g.name

@@ -99,7 +99,7 @@ pub fn suggest<'d>(
     new: &Image<'d>,
     options: &DiffOptions<'_>,
     asked: &[String],
-) -> Result<Suggestions, String> {
+) -> Suggestions {
     // Every candidate is diffed against OLD: its link model is built once for all.
     let old_link;
     let with_link;
@@ -336,14 +336,14 @@ pub fn suggest<'d>(
             rule,
         });
     }
-    Ok(Suggestions {
+    Suggestions {
         suggestions: out,
         members,
         functions,
         groups,
         rules: Vec::new(),
         other_flags,
-    })
+    }
 }
 
 /// Whether a predicted severity still counts against a fix: any flag but `adjacent`
@@ -408,7 +408,7 @@ fn read_mostly_fix(
     let p = match predict(new, std::slice::from_ref(&change), &[]) {
         Ok(p) => p,
         Err(e) => {
-            fix.not_predicted = Some(e);
+            fix.not_predicted = Some(e.to_string());
             return fix;
         }
     };
