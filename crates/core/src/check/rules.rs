@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StructRule {
+    /// Bytes the struct may take at most.
     pub max_size: Option<u64>,
+    /// Lines it may span at most, laid at offset 0.
     pub max_cachelines: Option<u64>,
     /// Bytes the struct may grow by against OLD (needs `check OLD NEW`).
     pub max_growth: Option<u64>,
@@ -28,6 +30,7 @@ pub struct StructRule {
     /// Sets of members that must all share one line.
     #[serde(default)]
     pub together: Vec<Vec<String>>,
+    /// Why the rule exists, printed with a failure.
     pub why: Option<String>,
 }
 
@@ -44,7 +47,9 @@ pub struct SymbolRule {
     /// Objects (names or globs) that must not share any of its lines.
     #[serde(default)]
     pub not_with: Vec<String>,
+    /// Lines it may span at most.
     pub max_lines: Option<u64>,
+    /// Why the rule exists, printed with a failure.
     pub why: Option<String>,
 }
 
@@ -55,6 +60,7 @@ pub struct FunctionRule {
     /// Start address modulo this is 0; `aligned`, the `[symbol]` spelling, is taken too.
     #[serde(alias = "aligned")]
     pub align: Option<u64>,
+    /// Why the rule exists, printed with a failure.
     pub why: Option<String>,
 }
 
@@ -62,10 +68,13 @@ pub struct FunctionRule {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupRule {
+    /// Bytes the group may take at most.
     pub max_size: Option<u64>,
+    /// Lines it may span at most.
     pub max_lines: Option<u64>,
     /// The group starts a line.
     pub aligned: Option<bool>,
+    /// Why the rule exists, printed with a failure.
     pub why: Option<String>,
 }
 
@@ -85,17 +94,24 @@ struct File {
 /// A rule with the name or glob it applies to and the line of its table header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Named<T> {
+    /// The table's name or glob.
     pub pattern: String,
+    /// The line of its table header in the rules file.
     pub line: usize,
+    /// The rule.
     pub rule: T,
 }
 
 /// A parsed rules file, each kind sorted by pattern.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Rules {
+    /// The rules file.
     pub path: PathBuf,
+    /// Struct rules, by pattern.
     pub structs: Vec<Named<StructRule>>,
+    /// Symbol rules, by pattern.
     pub symbols: Vec<Named<SymbolRule>>,
+    /// Function rules, by pattern.
     pub functions: Vec<Named<FunctionRule>>,
     /// Pattern `STRUCT.GROUP`.
     pub groups: Vec<Named<GroupRule>>,
@@ -115,6 +131,7 @@ impl Rules {
         v
     }
 
+    /// Some rule compares with an older build (`max_growth`), so `check OLD NEW` is needed.
     pub fn needs_old(&self) -> bool {
         self.structs.iter().any(|r| r.rule.max_growth.is_some())
     }
@@ -129,8 +146,11 @@ pub fn split_group(pattern: &str) -> (&str, &str) {
 #[derive(Debug, thiserror::Error)]
 #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct RulesError {
+    /// The rules file.
     pub path: PathBuf,
+    /// The line of the mistake, when known.
     pub line: Option<usize>,
+    /// What is wrong.
     pub message: String,
 }
 

@@ -33,6 +33,7 @@ pub enum Cold {
 }
 
 impl Cold {
+    /// Its name as reports print it.
     pub fn name(self) -> &'static str {
         match self {
             Cold::Tracing => "tracing metadata",

@@ -15,7 +15,9 @@ pub struct KnownEntry {
     /// An object's or function's symbol name, a struct's name without `struct`, or
     /// `struct.member` for a member.
     pub name: String,
+    /// Why it is hot, in one line.
     pub reason: String,
+    /// Where that is written down (a kernel commit, file or document).
     pub source: String,
 }
 
@@ -147,14 +149,17 @@ impl KnownList {
         }
     }
 
+    /// The entry for data object `name`.
     pub fn object(&self, name: &str) -> Option<&KnownEntry> {
         self.objects.get(name)
     }
 
+    /// The entry for struct type `name`.
     pub fn type_(&self, name: &str) -> Option<&KnownEntry> {
         self.types.get(name)
     }
 
+    /// The entry for member `member` of struct `type_name`.
     pub fn member(&self, type_name: &str, member: &str) -> Option<&KnownEntry> {
         if !self.member_types.contains(type_name) {
             return None;
@@ -162,10 +167,12 @@ impl KnownList {
         self.members.get(&format!("{type_name}.{member}"))
     }
 
+    /// The entry for function `name`.
     pub fn function(&self, name: &str) -> Option<&KnownEntry> {
         self.functions.get(name)
     }
 
+    /// The list has member entries of struct `type_name`.
     pub fn has_members(&self, type_name: &str) -> bool {
         self.member_types.contains(type_name)
     }

@@ -20,6 +20,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The perf command whose report this kind is.
     pub fn tool(self) -> &'static str {
         match self {
             Kind::TypeProfile => "perf data-type profile",
@@ -46,9 +47,11 @@ impl Kind {
 /// One measured entry: which report said it and what it said.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Datum {
+    /// The report kind that said it.
     pub tool: &'static str,
     /// The share of samples (and the member, for a type), as perf printed them.
     pub detail: String,
+    /// Its share of samples, in percent.
     pub share: f64,
 }
 
@@ -108,6 +111,7 @@ impl Measured {
         Ok(m)
     }
 
+    /// Nothing measured.
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty()
             && self.types.is_empty()
@@ -149,10 +153,12 @@ impl Measured {
         });
     }
 
+    /// The measured evidence for data object `name`.
     pub fn object(&self, name: &str) -> Option<Evidence<'_>> {
         self.objects.get(name).map(evidence)
     }
 
+    /// What was measured of struct type `name`.
     pub fn type_(&self, name: &str) -> Option<&Datum> {
         self.types.get(name)
     }
@@ -170,10 +176,12 @@ impl Measured {
             .map(|(_, (_, d))| evidence(d))
     }
 
+    /// The measured evidence for function `name`.
     pub fn function(&self, name: &str) -> Option<Evidence<'_>> {
         self.functions.get(name).map(evidence)
     }
 
+    /// A profile measured members of type `type_name`.
     pub fn has_members(&self, type_name: &str) -> bool {
         self.members.keys().any(|(t, _)| t == type_name)
     }

@@ -15,26 +15,32 @@ const PARETO: &str = "Shared Cache Line Distribution Pareto";
 pub struct HotLine {
     /// perf's index (rank) of the line.
     pub index: u64,
+    /// The line's run-time address.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     /// Load HITM count (`-d peer`: load peer count), the ranking value.
     pub hitm: u64,
     /// The line's share of all HITMs (or peers), as printed, without `%`.
     pub share: Option<f64>,
+    /// The offsets of the line accessed (the Pareto table's rows for it).
     pub accesses: Vec<Access>,
 }
 
 /// One row of the Pareto table: an offset in the line and the code touching it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Access {
+    /// The offset in the line.
     pub offset: u64,
     /// The row's percentages in print order (HITM or peer shares, then stores).
     pub percents: Vec<f64>,
+    /// The code address doing the access.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub code_address: Option<u64>,
     /// Code symbol without `+0x..`; perf may have cut it (30 characters by default).
     pub symbol: Option<String>,
+    /// The data object perf names, when it does.
     pub object: Option<String>,
+    /// The source line perf names, when it does.
     pub source: Option<String>,
 }
 

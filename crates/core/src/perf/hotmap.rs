@@ -15,21 +15,28 @@ use crate::model::{Image, Space, Symbol, SymbolKind};
 /// x86_64 KASLR moves the kernel in steps of 2 MiB.
 pub const KASLR_ALIGN: u64 = 2 << 20;
 
+/// The KASLR offset between perf's run-time addresses and the build's link-time ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "from", rename_all = "snake_case")]
 pub enum Kaslr {
+    /// Given with `--kaslr-offset`.
     Given {
+        /// The offset.
         offset: u64,
     },
     /// `agreeing` of the `of` code addresses that name a function of the image.
     Inferred {
+        /// The offset most code addresses agree on.
         offset: u64,
+        /// Code addresses that agree on it.
         agreeing: usize,
+        /// Code addresses that name a function of the image.
         of: usize,
     },
 }
 
 impl Kaslr {
+    /// The offset, given or inferred.
     pub fn offset(self) -> u64 {
         match self {
             Kaslr::Given { offset } | Kaslr::Inferred { offset, .. } => offset,
@@ -107,31 +114,41 @@ pub struct NoKaslrOffset;
 /// An object on a hot line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HotObject {
+    /// The object's name, qualified when the bare name is not unique.
     pub name: String,
+    /// Its link-time address.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
+    /// Its size in bytes.
     pub size: u64,
 }
 
 /// One offset perf reported, mapped to the object and member there.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HotAccess {
+    /// The offset in the line perf reported.
     pub offset: u64,
+    /// The row's percentages in print order (HITM or peer shares, then stores).
     pub percents: Vec<f64>,
+    /// The object at that offset, when one is.
     pub object: Option<String>,
     /// Member path inside the object (`[3].lock` for an array element).
     pub member: Option<String>,
     /// Byte of the member perf reported (0: its first byte).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub within: Option<u64>,
+    /// The code symbol doing the access, as perf printed it.
     pub code: Option<String>,
+    /// Its source line, as perf printed it.
     pub source: Option<String>,
 }
 
 /// One hot line mapped onto the image.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MappedLine {
+    /// perf's index (rank) of the line.
     pub index: u64,
+    /// Its run-time address, as perf printed it.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub runtime: u64,
     /// Link-time start of the line; `None` when it is outside the image (heap, modules).
@@ -140,9 +157,13 @@ pub struct MappedLine {
     /// Where a line outside the image lies (x86_64 only; see `region`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<Region>,
+    /// Load HITM count (`-d peer`: load peer count).
     pub hitm: u64,
+    /// The line's share of all HITMs (or peers), as printed, without `%`.
     pub share: Option<f64>,
+    /// The objects on the line.
     pub objects: Vec<HotObject>,
+    /// The offsets accessed, mapped to objects and members.
     pub accesses: Vec<HotAccess>,
 }
 
@@ -176,8 +197,11 @@ pub fn region(arch: &str, a: u64) -> Option<Region> {
 /// A report mapped onto one build, lines ranked by HITM.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HotMap {
+    /// The offset the addresses were mapped with.
     pub kaslr: Kaslr,
+    /// The line size of the build.
     pub line_size: u64,
+    /// The hot lines, by HITM.
     pub lines: Vec<MappedLine>,
     /// Lines outside the image.
     pub outside: usize,
@@ -286,9 +310,11 @@ fn map_line(
 /// A hot object (or one of its hot members) followed into the new build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Followed {
+    /// The hot object.
     pub object: String,
     /// `None` for the object as a whole.
     pub member: Option<String>,
+    /// Its address in the old build (a member's: the member's).
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub old_address: u64,
     /// `None`: gone from the new build (or the member is).
@@ -297,6 +323,7 @@ pub struct Followed {
     /// Start of the first and of the last line it covers in the new build.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub new_first_line: Option<u64>,
+    /// Start of the last line it covers in the new build.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub new_last_line: Option<u64>,
     /// Lines it covers in the new build.
@@ -311,18 +338,25 @@ pub struct Followed {
 /// One hot line of the old build and where its tenants went.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FollowedLine {
+    /// perf's index (rank) of the line.
     pub index: u64,
+    /// The line's start in the old build.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub old_address: u64,
+    /// Its HITM count.
     pub hitm: u64,
+    /// Its tenants and their hot members, followed.
     pub followed: Vec<Followed>,
 }
 
 /// The `--hot` section of a diff report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HotFollow {
+    /// The offset perf's addresses were mapped with.
     pub kaslr: Kaslr,
+    /// The hot lines inside the old build.
     pub lines: Vec<FollowedLine>,
+    /// Lines outside the image.
     pub outside: usize,
 }
 

@@ -38,6 +38,7 @@ pub struct Fix {
     /// Objects other than the changed one that move, and the most any of them moves:
     /// what the change costs its neighbours.
     pub shifted: usize,
+    /// The most any of them moves, in bytes.
     pub max_shift: i64,
     /// Lines the flagged object covers after the change.
     pub lines: u64,
@@ -53,12 +54,17 @@ pub struct Fix {
 /// The fixes for one flagged object, cheapest restoring first.
 #[derive(Debug, Clone, Serialize)]
 pub struct Suggestion {
+    /// The flagged object.
     pub object: String,
+    /// Global data or per-CPU.
     pub space: Space,
+    /// Its C type, when known.
     pub type_name: Option<String>,
     /// Why it is flagged: the category and the new written neighbours.
     pub flag: String,
+    /// Its new neighbours (written ones, when any are).
     pub neighbours: Vec<String>,
+    /// The fixes, cheapest restoring first.
     pub fixes: Vec<Fix>,
     /// A `check` rule that keeps the best fix in place.
     pub rule: String,
@@ -67,6 +73,7 @@ pub struct Suggestion {
 /// The fixes found, and the flags they do not cover.
 #[derive(Debug, Clone, Serialize)]
 pub struct Suggestions {
+    /// The fixes for each flagged object.
     pub suggestions: Vec<Suggestion>,
     /// Structs flagged for a hot member that changed line, with their fixes.
     pub members: Vec<MemberSuggestion>,

@@ -27,51 +27,93 @@ use types::{StructEdit, propagate};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// `--struct NAME=+N` (grow by N bytes at the end) or `NAME=SIZE`.
-    Resize { name: String, size: Size },
+    Resize {
+        /// The struct or union.
+        name: String,
+        /// How its size changes.
+        size: Size,
+    },
     /// `--struct NAME --member M=+N`: a member grows by N bytes.
     Member {
+        /// The struct or union.
         name: String,
+        /// The member, found through anonymous structs and unions.
         member: String,
+        /// The bytes it grows by.
         grow: u64,
     },
     /// `--struct NAME --align N`.
-    StructAlign { name: String, align: u64 },
+    StructAlign {
+        /// The struct or union.
+        name: String,
+        /// Its new alignment (a power of two).
+        align: u64,
+    },
     /// `--symbol NAME --align N`.
-    SymbolAlign { name: String, align: u64 },
+    SymbolAlign {
+        /// The object or function, bare or qualified as `FILE:NAME`.
+        name: String,
+        /// Its new alignment (a power of two).
+        align: u64,
+    },
     /// `--percpu-aligned NAME`: defined with `DEFINE_PER_CPU_ALIGNED`, and declared
     /// with `DECLARE_PER_CPU_ALIGNED` where a header declares it (`declaration`): the
     /// variable moves to `..shared_aligned`. `--percpu-aligned-definition NAME`: the
     /// definition only, the header's `DECLARE_PER_CPU` left as it is: GCC keeps the
     /// section of the first declaration, so a declared variable is aligned in place.
-    PercpuAligned { name: String, declaration: bool },
+    PercpuAligned {
+        /// The per-CPU variable.
+        name: String,
+        /// Its header's declaration is aligned too.
+        declaration: bool,
+    },
     /// `--struct NAME --member M --align N`: the member aligned (`____cacheline_aligned`).
     MemberAlign {
+        /// The struct or union.
         name: String,
+        /// The member.
         member: String,
+        /// Its new alignment (a power of two).
         align: u64,
     },
     /// `--struct NAME --member M --after X` (or `--first`): the member declared right
     /// after member X (or first).
     MemberMove {
+        /// The struct or union.
         name: String,
+        /// The member moved.
         member: String,
+        /// The member it is declared after; none: first.
         after: Option<String>,
     },
     /// `--align-functions UNIT=N`: every function of one compile unit aligned to N,
     /// as `-falign-functions=N` for that file does (see `functions.rs`).
-    FunctionsAligned { unit: String, align: u64 },
+    FunctionsAligned {
+        /// The compile unit as DWARF names it (`kernel/futex/waitwake.c`).
+        unit: String,
+        /// The alignment of each of its functions (a power of two).
+        align: u64,
+    },
     /// `--read-mostly NAME`: the object defined `__read_mostly` again (see
     /// `functions.rs` for why it lives beside function alignment: both are
     /// placement changes the link model makes without types).
-    ReadMostly { name: String },
+    ReadMostly {
+        /// The object.
+        name: String,
+    },
     /// `--struct NAME --insert M=N [--align A] --after X | --first | --at OFFSET`: a
     /// new member of N bytes (aligned to A; by default the largest power of two up
     /// to 8 that divides N) declared there.
     MemberInsert {
+        /// The struct or union.
         name: String,
+        /// The new member's name.
         member: String,
+        /// Its size in bytes.
         size: u64,
+        /// Its alignment; none: `Change::default_insert_alignment` of its size.
         align: Option<u64>,
+        /// Where it is declared.
         at: Position,
     },
 }
@@ -79,8 +121,11 @@ pub enum Change {
 /// Where `--insert` declares its member.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Position {
+    /// Before every member (`--first`).
     First,
+    /// Right after this member (`--after`).
     After(String),
+    /// Before the first member at this byte offset or after it (`--at`).
     Offset(u64),
 }
 
@@ -153,10 +198,14 @@ impl Change {
     }
 }
 
+/// How `--struct NAME=...` changes a size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Size {
+    /// `+N`: N bytes more.
     Grow(u64),
+    /// `-N`: N bytes fewer.
     Shrink(u64),
+    /// `N`: N bytes.
     Exactly(u64),
 }
 
@@ -226,14 +275,18 @@ impl fmt::Display for Change {
 
 /// A predicted build and how far the model vouches for it.
 pub struct Prediction<'d> {
+    /// The predicted build.
     pub image: Image<'d>,
+    /// The changes predicted, as given.
     pub changes: Vec<Change>,
     /// Objects in the link model, and how many of them laying the build out again
     /// unchanged puts back at their addresses.
     pub objects: usize,
+    /// Of `objects`, those put back.
     pub reproduced: usize,
     /// Functions in the link model, and how many the unchanged layout puts back.
     pub functions: usize,
+    /// Of `functions`, those put back.
     pub functions_reproduced: usize,
     /// Objects whose predicted place or size differs from the build's.
     pub moved: usize,
@@ -253,6 +306,7 @@ pub struct Prediction<'d> {
 /// An output section moved by the sections before it growing, or grown itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SectionMoved {
+    /// The output section.
     pub name: String,
     /// Bytes its start moves by.
     pub shift: i64,

@@ -12,10 +12,15 @@ use crate::model::{Binding, SymbolKind};
 /// One symbol of an object file's section.
 #[derive(Debug, Clone)]
 pub struct ObjSymbol {
+    /// The symbol's name.
     pub name: String,
+    /// Its offset in the section.
     pub offset: u64,
+    /// Its size in bytes.
     pub size: u64,
+    /// Function or data object.
     pub kind: SymbolKind,
+    /// Global, weak or local.
     pub binding: Binding,
 }
 
@@ -23,16 +28,22 @@ pub struct ObjSymbol {
 /// offset order.
 #[derive(Debug, Clone)]
 pub struct ObjSection {
+    /// The section's name.
     pub name: String,
+    /// Its size in bytes.
     pub size: u64,
+    /// Its alignment.
     pub align: u64,
+    /// Its functions and data objects, in offset order.
     pub symbols: Vec<ObjSymbol>,
 }
 
 /// A recompiled object file.
 #[derive(Debug, Clone)]
 pub struct ObjectFile {
+    /// The file read.
     pub path: PathBuf,
+    /// Its allocated sections.
     pub sections: Vec<ObjSection>,
     /// The source file its `STT_FILE` symbol names (`signal.c`: gcc writes the
     /// basename), when it has one.

@@ -14,6 +14,7 @@ use crate::model::{AggregateKind, Member, StructLayout, TypeKind, saturate_u32};
 /// Where an inserted member is declared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InsertAt<'a> {
+    /// Before every member.
     First,
     /// Right after this member (and the bitfields sharing its storage).
     After(&'a str),
@@ -24,9 +25,13 @@ pub enum InsertAt<'a> {
 /// A member inserted: `size` bytes aligned to `align`, declared at `at`.
 #[derive(Debug, Clone)]
 pub struct MemberInsert<'a> {
+    /// The new member's name.
     pub member: &'a str,
+    /// Its size in bytes.
     pub size: u64,
+    /// Its alignment.
     pub align: u64,
+    /// Where it is declared.
     pub at: InsertAt<'a>,
 }
 

@@ -14,7 +14,9 @@ use crate::model::{Image, Member, StructId, StructLayout, TypeKind, saturate_u32
 /// The new size and alignment of one struct (or union) name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
+    /// Its size in bytes.
     pub size: u64,
+    /// Its alignment in bytes.
     pub align: u64,
 }
 
@@ -24,14 +26,18 @@ pub type Relaid<'d> = FxHashMap<StructId, StructLayout<'d>>;
 /// A member growth asked for directly: `struct.member` grows by `grow` bytes.
 #[derive(Debug, Clone)]
 pub struct MemberGrowth<'a> {
+    /// The member.
     pub member: &'a str,
+    /// The bytes it grows by.
     pub grow: u64,
 }
 
 /// A member moved: declared right after member `after` (`None`: first).
 #[derive(Debug, Clone)]
 pub struct MemberMove<'a> {
+    /// The member.
     pub member: &'a str,
+    /// The member it is declared after; `None`: first.
     pub after: Option<&'a str>,
 }
 
@@ -42,6 +48,7 @@ pub struct StructEdit<'a> {
     pub size: Option<u64>,
     /// A new alignment (at least the old one).
     pub align: Option<u64>,
+    /// Members that grow.
     pub members: Vec<MemberGrowth<'a>>,
     /// Members aligned (`__aligned(N)` or `____cacheline_aligned` on the member).
     pub member_aligns: Vec<(&'a str, u64)>,
