@@ -5,6 +5,7 @@
 //! groups, the per-CPU hot area) and inferred from a type (a lock or an atomic).
 
 pub mod cold;
+pub mod conventions;
 pub mod known;
 pub mod measured;
 
@@ -262,7 +263,7 @@ pub fn declared(
     line_size: u64,
     placed: Placed,
 ) -> Option<Declared> {
-    if name == "pcpu_hot" || placed.hot_area {
+    if conventions::conventions().is_percpu_hot(name) || placed.hot_area {
         return Some(Declared::PercpuHotArea);
     }
     alignment
