@@ -130,8 +130,10 @@ pub enum Position {
 }
 
 impl Change {
-    /// The change spelled as `whatif` arguments: what `parse_changes` reads back into
-    /// this change (`suggest` prints a fix this way and predicts the change it prints).
+    /// The change spelled as `whatif` arguments: what the binary's parser of the
+    /// command line (`src/cli/changes.rs`, through clap) reads back into this change,
+    /// as its property test checks for every kind (`suggest` prints a fix this way and
+    /// predicts the change it prints).
     pub fn to_args(&self) -> String {
         match self {
             Change::Resize { name, size } => match size {
