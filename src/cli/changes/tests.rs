@@ -75,6 +75,23 @@ fn a_member_is_aligned_or_moved_after_another_or_first() {
     );
 }
 
+/// `--first` once for each member it places: clap refused a second one before, so two
+/// moves to first had no spelling.
+#[test]
+fn first_is_given_once_for_each_member() {
+    let first = |member: &str| Change::MemberMove {
+        name: s("mce"),
+        member: s(member),
+        after: None,
+    };
+    assert_eq!(
+        read(&[
+            "--struct", "mce", "--member", "ip", "--first", "--member", "status", "--first"
+        ]),
+        Ok(vec![first("ip"), first("status")])
+    );
+}
+
 #[test]
 fn an_insert_takes_its_alignment_then_its_place() {
     let got = read(&[
