@@ -63,6 +63,20 @@ struct Tables {
     cold_prefix: Vec<Entry>,
 }
 
+/// Why the table does not read (a bug: a unit test reads the shipped one).
+#[derive(Debug, thiserror::Error)]
+enum TableError {
+    /// Not TOML, or not the tables' fields.
+    #[error("{0}")]
+    Toml(toml::de::Error),
+    /// A glob that does not compile.
+    #[error("{0}")]
+    Glob(globset::Error),
+    /// A hot type with neither or both of a name and a glob (its reason given).
+    #[error("hot_type {0:?}: give a name or a glob")]
+    Pattern(String),
+}
+
 /// The conventions, read and indexed.
 #[derive(Debug)]
 pub struct Conventions {
@@ -82,8 +96,8 @@ pub fn conventions() -> &'static Conventions {
 }
 
 impl Conventions {
-    fn parse(text: &str) -> Result<Conventions, String> {
-        let tables: Tables = toml::from_str(text).map_err(|e| e.message().to_string())?;
+    fn parse(text: &str) -> Result<Conventions, TableError> {
+        let tables: Tables = toml::from_str(text).map_err(TableError::Toml)?;
         let mut hot_exact = FxHashSet::default();
         let mut globs = GlobSetBuilder::new();
         for e in &tables.hot_type {
@@ -92,12 +106,12 @@ impl Conventions {
                     hot_exact.insert(n.clone());
                 }
                 (None, Some(g)) => {
-                    globs.add(Glob::new(g).map_err(|err| format!("{g}: {err}"))?);
+                    globs.add(Glob::new(g).map_err(TableError::Glob)?);
                 }
-                _ => return Err(format!("hot_type {e:?}: give a name or a glob")),
+                _ => return Err(TableError::Pattern(e.reason.clone())),
             }
         }
-        let hot_globs = globs.build().map_err(|e| e.to_string())?;
+        let hot_globs = globs.build().map_err(TableError::Glob)?;
         Ok(Conventions {
             tables,
             hot_exact,
