@@ -12,7 +12,7 @@
 # Usage: python3 bench/check-access.py VMLINUX [--seed N] [--functions 200]
 #                                      [--map-bin PATH] [--jobs 2] [--json OUT]
 #
-# Without --map-bin it runs `cargo run --release -p layout-diff-core --example
+# Without --map-bin it runs `cargo run --release -p layout-diff --example
 # access_map` from the repository. Compared per instruction: (object, offset) and the
 # kind (read, write, read_write, atomic, address); for address loads also the callee
 # (the first direct call or tail jump within 8 straight-line instructions receiving the
@@ -638,7 +638,7 @@ def map_refs(args, starts):
         if args.map_bin:
             cmd = [args.map_bin, args.vmlinux, "refs", path]
         else:
-            cmd = ["cargo", "run", "--quiet", "--release", "-p", "layout-diff-core",
+            cmd = ["cargo", "run", "--quiet", "--release", "-p", "layout-diff",
                    "--example", "access_map", "--", args.vmlinux, "refs", path]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=REPO).stdout
     finally:

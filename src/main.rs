@@ -25,12 +25,12 @@ fn no_huge_pages() {
 
 fn main() -> ExitCode {
     no_huge_pages();
-    let cli = Cli::parse_args();
+    let (cli, matches) = Cli::parse_args();
     let outcome = match cli.command {
         Command::Show(args) => cli::show::show(&args),
         Command::Diff(args) => cli::diff::diff(&args),
         Command::Check(args) => cli::check::check(&args),
-        Command::Whatif(args) => cli::whatif::whatif(&args),
+        Command::Whatif(args) => cli::whatif::whatif(&args, &matches),
         Command::Suggest(args) => cli::suggest::suggest(&args),
         Command::Snapshot(args) => cli::series::snapshot(&args),
         Command::History(args) => cli::series::history(&args),

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use clap::ValueEnum;
 use layout_diff_report::Format;
@@ -30,10 +30,12 @@ pub struct Cli {
 
 impl Cli {
     /// Parses the process arguments; `layout-diff OLD NEW ...` means `layout-diff diff OLD NEW ...`.
-    pub fn parse_args() -> Cli {
+    /// clap's matches come too: `whatif` reads its changes from them in order
+    /// (`changes::from_matches`).
+    pub fn parse_args() -> (Cli, ArgMatches) {
         let args = std::env::args_os().collect();
         let parsed = with_default_command(args).map(|args| {
-            Cli::try_parse_from(args).map_err(|e| match e.kind() {
+            Cli::matches_from(args).map_err(|e| match e.kind() {
                 clap::error::ErrorKind::DisplayHelp
                 | clap::error::ErrorKind::DisplayVersion
                 | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
@@ -41,12 +43,23 @@ impl Cli {
             })
         });
         match parsed {
-            Ok(Ok(cli)) => cli,
+            Ok(Ok(parsed)) => parsed,
             Ok(Err(e)) | Err(e) => {
                 eprintln!("layout-diff: {e}");
                 std::process::exit(2)
             }
         }
+    }
+}
+
+impl Cli {
+    /// What `Cli::try_parse_from` does, keeping clap's matches.
+    fn matches_from(args: Vec<std::ffi::OsString>) -> Result<(Cli, ArgMatches), clap::Error> {
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut taken = matches.clone();
+        let cli =
+            Cli::from_arg_matches_mut(&mut taken).map_err(|e| e.format(&mut Cli::command()))?;
+        Ok((cli, matches))
     }
 }
 
@@ -318,8 +331,17 @@ pub struct WhatifArgs {
     #[arg(long = "after", value_name = "MEMBER")]
     pub after: Vec<String>,
     /// The --member (or --insert) before it is declared first.
-    #[arg(long = "first")]
-    pub first: bool,
+    // Given once for each --member or --insert it places (`suggest` may print
+    // several moves in one command): a flag that takes no value, kept once per use so
+    // its places on the command line are known.
+    #[arg(
+        long = "first",
+        num_args = 0,
+        default_missing_value = "true",
+        action = clap::ArgAction::Append,
+        value_parser = clap::value_parser!(bool)
+    )]
+    pub first: Vec<bool>,
     /// `MEMBER=N`: a new member of N bytes in the --struct before it, declared where
     /// --after, --first or --at after it says (--align before those: its alignment).
     #[arg(long = "insert", value_name = "M=N")]

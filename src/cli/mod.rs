@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod cache;
+pub mod changes;
 pub mod check;
 pub mod diff;
 pub mod generate;

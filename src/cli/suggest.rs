@@ -46,8 +46,7 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let mut options = options(&diff_args, &prep)?;
     options.listed_only = true;
     options.hotness = Some(&prep.hotness);
-    let found = layout_diff_core::suggest::suggest(&old, &new, &options, &args.symbols)
-        .map_err(anyhow::Error::msg)?;
+    let found = layout_diff_core::suggest::suggest(&old, &new, &options, &args.symbols);
     if let Some(b) = bar {
         b.finish_and_clear();
     }

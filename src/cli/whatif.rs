@@ -1,6 +1,7 @@
 //! `layout-diff whatif`: a predicted build diffed against the build it comes from.
 
 use anyhow::Result;
+use clap::ArgMatches;
 
 use super::args::{DiffArgs, WhatifArgs};
 use super::diff::{Builds, Preface, compare, prepare};
@@ -9,20 +10,18 @@ use layout_diff_core::InputFile;
 
 /// `layout-diff whatif IMAGE CHANGES`: the build laid out again with the changes,
 /// diffed against it like a real new build.
-pub fn whatif(args: &WhatifArgs) -> Result<Output> {
+/// `matches` are clap's for the whole command line: the changes are read from them in
+/// order.
+pub fn whatif(args: &WhatifArgs, matches: &ArgMatches) -> Result<Output> {
     // With object files, a change may be given by them alone; a change given wrongly
     // is an error all the same.
-    let changes = match args.objects.is_empty() {
-        true => layout_diff_core::whatif::parse_changes(std::env::args()),
-        false => layout_diff_core::whatif::parse_change_args(std::env::args()),
-    }
-    .map_err(anyhow::Error::msg)?;
+    let whatif = matches.subcommand_matches("whatif").unwrap_or(matches);
+    let changes = super::changes::from_matches(whatif, !args.objects.is_empty())?;
     let objects = args
         .objects
         .iter()
         .map(|p| layout_diff_core::whatif::objects::ObjectFile::read(p))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(anyhow::Error::msg)?;
+        .collect::<Result<Vec<_>, _>>()?;
     let diff_args = DiffArgs {
         old: args.file.clone(),
         new: args.file.clone(),

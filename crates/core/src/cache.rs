@@ -45,8 +45,11 @@ pub struct Cache {
 /// file rewritten in place changes the time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
+    /// The build-id of the vmlinux, in hex.
     pub build_id: String,
+    /// Its size in bytes.
     pub size: u64,
+    /// Its modification time, in nanoseconds since the epoch.
     pub mtime_ns: u128,
 }
 
@@ -63,6 +66,7 @@ impl Key {
 /// One entry of the cache directory, as `Cache::entries` lists it.
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// The entry's file.
     pub path: PathBuf,
     /// The entry file's size in bytes.
     pub bytes: u64,
@@ -78,7 +82,9 @@ pub struct Entry {
 /// What `Cache::clear` removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Cleared {
+    /// Files removed.
     pub files: usize,
+    /// Their bytes.
     pub bytes: u64,
 }
 
@@ -89,10 +95,12 @@ impl Cache {
         Cache { dir, limit, stamp }
     }
 
+    /// The cache's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The most bytes it keeps.
     pub fn limit(&self) -> u64 {
         self.limit
     }

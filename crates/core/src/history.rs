@@ -14,15 +14,22 @@ use crate::model::{Image, Space, SymbolKind};
 /// Histories of every matched name over `builds` (file names, in series order).
 #[derive(Debug, Clone, Serialize)]
 pub struct History {
+    /// The builds' file names, in series order.
     pub builds: Vec<String>,
+    /// The line size the rows are counted in.
     pub line_size: u64,
+    /// Each matched symbol's rows.
     pub symbols: Vec<SymbolSeries>,
+    /// Each matched struct's rows.
     pub structs: Vec<StructSeries>,
 }
 
+/// One symbol's rows over the series.
 #[derive(Debug, Clone, Serialize)]
 pub struct SymbolSeries {
+    /// Its qualified name.
     pub name: String,
+    /// One row per build.
     pub rows: Vec<SymbolRow>,
 }
 
@@ -32,16 +39,23 @@ pub struct SymbolSeries {
 pub struct SymbolRow {
     /// Index into `History::builds`.
     pub build: usize,
+    /// The build has a symbol of that name.
     pub present: bool,
+    /// Its address.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub address: Option<u64>,
+    /// Global data, per-CPU or code.
     pub space: Option<Space>,
     /// Per-CPU offset or address: what decides lines.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub place: Option<u64>,
+    /// Its size in bytes.
     pub size: Option<u64>,
+    /// Its offset within its line.
     pub offset_in_line: Option<u64>,
+    /// Its offset within the 128-byte line pair.
     pub offset_in_pair: Option<u64>,
+    /// The lines it spans.
     pub lines: Option<u64>,
     /// Other data objects on its lines (qualified names, sorted).
     pub co_tenants: Vec<String>,
@@ -50,20 +64,27 @@ pub struct SymbolRow {
     pub changed: bool,
 }
 
+/// One struct's rows over the series.
 #[derive(Debug, Clone, Serialize)]
 pub struct StructSeries {
+    /// The struct's name.
     pub name: String,
+    /// One row per build.
     pub rows: Vec<StructRow>,
 }
 
 /// One build's facts of a struct (its first layout of that name in model order).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct StructRow {
+    /// Index into `History::builds`.
     pub build: usize,
+    /// The build has a struct of that name.
     pub present: bool,
+    /// Its size in bytes.
     pub size: Option<u64>,
     /// Lines spanned when laid at offset 0.
     pub lines: Option<u64>,
+    /// Its members, counted as pahole counts them.
     pub members: Option<usize>,
     /// Bytes of holes (pahole's "sum holes").
     pub holes: Option<u64>,
@@ -85,7 +106,9 @@ pub struct StructRow {
 /// too without the patterns selecting it (see `missing`).
 #[derive(Debug, Clone)]
 pub struct BuildFacts {
+    /// The build's file name.
     pub path: String,
+    /// Its line size.
     pub line_size: u64,
     /// Rows by qualified name (`build` not yet set).
     symbols: BTreeMap<String, SymbolRow>,

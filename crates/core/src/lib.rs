@@ -5,6 +5,8 @@
 //! `model`; `snapshot` reads its own files), `layout` (pure line computations), `diff`
 //! (two images into a report), `report` (renderers that compute nothing).
 
+#![warn(missing_docs)]
+
 #[cfg(test)]
 #[macro_use]
 mod fixtures;

@@ -10,33 +10,50 @@ use crate::model::{Image, Space, Symbol, SymbolKind, Variable};
 
 pub use crate::model::header::{BTF_NOTE, Header, REL_NOTE};
 
+/// One section of the build, as `show`'s summary lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct SectionRow {
+    /// The section's name.
     pub name: String,
+    /// Its address.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
+    /// Its size in bytes (decompressed).
     pub size: u64,
+    /// It is stored compressed (`SHF_COMPRESSED`).
     pub compressed: bool,
 }
 
+/// What `show FILE` says of a build before any query: its kind, counts and sections.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    /// The input's kind (`ELF`, `BTF`, `snapshot`, ...).
     pub file_kind: &'static str,
+    /// It has DWARF (or BTF) types.
     pub has_debug_info: bool,
     /// `btf` or `none`; absent for DWARF (the usual case, and the older JSON).
     #[serde(skip_serializing_if = "crate::model::TypesFrom::is_dwarf")]
     pub types_from: crate::model::TypesFrom,
+    /// Compile units read.
     pub units: usize,
+    /// Function symbols.
     pub functions: usize,
+    /// Global data objects.
     pub data_objects: usize,
+    /// Per-CPU variables.
     pub percpu_variables: usize,
+    /// Struct and union layouts.
     pub structs: usize,
+    /// Variables the debug info describes.
     pub variables: usize,
+    /// Where the per-CPU area starts (`__per_cpu_start`), when it has one.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub percpu_base: Option<u64>,
+    /// Its sections, in address order.
     pub sections: Vec<SectionRow>,
 }
 
+/// The summary of `image`.
 pub fn summary(image: &Image<'_>) -> Summary {
     Summary {
         file_kind: image.file_kind,
@@ -84,8 +101,11 @@ pub fn structs<'a, 'd>(image: &'a Image<'d>, set: &'a GlobSet) -> Vec<LaidStruct
 /// A symbol with its lines, neighbours and type.
 #[derive(Debug, Clone, Serialize)]
 pub struct SymbolView<'a, 'd> {
+    /// The symbol.
     pub symbol: &'a Symbol<'d>,
+    /// Its name qualified by its file when the bare name is not unique.
     pub qualified_name: String,
+    /// The lines it falls on.
     pub placement: Placement,
     /// DWARF description of the variable, when found.
     pub variable: Option<&'a Variable<'d>>,
@@ -112,7 +132,9 @@ pub struct Accesses {
 /// One function's references of one kind to one member of an object.
 #[derive(Debug, Clone, Serialize)]
 pub struct AccessRow {
+    /// The function's name.
     pub function: String,
+    /// Read, write, read-modify-write, atomic or address.
     pub kind: crate::model::access::AccessKind,
     /// Byte offset into the object of the first such reference.
     pub offset: u64,
@@ -124,6 +146,7 @@ pub struct AccessRow {
     /// The first instruction and its source line.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub insn: u64,
+    /// The first instruction's source line (`file:line`), when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// The function is boot-only code (`.init.*`, `.exit.*`): the judgement leaves it
@@ -255,14 +278,18 @@ fn view<'a, 'd>(
 /// Everything on one line.
 #[derive(Debug, Clone, Serialize)]
 pub struct LineView<'a, 'd> {
+    /// Global data, per-CPU or code.
     pub space: Space,
     /// The line's number (its start divided by the line size; hex above 2^53).
     #[serde(serialize_with = "crate::model::hex::big")]
     pub line: u64,
+    /// The line's first address (per-CPU: offset).
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub start: u64,
+    /// The address past its end.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub end: u64,
+    /// The symbols on it, in place order.
     pub symbols: Vec<&'a Symbol<'d>>,
     /// For code on the line: the source line of the line's first byte of each function.
     pub sources: Vec<SourceAt>,
@@ -275,9 +302,12 @@ pub struct LineView<'a, 'd> {
 /// A code address and the source line it was compiled from.
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceAt {
+    /// The code address.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
+    /// The function it is in.
     pub function: String,
+    /// Its source line, `file:line`.
     pub location: String,
 }
 
@@ -334,11 +364,15 @@ pub fn line<'a, 'd>(
 /// members with the lines they sit on, most sampled first.
 #[derive(Debug, Clone, Serialize)]
 pub struct HotTypeView {
+    /// The struct's name.
     pub name: String,
+    /// Its size in bytes.
     pub size: u64,
+    /// The lines it spans from offset 0.
     pub lines: u64,
     /// Share of samples in the type, as perf printed it (summed over offsets).
     pub share: f64,
+    /// Its sampled members, most sampled first.
     pub members: Vec<HotMemberView>,
     /// Global and per-CPU objects of the type.
     pub instances: Vec<String>,
@@ -348,19 +382,28 @@ pub struct HotTypeView {
 /// whether it straddles one.
 #[derive(Debug, Clone, Serialize)]
 pub struct HotMemberView {
+    /// The member's offset in the struct.
     pub offset: u64,
+    /// The member's path as perf printed it.
     pub member: String,
+    /// Its size, when the struct's layout has it.
     pub size: Option<u64>,
+    /// The line it starts on, from the struct's start.
     pub line: u64,
+    /// It straddles a line boundary.
     pub straddles: bool,
+    /// Its share of samples, as perf printed it.
     pub share: f64,
 }
 
 /// A sampled object (a variable perf named): where it sits.
 #[derive(Debug, Clone, Serialize)]
 pub struct HotObjectView {
+    /// The object's name.
     pub name: String,
+    /// Its share of samples, as perf printed it.
     pub share: f64,
+    /// The lines it falls on, when the build has it.
     pub placement: Option<Placement>,
 }
 

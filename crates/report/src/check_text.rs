@@ -46,6 +46,7 @@ pub fn title(r: &CheckReport) -> String {
     )
 }
 
+/// The closing line: how many rules pass and fail, and the exit code.
 pub fn closing(r: &CheckReport) -> String {
     let total = r.passed + r.failed;
     let rules = if total == 1 { "rule" } else { "rules" };
@@ -57,6 +58,7 @@ pub fn closing(r: &CheckReport) -> String {
     }
 }
 
+/// The rules-file table name of `t`.
 pub fn table(t: Table) -> &'static str {
     match t {
         Table::Struct => "struct",
@@ -78,6 +80,7 @@ pub fn rule_line(o: &Outcome) -> String {
     )
 }
 
+/// A position spelled for its kind: an address, a per-CPU offset or a struct offset.
 pub fn pos(p: Positions, v: u64) -> String {
     match p {
         Positions::Address => format!("{v:016x}"),
@@ -94,6 +97,7 @@ fn line_at(o: &Outcome, start: u64) -> String {
     }
 }
 
+/// What an outcome measured, in words.
 pub fn measured(o: &Outcome) -> String {
     let what = match o.table {
         Table::Struct => "struct",

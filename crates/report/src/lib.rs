@@ -1,6 +1,8 @@
 //! Renderers: turn query and diff results into text, JSON, Markdown or HTML. They compute
 //! nothing; every number they print was computed by `show`, `layout` or `diff`.
 
+#![warn(missing_docs)]
+
 #[cfg(test)]
 #[macro_use]
 mod fixtures;
@@ -27,9 +29,13 @@ pub mod wrap;
 /// Output format chosen with `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Plain text for a terminal.
     Text,
+    /// JSON (docs/json.md).
     Json,
+    /// GitHub-flavoured Markdown.
     Markdown,
+    /// One self-contained HTML page.
     Html,
 }
 

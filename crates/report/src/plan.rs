@@ -46,14 +46,19 @@ pub enum Item<'r> {
     Run(&'r ShiftRun),
     /// A data or per-CPU object that moved.
     Placement {
+        /// The object's change.
         change: &'r PlacementChange<'r>,
+        /// How much of it to show.
         detail: Detail,
     },
     /// A struct whose layout changed; `members` in the order to show them (added and
     /// removed first, then those that change line, then the rest).
     Struct {
+        /// The struct's change.
         change: &'r StructChange,
+        /// Its members, in the order to show them.
         members: Vec<&'r MemberChange>,
+        /// How much of it to show.
         detail: Detail,
     },
 }
@@ -78,29 +83,38 @@ pub enum SectionKind {
 /// A titled list of items, in the order to show them.
 #[derive(Debug, Clone)]
 pub struct Section<'r> {
+    /// Which part of the report it is.
     pub kind: SectionKind,
+    /// Its title.
     pub title: &'static str,
+    /// Its items, in the order to show them.
     pub items: Vec<Item<'r>>,
 }
 
 /// One function shown by name, with the run it moved in (default view only).
 #[derive(Debug, Clone)]
 pub struct FunctionItem<'r> {
+    /// The function's change.
     pub change: &'r FunctionChange<'r>,
+    /// The shift run it moved in, if any.
     pub run: Option<&'r ShiftRun>,
 }
 
 /// The closing `text` section: function counts, the largest runs, hot functions.
 #[derive(Debug, Clone)]
 pub struct TextSection<'r> {
+    /// The function counts of the summary.
     pub counts: &'r Counts,
+    /// The largest function shift runs.
     pub runs: Vec<&'r ShiftRun>,
+    /// The hot functions to show by name.
     pub functions: Vec<FunctionItem<'r>>,
 }
 
 /// Everything a renderer draws for a diff, decided once.
 #[derive(Debug, Clone)]
 pub struct Plan<'r> {
+    /// The report drawn.
     pub report: &'r Report<'r>,
     /// Nothing changed and nothing was asked for: the report is "no changes".
     pub empty: bool,
@@ -108,11 +122,13 @@ pub struct Plan<'r> {
     pub summary: [(&'static str, &'r Counts); 4],
     /// Sections that have at least one item, in the order to show them.
     pub sections: Vec<Section<'r>>,
+    /// The closing section on functions.
     pub text: TextSection<'r>,
     /// What is counted rather than listed: type guesses and cold storage, by pattern.
     pub patterns: &'r [PatternCount],
     /// Items left out by the line budget.
     pub cut: usize,
+    /// How much the report shows: the line budget, and whether compact.
     pub view: View,
 }
 
@@ -194,7 +210,9 @@ pub fn title(kind: SectionKind) -> &'static str {
 /// A column of the summary table: its title and the count of a row's `Counts` it shows.
 #[derive(Debug, Clone, Copy)]
 pub struct SummaryColumn {
+    /// The column's title.
     pub title: &'static str,
+    /// The count it shows of a row.
     pub count: fn(&Counts) -> usize,
 }
 

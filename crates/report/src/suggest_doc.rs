@@ -13,9 +13,11 @@ use layout_diff_core::suggest::Suggestions;
 /// A whole `suggest` report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Doc {
+    /// The report's title line.
     pub title: String,
     /// A paragraph before the items (flags of other kinds).
     pub note: Option<String>,
+    /// The flagged things and their fixes, in the report's order.
     pub items: Vec<Item>,
     /// A closing sentence when there is nothing to fix.
     pub closing: Option<String>,
@@ -24,10 +26,13 @@ pub struct Doc {
 /// One flagged thing (or failing rule) and its fixes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
+    /// What is flagged, in one line.
     pub heading: String,
+    /// What the build says of it, one line each.
     pub facts: Vec<String>,
     /// Why there is no fix, when there is none.
     pub none: Option<String>,
+    /// Its fixes, the best first.
     pub fixes: Vec<FixText>,
     /// A `check` rules snippet that keeps the fix.
     pub rule: Option<String>,
@@ -36,8 +41,11 @@ pub struct Item {
 /// One fix: its one-line summary, lines said of it, and the code to paste.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FixText {
+    /// The fix in one line.
     pub summary: String,
+    /// What else is said of it (its cost, what it leaves flagged).
     pub extra: Vec<String>,
+    /// The code to paste.
     pub code: String,
 }
 

@@ -11,18 +11,23 @@ use super::html::esc;
 /// How a cell's text sits in its column (text and Markdown; HTML leaves it to CSS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
+    /// Against the column's left edge.
     Left,
+    /// Against the column's right edge (numbers).
     Right,
 }
 
 /// One cell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cell {
+    /// What the cell says.
     pub text: String,
+    /// How it sits in its column.
     pub align: Align,
 }
 
 impl Cell {
+    /// A cell set to the left.
     pub fn left(text: impl ToString) -> Cell {
         Cell {
             text: text.to_string(),
@@ -30,6 +35,7 @@ impl Cell {
         }
     }
 
+    /// A cell set to the right.
     pub fn right(text: impl ToString) -> Cell {
         Cell {
             text: text.to_string(),
@@ -43,6 +49,7 @@ impl Cell {
 pub struct Table {
     /// The title of each column; a title's alignment is its column's in Markdown.
     pub titles: Vec<Cell>,
+    /// The rows, each a cell per column.
     pub rows: Vec<Vec<Cell>>,
 }
 

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StructRule {
+    /// Bytes the struct may take at most.
     pub max_size: Option<u64>,
+    /// Lines it may span at most, laid at offset 0.
     pub max_cachelines: Option<u64>,
     /// Bytes the struct may grow by against OLD (needs `check OLD NEW`).
     pub max_growth: Option<u64>,
@@ -28,6 +30,7 @@ pub struct StructRule {
     /// Sets of members that must all share one line.
     #[serde(default)]
     pub together: Vec<Vec<String>>,
+    /// Why the rule exists, printed with a failure.
     pub why: Option<String>,
 }
 
@@ -44,7 +47,9 @@ pub struct SymbolRule {
     /// Objects (names or globs) that must not share any of its lines.
     #[serde(default)]
     pub not_with: Vec<String>,
+    /// Lines it may span at most.
     pub max_lines: Option<u64>,
+    /// Why the rule exists, printed with a failure.
     pub why: Option<String>,
 }
 
@@ -55,6 +60,7 @@ pub struct FunctionRule {
     /// Start address modulo this is 0; `aligned`, the `[symbol]` spelling, is taken too.
     #[serde(alias = "aligned")]
     pub align: Option<u64>,
+    /// Why the rule exists, printed with a failure.
     pub why: Option<String>,
 }
 
@@ -62,10 +68,13 @@ pub struct FunctionRule {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupRule {
+    /// Bytes the group may take at most.
     pub max_size: Option<u64>,
+    /// Lines it may span at most.
     pub max_lines: Option<u64>,
     /// The group starts a line.
     pub aligned: Option<bool>,
+    /// Why the rule exists, printed with a failure.
     pub why: Option<String>,
 }
 
@@ -85,17 +94,24 @@ struct File {
 /// A rule with the name or glob it applies to and the line of its table header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Named<T> {
+    /// The table's name or glob.
     pub pattern: String,
+    /// The line of its table header in the rules file.
     pub line: usize,
+    /// The rule.
     pub rule: T,
 }
 
 /// A parsed rules file, each kind sorted by pattern.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Rules {
+    /// The rules file.
     pub path: PathBuf,
+    /// Struct rules, by pattern.
     pub structs: Vec<Named<StructRule>>,
+    /// Symbol rules, by pattern.
     pub symbols: Vec<Named<SymbolRule>>,
+    /// Function rules, by pattern.
     pub functions: Vec<Named<FunctionRule>>,
     /// Pattern `STRUCT.GROUP`.
     pub groups: Vec<Named<GroupRule>>,
@@ -115,6 +131,7 @@ impl Rules {
         v
     }
 
+    /// Some rule compares with an older build (`max_growth`), so `check OLD NEW` is needed.
     pub fn needs_old(&self) -> bool {
         self.structs.iter().any(|r| r.rule.max_growth.is_some())
     }
@@ -129,8 +146,11 @@ pub fn split_group(pattern: &str) -> (&str, &str) {
 #[derive(Debug, thiserror::Error)]
 #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct RulesError {
+    /// The rules file.
     pub path: PathBuf,
+    /// The line of the mistake, when known.
     pub line: Option<usize>,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -335,19 +355,24 @@ fn header_line(text: &str, kind: &str, name: &str) -> usize {
 mod tests {
     use super::*;
 
-    fn p(text: &str) -> Result<Rules, String> {
-        parse(Path::new("r.toml"), text).map_err(|e| e.to_string())
+    fn p(text: &str) -> Result<Rules, RulesError> {
+        parse(Path::new("r.toml"), text)
+    }
+
+    /// The one line a refused `text` is answered with.
+    fn refused(text: &str) -> String {
+        p(text).map(|_| ()).unwrap_err().to_string()
     }
 
     /// Issue 33, defect 10: an alignment that is no power of two is refused.
     #[test]
     fn an_alignment_that_is_no_power_of_two_is_refused() {
-        let e = p("[symbol.root_user]\naligned = 48\n").unwrap_err();
+        let e = refused("[symbol.root_user]\naligned = 48\n");
         assert_eq!(
             e.to_string(),
             "r.toml:1: key `aligned`: 48 is not a power of two (an alignment is 1, 2, 4, ... 64, ...)"
         );
-        let e = p("[function.f]\nalign = 3\n").unwrap_err();
+        let e = refused("[function.f]\nalign = 3\n");
         assert!(e.to_string().contains("3 is not a power of two"), "{e}");
         assert!(p("[symbol.root_user]\naligned = 64\n").is_ok());
     }
@@ -395,21 +420,21 @@ aligned = true
 
     #[test]
     fn unknown_key_names_file_line_and_key() {
-        let e = p("[symbol.root_user]\naligned = 64\nallone = true\n").unwrap_err();
+        let e = refused("[symbol.root_user]\naligned = 64\nallone = true\n");
         assert!(e.starts_with("r.toml:3: "), "{e}");
         assert!(e.contains("`allone`"), "{e}");
     }
 
     #[test]
     fn wrong_type_names_file_line_and_key() {
-        let e = p("[struct.mce]\n\nmax_size = \"120\"\n").unwrap_err();
+        let e = refused("[struct.mce]\n\nmax_size = \"120\"\n");
         assert!(e.starts_with("r.toml:3: key `max_size`: "), "{e}");
         assert!(e.contains("invalid type"), "{e}");
     }
 
     #[test]
     fn unknown_table_and_bad_values() {
-        let e = p("[structs.mce]\nmax_size = 1\n").unwrap_err();
+        let e = refused("[structs.mce]\nmax_size = 1\n");
         assert!(e.starts_with("r.toml:1: "), "{e}");
         assert!(e.contains("`structs`"), "{e}");
         // Each table takes the other's spelling of alignment.
@@ -422,26 +447,26 @@ aligned = true
         assert_eq!(r.symbols[0].rule.aligned, Some(64));
         // A misspelt key or table is answered with the name probably meant.
         assert_eq!(
-            p("[symbol.s]\nalone = true\nmax_line = 2\n").unwrap_err(),
+            refused("[symbol.s]\nalone = true\nmax_line = 2\n"),
             "r.toml:3: unknown field `max_line`, expected one of `align`, `aligned`, `alone`, `not_with`, `max_lines`, `why`; did you mean `max_lines`?"
         );
         assert_eq!(
-            p("[strct.x]\nmax_size = 1\n").unwrap_err(),
+            refused("[strct.x]\nmax_size = 1\n"),
             "r.toml:1: unknown field `strct`, expected one of `struct`, `symbol`, `function`, `group`; did you mean `struct`?"
         );
         assert_eq!(
-            p("[symbol.s]\nfoo = 1\n").unwrap_err(),
+            refused("[symbol.s]\nfoo = 1\n"),
             "r.toml:2: unknown field `foo`, expected one of `align`, `aligned`, `alone`, `not_with`, `max_lines`, `why`"
         );
-        let e = p("[function.f]\nalign = 0\n").unwrap_err();
+        let e = refused("[function.f]\nalign = 0\n");
         assert_eq!(e, "r.toml:1: key `align`: must be at least 1");
-        let e = p("[group.rx]\nmax_size = 1\n").unwrap_err();
+        let e = refused("[group.rx]\nmax_size = 1\n");
         assert_eq!(e, "r.toml:1: group `rx`: write it as \"STRUCT.GROUP\"");
-        let e = p("# nothing\n").unwrap_err();
+        let e = refused("# nothing\n");
         assert!(e.starts_with("r.toml:1: no rules"), "{e}");
-        let e = p("[symbol.a]\nalone = true\n[symbol.root_user]\nwhy = \"x\"\n").unwrap_err();
+        let e = refused("[symbol.a]\nalone = true\n[symbol.root_user]\nwhy = \"x\"\n");
         assert_eq!(e, "r.toml:3: [symbol.root_user] has no rule");
-        let e = p("[struct.s]\nseparate = [[\"a\"]]\n").unwrap_err();
+        let e = refused("[struct.s]\nseparate = [[\"a\"]]\n");
         assert_eq!(
             e,
             "r.toml:1: key `separate`: each list needs two or more members"

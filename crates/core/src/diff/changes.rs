@@ -107,14 +107,17 @@ impl Severity {
 pub struct Tenant<'a>(pub &'a crate::model::Symbol<'a>);
 
 impl<'a> Tenant<'a> {
+    /// Its name as the report spells it.
     pub fn name(&self) -> SymbolName<'a> {
         SymbolName::of(self.0)
     }
 
+    /// Its place: the address that decides its lines, or its per-CPU offset.
     pub fn place(&self) -> u64 {
         self.0.place
     }
 
+    /// Its size in bytes.
     pub fn size(&self) -> u64 {
         self.0.size
     }
@@ -145,11 +148,14 @@ fn hex_pair<S: serde::Serializer>(p: &Pair<u64>, s: S) -> Result<S::Ok, S::Error
 /// Old and new value of one field.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Pair<T> {
+    /// The value in the old build.
     pub old: T,
+    /// The value in the new build.
     pub new: T,
 }
 
 impl<T: PartialEq> Pair<T> {
+    /// Whether the two differ.
     pub fn changed(&self) -> bool {
         self.old != self.new
     }
@@ -158,12 +164,19 @@ impl<T: PartialEq> Pair<T> {
 /// A data object (global or per-CPU) whose placement changed.
 #[derive(Debug, Clone)]
 pub struct PlacementChange<'a> {
+    /// The object's name.
     pub name: SymbolName<'a>,
+    /// Global data or per-CPU.
     pub space: Space,
+    /// Its output section (new build).
     pub section: &'a str,
+    /// Its C type, when the debug info gives one.
     pub type_name: Option<&'a str>,
+    /// Its place in each build.
     pub place: Pair<u64>,
+    /// Its size in each build.
     pub size: Pair<u64>,
+    /// How far it moved: new place minus old.
     pub delta: i64,
     /// The line size its placements (`placement()`) are counted in.
     pub line_size: u64,
@@ -172,6 +185,7 @@ pub struct PlacementChange<'a> {
     pub tenants: Vec<Tenant<'a>>,
     /// How many of `tenants` are the old ones.
     pub old_tenants: usize,
+    /// Its neighbours on its lines changed.
     pub co_tenants_changed: bool,
     /// It has new neighbours (not only fewer).
     pub sharing_grew: bool,
@@ -198,6 +212,7 @@ pub struct PlacementChange<'a> {
     pub cold: Option<Cold>,
     /// The judgement and the rule that made it (`verdict::judge_object`).
     pub decision: Decision,
+    /// What the report says of it, for `--fail-on` and the order of the list.
     pub severity: Severity,
     /// Place, size or line membership (co-tenants) changed (false for an unchanged
     /// object shown only because it was asked for).
@@ -360,15 +375,21 @@ impl Serialize for PlacementChange<'_> {
 /// (most of the tens of thousands of moved objects are never printed in text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reason {
+    /// Its offset within its line changed.
     OffsetInLine(Pair<u64>),
+    /// Its offset within the 128-byte line pair (adjacent-line prefetch) changed.
     InPair(Pair<u64>),
+    /// The number of lines it spans changed.
     Lines(Pair<u64>),
+    /// Its size changed.
     Size(Pair<u64>),
     /// Straddles a line now (`true`) or no longer (`false`).
     Straddles(bool),
     /// Starts a line now (`true`) or no longer (`false`).
     StartsLine(bool),
+    /// Its neighbours on its lines changed.
     CoTenantsChanged,
+    /// It lost neighbours and gained none.
     FewerCoTenants,
     /// Boot-only, read-only after init or read-mostly storage.
     Quiet(&'static str),
@@ -402,8 +423,11 @@ impl Serialize for Reason {
 /// A member of an instance and the lines (relative to the instance's first line) it sits on.
 #[derive(Debug, Clone, Serialize)]
 pub struct MemberLines<'a> {
+    /// The member's name.
     pub name: &'a str,
+    /// Its offset in the instance, in each build (absent in one when added or removed).
     pub offset: Pair<Option<u64>>,
+    /// The line it starts on, relative to the instance's first line, in each build.
     pub line: Pair<Option<u64>>,
     /// Evidence that the member is hot (measured, known, or in a cache-line group).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -413,17 +437,25 @@ pub struct MemberLines<'a> {
 /// A function whose start mod line size (or line count) changed.
 #[derive(Debug, Clone)]
 pub struct FunctionChange<'a> {
+    /// The function's name.
     pub name: SymbolName<'a>,
+    /// Its address in each build.
     pub address: Pair<u64>,
+    /// Its size in each build.
     pub size: Pair<u64>,
+    /// How far it moved: new address minus old.
     pub delta: i64,
     /// Start modulo the line size.
     pub phase: Pair<u64>,
+    /// The number of lines it spans in each build.
     pub lines: Pair<u64>,
+    /// The index of the shift run it belongs to, if any.
     pub run: Option<usize>,
     /// The strongest evidence that it is hot.
     pub evidence: Option<Evidence<'a>>,
+    /// The judgement and the rule that made it (`verdict`).
     pub decision: Decision,
+    /// What the report says of it, for `--fail-on` and the order of the list.
     pub severity: Severity,
     /// Asked for with `--symbol`/`--hot`.
     pub pinned: bool,
@@ -488,15 +520,23 @@ impl Serialize for FunctionChange<'_> {
 /// that all moved by the same delta.
 #[derive(Debug, Clone, Serialize)]
 pub struct ShiftRun {
+    /// Global data, per-CPU or functions' space.
     pub space: Space,
+    /// The output section the run is in.
     pub section: String,
+    /// The run's first symbol (old address order).
     pub first: String,
+    /// The run's last symbol.
     pub last: String,
+    /// How many symbols the run holds.
     pub count: usize,
+    /// The first symbol's place in each build.
     #[serde(serialize_with = "hex_pair")]
     pub start: Pair<u64>,
+    /// The end of the last symbol in each build.
     #[serde(serialize_with = "hex_pair")]
     pub end: Pair<u64>,
+    /// How far every symbol of the run moved.
     pub delta: i64,
     /// Where the gap before the run starts in each build: the previous neighbour's place,
     /// or the section start when the run starts the section.
@@ -507,8 +547,11 @@ pub struct ShiftRun {
     pub previous_delta: i64,
     /// The delta is a whole number of lines: no line membership changes inside the run.
     pub whole_lines: bool,
+    /// The run is of functions, not data.
     pub functions: bool,
+    /// Why its delta differs from the one before it.
     pub cause: Cause,
+    /// What the report says of the run.
     pub severity: Severity,
     /// Its root change: an index into `Report::causes` (data runs only).
     pub root: Option<usize>,
@@ -547,8 +590,11 @@ pub enum ItemKind {
 /// One change between a run's previous neighbour and its first symbol.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CauseItem {
+    /// The symbol that changed.
     pub symbol: String,
+    /// How it changed (resized, added, removed, moved in or out).
     pub change: ItemKind,
+    /// Its size in each build.
     pub size: Pair<u64>,
     /// Signed bytes it adds to the gap (new size - old size).
     pub bytes: i64,
@@ -567,21 +613,30 @@ pub enum Cause {
     /// The listed changes sum to `bytes`; the rest of the change of delta (`padding`,
     /// smaller in size than `alignment`) is alignment padding before the run's first symbol.
     Changes {
+        /// The nearest symbol before the run in both builds (none at a section start).
         previous: Option<String>,
+        /// The changes in between, the largest first.
         items: Vec<CauseItem>,
         /// Items left out of `items` (only the largest are listed); `bytes` sums all.
         #[serde(skip_serializing_if = "is_zero")]
         omitted_items: usize,
+        /// What the listed changes sum to, in bytes.
         bytes: i64,
+        /// The alignment padding left of the change of delta.
         padding: i64,
+        /// The alignment of the run's first symbol, which bounds `padding`.
         alignment: u64,
     },
     /// Nothing in between changed: the change of delta (`padding`, smaller than
     /// `alignment`) is alignment padding alone.
     Padding {
+        /// The nearest symbol before the run in both builds (none at a section start).
         previous: Option<String>,
+        /// Always 0: nothing in between changed size.
         bytes: i64,
+        /// The alignment padding that is the whole change of delta.
         padding: i64,
+        /// The alignment of the run's first symbol, which bounds `padding`.
         alignment: u64,
     },
     /// Symbols changed order around the run's start: `previous` is the nearest symbol
@@ -589,24 +644,33 @@ pub enum Cause {
     /// in one build only (`moved_in`/`moved_out`); their sum explains the change up to
     /// `padding` as for `changes`.
     Reordered {
+        /// The nearest symbol before the run in both builds (none at a section start).
         previous: Option<String>,
+        /// The changes in between, the symbols moved in or out among them.
         items: Vec<CauseItem>,
         /// Items left out of `items` (only the largest are listed); `bytes` sums all.
         #[serde(skip_serializing_if = "is_zero")]
         omitted_items: usize,
+        /// What the listed changes sum to, in bytes.
         bytes: i64,
+        /// The alignment padding left of the change of delta.
         padding: i64,
+        /// The alignment of the run's first symbol, which bounds `padding`.
         alignment: u64,
     },
     /// What changed in between (`items`, summing to `bytes`) leaves `residual` bytes
     /// of the change of delta that alignment padding cannot account for.
     Unexplained {
+        /// The nearest symbol before the run in both builds (none at a section start).
         previous: Option<String>,
+        /// The changes in between, the largest first.
         items: Vec<CauseItem>,
         /// Items left out of `items` (only the largest are listed); `bytes` sums all.
         #[serde(skip_serializing_if = "is_zero")]
         omitted_items: usize,
+        /// What the listed changes sum to, in bytes.
         bytes: i64,
+        /// The bytes of the change of delta left unexplained.
         residual: i64,
         /// No symbol before the run precedes it in both builds (the code before it was
         /// laid out in another order, as a module's functions often are): nothing is
@@ -635,15 +699,25 @@ impl Cause {
 /// One struct's layout change.
 #[derive(Debug, Clone, Serialize)]
 pub struct StructChange {
+    /// The struct's (or union's) name.
     pub name: String,
+    /// `struct` or `union`.
     pub kind: &'static str,
+    /// The file that declares it, when the debug info says.
     pub decl_file: Option<String>,
+    /// Its size in bytes in each build.
     pub size: Pair<u64>,
+    /// Its alignment in each build.
     pub alignment: Pair<u64>,
+    /// The cache lines it spans from offset 0, in each build.
     pub cachelines: Pair<u64>,
+    /// pahole's count of holes in each build.
     pub holes: Pair<u64>,
+    /// The bytes of those holes in each build.
     pub sum_holes: Pair<u64>,
+    /// Its tail padding in each build.
     pub padding: Pair<u64>,
+    /// Its members that were added, removed, moved, resized or retyped.
     pub members: Vec<MemberChange>,
     /// For structs asked for with `--struct`: every member, old and new side by side.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -655,33 +729,47 @@ pub struct StructChange {
     pub groups: Vec<GroupChange>,
     /// The judgement (`verdict::judge_struct`) and its rule.
     pub decision: Decision,
+    /// What the report says of it, for `--fail-on` and the order of the list.
     pub severity: Severity,
 }
 
+/// How a member changed; one member may change in several ways.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemberChangeKind {
+    /// In the new build only.
     Added,
+    /// In the old build only.
     Removed,
+    /// Its offset changed.
     Moved,
+    /// Its size changed.
     Resized,
+    /// Its type changed.
     Retyped,
 }
 
 /// A member added, removed, moved, resized or retyped. Offsets in bits (bitfields).
 #[derive(Debug, Clone, Serialize)]
 pub struct MemberChange {
+    /// The member's name.
     pub name: String,
+    /// Every way it changed.
     pub kinds: Vec<MemberChangeKind>,
+    /// Its type's name in each build.
     #[serde(rename = "type")]
     pub type_name: Pair<Option<String>>,
     /// Byte offset (storage unit for bitfields).
     pub offset: Pair<Option<u64>>,
+    /// Its bit offset in each build (bitfields).
     pub bit_offset: Pair<Option<u64>>,
+    /// Its width in bits in each build (bitfields).
     pub bit_size: Pair<Option<u64>>,
+    /// Its size in bytes in each build.
     pub size: Pair<Option<u64>>,
     /// Line (from the struct's offset 0) the member starts on.
     pub line: Pair<Option<u64>>,
+    /// Whether it straddles a line boundary, in each build.
     pub straddles: Pair<Option<bool>>,
     /// Evidence that the member is hot (measured, known, in a cache-line group).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -691,12 +779,19 @@ pub struct MemberChange {
 /// What happened to one group (present in both builds, or in one).
 #[derive(Debug, Clone, Serialize)]
 pub struct GroupChange {
+    /// The group's name (`__cacheline_group_begin__NAME`).
     pub name: String,
+    /// Its offset in the struct in each build.
     pub offset: Pair<Option<u64>>,
+    /// Its size in bytes in each build.
     pub size: Pair<Option<u64>>,
+    /// The lines it spans in each build.
     pub lines: Pair<Option<u64>>,
+    /// Whether it starts on a line, in each build.
     pub line_aligned: Pair<Option<bool>>,
+    /// Members in the group in the new build only.
     pub added_members: Vec<String>,
+    /// Members in the group in the old build only.
     pub removed_members: Vec<String>,
     /// Touches more lines than before, or no longer starts a line: flagged.
     pub flagged: bool,
@@ -709,43 +804,60 @@ pub enum Root {
     /// A struct type changed size (`RootCause::via` names the resized objects of that
     /// type that started runs).
     Struct {
+        /// The struct.
         name: String,
+        /// How many bytes it grew (negative: shrank).
         bytes: i64,
     },
     /// An object or function changed size (its type, if any, kept its size).
     Resized {
+        /// The object or function.
         symbol: String,
+        /// How many bytes it grew (negative: shrank).
         bytes: i64,
     },
+    /// A symbol new in the new build.
     Added {
+        /// The symbol.
         symbol: String,
+        /// Its size.
         bytes: i64,
     },
+    /// A symbol gone from the new build.
     Removed {
+        /// The symbol.
         symbol: String,
+        /// Its size in the old build.
         bytes: i64,
     },
     /// An object left one output section for another (`__read_mostly` on a `.bss`
     /// object): the same object in both, not a removal and an addition.
     Moved {
+        /// The object.
         symbol: String,
+        /// Its output section in the old build.
         from: String,
+        /// Its output section in the new build.
         to: String,
         /// Its size in each build.
         size: Pair<u64>,
     },
     /// An object must now start on a larger alignment.
     Realigned {
+        /// The object.
         symbol: String,
     },
     /// Nothing in between changed size and the symbol before did not move: the
     /// alignment padding before `before` changed.
     Padding {
+        /// The symbol whose padding changed.
         before: String,
+        /// Its alignment, which bounds the padding.
         alignment: u64,
     },
     /// The shift could not be explained.
     Unexplained {
+        /// The symbol before which the shift starts.
         before: String,
     },
 }
@@ -787,6 +899,7 @@ impl std::fmt::Display for Root {
 /// One root change and everything it moved.
 #[derive(Debug, Clone, Serialize)]
 pub struct RootCause {
+    /// What started the runs.
     pub root: Root,
     /// The sentence the report prints for `root`.
     pub what: String,
@@ -798,6 +911,7 @@ pub struct RootCause {
     /// Objects in its runs that changed line membership (delta not a whole number of
     /// lines), and those in whole-line runs.
     pub moved: usize,
+    /// Objects moved in its whole-line runs (line membership unchanged).
     pub moved_whole_lines: usize,
     /// Of the moved objects, those with evidence of hotness whose lines changed.
     pub hot: usize,
@@ -805,6 +919,7 @@ pub struct RootCause {
     pub hot_names: Vec<String>,
     /// Spaces its runs are in.
     pub percpu: bool,
+    /// Its runs include global data.
     pub global: bool,
 }
 
@@ -826,40 +941,56 @@ pub struct Counts {
     pub whole_line_runs: usize,
     /// Objects that only lost neighbours (severity `improvement`): never flagged.
     pub improvements: usize,
+    /// Symbols (structs) in the new build only.
     pub added: usize,
+    /// Symbols (structs) in the old build only.
     pub removed: usize,
 }
 
+/// The summary table: one row of counts per kind.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
+    /// Struct types.
     pub structs: Counts,
+    /// Global data objects.
     pub data: Counts,
+    /// Per-CPU variables.
     pub percpu: Counts,
+    /// Functions.
     pub functions: Counts,
 }
 
 /// Everything a diff found.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report<'a> {
+    /// The old build's header (path, build-id, release, line size).
     pub old: Header,
+    /// The new build's header.
     pub new: Header,
     /// What two inputs of different kinds are compared on, and what not
     /// (`load::common_ground`), for the first screen.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<String>,
+    /// The cache line size the diff counts in.
     pub line_size: u64,
+    /// The summary table's counts.
     pub summary: Summary,
+    /// The structs whose layout changed.
     pub structs: Vec<StructChange>,
     /// Boxed as the parallel judging builds them: moving tens of thousands of large
     /// changes out of their boxes into flat lists cost a tenth of the snapshot diff.
     pub data: Vec<Box<PlacementChange<'a>>>,
+    /// The per-CPU variables listed, as `data` is for global data.
     pub percpu: Vec<Box<PlacementChange<'a>>>,
+    /// The functions listed.
     pub functions: Vec<Box<FunctionChange<'a>>>,
+    /// Every shift run, data and functions.
     pub runs: Vec<ShiftRun>,
     /// The root changes behind the data runs, most hot objects moved first.
     pub causes: Vec<RootCause>,
     /// Names asked for with --symbol/--struct/--hot that matched, shown in full.
     pub pinned_symbols: Vec<String>,
+    /// Structs asked for with `--struct` that matched, shown in full.
     pub pinned_structs: Vec<String>,
     /// Sum of the per-row `flagged` counts.
     pub flagged: usize,
@@ -888,19 +1019,25 @@ pub enum PatternKind {
 /// How many unlisted objects of one pattern changed for the worse.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PatternCount {
+    /// Which list it belongs to.
     pub kind: PatternKind,
+    /// The pattern: a C type, or a kind of cold storage.
     pub what: String,
+    /// How many objects of it changed for the worse.
     pub count: usize,
 }
 
 /// A range whose objects are never judged write-hot or straddling.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QuietRegion {
+    /// What the range is (`init`, `read-mostly`, ...).
     pub what: &'static str,
     /// How it was recognised: a section name pattern, or the boundary symbols.
     pub from: String,
+    /// Its first address, when known.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub start: Option<u64>,
+    /// The address past its end, when known.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub end: Option<u64>,
 }

@@ -6,27 +6,10 @@ use rustc_hash::FxHashMap;
 
 use crate::model::{CType, Image, StructId, TypeKind};
 
-/// Type-name fragments that mark fields written by many CPUs.
-const HOT_MARKERS: &[&str] = &[
-    "atomic",
-    "refcount",
-    "spinlock",
-    "rwlock",
-    "mutex",
-    "seqcount",
-    "seqlock",
-    "percpu_counter",
-    "local_t",
-    "rw_semaphore",
-    "lockref",
-    "kref",
-    "qspinlock",
-    "wait_queue_head",
-    "arch_spinlock",
-];
-
+/// Whether the type spelled `type_name` is itself write-hot storage: a
+/// `hot_type` entry of `conventions.toml`.
 pub(super) fn is_hot_name(type_name: &str) -> bool {
-    HOT_MARKERS.iter().any(|m| type_name.contains(m))
+    crate::evidence::conventions::conventions().is_hot_type(type_name)
 }
 
 /// Memoized answers for one image.
@@ -38,7 +21,7 @@ pub struct HotTypes<'a, 'd> {
     /// thousands of judged objects walked a few thousand types' members again).
     hot_members: FxHashMap<StructId, usize>,
     /// `is_hot_name` of each type seen, by address (types are shared, and the name test
-    /// scans the spelling for every marker).
+    /// looks the spelling up).
     hot_name: FxHashMap<*const CType, bool>,
 }
 

@@ -16,20 +16,32 @@ use crate::model::access::AccessKind;
 #[serde(tag = "why", rename_all = "snake_case")]
 pub enum Hot<'a> {
     /// Evidence names the member itself (a known or measured member).
-    Member { evidence: Evidence<'a> },
+    Member {
+        /// The evidence naming it.
+        evidence: Evidence<'a>,
+    },
     /// The code writes it from a function that has evidence of its own.
     Writer {
+        /// The writing function.
         function: &'a str,
+        /// That function's evidence.
         evidence: Evidence<'a>,
     },
     /// The object has evidence as a whole and names no member: its write-type members
     /// (lock, atomic, refcount, counter) carry it.
-    WriteType { evidence: Evidence<'a> },
+    WriteType {
+        /// The object's evidence.
+        evidence: Evidence<'a>,
+    },
     /// The object has evidence as a whole and no write-type member: all of it is hot.
-    Whole { evidence: Evidence<'a> },
+    Whole {
+        /// The object's evidence.
+        evidence: Evidence<'a>,
+    },
 }
 
 impl<'a> Hot<'a> {
+    /// The evidence it stands on, whichever way it is hot.
     pub fn evidence(&self) -> Evidence<'a> {
         match *self {
             Hot::Member { evidence }
@@ -80,8 +92,11 @@ pub enum Written<'a> {
     /// The code writes it: `function` (one with evidence of hotness first, else the
     /// first by name) and `writers` functions in all, boot-only code left out.
     Code {
+        /// The function named for it.
         function: &'a str,
+        /// How that function writes it (store, read-modify-write, atomic).
         how: AccessKind,
+        /// How many functions write it.
         writers: u32,
         /// `function` has evidence of hotness of its own (known or measured): the
         /// member is hot-written.
@@ -89,7 +104,10 @@ pub enum Written<'a> {
         hot: Option<Strength>,
     },
     /// Its object's own evidence of hotness, on a write-type member.
-    Evidence { evidence: Evidence<'a> },
+    Evidence {
+        /// The object's evidence.
+        evidence: Evidence<'a>,
+    },
     /// No code touches it, and its type is a lock, an atomic or a counter: inferred.
     Inferred,
 }
@@ -162,9 +180,12 @@ pub struct LineMember<'a> {
     pub name: Cow<'a, str>,
     /// Its bytes on the line, as offsets into the object: `[from, to)`.
     pub from: u64,
+    /// The offset past its last byte on the line.
     pub to: u64,
+    /// Why it is hot, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hot: Option<Hot<'a>>,
+    /// Why it is written, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub written: Option<Written<'a>>,
 }
@@ -172,6 +193,7 @@ pub struct LineMember<'a> {
 /// One object's part of a line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LineTenant<'a> {
+    /// The object's name.
     pub name: SymbolName<'a>,
     /// Its pairing key (the same object in both builds has the same one).
     #[serde(skip)]
@@ -181,7 +203,9 @@ pub struct LineTenant<'a> {
     pub place: u64,
     /// Its bytes on the line, as offsets into it: `[from, to)`.
     pub from: u64,
+    /// The offset past its last byte on the line.
     pub to: u64,
+    /// Its members on the line, in offset order.
     pub members: Vec<LineMember<'a>>,
 }
 
@@ -192,6 +216,7 @@ pub struct SharedLine<'a> {
     /// The line's first byte (an address, or a per-CPU offset).
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub start: u64,
+    /// Every tenant's part of it, the object first.
     pub tenants: Vec<LineTenant<'a>>,
 }
 
@@ -199,16 +224,22 @@ pub struct SharedLine<'a> {
 /// (or, `adjacent`, on the two lines of one 128-byte pair).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Meeting<'a> {
+    /// The hot member's line (its first byte).
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub line: u64,
+    /// The object's hot member.
     pub hot: LineMember<'a>,
+    /// The other object.
     pub neighbour: SymbolName<'a>,
+    /// The neighbour's pairing key.
     #[serde(skip)]
     pub neighbour_key: u32,
     /// The neighbour's line (the pair's other line when `adjacent`).
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub neighbour_line: u64,
+    /// The neighbour's written member.
     pub written: LineMember<'a>,
+    /// The two are on the two lines of one 128-byte pair, not on one line.
     pub adjacent: bool,
 }
 
@@ -226,9 +257,11 @@ pub struct LinesOf<'a> {
     /// Its lines that another object shares (or whose pair partner holds a written
     /// member meeting one of its hot members).
     pub shared: Vec<SharedLine<'a>>,
+    /// Where its hot members meet written members of other objects.
     pub meetings: Vec<Meeting<'a>>,
     /// It has hot members, each alone on its line (no other object's bytes there).
     pub hot_alone: bool,
+    /// It has hot members at all.
     pub has_hot: bool,
     /// Where each hot member lies (cut to each of its lines), and whether it has the
     /// line to itself; at most `HOT_PLACES` of them.
@@ -241,8 +274,10 @@ pub const HOT_PLACES: usize = 16;
 /// A hot member on one line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HotPlace<'a> {
+    /// The line's first byte.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub line: u64,
+    /// The hot member's bytes on it.
     pub member: LineMember<'a>,
     /// No other object has bytes on the line.
     pub alone: bool,
@@ -251,7 +286,9 @@ pub struct HotPlace<'a> {
 /// What the judgement of one object's lines found, in both builds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LineSharing<'a> {
+    /// The old build's view.
     pub old: LinesOf<'a>,
+    /// The new build's view.
     pub new: LinesOf<'a>,
     /// Meetings in the new build that the old one did not have on one line.
     pub new_meetings: Vec<Meeting<'a>>,

@@ -32,7 +32,9 @@ use crate::model::{Image, Space, SymbolKind};
 /// of hotness to judge by.
 #[derive(Debug, Default, Clone)]
 pub struct DiffOptions<'h> {
+    /// Symbols to show in full whether or not they changed (`--symbol`, `--hot` names).
     pub pinned_symbols: Option<GlobSet>,
+    /// Structs to show in full whether or not they changed (`--struct`).
     pub pinned_structs: Option<GlobSet>,
     /// Categories whose flagged changes make exit 1; `None`: all but `possible`.
     pub fail_on: Option<Vec<Category>>,

@@ -9,11 +9,14 @@ use serde::Serialize;
 /// only when written: a diff of two kernels names a quarter of a million co-tenants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SymbolName<'a> {
+    /// The file a local symbol is printed with, when it is needed.
     pub file: Option<&'a str>,
+    /// The symbol's name.
     pub name: &'a str,
 }
 
 impl<'a> SymbolName<'a> {
+    /// The name of `s`, as the report prints it.
     pub fn of(s: &crate::model::Symbol<'a>) -> Self {
         SymbolName {
             file: match s.binding {

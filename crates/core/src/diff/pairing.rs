@@ -13,16 +13,20 @@ use crate::model::{Space, Symbol, SymbolKind};
 /// A symbol present in both builds.
 #[derive(Debug, Clone, Copy)]
 pub struct Paired<'a, 'd> {
+    /// The symbol in the old build.
     pub old: &'a Symbol<'d>,
+    /// The symbol in the new build.
     pub new: &'a Symbol<'d>,
 }
 
 impl Paired<'_, '_> {
+    /// How far it moved: new place minus old.
     pub fn delta(&self) -> i64 {
         self.new.place.wrapping_sub(self.old.place) as i64
     }
 }
 
+/// Every symbol of two builds: paired across them by name, or added, or removed.
 pub struct Pairing<'a, 'd> {
     /// In old (space, place) order.
     pub pairs: Vec<Paired<'a, 'd>>,
@@ -124,6 +128,7 @@ impl Pairing<'_, '_> {
     }
 }
 
+/// Pairs the symbols of the old build with those of the new one.
 pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
     // FxHash and keys that borrow their names: SipHash with an owned key per dotted name
     // was a tenth of the snapshot-pair diff.

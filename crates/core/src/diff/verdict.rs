@@ -31,6 +31,7 @@ pub enum Category {
 }
 
 impl Category {
+    /// Every category, in `--fail-on`'s order.
     pub const ALL: [Category; 7] = [
         Category::Neighbour,
         Category::Adjacent,
@@ -54,6 +55,7 @@ impl Category {
         }
     }
 
+    /// The category `--fail-on` names `s`.
     pub fn parse(s: &str) -> Option<Category> {
         Category::ALL.into_iter().find(|c| c.name() == s)
     }
@@ -135,8 +137,10 @@ pub enum Verdict {
 /// A verdict and the rule that decided it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Decision {
+    /// What was decided.
     #[serde(flatten)]
     pub verdict: Verdict,
+    /// The rule that decided it, as `explain` names it.
     pub rule: &'static str,
 }
 

@@ -17,15 +17,8 @@ pub(super) fn writable(s: &Symbol<'_>, ty: Option<&CType>) -> bool {
 /// A bare global sleeping lock (`DEFINE_MUTEX`, `DEFINE_SEMAPHORE`, `DECLARE_RWSEM`,
 /// `DECLARE_WAIT_QUEUE_HEAD`, `DECLARE_COMPLETION`): taken in process context, by
 /// kernel convention on configuration and registration paths, so not counted as a
-/// neighbour written at run time (a struct that holds one still is).
+/// neighbour written at run time (a struct that holds one still is). The types are
+/// `conventions.toml`'s `sleeping_lock` entries.
 pub(super) fn sleeping_lock(type_name: &str) -> bool {
-    matches!(
-        type_name.trim_start_matches("volatile "),
-        "struct mutex"
-            | "struct semaphore"
-            | "struct rw_semaphore"
-            | "struct wait_queue_head"
-            | "wait_queue_head_t"
-            | "struct completion"
-    )
+    crate::evidence::conventions::conventions().is_sleeping_lock(type_name)
 }

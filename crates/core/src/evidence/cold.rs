@@ -3,12 +3,14 @@
 //! the type the kernel's macros give such objects, by the sections those macros put
 //! them in and by the names they generate (`DEFINE_EVENT`, `DEFINE_DYNAMIC_DEBUG_
 //! METADATA`, `DEVICE_ATTR`, `DEFINE_RATELIMIT_STATE`, `module_param`, `WARN_ONCE`).
-//! Cold never outweighs evidence of hotness; it only keeps type guesses quiet.
+//! Cold never outweighs evidence of hotness; it only keeps type guesses quiet. The
+//! types, sections and names are entries of `conventions.toml`, each with its reason
+//! and source.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why storage is cold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cold {
     /// Trace events, tracepoints, their formats and static calls: written when
@@ -33,6 +35,7 @@ pub enum Cold {
 }
 
 impl Cold {
+    /// Its name as reports print it.
     pub fn name(self) -> &'static str {
         match self {
             Cold::Tracing => "tracing metadata",
@@ -48,100 +51,11 @@ impl Cold {
     }
 }
 
-/// Struct types the macros give cold objects (the `struct` prefix left out).
-const TYPES: &[(&str, Cold)] = &[
-    ("trace_event_call", Cold::Tracing),
-    ("trace_event_class", Cold::Tracing),
-    ("trace_event_fields", Cold::Tracing),
-    ("trace_event_functions", Cold::Tracing),
-    ("trace_print_flags", Cold::Tracing),
-    ("tracepoint", Cold::Tracing),
-    ("bpf_raw_event_map", Cold::Tracing),
-    ("syscall_metadata", Cold::Tracing),
-    ("static_call_key", Cold::Tracing),
-    ("_ddebug", Cold::DynamicDebug),
-    ("ddebug_class_map", Cold::DynamicDebug),
-    ("attribute", Cold::SysfsAttribute),
-    ("attribute_group", Cold::SysfsAttribute),
-    ("bin_attribute", Cold::SysfsAttribute),
-    ("device_attribute", Cold::SysfsAttribute),
-    ("dev_ext_attribute", Cold::SysfsAttribute),
-    ("kobj_attribute", Cold::SysfsAttribute),
-    ("class_attribute", Cold::SysfsAttribute),
-    ("driver_attribute", Cold::SysfsAttribute),
-    ("bus_attribute", Cold::SysfsAttribute),
-    ("module_attribute", Cold::SysfsAttribute),
-    ("ratelimit_state", Cold::RateLimiter),
-    ("ida", Cold::IdAllocator),
-    ("idr", Cold::IdAllocator),
-    ("kernel_param", Cold::ModuleParam),
-    ("kparam_string", Cold::ModuleParam),
-    ("kparam_array", Cold::ModuleParam),
-    ("bus_type", Cold::Registration),
-    ("class", Cold::Registration),
-    ("device_driver", Cold::Registration),
-    ("miscdevice", Cold::Registration),
-    ("notifier_block", Cold::Registration),
-    ("ctl_table", Cold::Registration),
-    ("lock_class_key", Cold::LockdepKey),
-];
-
-/// Type-name endings of registration objects: `struct pci_driver`, `struct
-/// file_operations`, `struct net_device_ops`.
-const TYPE_SUFFIXES: &[(&str, Cold)] = &[
-    ("_driver", Cold::Registration),
-    ("_operations", Cold::Registration),
-    ("_ops", Cold::Registration),
-];
-
-/// Sections (exact, or prefix when ending in `.`/`*`) the macros put cold objects in.
-const SECTIONS: &[(&str, Cold)] = &[
-    ("_ftrace_events", Cold::Tracing),
-    ("_ftrace_eval_map", Cold::Tracing),
-    ("__tracepoints", Cold::Tracing),
-    ("__tracepoints_ptrs", Cold::Tracing),
-    ("__tracepoints_strings", Cold::Tracing),
-    ("__bpf_raw_tp_map", Cold::Tracing),
-    ("__syscalls_metadata", Cold::Tracing),
-    ("__dyndbg", Cold::DynamicDebug),
-    ("__dyndbg_classes", Cold::DynamicDebug),
-    ("__param", Cold::ModuleParam),
-    (".data.once", Cold::OnceFlag),
-];
-
-/// Name prefixes the macros generate.
-const PREFIXES: &[(&str, Cold)] = &[
-    ("__tracepoint_", Cold::Tracing),
-    ("__event_", Cold::Tracing),
-    ("event_class_", Cold::Tracing),
-    ("print_fmt_", Cold::Tracing),
-    ("trace_event_fields_", Cold::Tracing),
-    ("trace_event_type_funcs_", Cold::Tracing),
-    ("__bpf_trace_tp_map_", Cold::Tracing),
-    ("__tpstrtab_", Cold::Tracing),
-    ("__SCK__", Cold::Tracing),
-    ("__SCT__", Cold::Tracing),
-    ("__syscall_meta_", Cold::Tracing),
-    ("event_enter_", Cold::Tracing),
-    ("event_exit_", Cold::Tracing),
-    ("types__", Cold::Tracing),
-    ("args__", Cold::Tracing),
-    ("str__", Cold::Tracing),
-    ("__UNIQUE_ID_ddebug", Cold::DynamicDebug),
-    ("dev_attr_", Cold::SysfsAttribute),
-    ("driver_attr_", Cold::SysfsAttribute),
-    ("class_attr_", Cold::SysfsAttribute),
-    ("bus_attr_", Cold::SysfsAttribute),
-    ("__param_", Cold::ModuleParam),
-    ("__already_done", Cold::OnceFlag),
-    ("__warned", Cold::OnceFlag),
-    ("__print_once", Cold::OnceFlag),
-];
-
 /// Why an object named `name` (bare symbol name, clone suffixes included) in
 /// `section`, of type `type_name` (C spelling), is cold, if it is.
 pub fn of(name: &str, section: &str, type_name: Option<&str>) -> Option<Cold> {
-    if let Some(&(_, c)) = SECTIONS.iter().find(|(s, _)| *s == section) {
+    let conventions = super::conventions::conventions();
+    if let Some(c) = conventions.cold_section(section) {
         return Some(c);
     }
     if let Some(c) = type_name.and_then(by_type) {
@@ -149,16 +63,7 @@ pub fn of(name: &str, section: &str, type_name: Option<&str>) -> Option<Cold> {
     }
     // A function-local static is `name.N`; the macro's name is before the dot.
     let base = name.split('.').next().unwrap_or(name);
-    if base == "_rs" {
-        return Some(Cold::RateLimiter);
-    }
-    if base == "descriptor" && section == "__dyndbg" {
-        return Some(Cold::DynamicDebug);
-    }
-    PREFIXES
-        .iter()
-        .find(|(p, _)| base.starts_with(p))
-        .map(|&(_, c)| c)
+    conventions.cold_name(base, section)
 }
 
 /// Cold by the struct an object's type names (through `const`, arrays and typedef-free
@@ -173,13 +78,7 @@ fn by_type(c: &str) -> Option<Cold> {
         .trim_start_matches("volatile ");
     let name = c.strip_prefix("struct ")?;
     let name = name.split([' ', '[']).next().unwrap_or(name);
-    if let Some(&(_, cold)) = TYPES.iter().find(|(t, _)| *t == name) {
-        return Some(cold);
-    }
-    TYPE_SUFFIXES
-        .iter()
-        .find(|(s, _)| name.ends_with(s))
-        .map(|&(_, cold)| cold)
+    super::conventions::conventions().cold_struct(name)
 }
 
 #[cfg(test)]

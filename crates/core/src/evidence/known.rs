@@ -15,7 +15,9 @@ pub struct KnownEntry {
     /// An object's or function's symbol name, a struct's name without `struct`, or
     /// `struct.member` for a member.
     pub name: String,
+    /// Why it is hot, in one line.
     pub reason: String,
+    /// Where that is written down (a kernel commit, file or document).
     pub source: String,
 }
 
@@ -45,6 +47,35 @@ pub struct KnownList {
     member_types: FxHashSet<String>,
 }
 
+/// Why a known-hot list is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KnownListError {
+    /// Not TOML, or not the list's fields; the line when TOML knows it.
+    #[error("{}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+    Toml {
+        /// The line the mistake is on, counted from 1.
+        line: Option<usize>,
+        /// TOML's words for it.
+        message: String,
+    },
+    /// An entry whose name, reason or source is empty.
+    #[error("[[{kind}]] {name:?}: empty {field}")]
+    Empty {
+        /// The table the entry is in: `object`, `type`, `member` or `function`.
+        kind: &'static str,
+        /// The entry's name.
+        name: String,
+        /// The empty field.
+        field: &'static str,
+    },
+    /// A `[[member]]` entry not named `struct.member`.
+    #[error("[[member]] {name:?}: a member is named struct.member")]
+    MemberName {
+        /// The entry's name.
+        name: String,
+    },
+}
+
 impl KnownList {
     /// The list shipped with layout-diff.
     pub fn builtin() -> Self {
@@ -54,13 +85,10 @@ impl KnownList {
 
     /// Parses a list in `known-hot.toml`'s format: every entry needs a non-empty
     /// `name`, `reason` and `source`, and a member's name is `struct.member`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let file: ListFile = toml::from_str(text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| format!("line {}: ", text[..s.start].matches('\n').count() + 1))
-                .unwrap_or_default();
-            format!("{at}{}", e.message())
+    pub fn parse(text: &str) -> Result<Self, KnownListError> {
+        let file: ListFile = toml::from_str(text).map_err(|e| KnownListError::Toml {
+            line: e.span().map(|s| text[..s.start].matches('\n').count() + 1),
+            message: e.message().to_string(),
         })?;
         let mut list = KnownList::default();
         for (kind, entries) in [
@@ -76,14 +104,15 @@ impl KnownList {
                     ("source", &e.source),
                 ] {
                     if value.trim().is_empty() {
-                        return Err(format!("[[{kind}]] {:?}: empty {field}", e.name));
+                        return Err(KnownListError::Empty {
+                            kind,
+                            name: e.name.clone(),
+                            field,
+                        });
                     }
                 }
                 if kind == "member" && !e.name.contains('.') {
-                    return Err(format!(
-                        "[[member]] {:?}: a member is named struct.member",
-                        e.name
-                    ));
+                    return Err(KnownListError::MemberName { name: e.name });
                 }
                 list.insert(kind, e);
             }
@@ -120,14 +149,17 @@ impl KnownList {
         }
     }
 
+    /// The entry for data object `name`.
     pub fn object(&self, name: &str) -> Option<&KnownEntry> {
         self.objects.get(name)
     }
 
+    /// The entry for struct type `name`.
     pub fn type_(&self, name: &str) -> Option<&KnownEntry> {
         self.types.get(name)
     }
 
+    /// The entry for member `member` of struct `type_name`.
     pub fn member(&self, type_name: &str, member: &str) -> Option<&KnownEntry> {
         if !self.member_types.contains(type_name) {
             return None;
@@ -135,10 +167,12 @@ impl KnownList {
         self.members.get(&format!("{type_name}.{member}"))
     }
 
+    /// The entry for function `name`.
     pub fn function(&self, name: &str) -> Option<&KnownEntry> {
         self.functions.get(name)
     }
 
+    /// The list has member entries of struct `type_name`.
     pub fn has_members(&self, type_name: &str) -> bool {
         self.member_types.contains(type_name)
     }
@@ -210,20 +244,20 @@ source = "my trace"
     #[test]
     fn bad_lists_are_refused_with_the_line() {
         let missing = "[[object]]\nname = \"x\"\nreason = \"r\"\n";
-        let e = KnownList::parse(missing).unwrap_err();
+        let e = KnownList::parse(missing).unwrap_err().to_string();
         assert!(e.contains("missing field `source`"), "{e}");
         let empty = "[[function]]\nname = \"f\"\nreason = \" \"\nsource = \"s\"\n";
         assert_eq!(
-            KnownList::parse(empty).unwrap_err(),
+            KnownList::parse(empty).unwrap_err().to_string(),
             "[[function]] \"f\": empty reason"
         );
         let member = "[[member]]\nname = \"f\"\nreason = \"r\"\nsource = \"s\"\n";
         assert_eq!(
-            KnownList::parse(member).unwrap_err(),
+            KnownList::parse(member).unwrap_err().to_string(),
             "[[member]] \"f\": a member is named struct.member"
         );
         let unknown = "[[object]]\nname = \"x\"\nreason = \"r\"\nsource = \"s\"\nwhy = 1\n";
-        let e = KnownList::parse(unknown).unwrap_err();
+        let e = KnownList::parse(unknown).unwrap_err().to_string();
         assert!(e.starts_with("line 5: unknown field `why`"), "{e}");
     }
 }

@@ -20,6 +20,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The perf command whose report this kind is.
     pub fn tool(self) -> &'static str {
         match self {
             Kind::TypeProfile => "perf data-type profile",
@@ -46,9 +47,11 @@ impl Kind {
 /// One measured entry: which report said it and what it said.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Datum {
+    /// The report kind that said it.
     pub tool: &'static str,
     /// The share of samples (and the member, for a type), as perf printed them.
     pub detail: String,
+    /// Its share of samples, in percent.
     pub share: f64,
 }
 
@@ -65,9 +68,37 @@ pub struct Measured {
     functions: FxHashMap<String, Datum>,
 }
 
+/// Why a perf profile cannot be read as evidence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    /// A data-type profile's typeoff column has an offset that is no number.
+    #[error("line {line}: bad offset {offset:?}")]
+    BadOffset {
+        /// The line, counted from 1.
+        line: usize,
+        /// The offset as printed.
+        offset: String,
+    },
+    /// A data-type profile with no line carrying a share of samples.
+    #[error("a data-type profile with no sample lines")]
+    NoSamples,
+    /// An annotate-data-type row without a member offset.
+    #[error("line {line}: no member offset")]
+    NoMemberOffset {
+        /// The line, counted from 1.
+        line: usize,
+    },
+    /// A report with nothing of the kernel in it.
+    #[error("a {tool} with no kernel types or symbols in it")]
+    Empty {
+        /// The perf command that writes this kind of report.
+        tool: &'static str,
+    },
+}
+
 impl Measured {
     /// Reads a perf report of `kind`; an error names the line.
-    pub fn parse(text: &str, kind: Kind) -> Result<Measured, String> {
+    pub fn parse(text: &str, kind: Kind) -> Result<Measured, ProfileError> {
         let mut m = Measured::default();
         match kind {
             Kind::TypeProfile => m.read_type_profile(text)?,
@@ -75,14 +106,12 @@ impl Measured {
             Kind::SymbolProfile => m.read_symbols(text),
         }
         if m.is_empty() {
-            return Err(format!(
-                "a {} with no kernel types or symbols in it",
-                kind.tool()
-            ));
+            return Err(ProfileError::Empty { tool: kind.tool() });
         }
         Ok(m)
     }
 
+    /// Nothing measured.
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty()
             && self.types.is_empty()
@@ -124,10 +153,12 @@ impl Measured {
         });
     }
 
+    /// The measured evidence for data object `name`.
     pub fn object(&self, name: &str) -> Option<Evidence<'_>> {
         self.objects.get(name).map(evidence)
     }
 
+    /// What was measured of struct type `name`.
     pub fn type_(&self, name: &str) -> Option<&Datum> {
         self.types.get(name)
     }
@@ -145,10 +176,12 @@ impl Measured {
             .map(|(_, (_, d))| evidence(d))
     }
 
+    /// The measured evidence for function `name`.
     pub fn function(&self, name: &str) -> Option<Evidence<'_>> {
         self.functions.get(name).map(evidence)
     }
 
+    /// A profile measured members of type `type_name`.
     pub fn has_members(&self, type_name: &str) -> bool {
         self.members.keys().any(|(t, _)| t == type_name)
     }
@@ -181,7 +214,7 @@ impl Measured {
     }
 
     /// `12.3%  struct x +0x8 (member)` anywhere on a line (flat, hierarchy, perf mem).
-    fn read_type_profile(&mut self, text: &str) -> Result<(), String> {
+    fn read_type_profile(&mut self, text: &str) -> Result<(), ProfileError> {
         let tool = Kind::TypeProfile.tool();
         let mut seen = false;
         for (n, line) in text.lines().enumerate() {
@@ -199,7 +232,10 @@ impl Measured {
                 }
                 continue;
             };
-            let (ty, off, field) = entry.map_err(|e| format!("line {}: {e}", n + 1))?;
+            let (ty, off, field) = entry.map_err(|offset| ProfileError::BadOffset {
+                line: n + 1,
+                offset: offset.to_string(),
+            })?;
             match ty
                 .strip_prefix("struct ")
                 .or_else(|| ty.strip_prefix("union "))
@@ -222,7 +258,7 @@ impl Measured {
             }
         }
         if !seen {
-            return Err("a data-type profile with no sample lines".into());
+            return Err(ProfileError::NoSamples);
         }
         Ok(())
     }
@@ -239,7 +275,7 @@ impl Measured {
 
     /// `Annotate type: 'struct x' in [kernel.kallsyms] (N samples):` then one row per
     /// member: share column(s), offset, size, type and name.
-    fn read_annotate(&mut self, text: &str) -> Result<(), String> {
+    fn read_annotate(&mut self, text: &str) -> Result<(), ProfileError> {
         let tool = Kind::AnnotateType.tool();
         let mut current: Option<String> = None;
         for (n, line) in text.lines().enumerate() {
@@ -266,7 +302,7 @@ impl Measured {
             }
             let k = shares.len();
             let (Some(off), Some(name)) = (number(words[k - 2]), words.last()) else {
-                return Err(format!("line {}: no member offset", n + 1));
+                return Err(ProfileError::NoMemberOffset { line: n + 1 });
             };
             let share: f64 = shares[..k - 2].iter().sum();
             if share <= 0.0 || *name == "}" || name.ends_with('}') {
@@ -336,8 +372,9 @@ fn number(w: &str) -> Option<u64> {
 }
 
 /// `TYPE +OFF (FIELD)` as perf's typeoff column prints it (`%+d` before perf 6.12,
-/// `+%#x` after): the last ` +` followed by a number and ` (`.
-fn type_offset(line: &str) -> Option<Result<(&str, u64, &str), String>> {
+/// `+%#x` after): the last ` +` followed by a number and ` (`; the error is the offset
+/// as printed when it is no number.
+fn type_offset(line: &str) -> Option<Result<(&str, u64, &str), &str>> {
     let open = line.rfind(" (")?;
     let close = line[open..].find(')')? + open;
     let field = &line[open + 2..close];
@@ -357,7 +394,7 @@ fn type_offset(line: &str) -> Option<Result<(&str, u64, &str), String>> {
     };
     Some(match off {
         Some(o) => Ok((ty, o, field)),
-        None => Err(format!("bad offset {:?}", &line[plus + 2..open])),
+        None => Err(&line[plus + 2..open]),
     })
 }
 
@@ -464,10 +501,10 @@ Annotate type: 'struct user_struct' in [kernel.kallsyms] (8 samples):
         assert!(m.function("entry_SYSCALL_64").is_some());
         assert!(m.function("syscall").is_none());
         assert_eq!(Kind::detect("runqueues\njiffies\n"), None);
-        assert!(
-            Measured::parse("# Overhead  Symbol\n", Kind::SymbolProfile)
-                .unwrap_err()
-                .contains("no kernel types or symbols")
+        let e = Measured::parse("# Overhead  Symbol\n", Kind::SymbolProfile).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a perf symbol profile with no kernel types or symbols in it"
         );
     }
 }

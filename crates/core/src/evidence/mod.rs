@@ -5,6 +5,7 @@
 //! groups, the per-CPU hot area) and inferred from a type (a lock or an atomic).
 
 pub mod cold;
+pub mod conventions;
 pub mod known;
 pub mod measured;
 
@@ -29,6 +30,7 @@ pub enum Strength {
 }
 
 impl Strength {
+    /// Its name as reports print it.
     pub fn name(self) -> &'static str {
         match self {
             Strength::Inferred => "inferred",
@@ -45,7 +47,10 @@ impl Strength {
 pub enum Declared {
     /// `DW_AT_alignment` of a line or more on the object or its type
     /// (`____cacheline_aligned`, `DEFINE_PER_CPU_ALIGNED`, ...).
-    LineAligned { alignment: u64 },
+    LineAligned {
+        /// The alignment in bytes.
+        alignment: u64,
+    },
     /// In x86's per-CPU hot area (`pcpu_hot`, `.data..percpu..hot`).
     PercpuHotArea,
     /// Between a struct's `__cacheline_group_begin`/`_end` markers.
@@ -60,25 +65,32 @@ pub enum Declared {
 pub enum Evidence<'e> {
     /// perf saw it hot; `tool` names the report kind, `detail` what it said.
     Measured {
+        /// The perf report kind.
         tool: &'e str,
+        /// What perf said of it, when anything.
         detail: Option<&'e str>,
     },
     /// On the known-hot list.
     Known(&'e KnownEntry),
+    /// The source declares it hot.
     Declared(Declared),
     /// Its type holds `members` write-hot members (locks, atomics, refcounts).
     Inferred {
+        /// Its type's write-hot members.
         members: usize,
     },
     /// The machine code writes it from `function`, which has evidence of `strength`
     /// of its own (the access map: `crate::access`).
     WrittenBy {
+        /// The writing function.
         function: &'e str,
+        /// That function's own evidence's strength.
         strength: Strength,
     },
 }
 
 impl Evidence<'_> {
+    /// How strong it is: measured, known, declared or inferred.
     pub fn strength(&self) -> Strength {
         match self {
             Evidence::Measured { .. } => Strength::Measured,
@@ -148,7 +160,9 @@ impl Serialize for Evidence<'_> {
 /// Evidence kept as its sentence, for changes that own their strings (struct changes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Noted {
+    /// How strong it was.
     pub strength: Strength,
+    /// Its sentence.
     pub what: String,
 }
 
@@ -165,7 +179,9 @@ impl From<Evidence<'_>> for Noted {
 /// themselves: the known list and what perf measured.
 #[derive(Debug, Default)]
 pub struct Hotness {
+    /// The known-hot list, the built-in with `--hot-list` files added.
     pub known: KnownList,
+    /// What perf measured (`--hot` profiles).
     pub measured: Measured,
 }
 
@@ -247,7 +263,7 @@ pub fn declared(
     line_size: u64,
     placed: Placed,
 ) -> Option<Declared> {
-    if name == "pcpu_hot" || placed.hot_area {
+    if conventions::conventions().is_percpu_hot(name) || placed.hot_area {
         return Some(Declared::PercpuHotArea);
     }
     alignment

@@ -9,7 +9,10 @@ pub enum Kind {
     Elf,
     /// A raw BTF blob (`/sys/kernel/btf/vmlinux`, `objcopy --only-section=.BTF`): types
     /// only, addresses from a symbol list; its magic gives its byte order.
-    RawBtf { big_endian: bool },
+    RawBtf {
+        /// The blob is big-endian.
+        big_endian: bool,
+    },
     /// A snapshot written by `layout-diff snapshot`.
     Snapshot,
     /// Compressed with `xz` or `zstd` (a distro's `.ko.xz`, `.ko.zst`): refused with how
@@ -22,7 +25,9 @@ pub enum Kind {
 /// A compression the input is refused for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
+    /// `xz`.
     Xz,
+    /// `zstd`.
     Zstd,
 }
 

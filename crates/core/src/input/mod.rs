@@ -50,8 +50,12 @@ enum Opened {
 
 /// What `snapshot::write` writes of one input (see `InputFile::for_snapshot`).
 pub struct ForSnapshot<'d> {
+    /// The build, loaded.
     pub image: Image<'d>,
+    /// Its symbols' file names as the ELF alone gives them, in `image.symbols` order
+    /// (empty when the two loads do not line up).
     pub elf_files: Vec<Option<&'d str>>,
+    /// The source lines to keep, when asked for.
     pub lines: Option<Vec<(u64, String)>>,
 }
 
@@ -238,6 +242,7 @@ impl InputFile {
         self
     }
 
+    /// The path it was opened from.
     pub fn path(&self) -> &Path {
         &self.path
     }

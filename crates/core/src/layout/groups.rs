@@ -7,12 +7,15 @@ use serde::Serialize;
 
 use crate::model::StructLayout;
 
+/// The prefix of a group's begin marker member (`__cacheline_group_begin__G`).
 pub const BEGIN: &str = "__cacheline_group_begin__";
+/// The prefix of its end marker member.
 pub const END: &str = "__cacheline_group_end__";
 
 /// One group of a struct laid at offset 0.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Group {
+    /// The group's name.
     pub name: String,
     /// Offset of the end of the begin marker (markers take no room: its offset).
     pub offset: u64,

@@ -174,7 +174,9 @@ pub fn attribute(layout: &mut StructLayout<'_>, base: u64) -> HoleCounts {
 /// Number of byte holes and bit holes of one struct level, as pahole counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct HoleCounts {
+    /// Byte holes.
     pub holes: u32,
+    /// Bit holes.
     pub bit_holes: u32,
 }
 

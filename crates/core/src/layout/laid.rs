@@ -9,26 +9,38 @@ use crate::model::{AggregateKind, BitHole, Hole, Member, StructLayout};
 /// struct's first byte (line 0), so `show --struct` reads like pahole.
 #[derive(Debug, Clone, Serialize)]
 pub struct LaidMember<'a, 'd> {
+    /// The member's name; `None` for an anonymous struct or union.
     pub name: Option<&'d str>,
+    /// Its type, as pahole spells it.
     #[serde(rename = "type")]
     pub type_name: &'a str,
+    /// Its byte offset from the struct's start (storage unit for bitfields).
     pub offset: u64,
+    /// Its size in bytes.
     pub size: u64,
+    /// Its bit offset within the storage unit (bitfields).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bit_offset: Option<u64>,
+    /// Its width in bits (bitfields).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bit_size: Option<u64>,
+    /// Flexible (`[]`) or zero-length (`[0]`) array: takes no room.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub flexible: bool,
+    /// The line its first byte is on.
     pub first_line: u64,
+    /// The line its last byte is on.
     pub last_line: u64,
     /// Starts on a later line than everything before it: a boundary falls before it.
     #[serde(skip)]
     pub boundary_before: Option<u64>,
+    /// For an anonymous struct or union: which.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<AggregateKind>,
+    /// For an anonymous struct or union: its members, laid in place.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub members: Option<Vec<LaidMember<'a, 'd>>>,
+    /// For an anonymous struct or union: its holes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holes: Option<&'a [Hole]>,
     /// The member's own `DW_AT_alignment`.
@@ -37,8 +49,10 @@ pub struct LaidMember<'a, 'd> {
     /// Bytes and bits unused right after it, as pahole attributes them.
     #[serde(skip_serializing_if = "is_zero")]
     pub hole: u64,
+    /// Unused bits right after it.
     #[serde(skip_serializing_if = "is_zero")]
     pub bit_hole: u64,
+    /// The model's member it was laid from.
     #[serde(skip)]
     pub source: &'a Member<'d>,
 }
@@ -46,43 +60,63 @@ pub struct LaidMember<'a, 'd> {
 /// A struct laid at `base`.
 #[derive(Debug, Clone, Serialize)]
 pub struct LaidStruct<'a, 'd> {
+    /// The struct's name.
     pub name: &'d str,
+    /// Struct or union.
     pub kind: AggregateKind,
+    /// The file that declares it, when the debug info says.
     pub decl_file: Option<&'a str>,
+    /// Its size in bytes.
     pub size: u64,
+    /// Its alignment.
     pub alignment: u64,
+    /// Its own `DW_AT_alignment`, when it has one.
     pub explicit_alignment: Option<u64>,
     /// Address (or per-CPU offset) of the instance; `None` when laid at offset 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub base: Option<u64>,
+    /// The line size it is laid on.
     pub line_size: u64,
     /// Lines the struct spans when laid at `base` (pahole's "cachelines" at 0).
     pub cachelines: u64,
     /// Bytes used in the last line, 0 when it ends exactly on a boundary (as pahole).
     pub last_cacheline: u64,
+    /// Members, counted as pahole counts them.
     pub member_count: usize,
+    /// The bytes of its members.
     pub sum_members: u64,
+    /// The bits of its bitfields.
     pub sum_bitfield_bits: u64,
+    /// Its members, laid.
     pub members: Vec<LaidMember<'a, 'd>>,
+    /// Its holes, as pahole finds them.
     pub holes: &'a [Hole],
+    /// Its bit holes.
     pub bit_holes: &'a [BitHole],
+    /// Unused bytes at its end.
     pub padding: u64,
+    /// Unused bits at the end of the last bitfield storage unit.
     pub bit_padding: u64,
     /// Cache-line groups (`__cacheline_group_begin__G` .. `_end__G`), from offset 0.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<super::Group>,
+    /// Unused bytes before the first member.
     #[serde(skip_serializing_if = "is_zero")]
     pub pre_hole: u64,
+    /// Unused bits before the first member.
     #[serde(skip_serializing_if = "is_zero")]
     pub pre_bit_hole: u64,
+    /// Laid out as `__attribute__((__packed__))` (inferred the way pahole infers it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub packed: bool,
+    /// An anonymous struct or union reached through a typedef; `name` is the typedef's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub typedef: bool,
     /// Bindgen's Rust copy, read from a Rust unit (`--lang all`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rust: bool,
+    /// The model's layout it was laid from.
     #[serde(skip)]
     pub layout: &'a StructLayout<'d>,
 }

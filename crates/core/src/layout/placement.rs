@@ -8,12 +8,15 @@ use crate::model::{Space, Symbol, SymbolKind};
 /// Where `[start, start + size)` falls on lines of `line_size` bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Placement {
+    /// The number of the line its first byte is on (its start divided by the line size).
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub first_line: u64,
+    /// The number of the line its last byte is on.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub last_line: u64,
     /// Number of lines touched.
     pub lines: u64,
+    /// Offset of its start within its first line.
     pub offset_in_line: u64,
     /// Offset within the aligned pair of lines the adjacent-line prefetcher fetches.
     pub offset_in_pair: u64,
@@ -57,6 +60,7 @@ pub struct LineTenants<'a, 'd> {
     /// Start of the line in the space (address, or per-CPU offset).
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub start: u64,
+    /// The symbols on the line, in place order.
     pub symbols: Vec<&'a Symbol<'d>>,
 }
 

@@ -13,7 +13,9 @@ const ABI_RAISE: u64 = 16;
 /// so (`__aligned`, `____cacheline_aligned`, `DEFINE_PER_CPU_ALIGNED`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Asked {
+    /// The alignment in bytes.
     pub alignment: u64,
+    /// The source asked for it.
     pub explicit: bool,
     /// An array the source did not align, which GCC may align further than its type
     /// when it vectorises a loop over it (to 8 bytes for the kernel's `-mno-sse`

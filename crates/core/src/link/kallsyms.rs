@@ -13,7 +13,10 @@ use super::align::align_up;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableKind {
     /// `kallsyms_offsets` (4 bytes a symbol) or `kallsyms_addresses` (8).
-    Addresses { entry: u64 },
+    Addresses {
+        /// Bytes a symbol.
+        entry: u64,
+    },
     /// `kallsyms_relative_base`: one pointer.
     RelativeBase,
     /// `kallsyms_num_syms`: one 32-bit count.
@@ -23,7 +26,10 @@ pub enum TableKind {
     /// `kallsyms_markers`: a 32-bit offset every 256 symbols.
     Markers,
     /// `kallsyms_seqs_of_names`: each symbol's index in name order.
-    SeqsOfNames { entry: u64 },
+    SeqsOfNames {
+        /// Bytes a symbol: 3 from Linux 6.2 on, 4 in some versions before.
+        entry: u64,
+    },
     /// `kallsyms_token_table`: the 256 tokens, each expanded and NUL-terminated.
     TokenTable,
     /// `kallsyms_token_index`: a 16-bit offset per token.
@@ -64,9 +70,13 @@ pub const LABELS: &[&str] = &[
 /// One table: its label, kind, place in the build and size there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Table {
+    /// The label that starts it (`kallsyms_names`).
     pub label: &'static str,
+    /// What it holds, which says how its size follows from the symbols.
     pub kind: TableKind,
+    /// Its address in the build.
     pub place: u64,
+    /// Its size in the build (padding after it not counted).
     pub size: u64,
 }
 
@@ -92,22 +102,31 @@ pub struct Kallsyms {
 /// Why a build's kallsyms tables are not modelled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unmodelled {
+    /// No label of the tables, or not the four every version has.
     #[error("the build has no kallsyms tables")]
     Missing,
+    /// A table's bytes are not in its section.
     #[error("{0} lies outside the section that holds it")]
     OutOfBounds(&'static str),
+    /// A name's length or codes run out of the section.
     #[error("kallsyms_names does not decode: {0}")]
     Names(&'static str),
+    /// A token is not NUL-terminated within a symbol's length.
     #[error("the token table does not decode")]
     Tokens,
+    /// The compression done again gives another size than the build's table.
     #[error(
         "compressing the build's own symbols again gives {what} of {got} bytes, the build has {built}"
     )]
     NotReproduced {
+        /// The table (`kallsyms_names`, `kallsyms_token_table`).
         what: &'static str,
+        /// Its size as compressed again.
         got: u64,
+        /// Its size in the build.
         built: u64,
     },
+    /// The tables' places follow from no one alignment of each.
     #[error("no alignment of the tables gives the build's places of them")]
     Places,
 }
@@ -310,7 +329,9 @@ fn decode_names(
 /// table's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Packed {
+    /// `kallsyms_names`'s size: each compressed name after its length.
     pub names: u64,
+    /// `kallsyms_token_table`'s size: each token expanded, NUL-terminated.
     pub tokens: u64,
 }
 

@@ -20,6 +20,7 @@ use align::{align_up, asked};
 pub struct Placed {
     /// Index in `Image::symbols`.
     pub symbol: usize,
+    /// Its size in bytes.
     pub size: u64,
     /// The alignment the compiler asked, as the build bears it out (lowered to what the
     /// address allows when the type said more).
@@ -41,6 +42,7 @@ pub struct Input<'d> {
     pub origin: Option<&'d str>,
     /// The input section's alignment: the largest of its objects'.
     pub align: u64,
+    /// Its objects, in link order.
     pub members: Vec<Placed>,
     /// Its size when known (from an object file): then each member's `lead` is its
     /// offset from the section's start, and what follows starts after `size` bytes.
@@ -67,18 +69,22 @@ const SCRIPT_ALIGN_MAX: u64 = 2 << 20;
 /// One output section (or, in the per-CPU space, the per-CPU area).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output<'d> {
+    /// Global data or per-CPU.
     pub space: Space,
+    /// The output section's name.
     pub section: &'d str,
     /// Place of the section's start (per-CPU: offset from `__per_cpu_start`).
     pub start: u64,
     /// Place of its end in the build.
     pub end: u64,
+    /// Its input sections, in link order.
     pub inputs: Vec<Input<'d>>,
 }
 
 /// The data sections of one build as the linker laid them.
 #[derive(Debug, Clone)]
 pub struct LinkMap<'d> {
+    /// The output sections, in address order.
     pub outputs: Vec<Output<'d>>,
     /// Objects whose asked alignment the build did not bear out (their address allows
     /// less): a measure of how far the model's alignment rules fit this compiler.
@@ -91,7 +97,9 @@ pub struct LinkMap<'d> {
 /// unnamed bytes between them end (see `LinkMap::insert_generated`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct After {
+    /// The object's place in the build.
     pub place: u64,
+    /// Where the bytes before it that no symbol names end (alignment padding after).
     pub data_end: u64,
 }
 
@@ -100,9 +108,11 @@ pub struct After {
 /// script's boundary).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Alignment {
+    /// The object's own alignment.
     pub own: u64,
     /// The source asked for `own` (`DW_AT_alignment`).
     pub explicit: bool,
+    /// Its input section's alignment, when the object starts it.
     pub input: Option<u64>,
 }
 
@@ -148,7 +158,9 @@ pub use crate::model::FUNCTION_ALIGNMENT;
 /// objects moved to another input section (see `LinkMap::move_to_end_region`).
 #[derive(Debug, Default, Clone)]
 pub struct Edits {
+    /// New sizes, by symbol index.
     pub size: FxHashMap<usize, u64>,
+    /// New alignments, by symbol index.
     pub align: FxHashMap<usize, u64>,
 }
 

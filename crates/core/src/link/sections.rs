@@ -14,14 +14,17 @@ use crate::model::{Image, Space};
 /// One link of the chain: an output section (or the per-CPU load image).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link<'d> {
+    /// The section's name.
     pub section: &'d str,
     /// Its start and end in the ordinary address space (the per-CPU area: its load
     /// image's).
     pub start: u64,
+    /// Its end.
     pub end: u64,
     /// The alignment its start keeps, and the bytes before it that the alignment
     /// does not explain (kept as they are).
     pub align: u64,
+    /// The bytes before it that the alignment does not explain.
     pub lead: u64,
     /// The link map's output laid in it, with the offset of the output's last
     /// object's end from the section's start in the build.
@@ -29,10 +32,12 @@ pub struct Link<'d> {
     /// Where the section's own space starts for the output's places: its start for
     /// an ordinary section (moves with it), 0 for the per-CPU area (never moves).
     pub space: Space,
+    /// The offset the output's places are counted from.
     pub base: u64,
     /// How its end follows its last object: rounded up to `tail_align` after
     /// `tail_lead` bytes.
     pub tail_align: u64,
+    /// The bytes after its last object before the rounding.
     pub tail_lead: u64,
     /// It starts inside the section before (or is the first): it moves as that one
     /// does.
@@ -44,6 +49,7 @@ pub struct Link<'d> {
 /// The output sections of one build in address order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Chain<'d> {
+    /// The links, in address order.
     pub links: Vec<Link<'d>>,
     /// Whether the per-CPU area of a build that has one found its load image.
     pub percpu_placed: bool,

@@ -503,7 +503,7 @@ fn read_debug<'d, H: FileHeader>(
             .map_err(|e| err(format!("cannot read or decompress: {e}")))?;
         let bytes: &'d [u8] = if relocatable {
             let mut copy = data.into_owned();
-            relocate(file, &section, &mut copy).map_err(err)?;
+            relocate(file, &section, &mut copy).map_err(|e| err(e.to_string()))?;
             owned[i].get_or_init(move || copy)
         } else {
             match data {
@@ -519,13 +519,27 @@ fn read_debug<'d, H: FileHeader>(
     }))
 }
 
+/// Why a debug section's relocations cannot be applied.
+#[derive(Debug, thiserror::Error)]
+enum RelocationError {
+    /// The relocation section does not read.
+    #[error("{0}")]
+    Map(object::Error),
+    /// An offset past what this machine addresses.
+    #[error("{0}")]
+    Offset(std::num::TryFromIntError),
+    /// A relocation whose bytes are not all in the section.
+    #[error("relocation at {0:#x} is outside the section")]
+    Outside(u64),
+}
+
 /// Applies a relocatable object's relocations to a copy of one debug section.
 fn relocate<'d, H: FileHeader>(
     file: &ElfFile<'d, H>,
     section: &object::read::elf::ElfSection<'d, '_, H>,
     bytes: &mut [u8],
-) -> std::result::Result<(), String> {
-    let map = section.relocation_map().map_err(|e| e.to_string())?;
+) -> std::result::Result<(), RelocationError> {
+    let map = section.relocation_map().map_err(RelocationError::Map)?;
     let little = file.is_little_endian();
     for (offset, rel) in section.relocations() {
         let width = match rel.size() {
@@ -533,12 +547,12 @@ fn relocate<'d, H: FileHeader>(
             64 => 8,
             _ => continue,
         };
-        let start = usize::try_from(offset).map_err(|e| e.to_string())?;
+        let start = usize::try_from(offset).map_err(RelocationError::Offset)?;
         let Some(slot) = start
             .checked_add(width)
             .and_then(|end| bytes.get_mut(start..end))
         else {
-            return Err(format!("relocation at {offset:#x} is outside the section"));
+            return Err(RelocationError::Outside(offset));
         };
         let mut raw = [0u8; 8];
         let value = if little {

@@ -36,6 +36,7 @@ pub struct LoadOptions {
     pub line_size: Option<u64>,
     /// Read DWARF at all (structs and variables).
     pub dwarf: bool,
+    /// Which structs and typedefs to build layouts of.
     pub structs: StructFilter,
     /// Read global variables (and the structs they are instances of).
     pub variables: bool,

@@ -13,7 +13,9 @@ use crate::error::{Error, Result};
 /// Units and DIEs walked in one file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Walked {
+    /// Compile units walked.
     pub units: usize,
+    /// DIEs walked.
     pub dies: u64,
 }
 

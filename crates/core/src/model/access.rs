@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AccessKind {
+    /// A load.
     Read,
+    /// A store.
     Write,
     /// A read-modify-write without a `lock` prefix (`addl $1,x(%rip)`).
     ReadWrite,
@@ -19,7 +21,9 @@ pub enum AccessKind {
     /// function that receives it as an argument, `writes` whether that function writes
     /// through that argument.
     Address {
+        /// The function receiving the address (index into `Image::symbols`), when found.
         callee: Option<u32>,
+        /// That function writes through the argument.
         writes: bool,
     },
 }
@@ -51,7 +55,9 @@ pub struct Access {
     pub size: u8,
     /// A base or index register takes part: the element or member varies.
     pub indexed: bool,
+    /// How the address is spelled.
     pub form: Form,
+    /// How the object is used.
     pub kind: AccessKind,
 }
 
@@ -67,7 +73,9 @@ pub struct Writer {
 /// What was decoded, and the operands that named no data object.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
+    /// Functions decoded.
     pub functions: u64,
+    /// Instructions decoded.
     pub instructions: u64,
     /// Bytes that decode to no instruction.
     pub invalid: u64,
@@ -88,6 +96,7 @@ pub struct AccessMap {
     pub refs: Vec<Access>,
     /// Sorted by function.
     pub writers: Vec<Writer>,
+    /// What was decoded.
     pub counts: Counts,
 }
 

@@ -4,8 +4,11 @@
 /// One executable section as linked: its bytes start at `address`.
 #[derive(Debug, Clone, Copy)]
 pub struct CodeSection<'d> {
+    /// The section's name.
     pub name: &'d str,
+    /// Its link-time address.
     pub address: u64,
+    /// Its bytes, as mapped.
     pub bytes: &'d [u8],
 }
 

@@ -11,14 +11,22 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum TypeKind {
+    /// No type (`void`).
     #[default]
     Void,
+    /// A base type (`int`, `unsigned long`, `_Bool`).
     Base,
+    /// A struct.
     Struct,
+    /// A union.
     Union,
+    /// An enum.
     Enum,
+    /// A pointer.
     Pointer,
+    /// An array.
     Array,
+    /// A function type.
     Function,
 }
 
@@ -34,6 +42,7 @@ pub struct CType {
     pub element: TypeKind,
     /// The object itself is const (`char *const`, `const int[4]`), not what it points to.
     pub is_const: bool,
+    /// The object itself is volatile.
     pub is_volatile: bool,
     /// Array dimensions, outermost first (0 for a flexible array).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -55,6 +64,7 @@ pub struct CType {
 pub struct Declaration {
     /// pahole's member declaration is `{before} NAME{after}`.
     pub before: Box<str>,
+    /// What follows the member's name (array dimensions, a function pointer's parameters).
     pub after: Box<str>,
     /// An anonymous enum (the member's own type): its enumerators, which pahole
     /// prints inline, and its size in bytes.
@@ -70,18 +80,22 @@ impl CType {
         self.listing.as_ref().map_or("", |l| &l.before)
     }
 
+    /// What pahole's listing prints after a member's name (empty without the listing).
     pub fn pahole_after(&self) -> &str {
         self.listing.as_ref().map_or("", |l| &l.after)
     }
 
+    /// An anonymous enum's enumerators and size, for pahole's inline listing.
     pub fn anonymous_enum(&self) -> Option<&(Vec<Enumerator>, u64)> {
         self.listing.as_ref()?.anonymous_enum.as_ref()
     }
 
+    /// pahole's declaration tail for an array it prints as `[]`.
     pub fn pahole_after_flexible(&self) -> Option<&str> {
         self.listing.as_ref()?.after_flexible.as_deref()
     }
 
+    /// The type is a pointer.
     pub fn is_pointer(&self) -> bool {
         self.kind == TypeKind::Pointer
     }
@@ -103,7 +117,9 @@ impl CType {
 /// was half of a snapshot's member decoding. Compared and hashed as the type itself.
 #[derive(Debug, Clone)]
 pub enum TypeRef<'d> {
+    /// Shared by the members of one compile unit.
     Shared(Arc<CType>),
+    /// Borrowed from a snapshot's type table.
     Borrowed(&'d CType),
 }
 

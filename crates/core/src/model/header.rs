@@ -9,12 +9,16 @@ use super::Image;
 /// The file-level facts every report starts with.
 #[derive(Debug, Clone, Serialize)]
 pub struct Header {
+    /// The input's path, as given.
     pub file: String,
+    /// Its architecture (`x86_64`).
     pub arch: String,
+    /// Its GNU build-id, in hex, when it has one.
     pub build_id: Option<String>,
     /// The kernel release the build names (`Image::kernel_version`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_version: Option<String>,
+    /// The line size its lines are counted in.
     pub line_size: u64,
     /// `target` or `--line-size`.
     pub line_size_from: &'static str,
@@ -49,6 +53,7 @@ pub const BTF_NOTE: &str = "types from BTF: structs and per-CPU variables are de
 other globals are placed from the symbol table, their types and members unknown";
 
 impl Header {
+    /// The header of `image`.
     pub fn of(image: &Image<'_>) -> Header {
         Header {
             file: image.path.display().to_string(),

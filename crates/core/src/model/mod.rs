@@ -56,12 +56,16 @@ pub const READ_MOSTLY_START: &str = ".data..read_mostly";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TypesFrom {
+    /// From DWARF.
     Dwarf,
+    /// From BTF (`/sys/kernel/btf/vmlinux`, `.BTF`).
     Btf,
+    /// No types: a symbol table alone.
     None,
 }
 
 impl TypesFrom {
+    /// The types came from DWARF.
     pub fn is_dwarf(&self) -> bool {
         *self == TypesFrom::Dwarf
     }
@@ -70,12 +74,15 @@ impl TypesFrom {
 /// One loaded vmlinux (or object file).
 #[derive(Debug, Serialize)]
 pub struct Image<'d> {
+    /// The file it was read from.
     pub path: PathBuf,
     /// Architecture name as `object` reports it, e.g. `x86_64`.
     pub arch: String,
+    /// The target is big-endian.
     pub big_endian: bool,
     /// `exec`, `rel`, `dyn` or `other`.
     pub file_kind: &'static str,
+    /// The GNU build-id (`.note.gnu.build-id`), in hex, when it has one.
     pub build_id: Option<String>,
     /// The kernel release the build says it is (`linux_banner`, or a module's
     /// `vermagic`), when it says so: `6.1.0-50-cloud-amd64 (Debian 6.1.176-1)`.
@@ -85,6 +92,7 @@ pub struct Image<'d> {
     pub line_size: u64,
     /// True when the line size came from `--line-size`, not the target.
     pub line_size_overridden: bool,
+    /// It has DWARF or BTF types.
     pub has_debug_info: bool,
     /// The symbols came from a symbol list (System.map, kallsyms): their sizes are the
     /// distance to the next address, not the object's size.
@@ -101,6 +109,7 @@ pub struct Image<'d> {
     /// Bytes of `__pfx_<fn>` padding before each function (16 from Linux 6.2 on x86
     /// with call padding; 0 when the image has none). The symbols themselves are noise.
     pub function_prefix: u64,
+    /// Its sections, in header order.
     pub sections: Vec<Section<'d>>,
     /// Functions and data objects, sorted by (space, address, name).
     pub symbols: Vec<Symbol<'d>>,
@@ -163,6 +172,7 @@ impl<'d> Image<'d> {
             .map(|(i, s)| (StructId(i), s))
     }
 
+    /// The struct `id` names.
     pub fn struct_by_id(&self, id: StructId) -> &StructLayout<'d> {
         &self.structs[id.0]
     }
@@ -304,7 +314,6 @@ impl<'d> Image<'d> {
     }
 }
 
-/// An image's variables searchable by address (see `Image::variables_by_address`).
 /// The variable of each symbol of an image (`Image::variables_of_symbols`).
 pub struct SymbolVariables<'a, 'd> {
     image: &'a Image<'d>,
@@ -325,6 +334,7 @@ impl<'a, 'd> SymbolVariables<'a, 'd> {
     }
 }
 
+/// An image's variables searchable by address (see `Image::variables_by_address`).
 pub struct VariableIndex<'a, 'd> {
     image: &'a Image<'d>,
     addresses: Vec<u64>,

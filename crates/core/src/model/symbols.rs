@@ -3,29 +3,43 @@
 
 use serde::{Deserialize, Serialize};
 
+/// One ELF section header that matters for layout.
 #[derive(Debug, Clone, Serialize)]
 pub struct Section<'d> {
+    /// The section's name.
     pub name: &'d str,
+    /// Its address.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
+    /// Its size in bytes (decompressed for a compressed section).
     pub size: u64,
+    /// Its `sh_addralign`.
     pub alignment: u64,
+    /// It is stored compressed (`SHF_COMPRESSED`).
     pub compressed: bool,
 }
 
+/// What an ELF symbol names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SymbolKind {
+    /// `STT_FUNC`: code.
     Function,
+    /// `STT_OBJECT`: data.
     Object,
+    /// `STT_TLS`: thread-local data.
     Tls,
 }
 
+/// An ELF symbol's binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Binding {
+    /// `STB_GLOBAL`.
     Global,
+    /// `STB_WEAK`.
     Weak,
+    /// `STB_LOCAL`: static, seen only in its file.
     Local,
 }
 
@@ -34,12 +48,16 @@ pub enum Binding {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Space {
+    /// Ordinary addresses.
     Global,
+    /// Offsets into the per-CPU area.
     Percpu,
 }
 
+/// A function or data object of the symbol table, with where it decides lines.
 #[derive(Debug, Clone, Serialize)]
 pub struct Symbol<'d> {
+    /// The symbol's name as the symbol table spells it.
     pub name: &'d str,
     /// For a local symbol, the file it is printed with: the shortest suffix of its
     /// compile unit's path that no other symbol of its name shares (`cpu/amd.c`), or
@@ -57,14 +75,18 @@ pub struct Symbol<'d> {
     /// for globals): symbols of one group come from one object file.
     #[serde(skip)]
     pub group: u32,
+    /// Function, object or thread-local.
     pub kind: SymbolKind,
+    /// Global, weak or local.
     pub binding: Binding,
+    /// The output section it is in.
     pub section: &'d str,
     /// `st_value` as linked.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     /// `st_size`, bounded by the end of the symbol's section.
     pub size: u64,
+    /// Ordinary addresses or the per-CPU area.
     pub space: Space,
     /// The position that decides cache lines: the address, or the per-CPU offset
     /// (`st_value - __per_cpu_start`) for per-CPU symbols.

@@ -14,14 +14,18 @@ pub struct StructId(pub usize);
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
 )]
+/// A struct or a union.
 #[serde(rename_all = "lowercase")]
 pub enum AggregateKind {
+    /// `struct`.
     #[default]
     Struct,
+    /// `union`.
     Union,
 }
 
 impl AggregateKind {
+    /// `struct` or `union`, as C spells it.
     pub fn keyword(self) -> &'static str {
         match self {
             AggregateKind::Struct => "struct",
@@ -35,6 +39,7 @@ impl AggregateKind {
 pub struct Hole {
     /// Byte offset where the hole starts (the end of the member before it).
     pub offset: u64,
+    /// Its size in bytes.
     pub size: u64,
 }
 
@@ -45,6 +50,7 @@ pub struct BitHole {
     pub offset: u64,
     /// Bit position (from the start of `offset`) where the hole starts.
     pub bit_offset: u64,
+    /// Its size in bits.
     pub bits: u64,
 }
 
@@ -78,6 +84,7 @@ pub struct Member<'d> {
     /// Bytes and bits unused after this member, attributed as pahole does.
     #[serde(skip_serializing_if = "is_zero")]
     pub hole: u32,
+    /// Unused bits after this member.
     #[serde(skip_serializing_if = "is_zero")]
     pub bit_hole: u32,
     /// When the member's type is a struct (not through a typedef): that struct's gaps
@@ -104,6 +111,7 @@ pub struct TypeGaps {
     pub bit_padding: u32,
     /// Byte holes and bit holes, counted as pahole counts them.
     pub holes: u32,
+    /// Bit holes, counted as pahole counts them.
     pub bit_holes: u32,
     /// Its last member is a one-dimensional array of no (or zero) elements.
     pub flexible: bool,
@@ -155,6 +163,7 @@ impl Member<'_> {
         }
     }
 
+    /// It is a bitfield (it has a bit size).
     pub fn is_bitfield(&self) -> bool {
         self.bit_size.is_some()
     }
@@ -165,17 +174,22 @@ impl Member<'_> {
 pub struct StructLayout<'d> {
     /// Empty for anonymous nested aggregates.
     pub name: &'d str,
+    /// Struct or union.
     pub kind: AggregateKind,
     /// Declaring source file, when DWARF names it (borrowed from a snapshot's names,
     /// owned when built from DWARF).
     pub decl_file: Option<Cow<'d, str>>,
+    /// Its size in bytes.
     pub size: u64,
     /// Alignment in bytes: `DW_AT_alignment` when present, else the largest member's.
     pub alignment: u64,
     /// `DW_AT_alignment` (e.g. from `____cacheline_aligned`), when present.
     pub explicit_alignment: Option<u64>,
+    /// Its members, anonymous structs and unions with theirs nested.
     pub members: Vec<Member<'d>>,
+    /// Its holes, as pahole finds them.
     pub holes: Vec<Hole>,
+    /// Its bit holes.
     pub bit_holes: Vec<BitHole>,
     /// Unused bytes at the end.
     pub padding: u64,
@@ -184,6 +198,7 @@ pub struct StructLayout<'d> {
     /// Unused bytes and bits before the first member.
     #[serde(skip_serializing_if = "is_zero")]
     pub pre_hole: u64,
+    /// Unused bits before the first member.
     #[serde(skip_serializing_if = "is_zero")]
     pub pre_bit_hole: u64,
     /// Laid out as `__attribute__((__packed__))` (inferred the way pahole infers it).
@@ -218,6 +233,7 @@ impl<'d> StructLayout<'d> {
         out
     }
 
+    /// The bytes of all its holes.
     pub fn sum_holes(&self) -> u64 {
         // Saturating: a forged snapshot's sizes can add up past 2^64.
         self.holes.iter().fold(0, |s, h| s.saturating_add(h.size))
@@ -228,7 +244,9 @@ impl<'d> StructLayout<'d> {
 /// per-CPU section is usually linked at 0) and its type.
 #[derive(Debug, Clone, Serialize)]
 pub struct Variable<'d> {
+    /// The variable's name.
     pub name: &'d str,
+    /// Its link-time address.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     /// The type as data: kind, qualifiers, dimensions; written as its C spelling.
@@ -245,6 +263,7 @@ pub struct Variable<'d> {
     pub is_array: bool,
     /// `DW_AT_alignment` on the variable.
     pub alignment: Option<u64>,
+    /// The file that declares it, when DWARF names it.
     pub decl_file: Option<Cow<'d, str>>,
     /// The definition's line in `decl_file` (not in JSON): where the compiler puts the
     /// object among its unit's others of one section (`whatif --read-mostly`).

@@ -15,26 +15,32 @@ const PARETO: &str = "Shared Cache Line Distribution Pareto";
 pub struct HotLine {
     /// perf's index (rank) of the line.
     pub index: u64,
+    /// The line's run-time address.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
     /// Load HITM count (`-d peer`: load peer count), the ranking value.
     pub hitm: u64,
     /// The line's share of all HITMs (or peers), as printed, without `%`.
     pub share: Option<f64>,
+    /// The offsets of the line accessed (the Pareto table's rows for it).
     pub accesses: Vec<Access>,
 }
 
 /// One row of the Pareto table: an offset in the line and the code touching it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Access {
+    /// The offset in the line.
     pub offset: u64,
     /// The row's percentages in print order (HITM or peer shares, then stores).
     pub percents: Vec<f64>,
+    /// The code address doing the access.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub code_address: Option<u64>,
     /// Code symbol without `+0x..`; perf may have cut it (30 characters by default).
     pub symbol: Option<String>,
+    /// The data object perf names, when it does.
     pub object: Option<String>,
+    /// The source line perf names, when it does.
     pub source: Option<String>,
 }
 
@@ -50,17 +56,29 @@ pub fn is_c2c(text: &str) -> bool {
     text.contains(LINE_TABLE)
 }
 
+/// What a text that looks like a c2c report lacks to be read as one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum C2cError {
+    /// No "Shared Data Cache Line Table" title.
+    #[error("no \"{LINE_TABLE}\" section")]
+    NoLineTable,
+    /// The line table has no header row naming the Index and Address columns.
+    #[error("\"{LINE_TABLE}\": no header with Index and Address")]
+    NoHeader,
+    /// The line table has no row with an index and an address.
+    #[error("\"{LINE_TABLE}\" has no rows")]
+    NoRows,
+}
+
 /// Parses a report; the error says what is missing.
-pub fn parse(text: &str) -> Result<C2cReport, String> {
+pub fn parse(text: &str) -> Result<C2cReport, C2cError> {
     let lines: Vec<&str> = text.lines().collect();
-    let table = section(&lines, LINE_TABLE).ok_or(format!("no \"{LINE_TABLE}\" section"))?;
+    let table = section(&lines, LINE_TABLE).ok_or(C2cError::NoLineTable)?;
     let header = table
         .iter()
         .rev()
         .find(|l| l.trim_start().starts_with('#') && has_word(l, "Index") && has_word(l, "Address"))
-        .ok_or(format!(
-            "\"{LINE_TABLE}\": no header with Index and Address"
-        ))?;
+        .ok_or(C2cError::NoHeader)?;
     let total_col = column_end(header, "Total");
     let mut out = Vec::new();
     for row in table.iter().filter(|l| is_row(l)) {
@@ -85,7 +103,7 @@ pub fn parse(text: &str) -> Result<C2cReport, String> {
         });
     }
     if out.is_empty() {
-        return Err(format!("\"{LINE_TABLE}\" has no rows"));
+        return Err(C2cError::NoRows);
     }
     if let Some(pareto) = section(&lines, PARETO) {
         pareto_rows(&pareto, &mut out);
@@ -327,14 +345,14 @@ mod tests {
     #[test]
     fn not_a_report() {
         assert!(!is_c2c("root_user\ninit_*\n"));
-        assert!(
-            parse("root_user\n")
-                .unwrap_err()
-                .contains("Shared Data Cache Line Table")
+        assert_eq!(parse("root_user\n"), Err(C2cError::NoLineTable));
+        assert_eq!(
+            C2cError::NoLineTable.to_string(),
+            "no \"Shared Data Cache Line Table\" section"
         );
         let empty = "  Shared Data Cache Line Table\n# Index  Address  Total\n";
         assert_eq!(
-            parse(empty).unwrap_err(),
+            parse(empty).unwrap_err().to_string(),
             "\"Shared Data Cache Line Table\" has no rows"
         );
     }

@@ -15,21 +15,28 @@ use crate::model::{Image, Space, Symbol, SymbolKind};
 /// x86_64 KASLR moves the kernel in steps of 2 MiB.
 pub const KASLR_ALIGN: u64 = 2 << 20;
 
+/// The KASLR offset between perf's run-time addresses and the build's link-time ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "from", rename_all = "snake_case")]
 pub enum Kaslr {
+    /// Given with `--kaslr-offset`.
     Given {
+        /// The offset.
         offset: u64,
     },
     /// `agreeing` of the `of` code addresses that name a function of the image.
     Inferred {
+        /// The offset most code addresses agree on.
         offset: u64,
+        /// Code addresses that agree on it.
         agreeing: usize,
+        /// Code addresses that name a function of the image.
         of: usize,
     },
 }
 
 impl Kaslr {
+    /// The offset, given or inferred.
     pub fn offset(self) -> u64 {
         match self {
             Kaslr::Given { offset } | Kaslr::Inferred { offset, .. } => offset,
@@ -39,7 +46,7 @@ impl Kaslr {
 
 /// The offset most code addresses agree on: for each access whose symbol names a
 /// function of `image`, the 2 MiB multiple that puts its code address inside it.
-pub fn infer_kaslr(report: &C2cReport, image: &Image<'_>) -> Result<Kaslr, String> {
+pub fn infer_kaslr(report: &C2cReport, image: &Image<'_>) -> Result<Kaslr, NoKaslrOffset> {
     let mut by_name: BTreeMap<&str, Vec<&Symbol<'_>>> = BTreeMap::new();
     for s in image
         .symbols
@@ -91,42 +98,57 @@ pub fn infer_kaslr(report: &C2cReport, image: &Image<'_>) -> Result<Kaslr, Strin
             agreeing,
             of,
         }),
-        None => Err(
-            "cannot infer the KASLR offset: no code address in the report falls in a \
-                     function of the image it names; give --kaslr-offset HEX"
-                .into(),
-        ),
+        None => Err(NoKaslrOffset),
     }
 }
+
+/// No code address of a c2c report falls in a function of the build it names, so the
+/// KASLR offset cannot be inferred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "cannot infer the KASLR offset: no code address in the report falls in a \
+     function of the image it names; give --kaslr-offset HEX"
+)]
+pub struct NoKaslrOffset;
 
 /// An object on a hot line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HotObject {
+    /// The object's name, qualified when the bare name is not unique.
     pub name: String,
+    /// Its link-time address.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address: u64,
+    /// Its size in bytes.
     pub size: u64,
 }
 
 /// One offset perf reported, mapped to the object and member there.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HotAccess {
+    /// The offset in the line perf reported.
     pub offset: u64,
+    /// The row's percentages in print order (HITM or peer shares, then stores).
     pub percents: Vec<f64>,
+    /// The object at that offset, when one is.
     pub object: Option<String>,
     /// Member path inside the object (`[3].lock` for an array element).
     pub member: Option<String>,
     /// Byte of the member perf reported (0: its first byte).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub within: Option<u64>,
+    /// The code symbol doing the access, as perf printed it.
     pub code: Option<String>,
+    /// Its source line, as perf printed it.
     pub source: Option<String>,
 }
 
 /// One hot line mapped onto the image.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MappedLine {
+    /// perf's index (rank) of the line.
     pub index: u64,
+    /// Its run-time address, as perf printed it.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub runtime: u64,
     /// Link-time start of the line; `None` when it is outside the image (heap, modules).
@@ -135,9 +157,13 @@ pub struct MappedLine {
     /// Where a line outside the image lies (x86_64 only; see `region`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<Region>,
+    /// Load HITM count (`-d peer`: load peer count).
     pub hitm: u64,
+    /// The line's share of all HITMs (or peers), as printed, without `%`.
     pub share: Option<f64>,
+    /// The objects on the line.
     pub objects: Vec<HotObject>,
+    /// The offsets accessed, mapped to objects and members.
     pub accesses: Vec<HotAccess>,
 }
 
@@ -171,8 +197,11 @@ pub fn region(arch: &str, a: u64) -> Option<Region> {
 /// A report mapped onto one build, lines ranked by HITM.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HotMap {
+    /// The offset the addresses were mapped with.
     pub kaslr: Kaslr,
+    /// The line size of the build.
     pub line_size: u64,
+    /// The hot lines, by HITM.
     pub lines: Vec<MappedLine>,
     /// Lines outside the image.
     pub outside: usize,
@@ -281,9 +310,11 @@ fn map_line(
 /// A hot object (or one of its hot members) followed into the new build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Followed {
+    /// The hot object.
     pub object: String,
     /// `None` for the object as a whole.
     pub member: Option<String>,
+    /// Its address in the old build (a member's: the member's).
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub old_address: u64,
     /// `None`: gone from the new build (or the member is).
@@ -292,6 +323,7 @@ pub struct Followed {
     /// Start of the first and of the last line it covers in the new build.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub new_first_line: Option<u64>,
+    /// Start of the last line it covers in the new build.
     #[serde(serialize_with = "crate::model::hex::opt_addr")]
     pub new_last_line: Option<u64>,
     /// Lines it covers in the new build.
@@ -306,18 +338,25 @@ pub struct Followed {
 /// One hot line of the old build and where its tenants went.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FollowedLine {
+    /// perf's index (rank) of the line.
     pub index: u64,
+    /// The line's start in the old build.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub old_address: u64,
+    /// Its HITM count.
     pub hitm: u64,
+    /// Its tenants and their hot members, followed.
     pub followed: Vec<Followed>,
 }
 
 /// The `--hot` section of a diff report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HotFollow {
+    /// The offset perf's addresses were mapped with.
     pub kaslr: Kaslr,
+    /// The hot lines inside the old build.
     pub lines: Vec<FollowedLine>,
+    /// Lines outside the image.
     pub outside: usize,
 }
 
@@ -573,13 +612,13 @@ mod tests {
             .unwrap();
         // 0x40 into cold_path's 2 MiB slot: past its 0x13 bytes at every offset.
         let r = report(&[(0xffff_ffff_8100_0060 + 0x20_0000, "cold_path")]);
-        assert!(
-            infer_kaslr(&r, &img)
-                .unwrap_err()
-                .contains("--kaslr-offset")
+        assert_eq!(
+            infer_kaslr(&r, &img).unwrap_err().to_string(),
+            "cannot infer the KASLR offset: no code address in the report falls in a \
+             function of the image it names; give --kaslr-offset HEX"
         );
         // Short names are never taken as cut.
         let r = report(&[(0xffff_ffff_8100_0004, "hot_pa")]);
-        assert!(infer_kaslr(&r, &img).is_err());
+        assert_eq!(infer_kaslr(&r, &img), Err(NoKaslrOffset));
     }
 }

@@ -24,21 +24,32 @@ pub fn read_file(path: &std::path::Path) -> crate::Result<HotInput> {
         path: path.to_path_buf(),
         message: format!("cannot read hot list: {err}"),
     })?;
-    read(&text).map_err(|message| crate::Error::Input {
+    read(&text).map_err(|e| crate::Error::Input {
         path: path.to_path_buf(),
-        message,
+        message: e.to_string(),
     })
 }
 
+/// Why a `--hot` file's text is not usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HotError {
+    /// It looks like a c2c report but lacks what one has.
+    #[error("not a usable perf c2c report: {0}")]
+    C2c(c2c::C2cError),
+    /// It looks like a perf profile but cannot be read as one.
+    #[error("{0}")]
+    Profile(crate::evidence::measured::ProfileError),
+}
+
 /// Reads the text of a `--hot` file; an error says what is wrong with it.
-pub fn read(text: &str) -> Result<HotInput, String> {
+pub fn read(text: &str) -> Result<HotInput, HotError> {
     if c2c::is_c2c(text) {
-        return c2c::parse(text)
-            .map(HotInput::C2c)
-            .map_err(|e| format!("not a usable perf c2c report: {e}"));
+        return c2c::parse(text).map(HotInput::C2c).map_err(HotError::C2c);
     }
     if let Some(kind) = Kind::detect(text) {
-        return Measured::parse(text, kind).map(HotInput::Profile);
+        return Measured::parse(text, kind)
+            .map(HotInput::Profile)
+            .map_err(HotError::Profile);
     }
     Ok(HotInput::Names(
         text.lines()

@@ -7,9 +7,11 @@
 //! and live as long as it (the model borrows them); the records, two thirds of the
 //! payload, are decompressed by each load and freed once read.
 
+mod error;
 mod form;
 mod read;
 
+pub use error::SnapshotError;
 pub use read::Types;
 
 use std::path::Path;
@@ -115,7 +117,7 @@ pub fn to_bytes(
     out: &Path,
 ) -> Result<Vec<u8>> {
     let line_refs = lines.map(|l| l.iter().map(|(a, s)| (*a, s.as_str())).collect());
-    encode(image, elf_files, line_refs, packing).map_err(|m| bad(out, m))
+    encode(image, elf_files, line_refs, packing).map_err(|e| bad(out, e.to_string()))
 }
 
 /// The snapshot file bytes for `image`.
@@ -124,10 +126,10 @@ fn encode<'a>(
     elf_files: &[Option<&'a str>],
     lines: Option<Vec<(u64, &'a str)>>,
     packing: Packing,
-) -> std::result::Result<Vec<u8>, String> {
+) -> std::result::Result<Vec<u8>, SnapshotError> {
     let form = form::from_image(image, elf_files, lines);
-    let names = postcard::to_stdvec(&form.names).map_err(|e| e.to_string())?;
-    let records = postcard::to_stdvec(&form.records).map_err(|e| e.to_string())?;
+    let names = postcard::to_stdvec(&form.names).map_err(SnapshotError::Encode)?;
+    let records = postcard::to_stdvec(&form.records).map_err(SnapshotError::Encode)?;
     file_bytes(&names, &records, packing)
 }
 
@@ -137,19 +139,17 @@ fn file_bytes(
     names: &[u8],
     records: &[u8],
     packing: Packing,
-) -> std::result::Result<Vec<u8>, String> {
+) -> std::result::Result<Vec<u8>, SnapshotError> {
     let pack = |part: &[u8]| {
         if part.len() as u64 > MAX_PAYLOAD {
-            return Err(format!(
-                "a part of {} bytes is too large for a snapshot",
-                part.len()
-            ));
+            return Err(SnapshotError::TooLarge(part.len()));
         }
         let mode = match packing {
             Packing::Small => lz4::block::CompressionMode::HIGHCOMPRESSION(LZ4_LEVEL),
             Packing::Fast => lz4::block::CompressionMode::DEFAULT,
         };
-        lz4::block::compress(part, Some(mode), false).map_err(|e| e.to_string())
+        lz4::block::compress(part, Some(mode), false)
+            .map_err(|e| SnapshotError::Compress(e.to_string()))
     };
     let (packed_names, packed_records) = if packing == Packing::Fast {
         // The two blocks side by side: the cache writes inside a command's run.
@@ -183,7 +183,7 @@ pub fn nested_chain_file(depth: usize) -> Vec<u8> {
 
 /// The source lines kept in an opened snapshot (`None` when written without them).
 pub fn lines(path: &Path, opened: &Opened) -> Result<Option<Vec<(u64, String)>>> {
-    read::lines(&opened.names).map_err(|m| bad(path, m))
+    read::lines(&opened.names).map_err(|e| bad(path, e.to_string()))
 }
 
 /// Checks the header and checksum of a snapshot file's bytes and decompresses its
@@ -289,7 +289,8 @@ pub fn decode<'d>(
         listing: options.pahole_text,
         dwarf: options.dwarf,
     };
-    let mut image = read::read(names, types, records, path, wanted).map_err(|m| bad(path, m))?;
+    let mut image =
+        read::read(names, types, records, path, wanted).map_err(|e| bad(path, e.to_string()))?;
     if let Some(line_size) = options.line_size {
         (image.line_size, image.line_size_overridden) = (line_size, true);
     }

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
+use super::error::SnapshotError;
 use super::form::{Bad, CTypeForm, SectionForm, Str, SymbolForm, VariableForm};
 use crate::model::access::{AccessKind, AccessMap};
 use crate::model::{
@@ -53,7 +54,7 @@ pub(super) fn read<'d>(
     records: &[u8],
     path: &Path,
     wanted: Wanted,
-) -> Result<Image<'d>, String> {
+) -> Result<Image<'d>, SnapshotError> {
     let failure = Cell::new(None);
     let head = head(names, Some(types), wanted.listing, false, &failure)?;
     let with_units = wanted.dwarf && head.has_debug_info;
@@ -72,7 +73,9 @@ pub(super) fn read<'d>(
         .deserialize_tuple(RECORDS_FIELDS, body)
         .map_err(|e| reason(&failure, e))?;
     if !within_sections(&symbols, &head.sections) {
-        return Err("a symbol runs past the end of its section".to_string());
+        return Err(SnapshotError::Invalid(
+            "a symbol runs past the end of its section",
+        ));
     }
     let (structs, variables, units) = if with_units {
         (structs, variables, units as usize)
@@ -129,21 +132,21 @@ fn within_sections(symbols: &[Symbol<'_>], sections: &[Section<'_>]) -> bool {
 
 /// The source lines kept in a snapshot's decompressed `names` (`None` when written
 /// without them).
-pub(super) fn lines(names: &[u8]) -> Result<Option<Vec<(u64, String)>>, String> {
+pub(super) fn lines(names: &[u8]) -> Result<Option<Vec<(u64, String)>>, SnapshotError> {
     match head(names, None, false, true, &Cell::new(None))?.lines {
         Some(table) => table
             .texts()
             .map(Some)
-            .ok_or_else(|| "a source line names no file".to_string()),
+            .ok_or(SnapshotError::Invalid("a source line names no file")),
         None => Ok(None),
     }
 }
 
 /// The failure's reason, or postcard's message when the shape itself was wrong.
-fn reason(failure: &Cell<Option<Bad>>, e: postcard::Error) -> String {
+fn reason(failure: &Cell<Option<Bad>>, e: postcard::Error) -> SnapshotError {
     match failure.get() {
-        Some(why) => why.to_string(),
-        None => format!("cannot decode: {e}"),
+        Some(why) => SnapshotError::Invalid(why),
+        None => SnapshotError::Decode(e),
     }
 }
 
@@ -177,7 +180,7 @@ fn head<'d>(
     listing: bool,
     lines: bool,
     failure: &Cell<Option<Bad>>,
-) -> Result<Head<'d>, String> {
+) -> Result<Head<'d>, SnapshotError> {
     let mut de = postcard::Deserializer::from_bytes(names);
     let visitor = NamesVisitor {
         types,
@@ -786,10 +789,13 @@ mod tests {
             listing: true,
             dwarf: true,
         };
-        let levels = |(names, records): &(Vec<u8>, Vec<u8>)| -> Result<u32, String> {
+        let levels = |(names, records): &(Vec<u8>, Vec<u8>)| -> Result<u32, SnapshotError> {
             let types = Types::default();
             let image = read(names, &types, records, Path::new("x"), wanted)?;
-            let mut s = image.structs.first().ok_or("no struct")?;
+            let mut s = image
+                .structs
+                .first()
+                .ok_or(SnapshotError::Invalid("no struct"))?;
             let mut n = 1;
             while let Some(inner) = s.members.first().and_then(|m| m.nested.as_deref()) {
                 (s, n) = (inner, n + 1);
@@ -799,7 +805,9 @@ mod tests {
         let chain = super::super::form::nested_chain;
         assert_eq!(levels(&chain(0)), Ok(1));
         assert_eq!(levels(&chain(63)), Ok(64));
-        let refused = Err("structs nested more than 64 levels deep".to_string());
+        let refused = Err(SnapshotError::Invalid(
+            "structs nested more than 64 levels deep",
+        ));
         assert_eq!(levels(&chain(64)), refused);
         assert_eq!(levels(&chain(1_000_000)), refused);
         assert_eq!(
@@ -819,7 +827,7 @@ mod tests {
             listing: false,
             dwarf: true,
         };
-        let read_back = |image: &Image<'_>| -> Result<(usize, usize), String> {
+        let read_back = |image: &Image<'_>| -> Result<(usize, usize), SnapshotError> {
             let form = super::super::form::from_image(image, &[], None);
             let names = postcard::to_stdvec(&form.names).unwrap();
             let records = postcard::to_stdvec(&form.records).unwrap();
@@ -835,14 +843,16 @@ mod tests {
         swapped.symbols.swap(i, i + 1);
         assert_eq!(
             read_back(&swapped),
-            Err("symbols out of (space, place) order".to_string())
+            Err(SnapshotError::Invalid(
+                "symbols out of (space, place) order"
+            ))
         );
         let mut swapped = file.load(&crate::load::LoadOptions::default()).unwrap();
         let i = first_apart(swapped.variables.iter().map(|v| v.address).collect());
         swapped.variables.swap(i, i + 1);
         assert_eq!(
             read_back(&swapped),
-            Err("variables out of address order".to_string())
+            Err(SnapshotError::Invalid("variables out of address order"))
         );
     }
 
@@ -857,7 +867,7 @@ mod tests {
             listing: false,
             dwarf: true,
         };
-        let sized = |size: fn(u64, u64) -> u64| -> Result<u64, String> {
+        let sized = |size: fn(u64, u64) -> u64| -> Result<u64, SnapshotError> {
             let mut image = file.load(&options).unwrap();
             let data = image.sections.iter().find(|s| s.name == ".data").unwrap();
             let end = data.address + data.size;
@@ -881,7 +891,9 @@ mod tests {
             data.address + data.size
         };
         assert_eq!(sized(|at, end| end - at), Ok(data_end));
-        let refused = Err("a symbol runs past the end of its section".to_string());
+        let refused = Err(SnapshotError::Invalid(
+            "a symbol runs past the end of its section",
+        ));
         assert_eq!(sized(|at, end| end - at + 1), refused);
         assert_eq!(sized(|_, _| u64::MAX), refused);
     }

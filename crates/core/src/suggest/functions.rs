@@ -33,6 +33,7 @@ pub struct FunctionFix {
     pub section_bytes: i64,
     /// Functions other than the changed ones that move, and the most any moves.
     pub shifted: usize,
+    /// The most any of them moves, in bytes.
     pub max_shift: i64,
     /// Flags in the whole predicted diff against OLD.
     pub flags_after: usize,
@@ -41,20 +42,25 @@ pub struct FunctionFix {
 /// The fixes for one flagged function, restoring first, then cheapest.
 #[derive(Debug, Clone, Serialize)]
 pub struct FunctionSuggestion {
+    /// The flagged function.
     pub function: String,
     /// Its compile unit, as DWARF names it.
     pub unit: Option<String>,
     /// Its address in OLD and NEW (hex strings in JSON).
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address_old: u64,
+    /// Its address in NEW.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub address_new: u64,
     /// Start modulo the line size, OLD and NEW.
     pub phase_old: u64,
+    /// Its start modulo the line size in NEW.
     pub phase_new: u64,
     /// Lines its code covers, OLD and NEW.
     pub lines_old: u64,
+    /// The lines its code covers in NEW.
     pub lines_new: u64,
+    /// The fixes, restoring first, then cheapest.
     pub fixes: Vec<FunctionFix>,
     /// A `check` rule that keeps it at the start of a line.
     pub rule: String,

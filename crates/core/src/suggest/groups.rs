@@ -27,6 +27,7 @@ pub struct GroupFix {
     pub lines: u64,
     /// Bytes the change adds to each instance, and the instances in the build.
     pub instance_bytes: i64,
+    /// Instances of the struct in the build.
     pub instances: usize,
     /// Flags in the whole predicted diff against OLD.
     pub flags_after: usize,
@@ -35,15 +36,22 @@ pub struct GroupFix {
 /// One flagged group, with its fix or what keeps it from fitting.
 #[derive(Debug, Clone, Serialize)]
 pub struct GroupSuggestion {
+    /// The struct.
     #[serde(rename = "struct")]
     pub struct_name: String,
+    /// The group's name.
     pub group: String,
     /// Offset (from the struct's start), size and lines, OLD then NEW.
     pub offset_old: u64,
+    /// Its offset in NEW.
     pub offset_new: u64,
+    /// Its size in OLD.
     pub size_old: u64,
+    /// Its size in NEW.
     pub size_new: u64,
+    /// The lines it spans in OLD.
     pub lines_old: u64,
+    /// The lines it spans in NEW.
     pub lines_new: u64,
     /// Lines its size needs when it starts a line: ceil(size / line).
     pub lines_needed: u64,
@@ -51,6 +59,7 @@ pub struct GroupSuggestion {
     pub exceeds_by: Option<u64>,
     /// Members added to it, or grown in it, since OLD.
     pub added_or_grown: Vec<String>,
+    /// The fixes, each checked by a prediction.
     pub fixes: Vec<GroupFix>,
     /// A `check` rule that keeps it within its lines.
     pub rule: String,
@@ -132,10 +141,7 @@ fn for_group(
                 .find(|x| x.name == *name)
                 .is_some_and(|x| x.groups.iter().any(|y| y.name == g.name && y.flagged));
             fixes.push(GroupFix {
-                change: format!(
-                    "--struct {name} --member __cacheline_group_begin__{} --align {line}",
-                    g.name
-                ),
+                change: super::change_args(&change),
                 declaration: format!(
                     "/* struct {name} */ __cacheline_group_begin_aligned({});",
                     g.name

@@ -31,9 +31,11 @@ pub struct RuleFix {
     /// Bytes the change adds to the end of the output section (objects and
     /// functions), or to each instance (groups).
     pub section_bytes: i64,
+    /// Bytes the change adds to each instance of the struct.
     pub instance_bytes: i64,
     /// Other symbols of the section that move, and the most any moves.
     pub shifted: usize,
+    /// The most any of those symbols moves, in bytes.
     pub max_shift: i64,
     /// Rules of the file that fail on the predicted build.
     pub failing_after: usize,
@@ -48,14 +50,21 @@ pub struct RuleFix {
 /// One failing rule and its fixes, passing first, then cheapest.
 #[derive(Debug, Clone, Serialize)]
 pub struct RuleSuggestion {
+    /// The table of the failing rule.
     pub table: Table,
+    /// The rule's name or glob.
     pub pattern: String,
+    /// What it matched.
     pub target: Option<String>,
+    /// The rule's key.
     pub key: &'static str,
+    /// The rule's value as written.
     pub expected: String,
+    /// What the build measured.
     pub measured: Measured,
     /// The objects at fault (names), as `check` lists them.
     pub offenders: Vec<String>,
+    /// The fixes tried, passing first, then cheapest.
     pub fixes: Vec<RuleFix>,
     /// Why no fix was tried, when none was.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -25,6 +25,7 @@ pub struct MemberFix {
     pub line: u64,
     /// Bytes the change adds to each instance, and the instances in the build.
     pub instance_bytes: i64,
+    /// Instances of the struct in the build.
     pub instances: usize,
     /// Flags in the whole predicted diff against OLD.
     pub flags_after: usize,
@@ -33,14 +34,20 @@ pub struct MemberFix {
 /// The fixes for one hot member of one struct, restoring first, then cheapest.
 #[derive(Debug, Clone, Serialize)]
 pub struct MemberSuggestion {
+    /// The struct.
     #[serde(rename = "struct")]
     pub struct_name: String,
+    /// The hot member.
     pub member: String,
+    /// Its evidence of hotness, as a sentence.
     pub evidence: Option<String>,
+    /// Its line (from the struct's start) in OLD.
     pub line_old: u64,
+    /// Its line in NEW.
     pub line_new: u64,
     /// The members before it that grew or were added: what pushed it.
     pub pushed_by: Vec<String>,
+    /// The fixes, restoring first, then cheapest.
     pub fixes: Vec<MemberFix>,
     /// Why fewer fixes were tried, when they were.
     pub note: Option<String>,

@@ -38,6 +38,7 @@ pub struct Fix {
     /// Objects other than the changed one that move, and the most any of them moves:
     /// what the change costs its neighbours.
     pub shifted: usize,
+    /// The most any of them moves, in bytes.
     pub max_shift: i64,
     /// Lines the flagged object covers after the change.
     pub lines: u64,
@@ -53,12 +54,17 @@ pub struct Fix {
 /// The fixes for one flagged object, cheapest restoring first.
 #[derive(Debug, Clone, Serialize)]
 pub struct Suggestion {
+    /// The flagged object.
     pub object: String,
+    /// Global data or per-CPU.
     pub space: Space,
+    /// Its C type, when known.
     pub type_name: Option<String>,
     /// Why it is flagged: the category and the new written neighbours.
     pub flag: String,
+    /// Its new neighbours (written ones, when any are).
     pub neighbours: Vec<String>,
+    /// The fixes, cheapest restoring first.
     pub fixes: Vec<Fix>,
     /// A `check` rule that keeps the best fix in place.
     pub rule: String,
@@ -67,6 +73,7 @@ pub struct Suggestion {
 /// The fixes found, and the flags they do not cover.
 #[derive(Debug, Clone, Serialize)]
 pub struct Suggestions {
+    /// The fixes for each flagged object.
     pub suggestions: Vec<Suggestion>,
     /// Structs flagged for a hot member that changed line, with their fixes.
     pub members: Vec<MemberSuggestion>,
@@ -99,7 +106,7 @@ pub fn suggest<'d>(
     new: &Image<'d>,
     options: &DiffOptions<'_>,
     asked: &[String],
-) -> Result<Suggestions, String> {
+) -> Suggestions {
     // Every candidate is diffed against OLD: its link model is built once for all.
     let old_link;
     let with_link;
@@ -336,14 +343,14 @@ pub fn suggest<'d>(
             rule,
         });
     }
-    Ok(Suggestions {
+    Suggestions {
         suggestions: out,
         members,
         functions,
         groups,
         rules: Vec::new(),
         other_flags,
-    })
+    }
 }
 
 /// Whether a predicted severity still counts against a fix: any flag but `adjacent`
@@ -408,7 +415,7 @@ fn read_mostly_fix(
     let p = match predict(new, std::slice::from_ref(&change), &[]) {
         Ok(p) => p,
         Err(e) => {
-            fix.not_predicted = Some(e);
+            fix.not_predicted = Some(e.to_string());
             return fix;
         }
     };

@@ -6,27 +6,11 @@
 use crate::link::{Edits, LinkMap};
 use crate::model::{Image, READ_MOSTLY_START, SymbolKind};
 
-use super::Change;
+use super::error::PredictError;
 
 /// What `--align-functions` cannot see: GCC does not align the functions it optimises
 /// for size.
 pub const UNIT_CAVEAT: &str = "-falign-functions: GCC leaves functions it optimizes for size (cold, .text.unlikely) unaligned; the model aligns every function of the unit";
-
-/// `UNIT=N` of `--align-functions`.
-pub fn parse_unit_align(value: &str) -> Result<Change, String> {
-    let (unit, align) = value
-        .rsplit_once('=')
-        .ok_or_else(|| format!("--align-functions {value}: expected UNIT=N"))?;
-    let align: u64 = align
-        .parse()
-        .ok()
-        .filter(|a: &u64| a.is_power_of_two())
-        .ok_or_else(|| format!("--align-functions {value}: expected a power of two after ="))?;
-    Ok(Change::FunctionsAligned {
-        unit: unit.to_string(),
-        align,
-    })
-}
 
 /// Whether `name` names no data object but a function: `--symbol F --align N` then
 /// aligns the function.
@@ -41,7 +25,7 @@ pub fn names_function_only(image: &Image<'_>, name: &str) -> bool {
 }
 
 /// The function named `name` (a bare or qualified name), exactly one.
-pub fn find_function(image: &Image<'_>, name: &str) -> Result<usize, String> {
+pub fn find_function(image: &Image<'_>, name: &str) -> Result<usize, PredictError> {
     let found: Vec<usize> = image
         .symbols
         .iter()
@@ -51,11 +35,11 @@ pub fn find_function(image: &Image<'_>, name: &str) -> Result<usize, String> {
         .collect();
     match found.as_slice() {
         [i] => Ok(*i),
-        [] => Err(format!("no function named {name:?} in the build")),
-        _ => Err(format!(
-            "{name:?} names {} functions; qualify it as FILE:NAME",
-            found.len()
-        )),
+        [] => Err(PredictError::NoFunction(name.to_string())),
+        _ => Err(PredictError::AmbiguousFunction {
+            name: name.to_string(),
+            count: found.len(),
+        }),
     }
 }
 
@@ -66,7 +50,7 @@ pub fn align_unit(
     unit: &str,
     align: u64,
     edits: &mut Edits,
-) -> Result<(), String> {
+) -> Result<(), PredictError> {
     let mut any = false;
     for (i, s) in image.symbols.iter().enumerate() {
         if s.kind == SymbolKind::Function && s.compile_unit == Some(unit) {
@@ -82,9 +66,7 @@ pub fn align_unit(
     if any {
         Ok(())
     } else {
-        Err(format!(
-            "--align-functions: no function of unit {unit:?} in the build"
-        ))
+        Err(PredictError::NoUnitFunction(unit.to_string()))
     }
 }
 
@@ -97,23 +79,16 @@ pub fn move_to_read_mostly(
     map: &mut LinkMap<'_>,
     i: usize,
     name: &str,
-) -> Result<(), String> {
+) -> Result<(), PredictError> {
     let start = image
         .boundaries
         .iter()
         .find(|b| b.0 == READ_MOSTLY_START)
         .map(|b| b.1)
-        .ok_or_else(|| {
-            format!(
-                "--read-mostly {name}: the build has no read-mostly data the model can find \
-                 (x86's .data..read_mostly before _edata)"
-            )
-        })?;
+        .ok_or_else(|| PredictError::NoReadMostlyData(name.to_string()))?;
     let sym = &image.symbols[i];
     if sym.space != crate::model::Space::Global || image.in_read_mostly(sym) {
-        return Err(format!(
-            "--read-mostly {name}: not a global object outside the read-mostly data"
-        ));
+        return Err(PredictError::NotReadMostlyCandidate(name.to_string()));
     }
     let base = sym.address.wrapping_sub(sym.place);
     let from = start.wrapping_sub(base);
@@ -121,9 +96,7 @@ pub fn move_to_read_mostly(
     if map.move_to_region_from(i, from, image.line_size, &places, &definition_lines(image)) {
         Ok(())
     } else {
-        Err(format!(
-            "--read-mostly {name}: not in the same output section as the read-mostly data"
-        ))
+        Err(PredictError::ReadMostlyElsewhere(name.to_string()))
     }
 }
 
@@ -139,29 +112,5 @@ pub(super) fn definition_lines<'a>(
             .get(k)
             .and_then(|s| Some((s, vars.of(s)?)))
             .and_then(|(s, v)| crate::link::ordering_line(s, v))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unit_alignment_is_read_as_unit_equals_a_power_of_two() {
-        assert_eq!(
-            parse_unit_align("kernel/futex/waitwake.c=64"),
-            Ok(Change::FunctionsAligned {
-                unit: "kernel/futex/waitwake.c".into(),
-                align: 64
-            })
-        );
-        assert_eq!(
-            parse_unit_align("fn.c=48"),
-            Err("--align-functions fn.c=48: expected a power of two after =".into())
-        );
-        assert_eq!(
-            parse_unit_align("fn.c"),
-            Err("--align-functions fn.c: expected UNIT=N".into())
-        );
     }
 }

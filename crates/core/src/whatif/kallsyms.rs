@@ -11,7 +11,9 @@ use crate::model::{Binding, Image, Space, Symbol, SymbolKind};
 /// The tables laid out again: the symbols standing for them (past the image's and
 /// the objects' own, hidden from the prediction) and what `whatif` says of them.
 pub struct Placed {
+    /// The symbols that stand for the tables in the link model.
     pub hidden: FxHashSet<usize>,
+    /// The `assumed:` line: the tables' new symbol count and names size.
     pub assumption: String,
 }
 

@@ -2,6 +2,7 @@
 //! build's facts, without compiling. The predicted image is diffed against the build
 //! like a real new one, so every report format shows it.
 
+pub mod error;
 pub mod functions;
 pub mod kallsyms;
 pub mod nested;
@@ -19,6 +20,7 @@ use crate::link::sections::Chain;
 use crate::link::sections::SectionMove;
 use crate::link::{Edits, LinkMap};
 use crate::model::{Binding, Image, Section, Space, Symbol, SymbolKind};
+pub use error::{ObjectError, PredictError};
 use objects::ObjectFile;
 use types::{StructEdit, propagate};
 
@@ -26,51 +28,93 @@ use types::{StructEdit, propagate};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// `--struct NAME=+N` (grow by N bytes at the end) or `NAME=SIZE`.
-    Resize { name: String, size: Size },
+    Resize {
+        /// The struct or union.
+        name: String,
+        /// How its size changes.
+        size: Size,
+    },
     /// `--struct NAME --member M=+N`: a member grows by N bytes.
     Member {
+        /// The struct or union.
         name: String,
+        /// The member, found through anonymous structs and unions.
         member: String,
+        /// The bytes it grows by.
         grow: u64,
     },
     /// `--struct NAME --align N`.
-    StructAlign { name: String, align: u64 },
+    StructAlign {
+        /// The struct or union.
+        name: String,
+        /// Its new alignment (a power of two).
+        align: u64,
+    },
     /// `--symbol NAME --align N`.
-    SymbolAlign { name: String, align: u64 },
+    SymbolAlign {
+        /// The object or function, bare or qualified as `FILE:NAME`.
+        name: String,
+        /// Its new alignment (a power of two).
+        align: u64,
+    },
     /// `--percpu-aligned NAME`: defined with `DEFINE_PER_CPU_ALIGNED`, and declared
     /// with `DECLARE_PER_CPU_ALIGNED` where a header declares it (`declaration`): the
     /// variable moves to `..shared_aligned`. `--percpu-aligned-definition NAME`: the
     /// definition only, the header's `DECLARE_PER_CPU` left as it is: GCC keeps the
     /// section of the first declaration, so a declared variable is aligned in place.
-    PercpuAligned { name: String, declaration: bool },
+    PercpuAligned {
+        /// The per-CPU variable.
+        name: String,
+        /// Its header's declaration is aligned too.
+        declaration: bool,
+    },
     /// `--struct NAME --member M --align N`: the member aligned (`____cacheline_aligned`).
     MemberAlign {
+        /// The struct or union.
         name: String,
+        /// The member.
         member: String,
+        /// Its new alignment (a power of two).
         align: u64,
     },
     /// `--struct NAME --member M --after X` (or `--first`): the member declared right
     /// after member X (or first).
     MemberMove {
+        /// The struct or union.
         name: String,
+        /// The member moved.
         member: String,
+        /// The member it is declared after; none: first.
         after: Option<String>,
     },
     /// `--align-functions UNIT=N`: every function of one compile unit aligned to N,
     /// as `-falign-functions=N` for that file does (see `functions.rs`).
-    FunctionsAligned { unit: String, align: u64 },
+    FunctionsAligned {
+        /// The compile unit as DWARF names it (`kernel/futex/waitwake.c`).
+        unit: String,
+        /// The alignment of each of its functions (a power of two).
+        align: u64,
+    },
     /// `--read-mostly NAME`: the object defined `__read_mostly` again (see
     /// `functions.rs` for why it lives beside function alignment: both are
     /// placement changes the link model makes without types).
-    ReadMostly { name: String },
+    ReadMostly {
+        /// The object.
+        name: String,
+    },
     /// `--struct NAME --insert M=N [--align A] --after X | --first | --at OFFSET`: a
     /// new member of N bytes (aligned to A; by default the largest power of two up
     /// to 8 that divides N) declared there.
     MemberInsert {
+        /// The struct or union.
         name: String,
+        /// The new member's name.
         member: String,
+        /// Its size in bytes.
         size: u64,
+        /// Its alignment; none: `Change::default_insert_alignment` of its size.
         align: Option<u64>,
+        /// Where it is declared.
         at: Position,
     },
 }
@@ -78,14 +122,19 @@ pub enum Change {
 /// Where `--insert` declares its member.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Position {
+    /// Before every member (`--first`).
     First,
+    /// Right after this member (`--after`).
     After(String),
+    /// Before the first member at this byte offset or after it (`--at`).
     Offset(u64),
 }
 
 impl Change {
-    /// The change spelled as `whatif` arguments: what `parse_changes` reads back into
-    /// this change (`suggest` prints a fix this way and predicts the change it prints).
+    /// The change spelled as `whatif` arguments: what the binary's parser of the
+    /// command line (`src/cli/changes.rs`, through clap) reads back into this change,
+    /// as its property test checks for every kind (`suggest` prints a fix this way and
+    /// predicts the change it prints).
     pub fn to_args(&self) -> String {
         match self {
             Change::Resize { name, size } => match size {
@@ -152,10 +201,14 @@ impl Change {
     }
 }
 
+/// How `--struct NAME=...` changes a size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Size {
+    /// `+N`: N bytes more.
     Grow(u64),
+    /// `-N`: N bytes fewer.
     Shrink(u64),
+    /// `N`: N bytes.
     Exactly(u64),
 }
 
@@ -223,251 +276,20 @@ impl fmt::Display for Change {
     }
 }
 
-/// Reads the changes from the command line in order: `--struct NAME=+N|=-N|=SIZE`,
-/// or `--struct NAME` / `--symbol NAME` followed by `--member M=+N` or `--align N`;
-/// `--percpu-aligned NAME`. Other arguments are skipped (clap checks them). At least
-/// one change must be given.
-pub fn parse_changes<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Change>, String> {
-    let out = parse_change_args(args)?;
-    if out.is_empty() {
-        return Err(
-            "no change given (--struct NAME=+N, --struct NAME --member M=+N, \
-                    --struct NAME --align N, --symbol NAME --align N, --percpu-aligned NAME)"
-                .into(),
-        );
-    }
-    Ok(out)
-}
-
-/// The changes the arguments give, as `parse_changes` reads them, and none when they
-/// give none (recompiled objects may be the whole change): every other mistake is an
-/// error.
-pub fn parse_change_args<I: IntoIterator<Item = String>>(args: I) -> Result<Vec<Change>, String> {
-    enum Target {
-        None,
-        Struct(String),
-        Symbol(String),
-        /// `--member M` without a size: a struct's member, for --align/--after/--first.
-        Member(String, String),
-        /// `--insert M=N`: a new member, waiting for where (and --align).
-        Insert(String, String, u64, Option<u64>),
-    }
-    let mut out = Vec::new();
-    let mut target = Target::None;
-    let mut args = args.into_iter();
-    while let Some(a) = args.next() {
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (a.clone(), None),
-        };
-        let wanted = matches!(
-            flag.as_str(),
-            "--struct"
-                | "--symbol"
-                | "--member"
-                | "--align"
-                | "--percpu-aligned"
-                | "--percpu-aligned-definition"
-                | "--after"
-                | "--align-functions"
-                | "--read-mostly"
-                | "--insert"
-                | "--at"
-        );
-        // An insert waits for where it goes; any other change first is a mistake.
-        if let Target::Insert(_, member, size, _) = &target
-            && wanted
-            && !matches!(flag.as_str(), "--align" | "--after" | "--at")
-        {
-            return Err(insert_needs_place(member, *size));
-        }
-        if flag == "--first"
-            && let Target::Insert(name, member, size, align) = &target
-        {
-            out.push(Change::MemberInsert {
-                name: name.clone(),
-                member: member.clone(),
-                size: *size,
-                align: *align,
-                at: Position::First,
-            });
-            target = Target::Struct(name.clone());
-            continue;
-        }
-        if flag == "--first" {
-            let Target::Member(name, member) = &target else {
-                return Err("--first: give --struct NAME --member M before it".into());
-            };
-            out.push(Change::MemberMove {
-                name: name.clone(),
-                member: member.clone(),
-                after: None,
-            });
-            continue;
-        }
-        if !wanted {
-            continue;
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => args.next().ok_or_else(|| format!("{flag} needs a value"))?,
-        };
-        match flag.as_str() {
-            "--struct" => match value.split_once('=') {
-                Some((name, size)) => out.push(Change::Resize {
-                    name: name.to_string(),
-                    size: parse_size(size).map_err(|e| format!("--struct {value}: {e}"))?,
-                }),
-                None => target = Target::Struct(value),
-            },
-            "--symbol" => target = Target::Symbol(value),
-            "--insert" => {
-                let name = match &target {
-                    Target::Struct(name) | Target::Member(name, _) => name.clone(),
-                    _ => return Err(format!("--insert {value}: give --struct NAME before it")),
-                };
-                let parsed = value.split_once('=').and_then(|(m, n)| {
-                    let n: u64 = n.strip_prefix('+').unwrap_or(n).parse().ok()?;
-                    (!m.is_empty() && n > 0).then(|| (m.to_string(), n))
-                });
-                let Some((member, size)) = parsed else {
-                    return Err(format!(
-                        "--insert {value}: expected MEMBER=N (its size in bytes, more than 0)"
-                    ));
-                };
-                target = Target::Insert(name, member, size, None);
-            }
-            "--at" => {
-                let Target::Insert(name, member, size, align) = &target else {
-                    return Err(format!(
-                        "--at {value}: give --struct NAME --insert M=N before it"
-                    ));
-                };
-                let offset = match value.strip_prefix("0x") {
-                    Some(hex) => u64::from_str_radix(hex, 16).ok(),
-                    None => value.parse().ok(),
-                }
-                .ok_or_else(|| format!("--at {value}: expected a byte offset"))?;
-                out.push(Change::MemberInsert {
-                    name: name.clone(),
-                    member: member.clone(),
-                    size: *size,
-                    align: *align,
-                    at: Position::Offset(offset),
-                });
-                target = Target::Struct(name.clone());
-            }
-            "--member" => {
-                let name = match &target {
-                    Target::Struct(name) | Target::Member(name, _) => name.clone(),
-                    _ => return Err(format!("--member {value}: give --struct NAME before it")),
-                };
-                let Some((member, grow)) = value.split_once('=') else {
-                    target = Target::Member(name, value);
-                    continue;
-                };
-                let grow = match parse_size(grow) {
-                    Ok(Size::Grow(n)) => n,
-                    _ => return Err(format!("--member {value}: expected MEMBER=+N")),
-                };
-                out.push(Change::Member {
-                    name,
-                    member: member.to_string(),
-                    grow,
-                });
-            }
-            "--after" => {
-                if let Target::Insert(name, member, size, align) = &target {
-                    out.push(Change::MemberInsert {
-                        name: name.clone(),
-                        member: member.clone(),
-                        size: *size,
-                        align: *align,
-                        at: Position::After(value),
-                    });
-                    target = Target::Struct(name.clone());
-                    continue;
-                }
-                let Target::Member(name, member) = &target else {
-                    return Err(format!(
-                        "--after {value}: give --struct NAME --member M before it"
-                    ));
-                };
-                out.push(Change::MemberMove {
-                    name: name.clone(),
-                    member: member.clone(),
-                    after: Some(value),
-                });
-            }
-            "--align" => {
-                let align: u64 = value
-                    .parse()
-                    .ok()
-                    .filter(|a: &u64| a.is_power_of_two())
-                    .ok_or_else(|| format!("--align {value}: expected a power of two"))?;
-                match &mut target {
-                    Target::Insert(_, _, _, a) => *a = Some(align),
-                    Target::Struct(name) => out.push(Change::StructAlign {
-                        name: name.clone(),
-                        align,
-                    }),
-                    Target::Symbol(name) => out.push(Change::SymbolAlign {
-                        name: name.clone(),
-                        align,
-                    }),
-                    Target::Member(name, member) => out.push(Change::MemberAlign {
-                        name: name.clone(),
-                        member: member.clone(),
-                        align,
-                    }),
-                    Target::None => {
-                        return Err(format!(
-                            "--align {value}: give --struct or --symbol before it"
-                        ));
-                    }
-                }
-            }
-            "--align-functions" => out.push(functions::parse_unit_align(&value)?),
-            "--read-mostly" => out.push(Change::ReadMostly { name: value }),
-            "--percpu-aligned-definition" => out.push(Change::PercpuAligned {
-                name: value,
-                declaration: false,
-            }),
-            _ => out.push(Change::PercpuAligned {
-                name: value,
-                declaration: true,
-            }),
-        }
-    }
-    if let Target::Insert(_, member, size, _) = &target {
-        return Err(insert_needs_place(member, *size));
-    }
-    Ok(out)
-}
-
-fn insert_needs_place(member: &str, size: u64) -> String {
-    format!("--insert {member}={size}: say where it goes (--after MEMBER, --first or --at OFFSET)")
-}
-
-fn parse_size(s: &str) -> Result<Size, String> {
-    let num = |t: &str| t.parse::<u64>().map_err(|e| format!("{t:?}: {e}"));
-    match s.as_bytes().first() {
-        Some(b'+') => Ok(Size::Grow(num(&s[1..])?)),
-        Some(b'-') => Ok(Size::Shrink(num(&s[1..])?)),
-        _ => Ok(Size::Exactly(num(s)?)),
-    }
-}
-
 /// A predicted build and how far the model vouches for it.
 pub struct Prediction<'d> {
+    /// The predicted build.
     pub image: Image<'d>,
+    /// The changes predicted, as given.
     pub changes: Vec<Change>,
     /// Objects in the link model, and how many of them laying the build out again
     /// unchanged puts back at their addresses.
     pub objects: usize,
+    /// Of `objects`, those put back.
     pub reproduced: usize,
     /// Functions in the link model, and how many the unchanged layout puts back.
     pub functions: usize,
+    /// Of `functions`, those put back.
     pub functions_reproduced: usize,
     /// Objects whose predicted place or size differs from the build's.
     pub moved: usize,
@@ -487,6 +309,7 @@ pub struct Prediction<'d> {
 /// An output section moved by the sections before it growing, or grown itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SectionMoved {
+    /// The output section.
     pub name: String,
     /// Bytes its start moves by.
     pub shift: i64,
@@ -500,7 +323,7 @@ pub fn predict<'d>(
     image: &Image<'d>,
     changes: &[Change],
     objects: &'d [ObjectFile],
-) -> Result<Prediction<'d>, String> {
+) -> Result<Prediction<'d>, PredictError> {
     let vars = image.variables_of_symbols();
     let map = LinkMap::build_from(image, &vars);
     predict_from(image, &map, &vars, changes, objects, None)
@@ -523,7 +346,7 @@ pub fn predict_from<'d>(
     changes: &[Change],
     objects: &'d [ObjectFile],
     tables: Tables<'_>,
-) -> Result<Prediction<'d>, String> {
+) -> Result<Prediction<'d>, PredictError> {
     let mut map = std::borrow::Cow::Borrowed(base);
     let chain = Chain::build(image, &map);
     let (unchanged, _) = map.layout_chained(&Edits::default(), &chain);
@@ -554,7 +377,7 @@ pub fn predict_from<'d>(
                     .structs_named(|n| n == name)
                     .map(|(_, s)| s.size)
                     .max()
-                    .ok_or_else(|| format!("no struct or union named {name:?} in the build"))?;
+                    .ok_or_else(|| PredictError::NoStruct(name.to_string()))?;
                 let new = match size {
                     Size::Grow(n) => old.saturating_add(*n),
                     Size::Shrink(n) => old.saturating_sub(*n),
@@ -691,7 +514,10 @@ pub fn predict_from<'d>(
                 };
                 let i = find_placed_object(image, &map, flag, name)?;
                 if image.symbols[i].space != Space::Percpu {
-                    return Err(format!("{flag} {name}: not a per-CPU variable"));
+                    return Err(PredictError::NotPerCpu {
+                        flag,
+                        name: name.to_string(),
+                    });
                 }
                 // A static one has no declaration elsewhere; with its declaration
                 // aligned too, a global one has none that keeps its section either.
@@ -1260,7 +1086,7 @@ fn next_input_alignment(align: u64, end: u64, place: u64) -> (u64, u64) {
 }
 
 /// The data object named `name` (a bare or qualified name), exactly one.
-fn find_object(image: &Image<'_>, name: &str) -> Result<usize, String> {
+fn find_object(image: &Image<'_>, name: &str) -> Result<usize, PredictError> {
     let found: Vec<usize> = image
         .symbols
         .iter()
@@ -1270,11 +1096,11 @@ fn find_object(image: &Image<'_>, name: &str) -> Result<usize, String> {
         .collect();
     match found.as_slice() {
         [i] => Ok(*i),
-        [] => Err(format!("no data object named {name:?} in the build")),
-        _ => Err(format!(
-            "{name:?} names {} objects; qualify it as FILE:NAME",
-            found.len()
-        )),
+        [] => Err(PredictError::NoObject(name.to_string())),
+        _ => Err(PredictError::AmbiguousObject {
+            name: name.to_string(),
+            count: found.len(),
+        }),
     }
 }
 
@@ -1284,31 +1110,30 @@ fn find_object(image: &Image<'_>, name: &str) -> Result<usize, String> {
 fn find_placed_object(
     image: &Image<'_>,
     map: &LinkMap<'_>,
-    flag: &str,
+    flag: &'static str,
     name: &str,
-) -> Result<usize, String> {
+) -> Result<usize, PredictError> {
     let i = find_object(image, name)?;
     let Some(host) = map.host(i).and_then(|h| image.symbols.get(h)) else {
         return Ok(i);
     };
-    let what = if host.place == image.symbols[i].place {
-        format!(
-            "an alias of {} (both at {:#x})",
-            host.qualified_name(),
-            host.address
-        )
+    let (name, host_name) = (name.to_string(), host.qualified_name());
+    Err(if host.place == image.symbols[i].place {
+        PredictError::Alias {
+            flag,
+            name,
+            host: host_name,
+            address: host.address,
+        }
     } else {
-        format!(
-            "it lies inside {} ({:#x}, {} B)",
-            host.qualified_name(),
-            host.address,
-            host.size
-        )
-    };
-    Err(format!(
-        "{flag} {name}: {what}; name {} instead",
-        host.qualified_name()
-    ))
+        PredictError::Inside {
+            flag,
+            name,
+            host: host_name,
+            address: host.address,
+            size: host.size,
+        }
+    })
 }
 
 /// `1 symbol`, `2 symbols`.
@@ -1324,268 +1149,14 @@ fn plural(n: usize, word: &str) -> String {
 mod tests {
     use super::*;
 
-    fn args(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
+    /// The default alignment of an inserted member: the largest power of two up to 8
+    /// dividing its size.
     #[test]
-    fn a_member_is_aligned_or_moved_after_another_or_first() {
-        let got = parse_changes(args(&[
-            "--struct",
-            "msg_queue",
-            "--member",
-            "tail",
-            "--align",
-            "64",
-            "--member",
-            "extra",
-            "--after",
-            "tail",
-            "--member",
-            "head",
-            "--first",
-        ]))
-        .unwrap();
-        assert_eq!(
-            got,
-            vec![
-                Change::MemberAlign {
-                    name: "msg_queue".into(),
-                    member: "tail".into(),
-                    align: 64
-                },
-                Change::MemberMove {
-                    name: "msg_queue".into(),
-                    member: "extra".into(),
-                    after: Some("tail".into())
-                },
-                Change::MemberMove {
-                    name: "msg_queue".into(),
-                    member: "head".into(),
-                    after: None
-                },
-            ]
-        );
-        assert_eq!(
-            parse_changes(args(&["--after", "tail"])),
-            Err("--after tail: give --struct NAME --member M before it".into())
-        );
-        assert_eq!(
-            parse_changes(args(&["--symbol", "x", "--first"])),
-            Err("--first: give --struct NAME --member M before it".into())
-        );
-    }
-
-    #[test]
-    fn an_insert_takes_its_alignment_then_its_place() {
-        let got = parse_changes(args(&[
-            "--struct", "rec", "--insert", "flags=4", "--after", "addr", "--insert", "pad=12",
-            "--align", "64", "--at", "0x10", "--insert", "first=+8", "--first",
-        ]))
-        .unwrap();
-        let insert = |member: &str, size, align, at| Change::MemberInsert {
-            name: "rec".into(),
-            member: member.into(),
-            size,
-            align,
-            at,
-        };
-        assert_eq!(
-            got,
-            vec![
-                insert("flags", 4, None, Position::After("addr".into())),
-                insert("pad", 12, Some(64), Position::Offset(16)),
-                insert("first", 8, None, Position::First),
-            ]
-        );
-        assert_eq!(
-            got[1].to_string(),
-            "struct rec.pad (12 B, aligned to 64) inserted at offset 16"
-        );
-        let no_place = "--insert x=4: say where it goes (--after MEMBER, --first or --at OFFSET)";
-        assert_eq!(
-            parse_changes(args(&["--struct", "rec", "--insert", "x=4"])),
-            Err(no_place.into())
-        );
-        assert_eq!(
-            parse_changes(args(&[
-                "--struct", "rec", "--insert", "x=4", "--struct", "a=+8"
-            ])),
-            Err(no_place.into())
-        );
-        assert_eq!(
-            parse_changes(args(&["--struct", "rec", "--insert", "x=0", "--first"])),
-            Err("--insert x=0: expected MEMBER=N (its size in bytes, more than 0)".into())
-        );
-        assert_eq!(
-            parse_changes(args(&["--insert", "x=4"])),
-            Err("--insert x=4: give --struct NAME before it".into())
-        );
-        assert_eq!(
-            parse_changes(args(&["--struct", "rec", "--insert", "x=4", "--at", "ten"])),
-            Err("--at ten: expected a byte offset".into())
-        );
-        // The default alignment: the largest power of two up to 8 dividing the size.
+    fn an_insert_is_aligned_by_its_size_by_default() {
         let defaults: Vec<u64> = [1, 2, 3, 4, 6, 12, 16, 24]
             .iter()
             .map(|&n| Change::default_insert_alignment(n))
             .collect();
         assert_eq!(defaults, vec![1, 2, 1, 4, 2, 4, 8, 8]);
-    }
-
-    /// Every kind of change, spelled as arguments, reads back as itself.
-    #[test]
-    fn every_change_round_trips_through_its_arguments() {
-        let s = |x: &str| x.to_string();
-        let all = vec![
-            Change::Resize {
-                name: s("mce"),
-                size: Size::Grow(8),
-            },
-            Change::Resize {
-                name: s("mce"),
-                size: Size::Shrink(4),
-            },
-            Change::Resize {
-                name: s("mce"),
-                size: Size::Exactly(136),
-            },
-            Change::Member {
-                name: s("rq"),
-                member: s("lock"),
-                grow: 4,
-            },
-            Change::StructAlign {
-                name: s("user_struct"),
-                align: 64,
-            },
-            Change::SymbolAlign {
-                name: s("user.c:root_user"),
-                align: 64,
-            },
-            Change::PercpuAligned {
-                name: s("core.c:mces_seen"),
-                declaration: true,
-            },
-            Change::PercpuAligned {
-                name: s("injectm"),
-                declaration: false,
-            },
-            Change::MemberAlign {
-                name: s("mce"),
-                member: s("status"),
-                align: 64,
-            },
-            Change::MemberMove {
-                name: s("mce"),
-                member: s("ip"),
-                after: Some(s("status")),
-            },
-            Change::MemberMove {
-                name: s("mce"),
-                member: s("ip"),
-                after: None,
-            },
-            Change::FunctionsAligned {
-                unit: s("kernel/futex/waitwake.c"),
-                align: 64,
-            },
-            Change::ReadMostly {
-                name: s("core.c:num_cpus_frozen"),
-            },
-            Change::MemberInsert {
-                name: s("user_struct"),
-                member: s("x"),
-                size: 8,
-                align: None,
-                at: Position::After(s("__count")),
-            },
-            Change::MemberInsert {
-                name: s("mce"),
-                member: s("flags"),
-                size: 4,
-                align: Some(16),
-                at: Position::First,
-            },
-            Change::MemberInsert {
-                name: s("mce"),
-                member: s("pad"),
-                size: 2,
-                align: None,
-                at: Position::Offset(24),
-            },
-        ];
-        for c in &all {
-            let spelled = c.to_args();
-            let back = parse_changes(spelled.split(' ').map(String::from));
-            assert_eq!(back, Ok(vec![c.clone()]), "{spelled}");
-        }
-        // All at once, in order.
-        let joined: Vec<String> = all.iter().map(Change::to_args).collect();
-        let back = parse_changes(joined.join(" ").split(' ').map(String::from));
-        assert_eq!(back, Ok(all));
-    }
-
-    #[test]
-    fn changes_are_read_in_order_with_their_targets() {
-        let got = parse_changes(args(&[
-            "whatif",
-            "vmlinux",
-            "--struct",
-            "mce=+8",
-            "--struct=user_struct",
-            "--align",
-            "64",
-            "--symbol",
-            "root_user",
-            "--align=64",
-            "--struct",
-            "rq",
-            "--member",
-            "lock=+4",
-            "--percpu-aligned",
-            "mces_seen",
-            "--format",
-            "json",
-        ]))
-        .unwrap();
-        assert_eq!(
-            got,
-            vec![
-                Change::Resize {
-                    name: "mce".into(),
-                    size: Size::Grow(8)
-                },
-                Change::StructAlign {
-                    name: "user_struct".into(),
-                    align: 64
-                },
-                Change::SymbolAlign {
-                    name: "root_user".into(),
-                    align: 64
-                },
-                Change::Member {
-                    name: "rq".into(),
-                    member: "lock".into(),
-                    grow: 4
-                },
-                Change::PercpuAligned {
-                    name: "mces_seen".into(),
-                    declaration: true,
-                },
-            ]
-        );
-        assert_eq!(
-            parse_changes(args(&["--align", "64"])).unwrap_err(),
-            "--align 64: give --struct or --symbol before it"
-        );
-        assert_eq!(
-            parse_changes(args(&["--symbol", "x", "--align", "48"])).unwrap_err(),
-            "--align 48: expected a power of two"
-        );
-        assert_eq!(
-            parse_changes(args(&["--struct", "mce=12x"])).unwrap_err(),
-            "--struct mce=12x: \"12x\": invalid digit found in string"
-        );
     }
 }

@@ -8,6 +8,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::error::PredictError;
 use super::relay::{Aligns, member_align, relay};
 use crate::layout::holes;
 use crate::model::{AggregateKind, StructLayout};
@@ -21,17 +22,21 @@ pub type Path = Vec<usize>;
 /// struct's members and, through each member that is an anonymous struct or union,
 /// among its members. A named member of a struct type is another type (changed with
 /// its own `--struct`) and is not looked into.
-pub fn find(s: &StructLayout<'_>, name: &str, member: &str) -> Result<Path, String> {
+pub fn find(s: &StructLayout<'_>, name: &str, member: &str) -> Result<Path, PredictError> {
     let mut found = Vec::new();
     collect(s, member, &mut Vec::new(), &mut found);
     let count = found.len();
     match found.into_iter().next() {
         Some(path) if count == 1 => Ok(path),
-        Some(_) => Err(format!(
-            "struct {name} has {count} members named {member:?} in its anonymous structs \
-             and unions: which one is meant is ambiguous"
-        )),
-        None => Err(format!("struct {name} has no member {member:?}")),
+        Some(_) => Err(PredictError::AmbiguousMember {
+            name: name.to_string(),
+            member: member.to_string(),
+            count,
+        }),
+        None => Err(PredictError::NoMember {
+            name: name.to_string(),
+            member: member.to_string(),
+        }),
     }
 }
 
@@ -85,7 +90,7 @@ pub fn declaring<'a, 'd>(s: &'a StructLayout<'d>, path: &[usize]) -> Option<&'a 
 /// counted from its own start) and the member's index in it, the aggregate laid out
 /// again.
 pub type Edit<'e, 'd> =
-    dyn FnMut(&StructLayout<'d>, usize) -> Result<StructLayout<'d>, String> + 'e;
+    dyn FnMut(&StructLayout<'d>, usize) -> Result<StructLayout<'d>, PredictError> + 'e;
 
 /// `s` with `edit` made in the aggregate that declares the member at `path`, and
 /// every anonymous aggregate around it laid out again at its new size and alignment,
@@ -95,7 +100,7 @@ pub fn within<'d>(
     path: &[usize],
     aligns: &Aligns,
     edit: &mut Edit<'_, 'd>,
-) -> Result<StructLayout<'d>, String> {
+) -> Result<StructLayout<'d>, PredictError> {
     let Some((&i, rest)) = path.split_first() else {
         return Ok(s.clone());
     };
@@ -267,7 +272,10 @@ mod tests {
         assert_eq!(find(&s, "t", "n"), Ok(vec![2]));
         assert_eq!(
             find(&s, "t", "e"),
-            Err("struct t has no member \"e\"".to_string())
+            Err(PredictError::NoMember {
+                name: "t".into(),
+                member: "e".into()
+            })
         );
         assert_eq!(holder(&s, &[1, 0, 1]), "the anonymous struct at offset 8");
         assert_eq!(holder(&s, &[1, 1]), "the anonymous union at offset 8");
@@ -279,11 +287,11 @@ mod tests {
         }
         assert_eq!(
             find(&twice, "t", "b"),
-            Err(
-                "struct t has 2 members named \"b\" in its anonymous structs and unions: \
-                 which one is meant is ambiguous"
-                    .to_string()
-            )
+            Err(PredictError::AmbiguousMember {
+                name: "t".into(),
+                member: "b".into(),
+                count: 2
+            })
         );
     }
 

@@ -6,15 +6,21 @@ use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind as ObjKind};
 
+use super::error::ObjectError;
 use crate::model::{Binding, SymbolKind};
 
 /// One symbol of an object file's section.
 #[derive(Debug, Clone)]
 pub struct ObjSymbol {
+    /// The symbol's name.
     pub name: String,
+    /// Its offset in the section.
     pub offset: u64,
+    /// Its size in bytes.
     pub size: u64,
+    /// Function or data object.
     pub kind: SymbolKind,
+    /// Global, weak or local.
     pub binding: Binding,
 }
 
@@ -22,16 +28,22 @@ pub struct ObjSymbol {
 /// offset order.
 #[derive(Debug, Clone)]
 pub struct ObjSection {
+    /// The section's name.
     pub name: String,
+    /// Its size in bytes.
     pub size: u64,
+    /// Its alignment.
     pub align: u64,
+    /// Its functions and data objects, in offset order.
     pub symbols: Vec<ObjSymbol>,
 }
 
 /// A recompiled object file.
 #[derive(Debug, Clone)]
 pub struct ObjectFile {
+    /// The file read.
     pub path: PathBuf,
+    /// Its allocated sections.
     pub sections: Vec<ObjSection>,
     /// The source file its `STT_FILE` symbol names (`signal.c`: gcc writes the
     /// basename), when it has one.
@@ -41,16 +53,19 @@ pub struct ObjectFile {
 impl ObjectFile {
     /// Reads `path`, a relocatable ELF object; one line naming the file and the
     /// problem otherwise.
-    pub fn read(path: &Path) -> Result<ObjectFile, String> {
-        let data =
-            std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        let file = object::File::parse(&*data)
-            .map_err(|e| format!("{}: not an object file: {e}", path.display()))?;
+    pub fn read(path: &Path) -> Result<ObjectFile, ObjectError> {
+        let data = std::fs::read(path).map_err(|err| ObjectError::Read {
+            path: path.to_path_buf(),
+            err,
+        })?;
+        let file = object::File::parse(&*data).map_err(|err| ObjectError::NotObject {
+            path: path.to_path_buf(),
+            err,
+        })?;
         if file.kind() != object::ObjectKind::Relocatable {
-            return Err(format!(
-                "{}: not a relocatable object (.o) file",
-                path.display()
-            ));
+            return Err(ObjectError::NotRelocatable {
+                path: path.to_path_buf(),
+            });
         }
         let source = file
             .symbols()
@@ -197,10 +212,12 @@ mod tests {
             .expect(".text");
         assert!(text.symbols.iter().all(|s| s.kind == SymbolKind::Function));
         assert_eq!(text.align, 64); // readelf -S -W old.o: .text Al 64
-        let err = ObjectFile::read(&root.join("old.elf")).unwrap_err();
-        assert!(
-            err.ends_with("old.elf: not a relocatable object (.o) file"),
-            "{err}"
+        let path = root.join("old.elf");
+        let err = ObjectFile::read(&path).unwrap_err();
+        assert!(matches!(&err, ObjectError::NotRelocatable { path: p } if *p == path));
+        assert_eq!(
+            err.to_string(),
+            format!("{}: not a relocatable object (.o) file", path.display())
         );
     }
 }

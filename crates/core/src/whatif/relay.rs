@@ -6,6 +6,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::error::PredictError;
 use crate::layout::holes;
 use crate::link::align::{align_up, element_kind, scalar_alignment};
 use crate::model::{AggregateKind, Member, StructLayout, TypeKind, saturate_u32};
@@ -13,6 +14,7 @@ use crate::model::{AggregateKind, Member, StructLayout, TypeKind, saturate_u32};
 /// Where an inserted member is declared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InsertAt<'a> {
+    /// Before every member.
     First,
     /// Right after this member (and the bitfields sharing its storage).
     After(&'a str),
@@ -23,17 +25,24 @@ pub enum InsertAt<'a> {
 /// A member inserted: `size` bytes aligned to `align`, declared at `at`.
 #[derive(Debug, Clone)]
 pub struct MemberInsert<'a> {
+    /// The new member's name.
     pub member: &'a str,
+    /// Its size in bytes.
     pub size: u64,
+    /// Its alignment.
     pub align: u64,
+    /// Where it is declared.
     pub at: InsertAt<'a>,
 }
 
-fn member_index(s: &StructLayout<'_>, name: &str, member: &str) -> Result<usize, String> {
+fn member_index(s: &StructLayout<'_>, name: &str, member: &str) -> Result<usize, PredictError> {
     s.members
         .iter()
         .position(|m| m.name == Some(member))
-        .ok_or_else(|| format!("struct {name} has no member {member:?}"))
+        .ok_or_else(|| PredictError::NoMember {
+            name: name.to_string(),
+            member: member.to_string(),
+        })
 }
 
 /// `s` with the storage unit of member `idx` (the member and those sharing its bytes:
@@ -127,12 +136,12 @@ pub fn insert<'d>(
     name: &str,
     ins: &MemberInsert<'_>,
     aligns: &Aligns,
-) -> Result<StructLayout<'d>, String> {
+) -> Result<StructLayout<'d>, PredictError> {
     if s.members.iter().any(|m| m.name == Some(ins.member)) {
-        return Err(format!(
-            "struct {name} already has a member {:?}",
-            ins.member
-        ));
+        return Err(PredictError::MemberExists {
+            name: name.to_string(),
+            member: ins.member.to_string(),
+        });
     }
     let union = s.kind == AggregateKind::Union;
     let idx = match ins.at {
@@ -148,22 +157,24 @@ pub fn insert<'d>(
         }
         InsertAt::Offset(off) => {
             if off > s.size {
-                return Err(format!(
-                    "struct {name} is {} bytes: no offset {off} in it",
-                    s.size
-                ));
+                return Err(PredictError::OffsetPastEnd {
+                    name: name.to_string(),
+                    size: s.size,
+                    offset: off,
+                });
             }
             if let Some(m) = s
                 .members
                 .iter()
                 .find(|m| m.offset < off && off < m.offset.saturating_add(m.size))
             {
-                return Err(format!(
-                    "struct {name}: offset {off} is inside member {} (bytes {}..{})",
-                    m.name.unwrap_or("(anonymous)"),
-                    m.offset,
-                    m.offset.saturating_add(m.size)
-                ));
+                return Err(PredictError::OffsetInsideMember {
+                    name: name.to_string(),
+                    offset: off,
+                    member: m.name.unwrap_or("(anonymous)").to_string(),
+                    start: m.offset,
+                    end: m.offset.saturating_add(m.size),
+                });
             }
             s.members
                 .iter()
@@ -405,6 +416,7 @@ mod tests {
                 &a,
             )
             .unwrap_err()
+            .to_string()
         };
         assert_eq!(
             err(InsertAt::Offset(10), "x"),

@@ -4,6 +4,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::error::PredictError;
 use super::nested;
 pub use super::relay::{Aligns, InsertAt, MemberInsert, insert, relay, reorder};
 use super::relay::{finish, member_align};
@@ -13,7 +14,9 @@ use crate::model::{Image, Member, StructId, StructLayout, TypeKind, saturate_u32
 /// The new size and alignment of one struct (or union) name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
+    /// Its size in bytes.
     pub size: u64,
+    /// Its alignment in bytes.
     pub align: u64,
 }
 
@@ -23,14 +26,18 @@ pub type Relaid<'d> = FxHashMap<StructId, StructLayout<'d>>;
 /// A member growth asked for directly: `struct.member` grows by `grow` bytes.
 #[derive(Debug, Clone)]
 pub struct MemberGrowth<'a> {
+    /// The member.
     pub member: &'a str,
+    /// The bytes it grows by.
     pub grow: u64,
 }
 
 /// A member moved: declared right after member `after` (`None`: first).
 #[derive(Debug, Clone)]
 pub struct MemberMove<'a> {
+    /// The member.
     pub member: &'a str,
+    /// The member it is declared after; `None`: first.
     pub after: Option<&'a str>,
 }
 
@@ -41,6 +48,7 @@ pub struct StructEdit<'a> {
     pub size: Option<u64>,
     /// A new alignment (at least the old one).
     pub align: Option<u64>,
+    /// Members that grow.
     pub members: Vec<MemberGrowth<'a>>,
     /// Members aligned (`__aligned(N)` or `____cacheline_aligned` on the member).
     pub member_aligns: Vec<(&'a str, u64)>,
@@ -56,7 +64,7 @@ pub struct StructEdit<'a> {
 pub fn propagate<'d>(
     image: &Image<'d>,
     edits: &FxHashMap<String, StructEdit<'_>>,
-) -> Result<(Relaid<'d>, FxHashMap<String, Shape>), String> {
+) -> Result<(Relaid<'d>, FxHashMap<String, Shape>), PredictError> {
     let mut relaid: Relaid<'d> = FxHashMap::default();
     let mut shapes: FxHashMap<String, Shape> = FxHashMap::default();
     // Old alignments: what members of these types were placed at.
@@ -73,7 +81,7 @@ pub fn propagate<'d>(
             .map(|(id, _)| id)
             .collect();
         if ids.is_empty() {
-            return Err(format!("no struct or union named {name:?} in the build"));
+            return Err(PredictError::NoStruct(name.to_string()));
         }
         for id in ids {
             let mut s = edit_members(image.struct_by_id(id), name, edit, &aligns)?;
@@ -144,7 +152,7 @@ fn edit_members<'d>(
     name: &str,
     edit: &StructEdit<'_>,
     aligns: &Aligns,
-) -> Result<StructLayout<'d>, String> {
+) -> Result<StructLayout<'d>, PredictError> {
     let mut s = s.clone();
     let mut deep = false;
     for g in &edit.members {
@@ -162,10 +170,10 @@ fn edit_members<'d>(
     }
     for ins in &edit.inserts {
         if nested::declares(&s, ins.member) {
-            return Err(format!(
-                "struct {name} already has a member {:?}",
-                ins.member
-            ));
+            return Err(PredictError::MemberExists {
+                name: name.to_string(),
+                member: ins.member.to_string(),
+            });
         }
         // After a member: in the aggregate that declares it. First or at an offset:
         // in the struct itself.
@@ -197,13 +205,13 @@ fn edit_members<'d>(
             Some(a) => {
                 let to = nested::find(&s, name, a)?;
                 if to[..to.len() - 1] != path[..path.len() - 1] {
-                    return Err(format!(
-                        "struct {name}: {} is declared in {} and {a} in {}: a member \
-                         moves only among the members of its own struct or union",
-                        mv.member,
-                        nested::holder(&s, &path),
-                        nested::holder(&s, &to)
-                    ));
+                    return Err(PredictError::MoveAcross {
+                        name: name.to_string(),
+                        member: mv.member.to_string(),
+                        holder: nested::holder(&s, &path),
+                        after: a.to_string(),
+                        after_holder: nested::holder(&s, &to),
+                    });
                 }
                 to.last().copied()
             }

@@ -24,21 +24,30 @@ pub enum Kind {
 /// How a block changed, spelled in its label as well as drawn (not colour alone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {
+    /// Unchanged.
     None,
+    /// New in this build.
     Added,
+    /// Gone from this build.
     Removed,
+    /// Moved or resized.
     Changed,
 }
 
 /// One block: `[start, start + size)` in the map's space.
 #[derive(Debug, Clone)]
 pub struct Block {
+    /// Its first byte in the map's space.
     pub start: u64,
+    /// Its size in bytes.
     pub size: u64,
+    /// Its name (an object, member, hole).
     pub name: String,
     /// Type, or what the block is (`hole`, `padding`).
     pub what: String,
+    /// What sort of block it is.
     pub kind: Kind,
+    /// How it changed.
     pub mark: Mark,
     /// The object the map is about.
     pub focus: bool,
@@ -51,6 +60,7 @@ pub struct Block {
 }
 
 impl Block {
+    /// A block of `size` bytes at `start`, an item unmarked and out of focus.
     pub fn new(start: u64, size: u64, name: impl Into<String>, what: impl Into<String>) -> Block {
         Block {
             start,
@@ -113,8 +123,11 @@ pub fn add_bitfield(
 /// A labelled band under the rows: a cache-line group, or a member that moved.
 #[derive(Debug, Clone)]
 pub struct Band {
+    /// Its first byte in the map's space.
     pub start: u64,
+    /// Its size in bytes.
     pub size: u64,
+    /// What it is, as the map prints it.
     pub label: String,
 }
 
@@ -122,9 +135,13 @@ pub struct Band {
 /// the space, i.e. start / line size), and the blocks and bands on them.
 #[derive(Debug, Clone)]
 pub struct Map {
+    /// The caption above the map.
     pub caption: String,
+    /// The line size, the bytes of one row.
     pub line_size: u64,
+    /// The first row's line number.
     pub first_line: u64,
+    /// The last row's line number.
     pub last_line: u64,
     /// Added to the addresses printed (row labels and details), e.g. a struct's base.
     pub origin: u64,
@@ -132,7 +149,9 @@ pub struct Map {
     pub offsets: bool,
     /// Addresses, or per-CPU offsets (`percpu+0x10c0`, as the text prints them).
     pub space: Space,
+    /// Everything drawn on the rows.
     pub blocks: Vec<Block>,
+    /// Groups and moved members under the rows.
     pub bands: Vec<Band>,
 }
 

@@ -57,12 +57,19 @@ fn close(out: &mut impl Write) -> fmt::Result {
 /// Which marks a page's maps use, so that its legend lists those and no others.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Keys {
+    /// A map shows the object it is about.
     pub focus: bool,
+    /// A map shows other items.
     pub item: bool,
+    /// A map shows write-hot items.
     pub hot: bool,
+    /// A map shows added items.
     pub added: bool,
+    /// A map shows removed items.
     pub removed: bool,
+    /// A map shows changed items.
     pub changed: bool,
+    /// A map shows holes or padding.
     pub hole: bool,
     /// A row stands for a run of lines.
     pub runs: bool,

@@ -12,12 +12,17 @@ use crate::model::{Image, Space, Symbol, SymbolKind};
 mod structs;
 use crate::model::Header;
 
+/// The table of the rules file a rule is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Table {
+    /// `[struct."NAME"]`.
     Struct,
+    /// `[symbol."NAME"]`.
     Symbol,
+    /// `[function."NAME"]`.
     Function,
+    /// `[group."STRUCT.GROUP"]`.
     Group,
 }
 
@@ -26,8 +31,11 @@ pub enum Table {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Positions {
+    /// Link-time addresses.
     Address,
+    /// Offsets in the per-CPU area.
     PercpuOffset,
+    /// Offsets from the struct's start.
     StructOffset,
 }
 
@@ -39,16 +47,23 @@ pub enum Measured {
     NotFound,
     /// A growth rule run on one build.
     NeedsOld,
+    /// A size in bytes.
     Bytes {
+        /// The bytes.
         value: u64,
     },
+    /// A number of lines.
     Lines {
+        /// The lines.
         value: u64,
     },
     /// Size in OLD (`None`: not in OLD) and NEW, and NEW minus OLD (or NEW).
     Growth {
+        /// Its size in OLD, `None` when OLD lacks it.
         old: Option<u64>,
+        /// Its size in NEW.
         new: u64,
+        /// NEW minus OLD, or NEW when OLD lacks it.
         growth: i64,
     },
     /// `value mod modulo = remainder`.
@@ -56,15 +71,19 @@ pub enum Measured {
         /// The address (or per-CPU offset): a hex string in JSON.
         #[serde(serialize_with = "crate::model::hex::addr")]
         value: u64,
+        /// The divisor (the alignment asked for).
         modulo: u64,
+        /// What is left.
         remainder: u64,
     },
     /// Number of other objects on its lines.
     Neighbours {
+        /// The neighbours.
         count: usize,
     },
     /// Lines (starts) two or more members have in common; `together`: the shared line.
     SharedLines {
+        /// The shared lines' numbers.
         #[serde(serialize_with = "crate::model::hex::big_list")]
         lines: Vec<u64>,
     },
@@ -73,11 +92,14 @@ pub enum Measured {
 /// A member, hole or object at fault, with the lines (starts) where it is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Offender {
+    /// The member, hole or object.
     pub name: String,
     /// An object's address, or a member's offset (hex strings above 2^53).
     #[serde(serialize_with = "crate::model::hex::big")]
     pub offset: u64,
+    /// Its size in bytes.
     pub size: u64,
+    /// The lines it is on.
     #[serde(serialize_with = "crate::model::hex::big_list")]
     pub lines: Vec<u64>,
 }
@@ -85,6 +107,7 @@ pub struct Offender {
 /// One rule applied to one matching struct, object, function or group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Outcome {
+    /// The table the rule is in.
     pub table: Table,
     /// The name or glob of the rule's table.
     pub pattern: String,
@@ -92,15 +115,22 @@ pub struct Outcome {
     pub target: Option<String>,
     /// Line of the rule's table header in the rules file.
     pub rule_line: usize,
+    /// The rule's key (`max_size`, `aligned`, ...).
     pub key: &'static str,
     /// The rule's value as written in the file.
     pub expected: String,
+    /// What the build measured.
     pub measured: Measured,
+    /// The rule holds.
     pub pass: bool,
+    /// What `offenders`' positions are.
     pub positions: Positions,
+    /// The line size the rule was measured in.
     pub line_size: u64,
+    /// The rule's `why`, as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// What makes it fail: members, holes or objects and their lines.
     pub offenders: Vec<Offender>,
     /// The object a failing symbol or function rule checked (place and size; `lines`
     /// left empty), so that a drawing of the offenders shows what they share a line
@@ -139,11 +169,17 @@ fn is_zero(n: &usize) -> bool {
 /// Every outcome, in rules-file order (kind, then pattern, then target, then key).
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
+    /// The rules file.
     pub rules: String,
+    /// The build the rules were evaluated on.
     pub image: Header,
+    /// The build growth rules compared with, when given.
     pub old: Option<Header>,
+    /// Outcomes that passed.
     pub passed: usize,
+    /// Outcomes that failed.
     pub failed: usize,
+    /// Every outcome.
     pub outcomes: Vec<Outcome>,
 }
 
