@@ -108,7 +108,11 @@ fn runs_in_section<'a, 'd>(
         if delta != 0 {
             let first = list[i];
             let last = list[j - 1];
-            let (cause, base, previous_delta) = ctx.cause(list, i);
+            let RunCause {
+                cause,
+                base,
+                previous_delta,
+            } = ctx.cause(list, i);
             let whole_lines = delta.unsigned_abs().is_multiple_of(line_size);
             let functions = first.old.kind == SymbolKind::Function;
             let index = runs.len();
@@ -188,6 +192,15 @@ fn implied_alignment(v: u64) -> u64 {
     } else {
         (1u64 << v.trailing_zeros().min(12)).min(4096)
     }
+}
+
+/// What explains one shift run: its cause, the base of the gap before it (the
+/// nearest paired symbol before the run in both builds, its previous neighbour
+/// unless symbols were reordered, else the section start) and the base's delta.
+struct RunCause {
+    cause: Cause,
+    base: Pair<u64>,
+    previous_delta: i64,
 }
 
 /// What the cause computation needs of both builds, indexed once.
@@ -347,10 +360,9 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         }
     }
 
-    /// The run's cause, the base of the gap before it, and the base's delta. The base
-    /// is the nearest paired symbol before `list[i]` in both builds (its previous
-    /// neighbour unless symbols were reordered), else the section start.
-    fn cause(&self, list: &[&Paired<'a, 'd>], i: usize) -> (Cause, Pair<u64>, i64) {
+    /// The run's cause, the base of the gap before it, and the base's delta (see
+    /// `RunCause`).
+    fn cause(&self, list: &[&Paired<'a, 'd>], i: usize) -> RunCause {
         let first = list[i];
         let space = first.old.space;
         let section = first.old.section;
@@ -631,7 +643,11 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 alignment: align,
             },
         };
-        (cause, base, previous_delta)
+        RunCause {
+            cause,
+            base,
+            previous_delta,
+        }
     }
 }
 
