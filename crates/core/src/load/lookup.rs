@@ -16,6 +16,7 @@ use super::LoadOptions;
 use super::StructFilter;
 use super::dies::{self, Die, Dwarf, NONE, Reader, Unit, UnitDies};
 use super::layouts::TypeTable;
+use super::tree::{Entry, Tree};
 use super::unit::{
     Acc, Builder, Context, code_ranges, file_name, is_aggregate, language_read, stored_bytes,
     typedef_layout, unit_path,
@@ -400,54 +401,17 @@ impl<'a, 'd> Sparse<'a, 'd> {
     /// indices of the recorded entries among them, root first. Entries read before
     /// are not decoded again.
     fn read(&mut self, offset: u32, subtree: bool) -> gimli::Result<Vec<usize>> {
-        let mut raw = self.unit.entries_raw(Some(UnitOffset(offset as usize)))?;
+        let mut tree = Tree::<u32>::subtree(self.unit, offset)?;
         let mut got = Vec::new();
-        // Open entries with children: (depth, offset if recorded else NONE, tag).
-        let mut stack: Vec<(isize, u32, DwTag)> = Vec::new();
-        let mut first = true;
-        while !raw.is_empty() {
-            let depth = raw.next_depth();
-            if !first && depth <= 0 {
-                break;
-            }
-            first = false;
-            let at = u32::try_from(raw.next_offset().0).unwrap_or(NONE);
-            let Some(abbrev) = raw.read_abbreviation()? else {
-                continue;
-            };
-            while stack.last().is_some_and(|(d, _, _)| *d >= depth) {
-                stack.pop();
-            }
-            let parent = stack.last().copied();
-            let tag = abbrev.tag();
-            let recorded = dies::is_recorded(tag, parent.map(|p| p.2), self.enumerators)
+        while let Some(entry) = tree.next()? {
+            let at = u32::try_from(entry.offset).unwrap_or(NONE);
+            let tag = entry.tag();
+            let recorded = dies::is_recorded(tag, entry.parent_tag(), self.enumerators)
                 && tag != dw::DW_TAG_variable;
             let mut recorded_at = NONE;
             if recorded {
-                let i = match self.seen.get(&at) {
-                    Some(&(i, _)) => {
-                        raw.skip_attributes(abbrev.attributes())?;
-                        i
-                    }
-                    None => {
-                        let mut die = Die::default();
-                        (die.offset, die.tag) = (at, tag);
-                        dies::read_wanted(
-                            self.dwarf,
-                            self.unit,
-                            &self.strings,
-                            &mut raw,
-                            abbrev,
-                            &mut die,
-                        )?;
-                        let i = self.dies.len();
-                        self.dies.push(die);
-                        self.parents.push(NONE);
-                        self.seen.insert(at, (i, 0));
-                        i
-                    }
-                };
-                if let Some((_, p, _)) = parent
+                let i = self.record(&mut tree, &entry, at)?;
+                if let Some((p, _)) = entry.parent
                     && p != NONE
                 {
                     self.parents[i] = p;
@@ -455,16 +419,44 @@ impl<'a, 'd> Sparse<'a, 'd> {
                 got.push(i);
                 recorded_at = at;
             } else {
-                raw.skip_attributes(abbrev.attributes())?;
+                tree.skip(&entry)?;
             }
             if !subtree {
                 break;
             }
-            if abbrev.has_children() {
-                stack.push((depth, recorded_at, tag));
-            }
+            // An open parent is marked with its offset if recorded, else `NONE`.
+            tree.open(&entry, recorded_at);
         }
         Ok(got)
+    }
+
+    /// The index of the recorded entry at `at`, decoding its attributes unless an
+    /// earlier read did.
+    fn record(
+        &mut self,
+        tree: &mut Tree<'a, 'd, u32>,
+        entry: &Entry<'a, u32>,
+        at: u32,
+    ) -> gimli::Result<usize> {
+        if let Some(&(i, _)) = self.seen.get(&at) {
+            tree.skip(entry)?;
+            return Ok(i);
+        }
+        let mut die = Die::default();
+        (die.offset, die.tag) = (at, entry.tag());
+        dies::read_wanted(
+            self.dwarf,
+            self.unit,
+            &self.strings,
+            tree.raw(),
+            entry.abbrev,
+            &mut die,
+        )?;
+        let i = self.dies.len();
+        self.dies.push(die);
+        self.parents.push(NONE);
+        self.seen.insert(at, (i, 0));
+        Ok(i)
     }
 
     /// Reads the entry at `offset` alone (if not read yet); its index.

@@ -16,6 +16,7 @@ mod layouts;
 mod lookup;
 pub mod options;
 mod symlist;
+mod tree;
 mod unit;
 mod units;
 mod walk;

@@ -11,6 +11,9 @@ mod error;
 mod form;
 mod read;
 
+#[cfg(test)]
+mod fields;
+
 pub use error::SnapshotError;
 pub use read::Types;
 
