@@ -221,153 +221,181 @@ fn entries<'d>(blob: &Blob<'d>, recs: &[Record]) -> Vec<Die<'d>> {
         data: blob.types,
         little_endian: blob.little_endian,
     };
-    let n = recs.len() + 1;
-    let ty = |id: u32| -> u32 {
-        if id == 0 || id as usize >= n {
-            NONE
-        } else {
-            id
-        }
-    };
-    let name = |off: u32| {
-        if off == 0 { Name::None } else { Name::Str(off) }
-    };
-    let mut dies: Vec<Die<'d>> = Vec::with_capacity(n * 2);
+    let ids = Ids(recs.len() + 1);
+    let mut dies: Vec<Die<'d>> = Vec::with_capacity(ids.0 * 2);
     dies.push(Die::default());
-    for rec in recs {
-        let mut d = new_die(dw::DW_TAG_null, name(rec.name_off));
-        d.tag = match rec.kind {
-            INT | FLOAT => {
-                d.set_byte_size(Some(u64::from(rec.size_type)));
-                dw::DW_TAG_base_type
-            }
-            PTR => dw::DW_TAG_pointer_type,
-            ARRAY => dw::DW_TAG_array_type,
-            STRUCT => dw::DW_TAG_structure_type,
-            UNION => dw::DW_TAG_union_type,
-            ENUM | ENUM64 => {
-                d.set_byte_size(Some(u64::from(rec.size_type)));
-                dw::DW_TAG_enumeration_type
-            }
-            FWD => {
-                d.declaration = true;
-                if rec.kind_flag {
-                    dw::DW_TAG_union_type
-                } else {
-                    dw::DW_TAG_structure_type
-                }
-            }
-            TYPEDEF => dw::DW_TAG_typedef,
-            VOLATILE => dw::DW_TAG_volatile_type,
-            CONST => dw::DW_TAG_const_type,
-            RESTRICT => dw::DW_TAG_restrict_type,
-            FUNC_PROTO => dw::DW_TAG_subroutine_type,
-            // Functions, variables, sections and tags are not types a member can have.
-            _ => dw::DW_TAG_null,
-        };
-        if matches!(rec.kind, STRUCT | UNION) {
-            d.set_byte_size(Some(u64::from(rec.size_type)));
-        }
-        if matches!(
-            rec.kind,
-            PTR | TYPEDEF | VOLATILE | CONST | RESTRICT | FUNC_PROTO | TYPE_TAG
-        ) {
-            d.set_ty(ty(rec.size_type));
-        }
-        if rec.kind == ARRAY {
-            d.set_ty(ty(r.u32(rec.extra).unwrap_or(0)));
-        }
-        dies.push(d);
-    }
+    dies.extend(recs.iter().map(|rec| type_die(rec, &r, ids)));
     for (k, rec) in recs.iter().enumerate() {
-        let id = k + 1;
-        let mut children: Vec<Die<'d>> = Vec::new();
-        match rec.kind {
-            ARRAY => {
-                let mut sub = new_die(dw::DW_TAG_subrange_type, Name::None);
-                // BTF writes a flexible array (`[]`) as 0 elements; pahole prints `[]`.
-                sub.rare_mut().count = r.u32(rec.item(0, 0, 8)).filter(|&n| n != 0).map(u64::from);
-                children.push(sub);
-            }
-            STRUCT | UNION => {
-                for j in 0..rec.vlen {
-                    let (n_off, m_ty, off) = (
-                        r.u32(rec.item(j, 12, 0)).unwrap_or(0),
-                        r.u32(rec.item(j, 12, 4)).unwrap_or(0),
-                        r.u32(rec.item(j, 12, 8)).unwrap_or(0),
-                    );
-                    let mut m = new_die(dw::DW_TAG_member, name(n_off));
-                    m.set_ty(ty(m_ty));
-                    let (bit_offset, bit_size) = if rec.kind_flag {
-                        (u64::from(off & 0xff_ffff), u64::from(off >> 24))
-                    } else {
-                        (u64::from(off), int_bitfield(recs, &r, m_ty))
-                    };
-                    if bit_size != 0 {
-                        m.rare_mut().data_bit_offset = Some(bit_offset);
-                        m.rare_mut().bit_size = Some(bit_size);
-                    } else {
-                        m.set_member_location(Some(bit_offset / 8));
-                    }
-                    children.push(m);
-                }
-            }
-            ENUM | ENUM64 => {
-                let step = if rec.kind == ENUM { 8 } else { 12 };
-                for j in 0..rec.vlen {
-                    let lo = r.u32(rec.item(j, step, 4)).unwrap_or(0);
-                    // A 32-bit enumerator is signed when `kind_flag` says the enum
-                    // is (pahole 1.32 prints it so; 1.24 printed it unsigned).
-                    let value = if rec.kind == ENUM {
-                        if rec.kind_flag {
-                            i64::from(lo as i32)
-                        } else {
-                            i64::from(lo)
-                        }
-                    } else {
-                        let hi = r.u32(rec.item(j, step, 8)).unwrap_or(0);
-                        ((u64::from(hi) << 32) | u64::from(lo)) as i64
-                    };
-                    let name_off = r.u32(rec.item(j, step, 0)).unwrap_or(0);
-                    let mut e = new_die(dw::DW_TAG_enumerator, name(name_off));
-                    e.rare_mut().const_value = Some(value);
-                    children.push(e);
-                }
-            }
-            FUNC_PROTO => {
-                for j in 0..rec.vlen {
-                    let (p_name, p_ty) = (
-                        r.u32(rec.item(j, 8, 0)).unwrap_or(0),
-                        r.u32(rec.item(j, 8, 4)).unwrap_or(0),
-                    );
-                    let tag = if p_name == 0 && p_ty == 0 && j + 1 == rec.vlen {
-                        dw::DW_TAG_unspecified_parameters
-                    } else {
-                        dw::DW_TAG_formal_parameter
-                    };
-                    let mut p = new_die(tag, Name::None);
-                    p.set_ty(ty(p_ty));
-                    children.push(p);
-                }
-            }
-            _ => {}
-        }
-        let mut prev: Option<usize> = None;
-        for c in children {
-            let i = dies.len();
-            match prev {
-                Some(p) => dies[p].next_sibling = i as u32,
-                None => dies[id].first_child = i as u32,
-            }
-            dies.push(c);
-            prev = Some(i);
-        }
+        let children = children(rec, recs, &r, ids);
+        link_children(&mut dies, k + 1, children);
     }
     skip_type_tags(&mut dies, recs);
     for (i, d) in dies.iter_mut().enumerate() {
         d.offset = i as u32;
     }
     dies
+}
+
+/// The number of type ids (records, plus `void`'s id 0).
+#[derive(Clone, Copy)]
+struct Ids(usize);
+
+impl Ids {
+    /// A type reference by id: `NONE` for `void` (0) and for an id past the last type.
+    fn ty(self, id: u32) -> u32 {
+        if id == 0 || id as usize >= self.0 {
+            NONE
+        } else {
+            id
+        }
+    }
+}
+
+/// A name by its offset in the string section; offset 0 is no name.
+fn name(off: u32) -> Name {
+    if off == 0 { Name::None } else { Name::Str(off) }
+}
+
+/// The entry of one type record, as DWARF would describe it (its children apart).
+fn type_die<'d>(rec: &Record, r: &Reader<'_>, ids: Ids) -> Die<'d> {
+    let mut d = new_die(dw::DW_TAG_null, name(rec.name_off));
+    d.tag = match rec.kind {
+        INT | FLOAT => {
+            d.set_byte_size(Some(u64::from(rec.size_type)));
+            dw::DW_TAG_base_type
+        }
+        PTR => dw::DW_TAG_pointer_type,
+        ARRAY => dw::DW_TAG_array_type,
+        STRUCT => dw::DW_TAG_structure_type,
+        UNION => dw::DW_TAG_union_type,
+        ENUM | ENUM64 => {
+            d.set_byte_size(Some(u64::from(rec.size_type)));
+            dw::DW_TAG_enumeration_type
+        }
+        FWD => {
+            d.declaration = true;
+            if rec.kind_flag {
+                dw::DW_TAG_union_type
+            } else {
+                dw::DW_TAG_structure_type
+            }
+        }
+        TYPEDEF => dw::DW_TAG_typedef,
+        VOLATILE => dw::DW_TAG_volatile_type,
+        CONST => dw::DW_TAG_const_type,
+        RESTRICT => dw::DW_TAG_restrict_type,
+        FUNC_PROTO => dw::DW_TAG_subroutine_type,
+        // Functions, variables, sections and tags are not types a member can have.
+        _ => dw::DW_TAG_null,
+    };
+    if matches!(rec.kind, STRUCT | UNION) {
+        d.set_byte_size(Some(u64::from(rec.size_type)));
+    }
+    if matches!(
+        rec.kind,
+        PTR | TYPEDEF | VOLATILE | CONST | RESTRICT | FUNC_PROTO | TYPE_TAG
+    ) {
+        d.set_ty(ids.ty(rec.size_type));
+    }
+    if rec.kind == ARRAY {
+        d.set_ty(ids.ty(r.u32(rec.extra).unwrap_or(0)));
+    }
+    d
+}
+
+/// The child entries of one type record: an array's subrange, a struct's members, an
+/// enum's enumerators, a prototype's parameters.
+fn children<'d>(rec: &Record, recs: &[Record], r: &Reader<'_>, ids: Ids) -> Vec<Die<'d>> {
+    match rec.kind {
+        ARRAY => {
+            let mut sub = new_die(dw::DW_TAG_subrange_type, Name::None);
+            // BTF writes a flexible array (`[]`) as 0 elements; pahole prints `[]`.
+            sub.rare_mut().count = r.u32(rec.item(0, 0, 8)).filter(|&n| n != 0).map(u64::from);
+            vec![sub]
+        }
+        STRUCT | UNION => (0..rec.vlen)
+            .map(|j| member(rec, j, recs, r, ids))
+            .collect(),
+        ENUM | ENUM64 => (0..rec.vlen).map(|j| enumerator(rec, j, r)).collect(),
+        FUNC_PROTO => (0..rec.vlen).map(|j| parameter(rec, j, r, ids)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Member `j` of a struct or union record.
+fn member<'d>(rec: &Record, j: usize, recs: &[Record], r: &Reader<'_>, ids: Ids) -> Die<'d> {
+    let (n_off, m_ty, off) = (
+        r.u32(rec.item(j, 12, 0)).unwrap_or(0),
+        r.u32(rec.item(j, 12, 4)).unwrap_or(0),
+        r.u32(rec.item(j, 12, 8)).unwrap_or(0),
+    );
+    let mut m = new_die(dw::DW_TAG_member, name(n_off));
+    m.set_ty(ids.ty(m_ty));
+    let (bit_offset, bit_size) = if rec.kind_flag {
+        (u64::from(off & 0xff_ffff), u64::from(off >> 24))
+    } else {
+        (u64::from(off), int_bitfield(recs, r, m_ty))
+    };
+    if bit_size != 0 {
+        m.rare_mut().data_bit_offset = Some(bit_offset);
+        m.rare_mut().bit_size = Some(bit_size);
+    } else {
+        m.set_member_location(Some(bit_offset / 8));
+    }
+    m
+}
+
+/// Enumerator `j` of an enum (32-bit values) or enum64 record.
+fn enumerator<'d>(rec: &Record, j: usize, r: &Reader<'_>) -> Die<'d> {
+    let step = if rec.kind == ENUM { 8 } else { 12 };
+    let lo = r.u32(rec.item(j, step, 4)).unwrap_or(0);
+    // A 32-bit enumerator is signed when `kind_flag` says the enum is (pahole 1.32
+    // prints it so; 1.24 printed it unsigned).
+    let value = if rec.kind == ENUM {
+        if rec.kind_flag {
+            i64::from(lo as i32)
+        } else {
+            i64::from(lo)
+        }
+    } else {
+        let hi = r.u32(rec.item(j, step, 8)).unwrap_or(0);
+        ((u64::from(hi) << 32) | u64::from(lo)) as i64
+    };
+    let name_off = r.u32(rec.item(j, step, 0)).unwrap_or(0);
+    let mut e = new_die(dw::DW_TAG_enumerator, name(name_off));
+    e.rare_mut().const_value = Some(value);
+    e
+}
+
+/// Parameter `j` of a function prototype record; a last one without name or type is
+/// `...`.
+fn parameter<'d>(rec: &Record, j: usize, r: &Reader<'_>, ids: Ids) -> Die<'d> {
+    let (p_name, p_ty) = (
+        r.u32(rec.item(j, 8, 0)).unwrap_or(0),
+        r.u32(rec.item(j, 8, 4)).unwrap_or(0),
+    );
+    let tag = if p_name == 0 && p_ty == 0 && j + 1 == rec.vlen {
+        dw::DW_TAG_unspecified_parameters
+    } else {
+        dw::DW_TAG_formal_parameter
+    };
+    let mut p = new_die(tag, Name::None);
+    p.set_ty(ids.ty(p_ty));
+    p
+}
+
+/// Appends `children` to `dies` as the children of entry `id`, linked in order.
+fn link_children<'d>(dies: &mut Vec<Die<'d>>, id: usize, children: Vec<Die<'d>>) {
+    let mut prev: Option<usize> = None;
+    for c in children {
+        let i = dies.len();
+        match prev {
+            Some(p) => dies[p].next_sibling = i as u32,
+            None => dies[id].first_child = i as u32,
+        }
+        dies.push(c);
+        prev = Some(i);
+    }
 }
 
 fn new_die<'d>(tag: gimli::DwTag, name: Name) -> Die<'d> {
@@ -573,104 +601,162 @@ pub(crate) fn read<'d>(
     infer_alignment(&mut dies, recs.len(), blob.little_endian);
     let no_files = |_: u64| None;
     let table = TypeTable::new(&dies, 8, blob.little_endian, &no_files, options.pahole_text);
-    let mut found: HashMap<(&'d str, u64), StructLayout<'d>> = HashMap::new();
-    let mut add = |i: usize, name: &'d str, typedef: bool| {
-        let key = (name, table.fingerprint(i));
-        found.entry(key).or_insert_with(|| {
+    let mut found = Found {
+        table: &table,
+        dies: &dies,
+        layouts: HashMap::new(),
+    };
+    for id in 1..=recs.len() {
+        let d = &dies.dies[id];
+        if is_aggregate(d)
+            && let Some(name) = dies.name(d)
+            && options.lists(name, false)
+        {
+            found.add(id, name, false);
+        }
+        if let Some((i, name)) = typedef_layout(options, &dies, &table, d) {
+            found.add(i, name, true);
+        }
+    }
+    let raw_vars = if options.variables {
+        let r = Reader {
+            data: blob.types,
+            little_endian: blob.little_endian,
+        };
+        percpu_variables(path, &recs, &r, percpu_address, &mut found)?
+    } else {
+        Vec::new()
+    };
+    Ok(numbered(found.layouts, raw_vars))
+}
+
+/// A layout's key: its name and its layout's fingerprint (two structs of one name may
+/// differ).
+type LayoutKey<'d> = (&'d str, u64);
+
+/// The struct layouts found so far, one per key.
+struct Found<'t, 'd> {
+    table: &'t TypeTable<'t, 'd>,
+    dies: &'t UnitDies<'d>,
+    layouts: HashMap<LayoutKey<'d>, StructLayout<'d>>,
+}
+
+impl<'d> Found<'_, 'd> {
+    /// The key of entry `i`'s layout under `name`, laid out on first sight.
+    fn add(&mut self, i: usize, name: &'d str, typedef: bool) -> LayoutKey<'d> {
+        let key = (name, self.table.fingerprint(i));
+        let (table, dies) = (self.table, self.dies);
+        self.layouts.entry(key).or_insert_with(|| {
             let mut l = table.layout(&dies.dies[i], 0, 0);
             l.name = name;
             l.typedef = typedef;
             l
         });
         key
-    };
-    let aggregate = |d: &Die<'_>| {
-        !d.declaration && matches!(d.tag, dw::DW_TAG_structure_type | dw::DW_TAG_union_type)
-    };
-    for id in 1..=recs.len() {
-        let d = &dies.dies[id];
-        if aggregate(d)
-            && let Some(name) = dies.name(d)
-            && options.lists(name, false)
-        {
-            add(id, name, false);
-        }
-        if let Some((i, name)) = typedef_layout(options, &dies, &table, d) {
-            add(i, name, true);
-        }
     }
+}
+
+/// A struct or union that is defined here (not only declared).
+fn is_aggregate(d: &Die<'_>) -> bool {
+    !d.declaration && matches!(d.tag, dw::DW_TAG_structure_type | dw::DW_TAG_union_type)
+}
+
+/// The variables of the `.data..percpu` DATASEC, each with the key of its struct's
+/// layout (laid out into `found` when new), unnumbered.
+fn percpu_variables<'d>(
+    path: &Path,
+    recs: &[Record],
+    r: &Reader<'_>,
+    percpu_address: Option<u64>,
+    found: &mut Found<'_, 'd>,
+) -> Result<Vec<(Variable<'d>, Option<LayoutKey<'d>>)>> {
     let mut raw_vars = Vec::new();
-    if options.variables {
-        let r = Reader {
-            data: blob.types,
-            little_endian: blob.little_endian,
-        };
-        for rec in recs.iter().filter(|r| r.kind == DATASEC) {
-            if dies.strings.text(Name::Str(rec.name_off)) != Some(super::elf::PERCPU_SECTION) {
+    let strings = found.dies.strings;
+    for rec in recs.iter().filter(|r| r.kind == DATASEC) {
+        if strings.text(Name::Str(rec.name_off)) != Some(super::elf::PERCPU_SECTION) {
+            continue;
+        }
+        for j in 0..rec.vlen {
+            let (var_id, offset) = (
+                r.u32(rec.item(j, 12, 0)).unwrap_or(0),
+                r.u32(rec.item(j, 12, 4)).unwrap_or(0),
+            );
+            let Some(var) = (var_id as usize)
+                .checked_sub(1)
+                .and_then(|k| recs.get(k))
+                .filter(|v| v.kind == VAR)
+            else {
                 continue;
-            }
-            for j in 0..rec.vlen {
-                let (var_id, offset) = (
-                    r.u32(rec.item(j, 12, 0)).unwrap_or(0),
-                    r.u32(rec.item(j, 12, 4)).unwrap_or(0),
-                );
-                let Some(var) = (var_id as usize)
-                    .checked_sub(1)
-                    .and_then(|k| recs.get(k))
-                    .filter(|v| v.kind == VAR)
-                else {
-                    continue;
-                };
-                let Some(name) = dies.strings.text(Name::Str(var.name_off)) else {
-                    continue;
-                };
-                let address = percpu_address
-                    .unwrap_or(0)
-                    .checked_add(u64::from(offset))
-                    .ok_or_else(|| {
-                        bad(
-                            path,
-                            format!("per-CPU variable {name} at offset {offset:#x} lies past the end of the address space"),
-                        )
-                    })?;
-                let ty = (var.size_type != 0 && (var.size_type as usize) <= recs.len())
-                    .then_some(var.size_type as usize);
-                let mut is_array = false;
-                let mut target = table.strip(ty);
-                for _ in 0..8 {
-                    match target {
-                        Some(t) if t.tag == dw::DW_TAG_array_type => {
-                            is_array = true;
-                            target = table.strip(t.ty());
-                        }
-                        _ => break,
-                    }
-                }
-                let key = target
-                    .filter(|t| aggregate(t))
-                    .map(|t| add(t.offset as usize, dies.name(t).unwrap_or(""), false));
-                let ctype = table.ctype(ty);
-                raw_vars.push((
-                    Variable {
-                        name,
-                        address,
-                        ctype: ctype.into(),
-                        size: table.size_of(ty),
-                        layout: None,
-                        is_array,
-                        alignment: None,
-                        decl_file: None,
-                        decl_line: None,
-                        declared: None,
-                    },
-                    key,
-                ));
-            }
+            };
+            let Some(name) = strings.text(Name::Str(var.name_off)) else {
+                continue;
+            };
+            let address = percpu_address
+                .unwrap_or(0)
+                .checked_add(u64::from(offset))
+                .ok_or_else(|| {
+                    bad(
+                        path,
+                        format!("per-CPU variable {name} at offset {offset:#x} lies past the end of the address space"),
+                    )
+                })?;
+            let ty = (var.size_type != 0 && (var.size_type as usize) <= recs.len())
+                .then_some(var.size_type as usize);
+            raw_vars.push(variable(name, address, ty, found));
         }
     }
-    let mut entries: Vec<((&'d str, u64), StructLayout<'d>)> = found.into_iter().collect();
+    Ok(raw_vars)
+}
+
+/// The variable `name` at `address` of type entry `ty`, and the key of its struct's
+/// layout (through arrays), laid out into `found` when new.
+fn variable<'d>(
+    name: &'d str,
+    address: u64,
+    ty: Option<usize>,
+    found: &mut Found<'_, 'd>,
+) -> (Variable<'d>, Option<LayoutKey<'d>>) {
+    let table = found.table;
+    let mut is_array = false;
+    let mut target = table.strip(ty);
+    for _ in 0..8 {
+        match target {
+            Some(t) if t.tag == dw::DW_TAG_array_type => {
+                is_array = true;
+                target = table.strip(t.ty());
+            }
+            _ => break,
+        }
+    }
+    let dies = found.dies;
+    let key = target
+        .filter(|t| is_aggregate(t))
+        .map(|t| found.add(t.offset as usize, dies.name(t).unwrap_or(""), false));
+    let ctype = table.ctype(ty);
+    let v = Variable {
+        name,
+        address,
+        ctype: ctype.into(),
+        size: table.size_of(ty),
+        layout: None,
+        is_array,
+        alignment: None,
+        decl_file: None,
+        decl_line: None,
+        declared: None,
+    };
+    (v, key)
+}
+
+/// The layouts in (name, size, fingerprint) order, and the variables in address order
+/// with their layouts' ids.
+fn numbered<'d>(
+    layouts: HashMap<LayoutKey<'d>, StructLayout<'d>>,
+    raw_vars: Vec<(Variable<'d>, Option<LayoutKey<'d>>)>,
+) -> BtfTypes<'d> {
+    let mut entries: Vec<(LayoutKey<'d>, StructLayout<'d>)> = layouts.into_iter().collect();
     entries.sort_by(|(ka, a), (kb, b)| (a.name, a.size, ka.1).cmp(&(b.name, b.size, kb.1)));
-    let ids: HashMap<(&'d str, u64), StructId> = entries
+    let ids: HashMap<LayoutKey<'d>, StructId> = entries
         .iter()
         .enumerate()
         .map(|(i, (k, _))| (*k, StructId(i)))
@@ -684,10 +770,10 @@ pub(crate) fn read<'d>(
         .collect();
     variables.sort_by(|a, b| (a.address, a.name).cmp(&(b.address, b.name)));
     variables.dedup_by(|a, b| a.address == b.address && a.name == b.name);
-    Ok(BtfTypes {
+    BtfTypes {
         structs: entries.into_iter().map(|(_, l)| l).collect(),
         variables,
-    })
+    }
 }
 
 #[cfg(test)]

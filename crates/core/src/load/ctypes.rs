@@ -92,23 +92,7 @@ impl<'d> TypeTable<'_, 'd> {
 
     fn build(&self, i: usize) -> CType {
         let mut quals = Quals::default();
-        let mut at = Some(i);
-        let mut die = None;
-        for _ in 0..MAX_DEPTH {
-            let Some(d) = at.and_then(|k| self.dies.get(k)) else {
-                break;
-            };
-            match d.tag {
-                dw::DW_TAG_typedef | dw::DW_TAG_restrict_type | dw::DW_TAG_atomic_type => {}
-                dw::DW_TAG_const_type => quals.c = true,
-                dw::DW_TAG_volatile_type => quals.v = true,
-                _ => {
-                    die = Some(d);
-                    break;
-                }
-            }
-            at = d.ty();
-        }
+        let die = self.through_quals(Some(i), &mut quals);
         let kind = die.map_or(TypeKind::Void, |d| kind_of(d.tag));
         let mut dims = Vec::new();
         let mut element = TypeKind::Void;
@@ -121,23 +105,7 @@ impl<'d> TypeTable<'_, 'd> {
                 };
                 dims.extend(self.dies.children(arr).map(|s| s.count().unwrap_or(0)));
                 // Qualifiers on the element make the array's storage const too.
-                let mut next = arr.ty();
-                d = None;
-                for _ in 0..MAX_DEPTH {
-                    let Some(e) = next.and_then(|k| self.dies.get(k)) else {
-                        break;
-                    };
-                    match e.tag {
-                        dw::DW_TAG_typedef | dw::DW_TAG_restrict_type | dw::DW_TAG_atomic_type => {}
-                        dw::DW_TAG_const_type => quals.c = true,
-                        dw::DW_TAG_volatile_type => quals.v = true,
-                        _ => {
-                            d = Some(e);
-                            break;
-                        }
-                    }
-                    next = e.ty();
-                }
+                d = self.through_quals(arr.ty(), &mut quals);
             }
             element = d.map_or(TypeKind::Void, |e| kind_of(e.tag));
             aggregate_die = d;
@@ -146,35 +114,8 @@ impl<'d> TypeTable<'_, 'd> {
             .filter(|d| matches!(kind_of(d.tag), TypeKind::Struct | TypeKind::Union))
             .and_then(|d| self.dies.name(d))
             .map(Box::from);
-        let decl = if self.listing {
-            self.bounded(|| self.pahole_decl(Some(i), HOLE, false, 0))
-        } else {
-            String::new()
-        };
-        let (before, after) = decl.split_once(HOLE).unwrap_or((decl.as_str(), ""));
-        let flex = (self.listing && dims.first() == Some(&0)).then(|| {
-            let d = self.bounded(|| self.pahole_decl(Some(i), HOLE, true, 0));
-            d.split_once(HOLE)
-                .map_or(String::new(), |(_, a)| a.to_string())
-        });
-        let anonymous_enum = self
-            .dies
-            .get(i)
-            .filter(|d| self.listing && d.tag == dw::DW_TAG_enumeration_type && d.name.is_none())
-            .map(|d| {
-                let list = self
-                    .dies
-                    .children(d)
-                    .filter(|e| e.tag == dw::DW_TAG_enumerator)
-                    .map(|e| {
-                        (
-                            Box::from(self.dies.name(e).unwrap_or("")),
-                            e.const_value().unwrap_or(0),
-                        )
-                    })
-                    .collect();
-                (list, d.byte_size().unwrap_or(4))
-            });
+        // pahole's spellings first, then the C one (each spends the table's budget).
+        let listing = self.listing.then(|| self.listing_of(i, &dims));
         CType {
             kind,
             element,
@@ -190,15 +131,60 @@ impl<'d> TypeTable<'_, 'd> {
                 &mut MAX_SPELLED.clone(),
             ))
             .into(),
-            listing: self.listing.then(|| {
-                Box::new(Declaration {
-                    before: capped(before.to_string()).into(),
-                    after: capped(after.to_string()).into(),
-                    anonymous_enum,
-                    after_flexible: flex.map(Box::from),
-                })
-            }),
+            listing,
         }
+    }
+
+    /// The first entry from `at` that is not a typedef or qualifier, gathering the
+    /// `const` and `volatile` passed on the way into `quals`.
+    fn through_quals(&self, mut at: Option<usize>, quals: &mut Quals) -> Option<&Die<'d>> {
+        for _ in 0..MAX_DEPTH {
+            let d = at.and_then(|k| self.dies.get(k))?;
+            match d.tag {
+                dw::DW_TAG_typedef | dw::DW_TAG_restrict_type | dw::DW_TAG_atomic_type => {}
+                dw::DW_TAG_const_type => quals.c = true,
+                dw::DW_TAG_volatile_type => quals.v = true,
+                _ => return Some(d),
+            }
+            at = d.ty();
+        }
+        None
+    }
+
+    /// How pahole declares a member of type entry `i` (with array `dims`): the text
+    /// before and after the member's name, and an anonymous enum's enumerators.
+    fn listing_of(&self, i: usize, dims: &[u64]) -> Box<Declaration> {
+        let decl = self.bounded(|| self.pahole_decl(Some(i), HOLE, false, 0));
+        let (before, after) = decl.split_once(HOLE).unwrap_or((decl.as_str(), ""));
+        let flex = (dims.first() == Some(&0)).then(|| {
+            let d = self.bounded(|| self.pahole_decl(Some(i), HOLE, true, 0));
+            d.split_once(HOLE)
+                .map_or(String::new(), |(_, a)| a.to_string())
+        });
+        let anonymous_enum = self
+            .dies
+            .get(i)
+            .filter(|d| d.tag == dw::DW_TAG_enumeration_type && d.name.is_none())
+            .map(|d| {
+                let list = self
+                    .dies
+                    .children(d)
+                    .filter(|e| e.tag == dw::DW_TAG_enumerator)
+                    .map(|e| {
+                        (
+                            Box::from(self.dies.name(e).unwrap_or("")),
+                            e.const_value().unwrap_or(0),
+                        )
+                    })
+                    .collect();
+                (list, d.byte_size().unwrap_or(4))
+            });
+        Box::new(Declaration {
+            before: capped(before.to_string()).into(),
+            after: capped(after.to_string()).into(),
+            anonymous_enum,
+            after_flexible: flex.map(Box::from),
+        })
     }
 
     /// Runs one pahole spelling with at most `MAX_SPELLED` parameters of the table's
@@ -232,46 +218,18 @@ impl<'d> TypeTable<'_, 'd> {
         depth: usize,
         budget: &mut u32,
     ) -> String {
-        let join = |spec: &str, inner: &str| {
-            if inner.is_empty() || inner.starts_with('[') {
-                format!("{spec}{inner}")
-            } else {
-                format!("{spec} {inner}")
-            }
-        };
         *budget = budget.saturating_sub(1);
         let Some(d) = ty.and_then(|i| self.dies.get(i)) else {
-            return join(&format!("{}void", quals.prefix()), &inner);
+            return join_decl(&format!("{}void", quals.prefix()), &inner);
         };
         if depth >= MAX_DEPTH || *budget == 0 {
             // Cut (a malformed table): `?` stands for the rest, never a made-up type.
-            return join(&format!("{}?", quals.prefix()), &inner);
+            return join_decl(&format!("{}?", quals.prefix()), &inner);
         }
         let name = self.dies.name(d);
         match d.tag {
             dw::DW_TAG_const_type | dw::DW_TAG_volatile_type => {
-                let mut q = quals;
-                if d.tag == dw::DW_TAG_const_type {
-                    q.c = true;
-                } else {
-                    q.v = true;
-                }
-                let target = d.ty().and_then(|i| self.dies.get(i));
-                if target.is_some_and(|t| kind_of(t.tag) == TypeKind::Pointer) {
-                    // A qualified pointer: the qualifier goes after its `*`.
-                    let kw = if d.tag == dw::DW_TAG_const_type {
-                        "const"
-                    } else {
-                        "volatile"
-                    };
-                    let inner = if inner.is_empty() {
-                        kw.to_string()
-                    } else {
-                        format!("{kw} {inner}")
-                    };
-                    return self.c_decl(d.ty(), inner, quals, depth + 1, budget);
-                }
-                self.c_decl(d.ty(), inner, q, depth + 1, budget)
+                self.qualified_decl(d, inner, quals, depth, budget)
             }
             dw::DW_TAG_restrict_type | dw::DW_TAG_atomic_type => {
                 self.c_decl(d.ty(), inner, quals, depth + 1, budget)
@@ -305,24 +263,7 @@ impl<'d> TypeTable<'_, 'd> {
                 self.c_decl(d.ty(), inner, quals, depth + 1, budget)
             }
             dw::DW_TAG_subroutine_type => {
-                let mut params = Vec::new();
-                for p in self.dies.children(d) {
-                    if p.tag == dw::DW_TAG_unspecified_parameters {
-                        params.push("...".to_string());
-                    } else {
-                        params.push(self.c_decl(
-                            p.ty(),
-                            String::new(),
-                            Quals::default(),
-                            depth + 1,
-                            budget,
-                        ));
-                    }
-                }
-                if params.is_empty() {
-                    params.push("void".into());
-                }
-                let inner = format!("{inner}({})", params.join(", "));
+                let inner = format!("{inner}({})", self.parameters_decl(d, depth, budget));
                 self.c_decl(d.ty(), inner, quals, depth + 1, budget)
             }
             _ => {
@@ -333,9 +274,65 @@ impl<'d> TypeTable<'_, 'd> {
                     (None, None) if d.tag == dw::DW_TAG_unspecified_type => "void".into(),
                     (None, None) => "?".into(),
                 };
-                join(&format!("{}{spec}", quals.prefix()), &inner)
+                join_decl(&format!("{}{spec}", quals.prefix()), &inner)
             }
         }
+    }
+
+    /// `c_decl` of a `const` or `volatile` entry `d`: a qualified pointer takes the
+    /// qualifier after its `*`, anything else before its type.
+    fn qualified_decl(
+        &self,
+        d: &Die<'d>,
+        inner: String,
+        quals: Quals,
+        depth: usize,
+        budget: &mut u32,
+    ) -> String {
+        let mut q = quals;
+        if d.tag == dw::DW_TAG_const_type {
+            q.c = true;
+        } else {
+            q.v = true;
+        }
+        let target = d.ty().and_then(|i| self.dies.get(i));
+        if target.is_some_and(|t| kind_of(t.tag) == TypeKind::Pointer) {
+            let kw = if d.tag == dw::DW_TAG_const_type {
+                "const"
+            } else {
+                "volatile"
+            };
+            let inner = if inner.is_empty() {
+                kw.to_string()
+            } else {
+                format!("{kw} {inner}")
+            };
+            return self.c_decl(d.ty(), inner, quals, depth + 1, budget);
+        }
+        self.c_decl(d.ty(), inner, q, depth + 1, budget)
+    }
+
+    /// The parameter list of subroutine type `d`, without its parentheses (`void`
+    /// when it has none, `...` for unspecified ones).
+    fn parameters_decl(&self, d: &Die<'d>, depth: usize, budget: &mut u32) -> String {
+        let mut params = Vec::new();
+        for p in self.dies.children(d) {
+            if p.tag == dw::DW_TAG_unspecified_parameters {
+                params.push("...".to_string());
+            } else {
+                params.push(self.c_decl(
+                    p.ty(),
+                    String::new(),
+                    Quals::default(),
+                    depth + 1,
+                    budget,
+                ));
+            }
+        }
+        if params.is_empty() {
+            params.push("void".into());
+        }
+        params.join(", ")
     }
 
     fn get_die(&self, ty: Option<usize>) -> Option<&Die<'d>> {
@@ -512,5 +509,15 @@ impl<'d> TypeTable<'_, 'd> {
             }
             _ => format!("{} {name}", self.pahole_name(ty, depth)),
         }
+    }
+}
+
+/// A type's specifier and the declarator around it: `int` and `*p` give `int *p`; an
+/// empty declarator or one starting with `[` joins without a space.
+fn join_decl(spec: &str, inner: &str) -> String {
+    if inner.is_empty() || inner.starts_with('[') {
+        format!("{spec}{inner}")
+    } else {
+        format!("{spec} {inner}")
     }
 }

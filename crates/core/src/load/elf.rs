@@ -216,82 +216,38 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         .ok()
         .flatten()
         .map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
-    let mut sections = Vec::new();
-    // Each section's name and end address, by index, and the executable ones.
-    let mut section_names: HashMap<SectionIndex, (&'d str, u64)> = HashMap::new();
-    let mut executable: HashSet<SectionIndex> = HashSet::new();
-    let mut percpu_index = None;
-    let mut percpu_address = None;
-    for s in file.sections().filter(|_| layout) {
-        let name = s.name().unwrap_or("");
-        section_names.insert(s.index(), (name, s.address().saturating_add(s.size())));
-        if s.kind() == object::SectionKind::Text {
-            executable.insert(s.index());
-        }
-        if name == PERCPU_SECTION {
-            percpu_index = Some(s.index());
-            percpu_address = Some(s.address());
-        }
-        if name.is_empty() {
-            continue;
-        }
-        sections.push(Section {
-            name,
-            address: s.address(),
-            size: s.size(),
-            alignment: s.align(),
-            compressed: s
-                .compressed_file_range()
-                .is_ok_and(|r| r.format != object::CompressionFormat::None),
-        });
-    }
+    let table = if layout {
+        SectionTable::of(&file)
+    } else {
+        SectionTable::default()
+    };
     // The boundary symbols and `__per_cpu_start`, found in one pass over the symbol
     // table (`symbol_by_name` is a pass each: eleven were 8% of `show --symbol`).
     let wanted: Vec<&'static str> = ["__per_cpu_start", BANNER]
         .into_iter()
         .chain(crate::model::BOUNDARY_SYMBOLS.iter().copied())
         .collect();
-    let named = if layout || percpu_index.is_some() {
+    let named = if layout || table.percpu_index.is_some() {
         first_addresses(&file, &wanted)
     } else {
         HashMap::new()
     };
-    let percpu_base = percpu_index.map(|_| {
+    let percpu_base = table.percpu_index.map(|_| {
         named
             .get("__per_cpu_start")
             .copied()
-            .unwrap_or(percpu_address.unwrap_or(0))
+            .unwrap_or(table.percpu_address.unwrap_or(0))
     });
     let (symbols, function_prefix) = if !layout {
         (Vec::new(), 0)
     } else {
-        read_symbols(
-            &file,
-            &section_names,
-            &executable,
-            percpu_index,
-            percpu_base.unwrap_or(0),
-        )
+        read_symbols(&file, &table, percpu_base.unwrap_or(0))
     };
-    let mut boundaries: Vec<(&'static str, u64)> = crate::model::BOUNDARY_SYMBOLS
-        .iter()
-        .filter(|_| layout)
-        .filter_map(|&n| named.get(n).map(|&a| (n, a)))
-        .collect();
-    if layout
-        && arch.starts_with("x86")
-        && let Some(start) = read_mostly_start(&file, &boundaries)
-    {
-        boundaries.push((crate::model::READ_MOSTLY_START, start));
-    }
-    let kernel_version = named
-        .get(BANNER)
-        .and_then(|&a| string_at(&file, a))
-        .and_then(super::kernel_version::of_banner)
-        .or_else(|| {
-            let modinfo = file.section_by_name(".modinfo")?.data().ok()?;
-            super::kernel_version::of_modinfo(modinfo)
-        });
+    let boundaries = if layout {
+        boundaries_of(&file, &arch, &named)
+    } else {
+        Vec::new()
+    };
     let debug = read_debug(path, &file, owned)?;
     let btf = file
         .section_by_name(".BTF")
@@ -299,19 +255,98 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         .filter(|d| !d.is_empty());
     Ok(ElfInfo {
         btf,
-        percpu_address,
+        percpu_address: table.percpu_address,
         function_prefix,
         boundaries,
         arch,
         big_endian: !file.is_little_endian(),
         file_kind,
         build_id,
-        kernel_version,
+        kernel_version: kernel_version_of(&file, &named),
         percpu_base,
-        sections,
+        sections: table.sections,
         symbols,
         debug,
     })
+}
+
+/// The sections of a file as a layout needs them.
+#[derive(Default)]
+struct SectionTable<'d> {
+    /// The named sections, in file order.
+    sections: Vec<Section<'d>>,
+    /// Each section's name and end address, by index.
+    names: HashMap<SectionIndex, (&'d str, u64)>,
+    /// The executable sections.
+    executable: HashSet<SectionIndex>,
+    /// `.data..percpu`: its index and address.
+    percpu_index: Option<SectionIndex>,
+    percpu_address: Option<u64>,
+}
+
+impl<'d> SectionTable<'d> {
+    fn of<H: FileHeader>(file: &ElfFile<'d, H>) -> Self {
+        let mut t = SectionTable::default();
+        for s in file.sections() {
+            let name = s.name().unwrap_or("");
+            t.names
+                .insert(s.index(), (name, s.address().saturating_add(s.size())));
+            if s.kind() == object::SectionKind::Text {
+                t.executable.insert(s.index());
+            }
+            if name == PERCPU_SECTION {
+                t.percpu_index = Some(s.index());
+                t.percpu_address = Some(s.address());
+            }
+            if name.is_empty() {
+                continue;
+            }
+            t.sections.push(Section {
+                name,
+                address: s.address(),
+                size: s.size(),
+                alignment: s.align(),
+                compressed: s
+                    .compressed_file_range()
+                    .is_ok_and(|r| r.format != object::CompressionFormat::None),
+            });
+        }
+        t
+    }
+}
+
+/// The boundary symbols the file has (`named`: first addresses by name), and on x86
+/// where `.data..read_mostly` starts.
+fn boundaries_of<H: FileHeader>(
+    file: &ElfFile<'_, H>,
+    arch: &str,
+    named: &HashMap<&str, u64>,
+) -> Vec<(&'static str, u64)> {
+    let mut boundaries: Vec<(&'static str, u64)> = crate::model::BOUNDARY_SYMBOLS
+        .iter()
+        .filter_map(|&n| named.get(n).map(|&a| (n, a)))
+        .collect();
+    if arch.starts_with("x86")
+        && let Some(start) = read_mostly_start(file, &boundaries)
+    {
+        boundaries.push((crate::model::READ_MOSTLY_START, start));
+    }
+    boundaries
+}
+
+/// The kernel release: from the banner's string, else from `.modinfo`'s vermagic.
+fn kernel_version_of<H: FileHeader>(
+    file: &ElfFile<'_, H>,
+    named: &HashMap<&str, u64>,
+) -> Option<String> {
+    named
+        .get(BANNER)
+        .and_then(|&a| string_at(file, a))
+        .and_then(super::kernel_version::of_banner)
+        .or_else(|| {
+            let modinfo = file.section_by_name(".modinfo")?.data().ok()?;
+            super::kernel_version::of_modinfo(modinfo)
+        })
 }
 
 /// The symbol whose string names the kernel release (`init/version.c`).
@@ -384,11 +419,11 @@ fn read_mostly_start<H: FileHeader>(
         .max()
 }
 
+/// The symbols of the symbol table a layout keeps, in (space, place, name, file)
+/// order, and the size of the `__pfx_` padding before functions (0 when none).
 fn read_symbols<'d, H: FileHeader>(
     file: &ElfFile<'d, H>,
-    section_names: &HashMap<SectionIndex, (&'d str, u64)>,
-    executable: &HashSet<SectionIndex>,
-    percpu_index: Option<SectionIndex>,
+    table: &SectionTable<'d>,
     percpu_base: u64,
 ) -> (Vec<Symbol<'d>>, u64) {
     let mut out = Vec::new();
@@ -396,24 +431,13 @@ fn read_symbols<'d, H: FileHeader>(
     let mut current_file: Option<&'d str> = None;
     let mut group = 0u32;
     for sym in file.symbols() {
-        let kind = match sym.kind() {
-            ObjKind::File => {
-                current_file = sym.name().ok().filter(|n| !n.is_empty());
-                group = group.saturating_add(1);
-                continue;
-            }
-            ObjKind::Text => SymbolKind::Function,
-            ObjKind::Data => SymbolKind::Object,
-            ObjKind::Tls => SymbolKind::Tls,
-            // Assembly entry code (`entry_SYSCALL_64`, `asm_exc_page_fault`) is sized
-            // `STT_NOTYPE` in an executable section: a function for layout.
-            ObjKind::Unknown
-                if sym.size() > 0
-                    && matches!(sym.section(), SymbolSection::Section(i) if executable.contains(&i)) =>
-            {
-                SymbolKind::Function
-            }
-            _ => continue,
+        if sym.kind() == ObjKind::File {
+            current_file = sym.name().ok().filter(|n| !n.is_empty());
+            group = group.saturating_add(1);
+            continue;
+        }
+        let Some(kind) = symbol_kind(&sym, &table.executable) else {
+            continue;
         };
         let SymbolSection::Section(index) = sym.section() else {
             continue;
@@ -432,7 +456,7 @@ fn read_symbols<'d, H: FileHeader>(
         } else {
             Binding::Local
         };
-        let percpu = Some(index) == percpu_index;
+        let percpu = Some(index) == table.percpu_index;
         let address = sym.address();
         // A per-CPU offset is the address less the area's start; a symbol before that
         // start (a forged file) has none and is left out rather than wrapped.
@@ -444,17 +468,14 @@ fn read_symbols<'d, H: FileHeader>(
         } else {
             address
         };
-        let (section, end) = section_names.get(&index).copied().unwrap_or(("", u64::MAX));
+        let (section, end) = table.names.get(&index).copied().unwrap_or(("", u64::MAX));
+        let local = binding == Binding::Local;
         out.push(Symbol {
             name,
-            file: if binding == Binding::Local {
-                current_file
-            } else {
-                None
-            },
+            file: if local { current_file } else { None },
             unit: None,
             compile_unit: None,
-            group: if binding == Binding::Local { group } else { 0 },
+            group: if local { group } else { 0 },
             kind,
             binding,
             section,
@@ -471,6 +492,27 @@ fn read_symbols<'d, H: FileHeader>(
         a.space == b.space && a.place == b.place && a.name == b.name && a.file == b.file
     });
     (out, prefix)
+}
+
+/// What a symbol table entry is for layout, or `None` when it is not kept.
+fn symbol_kind<'d, H: FileHeader>(
+    sym: &object::read::elf::ElfSymbol<'d, '_, H>,
+    executable: &HashSet<SectionIndex>,
+) -> Option<SymbolKind> {
+    Some(match sym.kind() {
+        ObjKind::Text => SymbolKind::Function,
+        ObjKind::Data => SymbolKind::Object,
+        ObjKind::Tls => SymbolKind::Tls,
+        // Assembly entry code (`entry_SYSCALL_64`, `asm_exc_page_fault`) is sized
+        // `STT_NOTYPE` in an executable section: a function for layout.
+        ObjKind::Unknown
+            if sym.size() > 0
+                && matches!(sym.section(), SymbolSection::Section(i) if executable.contains(&i)) =>
+        {
+            SymbolKind::Function
+        }
+        _ => return None,
+    })
 }
 
 fn read_debug<'d, H: FileHeader>(

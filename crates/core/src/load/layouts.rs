@@ -666,89 +666,10 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         let stripped = self.strip(m.ty());
         let location = m.member_location().unwrap_or(0);
         if let Some(bits) = m.bit_size() {
-            let storage = type_size.or(m.byte_size()).unwrap_or(1).max(1);
-            let abs_bit = match (m.data_bit_offset(), m.bit_offset()) {
-                (Some(dbo), _) => dbo,
-                (None, Some(bo)) => {
-                    let unit_bytes = m.byte_size().unwrap_or(storage);
-                    if self.little_endian {
-                        location
-                            .saturating_add(unit_bytes)
-                            .saturating_mul(8)
-                            .saturating_sub(bo)
-                            .saturating_sub(bits)
-                    } else {
-                        location.saturating_mul(8).saturating_add(bo)
-                    }
-                }
-                (None, None) => location.saturating_mul(8),
-            };
-            // Checked: a forged storage size of 0 or near 2^64 must not divide by zero
-            // or overflow.
-            let offset = abs_bit
-                .checked_div(storage.saturating_mul(8))
-                .unwrap_or(0)
-                .saturating_mul(storage);
-            let ctype = self.ctype(m.ty());
-            return Member {
-                name: self.dies.name(m),
-                offset: base.saturating_add(offset),
-                size: storage,
-                bit_offset: Some(saturate_u32(
-                    abs_bit.saturating_sub(offset.saturating_mul(8)),
-                )),
-                bit_size: Some(saturate_u32(bits)),
-                flexible: false,
-                nested: None,
-                alignment: m.alignment().map(saturate_u32),
-                ctype: ctype.into(),
-                type_gaps: self.listing_gaps(m.ty(), depth),
-                natural_alignment: saturate_u32(self.listing_natural_align(m.ty())),
-                ..Member::default()
-            };
+            return self.bitfield(m, base, depth, bits, type_size);
         }
-        // pahole expands a member whose own type (not a typedef of it) is an
-        // anonymous struct or union, named or not.
-        // An array of an anonymous struct is expanded too (its element 0).
-        // So is a const one (pahole prints `const struct {`).
-        let mut direct = self.unqualified(m.ty());
-        if let Some(a) = direct.filter(|d| d.tag == dw::DW_TAG_array_type) {
-            direct = self.unqualified(a.ty());
-        }
-        let nested = match direct {
-            Some(t)
-                if t.name.is_none()
-                    && matches!(
-                        t.tag,
-                        dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
-                    )
-                    && self.may_expand(t, depth) =>
-            {
-                Some(Box::new(self.layout(
-                    t,
-                    base.saturating_add(location),
-                    depth + 1,
-                )))
-            }
-            _ => None,
-        };
-        // pahole also lists the struct a pointer member points at when that struct is
-        // anonymous (`struct { ... } * parts;`), with offsets inside it.
-        let pointee = match self.die(m.ty().unwrap_or(usize::MAX)).map(|(_, d)| d) {
-            Some(p) if self.listing && p.tag == dw::DW_TAG_pointer_type => {
-                match p.ty().and_then(|o| self.die(o)).map(|(_, d)| d) {
-                    Some(t)
-                        if t.name.is_none()
-                            && is_aggregate_tag(t.tag)
-                            && self.may_expand(t, depth) =>
-                    {
-                        Some(Box::new(self.layout(t, 0, depth + 1)))
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let nested = self.nested(m, base.saturating_add(location), depth);
+        let pointee = self.pointee(m, depth);
         let flexible =
             stripped.is_some_and(|t| t.tag == dw::DW_TAG_array_type) && type_size.unwrap_or(0) == 0;
         let ctype = self.ctype(m.ty());
@@ -766,6 +687,103 @@ impl<'u, 'd> TypeTable<'u, 'd> {
             type_gaps: self.listing_gaps(m.ty(), depth),
             natural_alignment: saturate_u32(self.listing_natural_align(m.ty())),
             ..Member::default()
+        }
+    }
+
+    /// Bitfield member `m` of `bits` bits: its storage unit's offset and size, and the
+    /// bit offset in that unit (DWARF 4's `DW_AT_bit_offset` counts from the unit's
+    /// most significant bit on little-endian targets).
+    fn bitfield(
+        &self,
+        m: &Die<'d>,
+        base: u64,
+        depth: usize,
+        bits: u64,
+        type_size: Option<u64>,
+    ) -> Member<'d> {
+        let location = m.member_location().unwrap_or(0);
+        let storage = type_size.or(m.byte_size()).unwrap_or(1).max(1);
+        let abs_bit = match (m.data_bit_offset(), m.bit_offset()) {
+            (Some(dbo), _) => dbo,
+            (None, Some(bo)) => {
+                let unit_bytes = m.byte_size().unwrap_or(storage);
+                if self.little_endian {
+                    location
+                        .saturating_add(unit_bytes)
+                        .saturating_mul(8)
+                        .saturating_sub(bo)
+                        .saturating_sub(bits)
+                } else {
+                    location.saturating_mul(8).saturating_add(bo)
+                }
+            }
+            (None, None) => location.saturating_mul(8),
+        };
+        // Checked: a forged storage size of 0 or near 2^64 must not divide by zero or
+        // overflow.
+        let offset = abs_bit
+            .checked_div(storage.saturating_mul(8))
+            .unwrap_or(0)
+            .saturating_mul(storage);
+        let ctype = self.ctype(m.ty());
+        Member {
+            name: self.dies.name(m),
+            offset: base.saturating_add(offset),
+            size: storage,
+            bit_offset: Some(saturate_u32(
+                abs_bit.saturating_sub(offset.saturating_mul(8)),
+            )),
+            bit_size: Some(saturate_u32(bits)),
+            flexible: false,
+            nested: None,
+            alignment: m.alignment().map(saturate_u32),
+            ctype: ctype.into(),
+            type_gaps: self.listing_gaps(m.ty(), depth),
+            natural_alignment: saturate_u32(self.listing_natural_align(m.ty())),
+            ..Member::default()
+        }
+    }
+
+    /// The layout of member `m`'s type laid out inline at `at`, when pahole expands it:
+    /// its own type (not a typedef of it) is an anonymous struct or union, named or not,
+    /// or an array of one (its element 0), const or not (`const struct {`).
+    fn nested(&self, m: &Die<'d>, at: u64, depth: usize) -> Option<Box<StructLayout<'d>>> {
+        let mut direct = self.unqualified(m.ty());
+        if let Some(a) = direct.filter(|d| d.tag == dw::DW_TAG_array_type) {
+            direct = self.unqualified(a.ty());
+        }
+        match direct {
+            Some(t)
+                if t.name.is_none()
+                    && matches!(
+                        t.tag,
+                        dw::DW_TAG_structure_type | dw::DW_TAG_class_type | dw::DW_TAG_union_type
+                    )
+                    && self.may_expand(t, depth) =>
+            {
+                Some(Box::new(self.layout(t, at, depth + 1)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The anonymous struct a pointer member points at, which pahole lists too
+    /// (`struct { ... } * parts;`), with offsets inside it; only for the listing.
+    fn pointee(&self, m: &Die<'d>, depth: usize) -> Option<Box<StructLayout<'d>>> {
+        match self.die(m.ty().unwrap_or(usize::MAX)).map(|(_, d)| d) {
+            Some(p) if self.listing && p.tag == dw::DW_TAG_pointer_type => {
+                match p.ty().and_then(|o| self.die(o)).map(|(_, d)| d) {
+                    Some(t)
+                        if t.name.is_none()
+                            && is_aggregate_tag(t.tag)
+                            && self.may_expand(t, depth) =>
+                    {
+                        Some(Box::new(self.layout(t, 0, depth + 1)))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
