@@ -205,12 +205,7 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         message: e.to_string(),
     })?;
     let arch = format!("{:?}", file.architecture()).to_lowercase();
-    let file_kind = match file.kind() {
-        ObjectKind::Executable => "exec",
-        ObjectKind::Relocatable => "rel",
-        ObjectKind::Dynamic => "dyn",
-        _ => "other",
-    };
+    let file_kind = file_kind_name(file.kind());
     let build_id = file
         .build_id()
         .ok()
@@ -268,6 +263,16 @@ fn read_elf<'d, H: FileHeader<Endian = E>, E: object::Endian>(
         symbols,
         debug,
     })
+}
+
+/// An object kind as the model spells it.
+fn file_kind_name(kind: ObjectKind) -> &'static str {
+    match kind {
+        ObjectKind::Executable => "exec",
+        ObjectKind::Relocatable => "rel",
+        ObjectKind::Dynamic => "dyn",
+        _ => "other",
+    }
 }
 
 /// The sections of a file as a layout needs them.

@@ -12,8 +12,8 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    AggregateKind, Binding, BitHole, CType, Hole, Image, Space, StructId, StructLayout, SymbolKind,
-    TypeGaps, TypeKind,
+    AggregateKind, Binding, BitHole, CType, Hole, Image, Section, Space, StructId, StructLayout,
+    Symbol, SymbolKind, TypeGaps, TypeKind, Variable,
 };
 
 /// Everything one build contributes to `show`, a diff and `check`, in two parts
@@ -289,9 +289,49 @@ pub(super) fn from_image<'a>(
         .iter()
         .map(|s| struct_form(s, &mut types, &mut names))
         .collect();
+    // Strings and types are numbered in order of first use: structs, variables, then
+    // symbols.
+    let variables = variable_forms(&image.variables, &mut types, &mut names);
+    let symbols = symbol_forms(&image.symbols, elf_files, &mut names);
+    Form {
+        names: Names {
+            strings: Cow::Owned(names.all),
+            ends: names.ends,
+            arch: &image.arch,
+            big_endian: image.big_endian,
+            file_kind: image.file_kind,
+            build_id: image.build_id.as_deref(),
+            kernel_version: image.kernel_version.as_deref(),
+            sizes_inferred: image.sizes_inferred,
+            line_size: image.line_size,
+            has_debug_info: image.has_debug_info,
+            types_from: image.types_from,
+            percpu_base: image.percpu_base,
+            boundaries: image.boundaries.iter().map(|&(n, a)| (n, a)).collect(),
+            function_prefix: image.function_prefix,
+            function_alignments: image.function_alignments.clone(),
+            sections: image.sections.iter().map(section_form).collect(),
+            ctypes: types.list.iter().map(|t| ctype_form(t)).collect(),
+            lines: lines.as_deref().map(LineTable::of),
+        },
+        records: Records {
+            symbols,
+            structs,
+            variables,
+            units: image.units as u64,
+            access: image.access.clone(),
+        },
+    }
+}
+
+/// The variables' records, each address a step from the previous one.
+fn variable_forms<'a>(
+    variables: &'a [Variable<'a>],
+    types: &mut Interner<'a>,
+    names: &mut StringTable<'a>,
+) -> Vec<VariableForm> {
     let mut last_variable = 0u64;
-    let variables = image
-        .variables
+    variables
         .iter()
         .map(|v| VariableForm {
             name: names.put(v.name),
@@ -308,10 +348,18 @@ pub(super) fn from_image<'a>(
             decl_line: v.decl_line,
             declared: v.declared,
         })
-        .collect();
+        .collect()
+}
+
+/// The symbols' records, each address a step from the previous one, with the file
+/// names the ELF alone gives (`elf_files`, by symbol; missing ones are `None`).
+fn symbol_forms<'a>(
+    symbols: &'a [Symbol<'a>],
+    elf_files: &[Option<&'a str>],
+    names: &mut StringTable<'a>,
+) -> Vec<SymbolForm> {
     let mut last_symbol = 0u64;
-    let symbols = image
-        .symbols
+    symbols
         .iter()
         .zip(elf_files.iter().copied().chain(std::iter::repeat(None)))
         .map(|(s, elf_file)| SymbolForm {
@@ -332,45 +380,17 @@ pub(super) fn from_image<'a>(
             space: s.space,
             place_offset: s.place.wrapping_sub(s.address) as i64,
         })
-        .collect();
-    Form {
-        names: Names {
-            strings: Cow::Owned(names.all),
-            ends: names.ends,
-            arch: &image.arch,
-            big_endian: image.big_endian,
-            file_kind: image.file_kind,
-            build_id: image.build_id.as_deref(),
-            kernel_version: image.kernel_version.as_deref(),
-            sizes_inferred: image.sizes_inferred,
-            line_size: image.line_size,
-            has_debug_info: image.has_debug_info,
-            types_from: image.types_from,
-            percpu_base: image.percpu_base,
-            boundaries: image.boundaries.iter().map(|&(n, a)| (n, a)).collect(),
-            function_prefix: image.function_prefix,
-            function_alignments: image.function_alignments.clone(),
-            sections: image
-                .sections
-                .iter()
-                .map(|s| SectionForm {
-                    name: s.name,
-                    address: s.address,
-                    size: s.size,
-                    alignment: s.alignment,
-                    compressed: s.compressed,
-                })
-                .collect(),
-            ctypes: types.list.iter().map(|t| ctype_form(t)).collect(),
-            lines: lines.as_deref().map(LineTable::of),
-        },
-        records: Records {
-            symbols,
-            structs,
-            variables,
-            units: image.units as u64,
-            access: image.access.clone(),
-        },
+        .collect()
+}
+
+/// A section's record.
+fn section_form<'a>(s: &Section<'a>) -> SectionForm<'a> {
+    SectionForm {
+        name: s.name,
+        address: s.address,
+        size: s.size,
+        alignment: s.alignment,
+        compressed: s.compressed,
     }
 }
 
@@ -451,60 +471,9 @@ pub(super) type Bad = &'static str;
 /// are built from postcard encodings of one-level pieces, without recursing, so any
 /// depth can be built.
 pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
-    let member = |nested: Option<Box<StructForm>>| MemberForm {
-        name: Some(0),
-        offset: 0,
-        size: 8,
-        bit_offset: None,
-        bit_size: None,
-        flexible: false,
-        nested,
-        alignment: None,
-        ctype: 0,
-        hole: 0,
-        bit_hole: 0,
-        type_gaps: TypeGaps::default(),
-        pointee: None,
-        natural_alignment: 8,
-    };
-    let one = |nested: Option<Box<StructForm>>| StructForm {
-        name: 0,
-        kind: AggregateKind::Struct,
-        decl_file: None,
-        size: 8,
-        alignment: 8,
-        explicit_alignment: None,
-        members: vec![member(nested)],
-        holes: Vec::new(),
-        bit_holes: Vec::new(),
-        padding: 0,
-        bit_padding: 0,
-        pre_hole: 0,
-        pre_bit_hole: 0,
-        packed: false,
-        typedef: false,
-    };
+    let one = chain_struct;
     let blank = CType::default();
-    let names = Names {
-        strings: Cow::Borrowed("x"),
-        ends: vec![1],
-        arch: "x86_64",
-        big_endian: false,
-        file_kind: "exec",
-        build_id: None,
-        kernel_version: None,
-        sizes_inferred: false,
-        line_size: 64,
-        has_debug_info: true,
-        types_from: crate::model::TypesFrom::Dwarf,
-        percpu_base: None,
-        boundaries: Vec::new(),
-        function_prefix: 0,
-        function_alignments: Vec::new(),
-        sections: Vec::new(),
-        ctypes: vec![ctype_form(&blank)],
-        lines: None,
-    };
+    let names = chain_names(&blank);
     let records = |structs: Vec<StructForm>| Records {
         symbols: Vec::new(),
         structs,
@@ -537,6 +506,67 @@ pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
     }
     out.extend_from_slice(&none[x + 1..]);
     (bytes(&names), out)
+}
+
+/// `nested_chain`'s struct: one 8-byte member, holding `nested` when given.
+fn chain_struct(nested: Option<Box<StructForm>>) -> StructForm {
+    let member = MemberForm {
+        name: Some(0),
+        offset: 0,
+        size: 8,
+        bit_offset: None,
+        bit_size: None,
+        flexible: false,
+        nested,
+        alignment: None,
+        ctype: 0,
+        hole: 0,
+        bit_hole: 0,
+        type_gaps: TypeGaps::default(),
+        pointee: None,
+        natural_alignment: 8,
+    };
+    StructForm {
+        name: 0,
+        kind: AggregateKind::Struct,
+        decl_file: None,
+        size: 8,
+        alignment: 8,
+        explicit_alignment: None,
+        members: vec![member],
+        holes: Vec::new(),
+        bit_holes: Vec::new(),
+        padding: 0,
+        bit_padding: 0,
+        pre_hole: 0,
+        pre_bit_hole: 0,
+        packed: false,
+        typedef: false,
+    }
+}
+
+/// `nested_chain`'s names: one string, one type (`blank`).
+fn chain_names(blank: &CType) -> Names<'_> {
+    Names {
+        strings: Cow::Borrowed("x"),
+        ends: vec![1],
+        arch: "x86_64",
+        big_endian: false,
+        file_kind: "exec",
+        build_id: None,
+        kernel_version: None,
+        sizes_inferred: false,
+        line_size: 64,
+        has_debug_info: true,
+        types_from: crate::model::TypesFrom::Dwarf,
+        percpu_base: None,
+        boundaries: Vec::new(),
+        function_prefix: 0,
+        function_alignments: Vec::new(),
+        sections: Vec::new(),
+        ctypes: vec![ctype_form(blank)],
+        lines: None,
+    }
 }
 
 /// Length of the common start of `a` and `b`.

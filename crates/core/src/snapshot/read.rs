@@ -412,59 +412,18 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
         let function_prefix: u64 = next(&mut seq)?;
         let function_alignments: Vec<(&str, u64)> = next(&mut seq)?;
         let sections: Vec<SectionForm<'de>> = next(&mut seq)?;
-        let listing = self.listing;
-        let cell = self
-            .types
-            .map(|t| if listing { &t.listing } else { &t.plain });
-        // Built once per shape, each type where it is decoded; read past when built.
-        let types: &'de [CType] = match cell {
-            Some(cell) if cell.get().is_none() => {
-                let no_types = [];
-                let ctx = Ctx {
-                    names: &strings,
-                    types: &no_types,
-                    listing,
-                    failure: self.failure,
-                };
-                let built = next_seed(&mut seq, list(&ctx, move |_, t| Ok(ctype(t, listing))))?;
-                cell.get_or_init(|| built)
-            }
-            Some(cell) => {
-                let _: Vec<CTypeForm<'de>> = next(&mut seq)?;
-                cell.get().map_or(&[], Vec::as_slice)
-            }
-            None => {
-                let _: Vec<CTypeForm<'de>> = next(&mut seq)?;
-                &[]
-            }
-        };
+        let types = self.types_of(&mut seq, &strings)?;
         let lines: Option<super::form::LineTable<'de>> =
             if self.lines { next(&mut seq)? } else { None };
         if !(line_size.is_power_of_two() && (8..=4096).contains(&line_size)) {
             return Err(fail("line size is not a power of two between 8 and 4096"));
         }
-        let boundaries = boundaries
-            .into_iter()
-            .map(|(n, a)| {
-                crate::model::BOUNDARY_SYMBOLS
-                    .iter()
-                    .find(|b| **b == n)
-                    .map(|b| (*b, a))
-                    .ok_or("unknown boundary symbol")
-            })
-            .collect::<Result<Vec<_>, Bad>>()
-            .map_err(fail)?;
+        let boundaries = known_boundaries(boundaries).map_err(fail)?;
         Ok(Head {
             strings,
             arch,
             big_endian,
-            file_kind: match file_kind {
-                "exec" => "exec",
-                "rel" => "rel",
-                "dyn" => "dyn",
-                "btf" => "btf",
-                _ => "other",
-            },
+            file_kind: file_kind_name(file_kind),
             build_id,
             kernel_version,
             sizes_inferred,
@@ -475,19 +434,82 @@ impl<'de> Visitor<'de> for NamesVisitor<'de, '_> {
             boundaries,
             function_prefix,
             function_alignments,
-            sections: sections
-                .into_iter()
-                .map(|s| Section {
-                    name: s.name,
-                    address: s.address,
-                    size: s.size,
-                    alignment: s.alignment,
-                    compressed: s.compressed,
-                })
-                .collect(),
+            sections: sections.into_iter().map(section).collect(),
             types,
             lines,
         })
+    }
+}
+
+impl<'de> NamesVisitor<'de, '_> {
+    /// The type table, built the first time this shape of it is asked for, each type
+    /// where it is decoded; read past when built already, or not wanted.
+    fn types_of<A: SeqAccess<'de>>(
+        &self,
+        seq: &mut A,
+        strings: &Strings<'de>,
+    ) -> Result<&'de [CType], A::Error> {
+        let listing = self.listing;
+        let cell = self
+            .types
+            .map(|t| if listing { &t.listing } else { &t.plain });
+        Ok(match cell {
+            Some(cell) if cell.get().is_none() => {
+                let no_types = [];
+                let ctx = Ctx {
+                    names: strings,
+                    types: &no_types,
+                    listing,
+                    failure: self.failure,
+                };
+                let built = next_seed(seq, list(&ctx, move |_, t| Ok(ctype(t, listing))))?;
+                cell.get_or_init(|| built)
+            }
+            Some(cell) => {
+                let _: Vec<CTypeForm<'de>> = next(seq)?;
+                cell.get().map_or(&[], Vec::as_slice)
+            }
+            None => {
+                let _: Vec<CTypeForm<'de>> = next(seq)?;
+                &[]
+            }
+        })
+    }
+}
+
+/// The boundary symbols by the model's own names; an unknown one is an error.
+fn known_boundaries(boundaries: Vec<(&str, u64)>) -> Result<Vec<(&'static str, u64)>, Bad> {
+    boundaries
+        .into_iter()
+        .map(|(n, a)| {
+            crate::model::BOUNDARY_SYMBOLS
+                .iter()
+                .find(|b| **b == n)
+                .map(|b| (*b, a))
+                .ok_or("unknown boundary symbol")
+        })
+        .collect()
+}
+
+/// A file kind as the model spells it; one it does not know is `other`.
+fn file_kind_name(kind: &str) -> &'static str {
+    match kind {
+        "exec" => "exec",
+        "rel" => "rel",
+        "dyn" => "dyn",
+        "btf" => "btf",
+        _ => "other",
+    }
+}
+
+/// A section as the model holds it.
+fn section(s: SectionForm<'_>) -> Section<'_> {
+    Section {
+        name: s.name,
+        address: s.address,
+        size: s.size,
+        alignment: s.alignment,
+        compressed: s.compressed,
     }
 }
 
@@ -521,28 +543,7 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
             list(ctx, |c, s: SymbolForm| {
                 let address = last_symbol.wrapping_add(s.address_step as u64);
                 last_symbol = address;
-                Ok(Symbol {
-                    name: c.names.get(s.name)?,
-                    file: c.names.opt(if with_units { s.file } else { s.elf_file })?,
-                    unit: if with_units {
-                        c.names.opt(s.unit)?
-                    } else {
-                        None
-                    },
-                    compile_unit: if with_units {
-                        c.names.opt(s.compile_unit)?
-                    } else {
-                        None
-                    },
-                    group: s.group,
-                    kind: s.kind,
-                    binding: s.binding,
-                    section: c.names.get(s.section)?,
-                    address,
-                    size: s.size,
-                    space: s.space,
-                    place: address.wrapping_add(s.place_offset as u64),
-                })
+                symbol(c, s, address, with_units)
             }),
         )?;
         let structs = next_seed(&mut seq, Each(Layout { ctx, depth: 1 }))?;
@@ -555,57 +556,102 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                     return Err("struct index out of range");
                 }
                 last_variable = last_variable.wrapping_add(v.address_step as u64);
-                Ok(Variable {
-                    name: c.names.get(v.name)?,
-                    address: last_variable,
-                    ctype: TypeRef::Borrowed(
-                        c.types
-                            .get(v.ctype as usize)
-                            .ok_or("type index out of range")?,
-                    ),
-                    size: v.size,
-                    layout: v.layout,
-                    is_array: v.is_array,
-                    alignment: v.alignment,
-                    decl_file: c.names.opt(v.decl_file)?.map(Into::into),
-                    decl_line: v.decl_line,
-                    declared: v.declared,
-                })
+                variable(c, v, last_variable)
             }),
         )?;
         let units: u64 = next(&mut seq)?;
         let access = next_seed(&mut seq, AccessSeed)?;
-        let n = symbols.len();
-        let in_range = |i: u32| (i as usize) < n;
-        if !access.refs.iter().all(|a| {
-            let callee = match a.kind {
-                AccessKind::Address {
-                    callee: Some(c), ..
-                } => in_range(c),
-                _ => true,
-            };
-            in_range(a.function) && in_range(a.object) && callee
-        }) || !access.writers.iter().all(|w| in_range(w.function))
-        {
-            return Err(ctx.fail("access map names a symbol out of range"));
-        }
-        if !access.refs.is_sorted_by_key(AccessMap::ref_key)
-            || !access.writers.is_sorted_by_key(|w| w.function)
-        {
-            return Err(ctx.fail("access map out of order"));
-        }
-        // Every loader writes symbols in (space, place) order and variables in address
-        // order, and the diff's pairing, shift runs and look-ups walk them so: a file
-        // out of order (crafted, or corrupted behind a valid checksum) is refused here
-        // rather than sent down paths that are quadratic on it.
-        if !symbols.is_sorted_by_key(|s: &Symbol<'_>| (s.space, s.place)) {
-            return Err(ctx.fail("symbols out of (space, place) order"));
-        }
-        if !variables.is_sorted_by_key(|v: &Variable<'_>| v.address) {
-            return Err(ctx.fail("variables out of address order"));
+        if let Some(why) = disorder(&symbols, &variables, &access) {
+            return Err(ctx.fail(why));
         }
         Ok((symbols, structs, variables, units, access))
     }
+}
+
+/// A symbol record at `address`, its unit names kept only `with_units`.
+fn symbol<'d>(
+    c: &Ctx<'_, 'd>,
+    s: SymbolForm,
+    address: u64,
+    with_units: bool,
+) -> Result<Symbol<'d>, Bad> {
+    Ok(Symbol {
+        name: c.names.get(s.name)?,
+        file: c.names.opt(if with_units { s.file } else { s.elf_file })?,
+        unit: if with_units {
+            c.names.opt(s.unit)?
+        } else {
+            None
+        },
+        compile_unit: if with_units {
+            c.names.opt(s.compile_unit)?
+        } else {
+            None
+        },
+        group: s.group,
+        kind: s.kind,
+        binding: s.binding,
+        section: c.names.get(s.section)?,
+        address,
+        size: s.size,
+        space: s.space,
+        place: address.wrapping_add(s.place_offset as u64),
+    })
+}
+
+/// A variable record at `address`.
+fn variable<'d>(c: &Ctx<'_, 'd>, v: VariableForm, address: u64) -> Result<Variable<'d>, Bad> {
+    Ok(Variable {
+        name: c.names.get(v.name)?,
+        address,
+        ctype: TypeRef::Borrowed(
+            c.types
+                .get(v.ctype as usize)
+                .ok_or("type index out of range")?,
+        ),
+        size: v.size,
+        layout: v.layout,
+        is_array: v.is_array,
+        alignment: v.alignment,
+        decl_file: c.names.opt(v.decl_file)?.map(Into::into),
+        decl_line: v.decl_line,
+        declared: v.declared,
+    })
+}
+
+/// Why the records cannot be used as read, if they cannot: the access map names a
+/// symbol that is not there, or something is out of the order every loader writes.
+fn disorder(symbols: &[Symbol<'_>], variables: &[Variable<'_>], access: &AccessMap) -> Option<Bad> {
+    let n = symbols.len();
+    let in_range = |i: u32| (i as usize) < n;
+    if !access.refs.iter().all(|a| {
+        let callee = match a.kind {
+            AccessKind::Address {
+                callee: Some(c), ..
+            } => in_range(c),
+            _ => true,
+        };
+        in_range(a.function) && in_range(a.object) && callee
+    }) || !access.writers.iter().all(|w| in_range(w.function))
+    {
+        return Some("access map names a symbol out of range");
+    }
+    if !access.refs.is_sorted_by_key(AccessMap::ref_key)
+        || !access.writers.is_sorted_by_key(|w| w.function)
+    {
+        return Some("access map out of order");
+    }
+    // Every loader writes symbols in (space, place) order and variables in address
+    // order, and the diff's pairing, shift runs and look-ups walk them so: a file out
+    // of order (crafted, or corrupted behind a valid checksum) is refused here rather
+    // than sent down paths that are quadratic on it.
+    if !symbols.is_sorted_by_key(|s: &Symbol<'_>| (s.space, s.place)) {
+        return Some("symbols out of (space, place) order");
+    }
+    if !variables.is_sorted_by_key(|v: &Variable<'_>| v.address) {
+        return Some("variables out of address order");
+    }
+    None
 }
 
 /// A type; what only pahole's listing prints is left out unless `listing`, as a load
