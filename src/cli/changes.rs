@@ -158,124 +158,17 @@ fn parse(flags: Vec<(&'static str, String)>) -> Result<Vec<Change>, ChangeError>
 /// One flag read against what came before it: the change it completes, if any.
 fn step(target: &mut Target, flag: &str, value: String) -> Result<Option<Change>, ChangeError> {
     let change = match flag {
-        "--first" => match &*target {
-            Target::Insert(name, member, size, align) => {
-                let c = insert(name, member, *size, *align, Position::First);
-                *target = Target::Struct(name.clone());
-                c
-            }
-            Target::Member(name, member) => Change::MemberMove {
-                name: name.clone(),
-                member: member.clone(),
-                after: None,
-            },
-            _ => return Err(ChangeError::FirstWithoutMember),
-        },
-        "--struct" => match value.split_once('=') {
-            Some((name, size)) => Change::Resize {
-                name: name.to_string(),
-                size: parse_size(size).map_err(|(number, reason)| ChangeError::BadSize {
-                    value: value.clone(),
-                    number,
-                    reason,
-                })?,
-            },
-            None => {
-                *target = Target::Struct(value);
-                return Ok(None);
-            }
-        },
+        "--first" => first(target)?,
+        "--struct" => return struct_flag(target, value),
         "--symbol" => {
             *target = Target::Symbol(value);
             return Ok(None);
         }
-        "--insert" => {
-            let name = match &*target {
-                Target::Struct(name) | Target::Member(name, _) => name.clone(),
-                _ => return Err(ChangeError::InsertWithoutStruct(value)),
-            };
-            let parsed = value.split_once('=').and_then(|(m, n)| {
-                let n: u64 = n.strip_prefix('+').unwrap_or(n).parse().ok()?;
-                (!m.is_empty() && n > 0).then(|| (m.to_string(), n))
-            });
-            let Some((member, size)) = parsed else {
-                return Err(ChangeError::BadInsert(value));
-            };
-            *target = Target::Insert(name, member, size, None);
-            return Ok(None);
-        }
-        "--at" => {
-            let Target::Insert(name, member, size, align) = &*target else {
-                return Err(ChangeError::AtWithoutInsert(value));
-            };
-            let offset = match value.strip_prefix("0x") {
-                Some(hex) => u64::from_str_radix(hex, 16).ok(),
-                None => value.parse().ok(),
-            }
-            .ok_or_else(|| ChangeError::BadOffset(value.clone()))?;
-            let c = insert(name, member, *size, *align, Position::Offset(offset));
-            *target = Target::Struct(name.clone());
-            c
-        }
-        "--member" => {
-            let name = match &*target {
-                Target::Struct(name) | Target::Member(name, _) => name.clone(),
-                _ => return Err(ChangeError::MemberWithoutStruct(value)),
-            };
-            let Some((member, grow)) = value.split_once('=') else {
-                *target = Target::Member(name, value);
-                return Ok(None);
-            };
-            let grow = match parse_size(grow) {
-                Ok(Size::Grow(n)) => n,
-                _ => return Err(ChangeError::BadGrowth(value)),
-            };
-            Change::Member {
-                name,
-                member: member.to_string(),
-                grow,
-            }
-        }
-        "--after" => match &*target {
-            Target::Insert(name, member, size, align) => {
-                let c = insert(name, member, *size, *align, Position::After(value));
-                *target = Target::Struct(name.clone());
-                c
-            }
-            Target::Member(name, member) => Change::MemberMove {
-                name: name.clone(),
-                member: member.clone(),
-                after: Some(value),
-            },
-            _ => return Err(ChangeError::AfterWithoutMember(value)),
-        },
-        "--align" => {
-            let align: u64 = value
-                .parse()
-                .ok()
-                .filter(|a: &u64| a.is_power_of_two())
-                .ok_or_else(|| ChangeError::NotPowerOfTwo(value.clone()))?;
-            match target {
-                Target::Insert(_, _, _, a) => {
-                    *a = Some(align);
-                    return Ok(None);
-                }
-                Target::Struct(name) => Change::StructAlign {
-                    name: name.clone(),
-                    align,
-                },
-                Target::Symbol(name) => Change::SymbolAlign {
-                    name: name.clone(),
-                    align,
-                },
-                Target::Member(name, member) => Change::MemberAlign {
-                    name: name.clone(),
-                    member: member.clone(),
-                    align,
-                },
-                Target::None => return Err(ChangeError::AlignWithoutTarget(value)),
-            }
-        }
+        "--insert" => return insert_flag(target, value),
+        "--at" => at(target, value)?,
+        "--member" => return member(target, value),
+        "--after" => after(target, value)?,
+        "--align" => return align(target, value),
         "--align-functions" => unit_align(&value)?,
         "--read-mostly" => Change::ReadMostly { name: value },
         "--percpu-aligned-definition" => Change::PercpuAligned {
@@ -288,6 +181,142 @@ fn step(target: &mut Target, flag: &str, value: String) -> Result<Option<Change>
         },
     };
     Ok(Some(change))
+}
+
+/// `--first`: the member being inserted goes first, or the member moves first.
+fn first(target: &mut Target) -> Result<Change, ChangeError> {
+    Ok(match &*target {
+        Target::Insert(name, member, size, align) => {
+            let c = insert(name, member, *size, *align, Position::First);
+            *target = Target::Struct(name.clone());
+            c
+        }
+        Target::Member(name, member) => Change::MemberMove {
+            name: name.clone(),
+            member: member.clone(),
+            after: None,
+        },
+        _ => return Err(ChangeError::FirstWithoutMember),
+    })
+}
+
+/// `--struct NAME=SIZE` resizes a struct; `--struct NAME` makes it the target.
+fn struct_flag(target: &mut Target, value: String) -> Result<Option<Change>, ChangeError> {
+    Ok(Some(match value.split_once('=') {
+        Some((name, size)) => Change::Resize {
+            name: name.to_string(),
+            size: parse_size(size).map_err(|(number, reason)| ChangeError::BadSize {
+                value: value.clone(),
+                number,
+                reason,
+            })?,
+        },
+        None => {
+            *target = Target::Struct(value);
+            return Ok(None);
+        }
+    }))
+}
+
+/// `--insert MEMBER=SIZE`: a member to insert into the target struct, placed by the
+/// next flag.
+fn insert_flag(target: &mut Target, value: String) -> Result<Option<Change>, ChangeError> {
+    let name = match &*target {
+        Target::Struct(name) | Target::Member(name, _) => name.clone(),
+        _ => return Err(ChangeError::InsertWithoutStruct(value)),
+    };
+    let parsed = value.split_once('=').and_then(|(m, n)| {
+        let n: u64 = n.strip_prefix('+').unwrap_or(n).parse().ok()?;
+        (!m.is_empty() && n > 0).then(|| (m.to_string(), n))
+    });
+    let Some((member, size)) = parsed else {
+        return Err(ChangeError::BadInsert(value));
+    };
+    *target = Target::Insert(name, member, size, None);
+    Ok(None)
+}
+
+/// `--at OFFSET`: the member being inserted goes at that offset.
+fn at(target: &mut Target, value: String) -> Result<Change, ChangeError> {
+    let Target::Insert(name, member, size, align) = &*target else {
+        return Err(ChangeError::AtWithoutInsert(value));
+    };
+    let offset = match value.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => value.parse().ok(),
+    }
+    .ok_or_else(|| ChangeError::BadOffset(value.clone()))?;
+    let c = insert(name, member, *size, *align, Position::Offset(offset));
+    *target = Target::Struct(name.clone());
+    Ok(c)
+}
+
+/// `--member NAME=+N` grows a member of the target struct; `--member NAME` makes it
+/// the target.
+fn member(target: &mut Target, value: String) -> Result<Option<Change>, ChangeError> {
+    let name = match &*target {
+        Target::Struct(name) | Target::Member(name, _) => name.clone(),
+        _ => return Err(ChangeError::MemberWithoutStruct(value)),
+    };
+    let Some((member, grow)) = value.split_once('=') else {
+        *target = Target::Member(name, value);
+        return Ok(None);
+    };
+    let grow = match parse_size(grow) {
+        Ok(Size::Grow(n)) => n,
+        _ => return Err(ChangeError::BadGrowth(value)),
+    };
+    Ok(Some(Change::Member {
+        name,
+        member: member.to_string(),
+        grow,
+    }))
+}
+
+/// `--after MEMBER`: the member being inserted, or the target member, goes after it.
+fn after(target: &mut Target, value: String) -> Result<Change, ChangeError> {
+    Ok(match &*target {
+        Target::Insert(name, member, size, align) => {
+            let c = insert(name, member, *size, *align, Position::After(value));
+            *target = Target::Struct(name.clone());
+            c
+        }
+        Target::Member(name, member) => Change::MemberMove {
+            name: name.clone(),
+            member: member.clone(),
+            after: Some(value),
+        },
+        _ => return Err(ChangeError::AfterWithoutMember(value)),
+    })
+}
+
+/// `--align N`: the alignment of the member being inserted, or of the target.
+fn align(target: &mut Target, value: String) -> Result<Option<Change>, ChangeError> {
+    let align: u64 = value
+        .parse()
+        .ok()
+        .filter(|a: &u64| a.is_power_of_two())
+        .ok_or_else(|| ChangeError::NotPowerOfTwo(value.clone()))?;
+    Ok(Some(match target {
+        Target::Insert(_, _, _, a) => {
+            *a = Some(align);
+            return Ok(None);
+        }
+        Target::Struct(name) => Change::StructAlign {
+            name: name.clone(),
+            align,
+        },
+        Target::Symbol(name) => Change::SymbolAlign {
+            name: name.clone(),
+            align,
+        },
+        Target::Member(name, member) => Change::MemberAlign {
+            name: name.clone(),
+            member: member.clone(),
+            align,
+        },
+        Target::None => return Err(ChangeError::AlignWithoutTarget(value)),
+    }))
 }
 
 /// An inserted member, placed.

@@ -29,27 +29,7 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
             args.rules.display()
         );
     }
-    let patterns = rules.struct_patterns();
-    let options = LoadOptions {
-        line_size: args.common.line_size,
-        rust: args.common.rust(),
-        dwarf: !patterns.is_empty(),
-        structs: if patterns.is_empty() {
-            StructFilter::None
-        } else if patterns
-            .iter()
-            .all(|p| !p.contains(['*', '?', '[', '{', '\\']))
-        {
-            // Plain names: found without decoding every unit, as `show --struct NAME`
-            // finds them (`load::lookup`).
-            StructFilter::Named(patterns.clone())
-        } else {
-            StructFilter::Matching(show::globs(&patterns).context("bad struct name in rules")?)
-        },
-        variables: false,
-        variables_for: Vec::new(),
-        ..LoadOptions::default()
-    };
+    let options = check_options(args, &rules)?;
     let new_file = InputFile::open(new_path)?;
     let old_file = old_path.map(|p| InputFile::open(p)).transpose()?;
     // OLD is read only for growth rules (the others are about NEW).
@@ -94,5 +74,33 @@ pub fn check(args: &CheckArgs) -> Result<Output> {
         text,
         code: if report.failed > 0 { 1 } else { 0 },
         note: None,
+    })
+}
+
+/// What `check` reads of the builds: the structs the rules name, no variables.
+fn check_options(
+    args: &CheckArgs,
+    rules: &layout_diff_core::check::rules::Rules,
+) -> Result<LoadOptions> {
+    let patterns = rules.struct_patterns();
+    Ok(LoadOptions {
+        line_size: args.common.line_size,
+        rust: args.common.rust(),
+        dwarf: !patterns.is_empty(),
+        structs: if patterns.is_empty() {
+            StructFilter::None
+        } else if patterns
+            .iter()
+            .all(|p| !p.contains(['*', '?', '[', '{', '\\']))
+        {
+            // Plain names: found without decoding every unit, as `show --struct NAME`
+            // finds them (`load::lookup`).
+            StructFilter::Named(patterns.clone())
+        } else {
+            StructFilter::Matching(show::globs(&patterns).context("bad struct name in rules")?)
+        },
+        variables: false,
+        variables_for: Vec::new(),
+        ..LoadOptions::default()
     })
 }

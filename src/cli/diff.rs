@@ -185,10 +185,53 @@ pub(super) fn compare(
         ..
     } = prep;
     let unmatched = show::unmatched_patterns(&args.structs, &symbols, &[old, new])?;
-    // A c2c report recorded on OLD: the objects on its hot lines are measured hot, and
-    // its lines are followed into NEW.
+    let follow = measure_c2c(args, old, new, &c2c, &mut hotness)?;
+    options.hotness = Some(&hotness);
+    let mut report = layout_diff_core::diff::diff(old, new, &options);
+    report.inputs = inputs;
+    if let Some(name) = &args.report.explain {
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        return explained(&report, name);
+    }
+    let t2 = std::time::Instant::now();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let text = render(args, &report, preface, follow.as_ref())?;
+    if timing {
+        eprintln!(
+            "layout-diff: load {:.3} s, diff {:.3} s, render {:.3} s",
+            (t1 - t0).as_secs_f64(),
+            (t2 - t1).as_secs_f64(),
+            t2.elapsed().as_secs_f64()
+        );
+    }
+    let code = u8::from(report.failing > 0);
+    // The process ends right after printing: freeing millions of small allocations
+    // (members, names) one by one would only cost time, so the loaded builds and the
+    // report are left to the exit.
+    std::mem::forget(report);
+    std::mem::forget(follow);
+    Ok(Output {
+        text,
+        code,
+        note: (!unmatched.is_empty()).then(|| unmatched.join("\nlayout-diff: ")),
+    })
+}
+
+/// Maps each c2c report recorded on OLD onto it: the objects on its hot lines are
+/// measured hot, and the first report's lines are followed into NEW.
+fn measure_c2c(
+    args: &DiffArgs,
+    old: &layout_diff_core::model::Image<'_>,
+    new: &layout_diff_core::model::Image<'_>,
+    c2c: &[(layout_diff_core::perf::c2c::C2cReport, std::path::PathBuf)],
+    hotness: &mut layout_diff_core::evidence::Hotness,
+) -> Result<Option<layout_diff_core::perf::hotmap::HotFollow>> {
     let mut follow = None;
-    for (r, path) in &c2c {
+    for (r, path) in c2c {
         let kaslr = kaslr_for(r, old, args.kaslr_offset, path)?;
         let map = layout_diff_core::perf::hotmap::map(r, old, kaslr);
         for line in &map.lines {
@@ -203,35 +246,39 @@ pub(super) fn compare(
         }
         follow.get_or_insert_with(|| layout_diff_core::perf::hotmap::follow(&map, new));
     }
-    options.hotness = Some(&hotness);
-    let mut report = layout_diff_core::diff::diff(old, new, &options);
-    report.inputs = inputs;
-    if let Some(name) = &args.report.explain {
-        if let Some(b) = bar {
-            b.finish_and_clear();
+    Ok(follow)
+}
+
+/// `--explain NAME`: the explanation of that change, or exit code 1 and a note when
+/// nothing of that name changed.
+fn explained(report: &layout_diff_core::diff::Report<'_>, name: &str) -> Result<Output> {
+    let mut text = String::new();
+    let found = layout_diff_report::explain::explain(&mut text, report, name)?;
+    Ok(if found {
+        Output {
+            text,
+            code: 0,
+            note: None,
         }
-        let mut text = String::new();
-        let found = layout_diff_report::explain::explain(&mut text, &report, name)?;
-        return Ok(if found {
-            Output {
-                text,
-                code: 0,
-                note: None,
-            }
-        } else {
-            Output {
-                text: String::new(),
-                code: 1,
-                note: Some(format!(
-                    "--explain {name}: no change of an object, struct or function of that name"
-                )),
-            }
-        });
-    }
-    let t2 = std::time::Instant::now();
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    } else {
+        Output {
+            text: String::new(),
+            code: 1,
+            note: Some(format!(
+                "--explain {name}: no change of an object, struct or function of that name"
+            )),
+        }
+    })
+}
+
+/// The report in the chosen format, with the preface and the c2c lines followed
+/// into NEW.
+fn render(
+    args: &DiffArgs,
+    report: &layout_diff_core::diff::Report<'_>,
+    preface: Option<&Preface>,
+    follow: Option<&layout_diff_core::perf::hotmap::HotFollow>,
+) -> Result<String> {
     let view = plan::View {
         limit: if args.report.all {
             None
@@ -240,7 +287,7 @@ pub(super) fn compare(
         },
         compact: false,
     };
-    let planned = plan::plan(&report, view);
+    let planned = plan::plan(report, view);
     let mut text = String::new();
     match args.common.format() {
         Format::Text => {
@@ -250,7 +297,7 @@ pub(super) fn compare(
             // The default view fits a terminal: at most MAX_LINES lines (an explicit
             // --limit is kept as given), every line at most 100 columns.
             let max = args.report.limit.is_none().then_some(MAX_LINES);
-            let fitted = diff_text::render_fitted(&report, view, max)?;
+            let fitted = diff_text::render_fitted(report, view, max)?;
             text.push_str(&fitted);
         }
         Format::Markdown => {
@@ -264,7 +311,6 @@ pub(super) fn compare(
         }
         Format::Html => {
             let hot = follow
-                .as_ref()
                 .map(|f| layout_diff_report::string(|o| hot_text::follow(o, f)))
                 .transpose()?;
             let side = hot.as_deref().map(|t| ("hot lines from perf c2c", t));
@@ -286,15 +332,15 @@ pub(super) fn compare(
                 prediction: Option<&'a serde_json::Value>,
             }
             let doc = WithHot {
-                report: &report,
-                hot: follow.as_ref(),
+                report,
+                hot: follow,
                 prediction: preface.map(|p| &p.json),
             };
             text = json::document("layout-diff-diff", &doc)?;
             text.push('\n');
         }
     }
-    if let Some(f) = &follow {
+    if let Some(f) = follow {
         match args.common.format() {
             Format::Text => hot_text::follow(&mut text, f)?,
             Format::Markdown => {
@@ -305,23 +351,5 @@ pub(super) fn compare(
             Format::Json | Format::Html => {}
         }
     }
-    if timing {
-        eprintln!(
-            "layout-diff: load {:.3} s, diff {:.3} s, render {:.3} s",
-            (t1 - t0).as_secs_f64(),
-            (t2 - t1).as_secs_f64(),
-            t2.elapsed().as_secs_f64()
-        );
-    }
-    let code = u8::from(report.failing > 0);
-    // The process ends right after printing: freeing millions of small allocations
-    // (members, names) one by one would only cost time, so the loaded builds and the
-    // report are left to the exit.
-    std::mem::forget(report);
-    std::mem::forget(follow);
-    Ok(Output {
-        text,
-        code,
-        note: (!unmatched.is_empty()).then(|| unmatched.join("\nlayout-diff: ")),
-    })
+    Ok(text)
 }

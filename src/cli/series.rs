@@ -83,19 +83,7 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
         .then(|| show::globs(&args.structs))
         .transpose()
         .context("bad --struct pattern")?;
-    let options = LoadOptions {
-        line_size: args.common.line_size,
-        rust: args.common.rust(),
-        pahole_text: false,
-        variables: false,
-        variables_for: Vec::new(),
-        structs: match &struct_set {
-            Some(set) => layout_diff_core::StructFilter::Matching(set.clone()),
-            None => layout_diff_core::StructFilter::None,
-        },
-        dwarf: true,
-        ..LoadOptions::default()
-    };
+    let options = history_options(args, struct_set.as_ref());
     // Each build is read, reduced to its rows and dropped, two at a time: a series of
     // hundreds of builds holds their rows, not their images. The first failure in
     // series order is the one reported, whatever the thread count.
@@ -118,6 +106,42 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
     let mut builds = builds
         .into_iter()
         .collect::<layout_diff_core::Result<Vec<_>>>()?;
+    same_line_size(&builds)?;
+    // Rows another build's patterns selected and this one's did not (rare): read again.
+    for (b, names) in layout_diff_core::history::missing(&builds) {
+        let file = InputFile::open(&args.files[b])?.through_cache(cache.as_ref());
+        let image = file.load(&options)?;
+        layout_diff_core::history::add_rows(&mut builds[b], &image, &names);
+    }
+    let h = layout_diff_core::history::assemble(&builds);
+    let found = !h.symbols.is_empty() || !h.structs.is_empty();
+    let text = render_history(args, &h)?;
+    Ok(Output {
+        text,
+        code: u8::from(!found),
+        note: (!found).then(|| "no symbol or struct matches in any build".to_string()),
+    })
+}
+
+/// What `history` reads of each build: the structs matching `--struct`, no variables.
+fn history_options(args: &HistoryArgs, struct_set: Option<&globset::GlobSet>) -> LoadOptions {
+    LoadOptions {
+        line_size: args.common.line_size,
+        rust: args.common.rust(),
+        pahole_text: false,
+        variables: false,
+        variables_for: Vec::new(),
+        structs: match struct_set {
+            Some(set) => layout_diff_core::StructFilter::Matching(set.clone()),
+            None => layout_diff_core::StructFilter::None,
+        },
+        dwarf: true,
+        ..LoadOptions::default()
+    }
+}
+
+/// Refuses a series whose builds have different line sizes.
+fn same_line_size(builds: &[layout_diff_core::history::BuildFacts]) -> Result<()> {
     if let Some(first) = builds.first()
         && let Some(other) = builds.iter().find(|b| b.line_size != first.line_size)
     {
@@ -129,30 +153,22 @@ pub fn history(args: &HistoryArgs) -> Result<Output> {
             other.line_size
         );
     }
-    // Rows another build's patterns selected and this one's did not (rare): read again.
-    for (b, names) in layout_diff_core::history::missing(&builds) {
-        let file = InputFile::open(&args.files[b])?.through_cache(cache.as_ref());
-        let image = file.load(&options)?;
-        layout_diff_core::history::add_rows(&mut builds[b], &image, &names);
-    }
-    let h = layout_diff_core::history::assemble(&builds);
-    let found = !h.symbols.is_empty() || !h.structs.is_empty();
-    let text = match args.common.format() {
-        Format::Text => string(|o| history_text::render(o, &h))?,
-        Format::Markdown => string(|o| history_text::markdown(o, &h))?,
+    Ok(())
+}
+
+/// The history in the chosen format.
+fn render_history(args: &HistoryArgs, h: &layout_diff_core::history::History) -> Result<String> {
+    Ok(match args.common.format() {
+        Format::Text => string(|o| history_text::render(o, h))?,
+        Format::Markdown => string(|o| history_text::markdown(o, h))?,
         Format::Json => {
-            let mut s = json::document("layout-diff-history", &h)?;
+            let mut s = json::document("layout-diff-history", h)?;
             s.push('\n');
             s
         }
         // Formats added elsewhere (HTML) have no history rendering.
         #[allow(unreachable_patterns)]
         _ => anyhow::bail!("history has no html output; use --format text, json or markdown"),
-    };
-    Ok(Output {
-        text,
-        code: u8::from(!found),
-        note: (!found).then(|| "no symbol or struct matches in any build".to_string()),
     })
 }
 

@@ -5,11 +5,13 @@ use anyhow::{Context, Result};
 
 use super::args::ShowArgs;
 use super::{Output, kaslr_for, progress, read_hot};
-use layout_diff_core::InputFile;
+use layout_diff_core::evidence::Measured;
 use layout_diff_core::load::{LoadOptions, StructFilter};
 use layout_diff_core::model::Space;
 use layout_diff_core::perf::HotInput;
+use layout_diff_core::perf::c2c::C2cReport;
 use layout_diff_core::show::{self, Header};
+use layout_diff_core::{Image, InputFile};
 use layout_diff_report::{Format, hot_text, html, json, show_text, string};
 
 /// Characters that make a `--struct` pattern a glob rather than a plain name.
@@ -20,6 +22,45 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if args.common.format() == Format::Markdown {
         anyhow::bail!("show has no Markdown output; use --format text or --format json");
     }
+    let (file, hot, symbol_args) = open(args)?;
+    let cache = cache_unless_lines(args, &symbol_args)?;
+    check_hot_flags(args, hot.as_ref())?;
+    let request = Request::new(args, hot, symbol_args)?;
+    request.check_html()?;
+    let options = request.load_options(args);
+    let bar = progress(&format!("loading {}", args.file.display()));
+    let file = file.through_cache(cache.as_ref());
+    let image = loaded(args, bar, file.load(&options))?;
+    let header = Header::of(&image);
+    if request.html {
+        return show_html(args, &image, &header, &request);
+    }
+    let mut out = Sections::new(args, &header);
+    if request.summary_only {
+        out.summary(&image)?;
+    }
+    if !args.structs.is_empty() {
+        out.structs(args, &image, &request.structs)?;
+    }
+    if !request.symbol_args.is_empty() {
+        out.symbols(&image, &file, &request)?;
+    }
+    let snapshot_lines = match args.line {
+        Some(at) => out.line(args, &image, &file, at)?,
+        None => false,
+    };
+    if let (Some(report), Some(path)) = (&request.c2c, &args.hot) {
+        out.hot(args, &image, report, path)?;
+    }
+    if let Some(m) = &request.profile {
+        out.hot_types(&image, m)?;
+    }
+    Ok(out.finish(args, &file, snapshot_lines))
+}
+
+/// Opens the build, with its `--symbol-list`, and reads `--hot`; returns them with
+/// the `--symbol` patterns and the names of a hand-written `--hot` list.
+fn open(args: &ShowArgs) -> Result<(InputFile, Option<HotInput>, Vec<String>)> {
     let mut file = InputFile::open(&args.file)?;
     if let Some(list) = &args.symbol_list {
         file = file.with_symbols(list)?;
@@ -29,48 +70,140 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if let Some(HotInput::Names(names)) = &hot {
         symbol_args.extend(names.iter().cloned());
     }
+    Ok((file, hot, symbol_args))
+}
+
+/// The command's cache, unless a view that prints source lines is asked for.
+fn cache_unless_lines(
+    args: &ShowArgs,
+    symbol_args: &[String],
+) -> Result<Option<layout_diff_core::cache::Cache>> {
     // The cache keeps no source lines: the views that print them (a symbol's writers
     // and readers, a line's code) read the vmlinux.
     let lines = !symbol_args.is_empty() || (args.line.is_some() && !args.percpu);
-    let cache = match lines {
+    Ok(match lines {
         true => None,
         false => super::cache::for_command(&args.common)?,
-    };
+    })
+}
+
+/// Refuses `--annotate` without `--struct` and `--kaslr-offset` without a perf c2c
+/// `--hot`.
+fn check_hot_flags(args: &ShowArgs, hot: Option<&HotInput>) -> Result<()> {
     if args.annotate && args.structs.is_empty() {
         anyhow::bail!("--annotate annotates --struct layouts; give --struct NAME");
     }
     if args.kaslr_offset.is_some() && !matches!(hot, Some(HotInput::C2c(_))) {
         anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
     }
-    let (c2c, profile) = match hot {
-        Some(HotInput::C2c(r)) => (Some(r), None),
-        Some(HotInput::Profile(m)) => (None, Some(m)),
-        _ => (None, None),
-    };
-    let structs = show::globs(&args.structs).context("bad --struct pattern")?;
-    let symbols = show::globs(&symbol_args).context("bad --symbol pattern")?;
-    let summary_only = args.structs.is_empty()
-        && symbol_args.is_empty()
-        && args.line.is_none()
-        && c2c.is_none()
-        && profile.is_none();
-    let html = args.common.format() == Format::Html;
-    if html && (summary_only || args.line.is_some() || c2c.is_some()) {
-        anyhow::bail!(
-            "show --format html draws --struct and --symbol; use --format text or json for the summary, --line and a perf c2c --hot"
-        );
+    Ok(())
+}
+
+/// What `show` was asked for, worked out from its arguments before the build loads.
+struct Request {
+    /// The `--symbol` patterns and the names of a hand-written `--hot` list.
+    symbol_args: Vec<String>,
+    /// A perf c2c report given with `--hot`.
+    c2c: Option<C2cReport>,
+    /// A perf profile given with `--hot`.
+    profile: Option<Measured>,
+    /// The `--struct` patterns.
+    structs: globset::GlobSet,
+    /// The symbol patterns.
+    symbols: globset::GlobSet,
+    /// Nothing but the build's summary is asked for.
+    summary_only: bool,
+    /// `--format html`.
+    html: bool,
+    /// `--line` is given.
+    line: bool,
+}
+
+impl Request {
+    /// Splits `--hot` by kind and compiles the patterns.
+    fn new(args: &ShowArgs, hot: Option<HotInput>, symbol_args: Vec<String>) -> Result<Request> {
+        let (c2c, profile) = match hot {
+            Some(HotInput::C2c(r)) => (Some(r), None),
+            Some(HotInput::Profile(m)) => (None, Some(m)),
+            _ => (None, None),
+        };
+        let structs = show::globs(&args.structs).context("bad --struct pattern")?;
+        let symbols = show::globs(&symbol_args).context("bad --symbol pattern")?;
+        let summary_only = args.structs.is_empty()
+            && symbol_args.is_empty()
+            && args.line.is_none()
+            && c2c.is_none()
+            && profile.is_none();
+        Ok(Request {
+            symbol_args,
+            c2c,
+            profile,
+            structs,
+            symbols,
+            summary_only,
+            html: args.common.format() == Format::Html,
+            line: args.line.is_some(),
+        })
     }
-    let options = LoadOptions {
-        line_size: args.common.line_size,
-        rust: args.common.rust(),
-        dwarf: summary_only
-            || !args.structs.is_empty()
-            || !symbol_args.is_empty()
-            || c2c.is_some()
-            || profile.is_some(),
-        structs: if summary_only {
+
+    /// Refuses HTML for the views it does not draw.
+    fn check_html(&self) -> Result<()> {
+        if self.html && (self.summary_only || self.line || self.c2c.is_some()) {
+            anyhow::bail!(
+                "show --format html draws --struct and --symbol; use --format text or json for the summary, --line and a perf c2c --hot"
+            );
+        }
+        Ok(())
+    }
+
+    /// What to read from the build for the views asked for.
+    fn load_options(&self, args: &ShowArgs) -> LoadOptions {
+        let (summary_only, symbol_args) = (self.summary_only, &self.symbol_args);
+        let (c2c, profile) = (&self.c2c, &self.profile);
+        LoadOptions {
+            line_size: args.common.line_size,
+            rust: args.common.rust(),
+            dwarf: summary_only
+                || !args.structs.is_empty()
+                || !symbol_args.is_empty()
+                || c2c.is_some()
+                || profile.is_some(),
+            structs: self.struct_filter(args),
+            variables: summary_only
+                || !symbol_args.is_empty()
+                || c2c.is_some()
+                || profile.is_some(),
+            // Symbols by plain name alone: only the variables their view prints are read.
+            variables_for: if args.structs.is_empty()
+                && c2c.is_none()
+                && profile.is_none()
+                && symbol_args
+                    .iter()
+                    .all(|p| !p.contains(GLOB_CHARS) && !p.contains(':'))
+            {
+                symbol_args.clone()
+            } else {
+                Vec::new()
+            },
+            pahole_text: true,
+            // Only names spelled out in full, as `pahole -C NAME` takes them.
+            typedefs: args
+                .structs
+                .iter()
+                .filter(|p| !p.contains(GLOB_CHARS))
+                .cloned()
+                .collect(),
+            all_typedefs: false,
+            // Who writes a symbol's bytes and each line's: the code of the build.
+            code: !symbol_args.is_empty() || args.line.is_some(),
+        }
+    }
+
+    /// Which structs to lay out.
+    fn struct_filter(&self, args: &ShowArgs) -> StructFilter {
+        if self.summary_only {
             StructFilter::All
-        } else if let (true, Some(m)) = (args.structs.is_empty(), &profile) {
+        } else if let (true, Some(m)) = (args.structs.is_empty(), &self.profile) {
             // The profile's types, found by name as `--struct NAME` finds them.
             StructFilter::Named(m.types().iter().map(|(t, _)| t.to_string()).collect())
         } else if args.structs.is_empty() {
@@ -79,36 +212,18 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             // Plain names: found without decoding every unit (`load::lookup`).
             StructFilter::Named(args.structs.clone())
         } else {
-            StructFilter::Matching(structs.clone())
-        },
-        variables: summary_only || !symbol_args.is_empty() || c2c.is_some() || profile.is_some(),
-        // Symbols by plain name alone: only the variables their view prints are read.
-        variables_for: if args.structs.is_empty()
-            && c2c.is_none()
-            && profile.is_none()
-            && symbol_args
-                .iter()
-                .all(|p| !p.contains(GLOB_CHARS) && !p.contains(':'))
-        {
-            symbol_args.clone()
-        } else {
-            Vec::new()
-        },
-        pahole_text: true,
-        // Only names spelled out in full, as `pahole -C NAME` takes them.
-        typedefs: args
-            .structs
-            .iter()
-            .filter(|p| !p.contains(GLOB_CHARS))
-            .cloned()
-            .collect(),
-        all_typedefs: false,
-        // Who writes a symbol's bytes and each line's: the code of the build.
-        code: !symbol_args.is_empty() || args.line.is_some(),
-    };
-    let bar = progress(&format!("loading {}", args.file.display()));
-    let file = file.through_cache(cache.as_ref());
-    let image = file.load(&options);
+            StructFilter::Matching(self.structs.clone())
+        }
+    }
+}
+
+/// The loaded build: clears the progress bar and refuses `--struct` on a build
+/// without debug info.
+fn loaded<'f>(
+    args: &ShowArgs,
+    bar: Option<indicatif::ProgressBar>,
+    image: layout_diff_core::Result<Image<'f>>,
+) -> Result<Image<'f>> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -119,30 +234,75 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         }
         .into());
     }
-    let header = Header::of(&image);
-    if html {
-        return show_html(args, &image, &header, &structs, &symbols, &symbol_args);
-    }
-    let json = args.common.format() == Format::Json;
-    let mut text = String::new();
-    let mut missing = Vec::new();
-    if summary_only {
-        let s = show::summary(&image);
-        text += &section(json, "layout-diff-summary", &header, "summary", &s, || {
-            string(|o| show_text::write_summary(o, &header, &s))
-        })?;
-    }
-    if !args.structs.is_empty() {
-        let laid = show::structs(&image, &structs);
-        if laid.is_empty() {
-            missing.push(format!("no struct matches {}", args.structs.join(", ")));
+    Ok(image)
+}
+
+/// `show`'s text or JSON output, section by section, and what was not found.
+struct Sections<'h> {
+    /// `--format json`.
+    json: bool,
+    /// The build's header.
+    header: &'h Header,
+    /// The output so far.
+    text: String,
+    /// What was asked for and not found, one line each.
+    missing: Vec<String>,
+}
+
+impl<'h> Sections<'h> {
+    /// No section yet.
+    fn new(args: &ShowArgs, header: &'h Header) -> Sections<'h> {
+        Sections {
+            json: args.common.format() == Format::Json,
+            header,
+            text: String::new(),
+            missing: Vec::new(),
         }
-        text += &section(json, "layout-diff-show", &header, "structs", &laid, || {
-            string(|o| show_text::write_structs(o, &header, &laid, args.annotate))
-        })?;
     }
-    if !symbol_args.is_empty() {
-        let mut views = show::symbols(&image, &symbols);
+
+    /// Appends one section (see [`section`]).
+    fn push<T: serde::Serialize>(
+        &mut self,
+        kind: &str,
+        key: &str,
+        value: &T,
+        text: impl FnOnce() -> Result<String, std::fmt::Error>,
+    ) -> Result<()> {
+        self.text += &section(self.json, kind, self.header, key, value, text)?;
+        Ok(())
+    }
+
+    /// The build's summary.
+    fn summary(&mut self, image: &Image<'_>) -> Result<()> {
+        let header = self.header;
+        let s = show::summary(image);
+        self.push("layout-diff-summary", "summary", &s, || {
+            string(|o| show_text::write_summary(o, header, &s))
+        })
+    }
+
+    /// The `--struct` layouts.
+    fn structs(
+        &mut self,
+        args: &ShowArgs,
+        image: &Image<'_>,
+        structs: &globset::GlobSet,
+    ) -> Result<()> {
+        let header = self.header;
+        let laid = show::structs(image, structs);
+        if laid.is_empty() {
+            self.missing
+                .push(format!("no struct matches {}", args.structs.join(", ")));
+        }
+        self.push("layout-diff-show", "structs", &laid, || {
+            string(|o| show_text::write_structs(o, header, &laid, args.annotate))
+        })
+    }
+
+    /// The symbols asked for, with their writers' and readers' source lines.
+    fn symbols(&mut self, image: &Image<'_>, file: &InputFile, request: &Request) -> Result<()> {
+        let header = self.header;
+        let mut views = show::symbols(image, &request.symbols);
         // The writers' and readers' source lines, from `.debug_line` (read only when
         // the code gave some).
         let rows = |v: &mut show::SymbolView<'_, '_>| {
@@ -161,19 +321,25 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             }
         }
         if views.is_empty() {
-            missing.push(format!("no symbol matches {}", symbol_args.join(", ")));
+            self.missing.push(format!(
+                "no symbol matches {}",
+                request.symbol_args.join(", ")
+            ));
         }
-        text += &section(
-            json,
-            "layout-diff-symbols",
-            &header,
-            "symbols",
-            &views,
-            || string(|o| show_text::write_symbols(o, &header, &views)),
-        )?;
+        self.push("layout-diff-symbols", "symbols", &views, || {
+            string(|o| show_text::write_symbols(o, header, &views))
+        })
     }
-    let mut snapshot_lines = false;
-    if let Some(at) = args.line {
+
+    /// The line at `at`; returns whether its source lines were found.
+    fn line(
+        &mut self,
+        args: &ShowArgs,
+        image: &Image<'_>,
+        file: &InputFile,
+        at: u64,
+    ) -> Result<bool> {
+        let header = self.header;
         let space = if args.percpu {
             Space::Percpu
         } else {
@@ -186,36 +352,39 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         };
         let find = |a: u64| lines.as_ref().and_then(|l| l.find(a));
         let lookup: Option<&show::SourceLookup> = lines.is_some().then_some(&find);
-        snapshot_lines = lines.is_some();
-        let view = show::line(&image, space, at, lookup);
+        let view = show::line(image, space, at, lookup);
         if view.symbols.is_empty() {
-            let in_percpu = space == Space::Global
-                && image
-                    .sections
-                    .iter()
-                    .find(|s| s.name == ".data..percpu")
-                    .is_some_and(|s| at >= s.address && at < s.address.saturating_add(s.size));
-            missing.push(if in_percpu {
-                format!("nothing on the line at {at:#x}; it is in .data..percpu: per-CPU objects are found by offset, try --percpu")
-            } else {
-                format!("nothing on the line at {at:#x}")
-            });
+            self.missing.push(nothing_on_line(image, space, at));
         }
-        text += &section(json, "layout-diff-line", &header, "line", &view, || {
-            string(|o| show_text::write_line(o, &header, &view))
+        self.push("layout-diff-line", "line", &view, || {
+            string(|o| show_text::write_line(o, header, &view))
         })?;
+        Ok(lines.is_some())
     }
-    if let (Some(report), Some(path)) = (&c2c, &args.hot) {
-        let kaslr = kaslr_for(report, &image, args.kaslr_offset, path)?;
-        let map = layout_diff_core::perf::hotmap::map(report, &image, kaslr);
-        text += &section(json, "layout-diff-hot", &header, "hot", &map, || {
-            string(|o| hot_text::show(o, &header, &map))
-        })?;
+
+    /// The perf c2c report's hot lines on this build.
+    fn hot(
+        &mut self,
+        args: &ShowArgs,
+        image: &Image<'_>,
+        report: &C2cReport,
+        path: &std::path::Path,
+    ) -> Result<()> {
+        let header = self.header;
+        let kaslr = kaslr_for(report, image, args.kaslr_offset, path)?;
+        let map = layout_diff_core::perf::hotmap::map(report, image, kaslr);
+        self.push("layout-diff-hot", "hot", &map, || {
+            string(|o| hot_text::show(o, header, &map))
+        })
     }
-    if let Some(m) = &profile {
-        let (types, objects) = show::hot_types(&image, m);
+
+    /// The perf profile's types and objects on this build.
+    fn hot_types(&mut self, image: &Image<'_>, m: &Measured) -> Result<()> {
+        let header = self.header;
+        let (types, objects) = show::hot_types(image, m);
         if types.is_empty() && objects.is_empty() {
-            missing.push("no type or object of the perf profile is in this image".to_string());
+            self.missing
+                .push("no type or object of the perf profile is in this image".to_string());
         }
         #[derive(serde::Serialize)]
         struct HotTypes<'a> {
@@ -226,33 +395,54 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             types: &types,
             objects: &objects,
         };
-        text += &section(json, "layout-diff-hot-types", &header, "hot", &doc, || {
-            string(|o| hot_text::types(o, &header, &types, &objects))
-        })?;
+        self.push("layout-diff-hot-types", "hot", &doc, || {
+            string(|o| hot_text::types(o, header, &types, &objects))
+        })
     }
-    let code = if missing.is_empty() { 0 } else { 1 };
-    if args.line.is_some() && !args.percpu && file.is_snapshot() && !snapshot_lines {
-        missing.push(format!(
-            "{}: a snapshot keeps no source lines; give the vmlinux for them",
-            args.file.display()
-        ));
+
+    /// The output, its exit code (1 if anything was not found) and its note.
+    fn finish(mut self, args: &ShowArgs, file: &InputFile, snapshot_lines: bool) -> Output {
+        let code = if self.missing.is_empty() { 0 } else { 1 };
+        if args.line.is_some() && !args.percpu && file.is_snapshot() && !snapshot_lines {
+            self.missing.push(format!(
+                "{}: a snapshot keeps no source lines; give the vmlinux for them",
+                args.file.display()
+            ));
+        }
+        Output {
+            text: self.text,
+            code,
+            note: (!self.missing.is_empty()).then(|| self.missing.join("; ")),
+        }
     }
-    Ok(Output {
-        text,
-        code,
-        note: (!missing.is_empty()).then(|| missing.join("; ")),
-    })
+}
+
+/// Why nothing is on the line at `at`: in `.data..percpu`, `--percpu` is the hint.
+fn nothing_on_line(image: &Image<'_>, space: Space, at: u64) -> String {
+    let in_percpu = space == Space::Global
+        && image
+            .sections
+            .iter()
+            .find(|s| s.name == ".data..percpu")
+            .is_some_and(|s| at >= s.address && at < s.address.saturating_add(s.size));
+    if in_percpu {
+        format!(
+            "nothing on the line at {at:#x}; it is in .data..percpu: per-CPU objects are found by offset, try --percpu"
+        )
+    } else {
+        format!("nothing on the line at {at:#x}")
+    }
 }
 
 /// `show --struct`/`--symbol --format html`: one page with every match.
 fn show_html(
     args: &ShowArgs,
-    image: &layout_diff_core::Image<'_>,
+    image: &Image<'_>,
     header: &Header,
-    structs: &globset::GlobSet,
-    symbols: &globset::GlobSet,
-    symbol_args: &[String],
+    request: &Request,
 ) -> Result<Output> {
+    let (structs, symbols) = (&request.structs, &request.symbols);
+    let symbol_args = &request.symbol_args;
     let mut missing = Vec::new();
     let laid = if args.structs.is_empty() {
         Vec::new()

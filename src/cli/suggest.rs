@@ -119,28 +119,7 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
     if rules.is_none() && args.evidence.hot.is_empty() {
         anyhow::bail!("suggest on one build needs --rules FILE or --hot FILE (or give OLD NEW)");
     }
-    let mut hotness = layout_diff_core::evidence::Hotness {
-        known: super::known_list(&args.evidence.hot_list)?,
-        measured: layout_diff_core::evidence::Measured::default(),
-    };
-    for path in &args.evidence.hot {
-        match super::read_hot(path)? {
-            HotInput::Names(names) => {
-                for n in names
-                    .iter()
-                    .filter(|n| layout_diff_core::perf::is_plain_name(n))
-                {
-                    let from = format!("named in {}", path.display());
-                    hotness.measured.add_object(n, "--hot list", from);
-                }
-            }
-            HotInput::Profile(m) => hotness.measured.extend(m),
-            HotInput::C2c(_) => anyhow::bail!(
-                "{}: a perf c2c report needs the diff (suggest OLD NEW --hot FILE); on one build give a list of names or a perf data-type profile",
-                path.display()
-            ),
-        }
-    }
+    let hotness = hotness_of_one(args)?;
     let load = super::diff_load_options(&args.common);
     let bar = progress("loading the build");
     let cache = super::cache::for_command(&args.common)?;
@@ -179,28 +158,61 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
         b.finish_and_clear();
     }
     let unfixed = unfixed(&found);
-    let from = match &args.rules {
-        Some(p) => format!("rules {}", p.display()),
-        None => "measured-hot objects sharing a line with written objects".to_string(),
-    };
-    let text = match args.common.format() {
-        Format::Json => document(&found)?,
-        Format::Markdown => layout_diff_report::string(|o| {
-            layout_diff_report::suggest_markdown::render_image(o, &found, &args.old, &from)
-        })?,
-        Format::Html => layout_diff_report::string(|o| {
-            let doc = layout_diff_report::suggest_doc::of_image(&found, &args.old, &from);
-            layout_diff_report::html::suggest(o, &doc)
-        })?,
-        Format::Text => layout_diff_report::string(|o| {
-            layout_diff_report::suggest_text::render_image(o, &found, &args.old, &from)
-        })?,
-    };
+    let text = render_image(args, &found)?;
     std::mem::forget(image);
     std::mem::forget(file);
     Ok(Output {
         text,
         code: u8::from(unfixed > 0),
         note: None,
+    })
+}
+
+/// The evidence of hotness on one build: `--hot-list`, and each `--hot` list of
+/// names or perf profile (a perf c2c report needs the diff).
+fn hotness_of_one(args: &SuggestArgs) -> Result<layout_diff_core::evidence::Hotness> {
+    let mut hotness = layout_diff_core::evidence::Hotness {
+        known: super::known_list(&args.evidence.hot_list)?,
+        measured: layout_diff_core::evidence::Measured::default(),
+    };
+    for path in &args.evidence.hot {
+        match super::read_hot(path)? {
+            HotInput::Names(names) => {
+                for n in names
+                    .iter()
+                    .filter(|n| layout_diff_core::perf::is_plain_name(n))
+                {
+                    let from = format!("named in {}", path.display());
+                    hotness.measured.add_object(n, "--hot list", from);
+                }
+            }
+            HotInput::Profile(m) => hotness.measured.extend(m),
+            HotInput::C2c(_) => anyhow::bail!(
+                "{}: a perf c2c report needs the diff (suggest OLD NEW --hot FILE); on one build give a list of names or a perf data-type profile",
+                path.display()
+            ),
+        }
+    }
+    Ok(hotness)
+}
+
+/// The suggestions on one build in the chosen format.
+fn render_image(args: &SuggestArgs, found: &Suggestions) -> Result<String> {
+    let from = match &args.rules {
+        Some(p) => format!("rules {}", p.display()),
+        None => "measured-hot objects sharing a line with written objects".to_string(),
+    };
+    Ok(match args.common.format() {
+        Format::Json => document(found)?,
+        Format::Markdown => layout_diff_report::string(|o| {
+            layout_diff_report::suggest_markdown::render_image(o, found, &args.old, &from)
+        })?,
+        Format::Html => layout_diff_report::string(|o| {
+            let doc = layout_diff_report::suggest_doc::of_image(found, &args.old, &from);
+            layout_diff_report::html::suggest(o, &doc)
+        })?,
+        Format::Text => layout_diff_report::string(|o| {
+            layout_diff_report::suggest_text::render_image(o, found, &args.old, &from)
+        })?,
     })
 }

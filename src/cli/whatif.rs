@@ -7,6 +7,8 @@ use super::args::{DiffArgs, WhatifArgs};
 use super::diff::{Builds, Preface, compare, prepare};
 use super::{Output, progress};
 use layout_diff_core::InputFile;
+use layout_diff_core::whatif::Prediction;
+use layout_diff_core::whatif::objects::ObjectFile;
 
 /// `layout-diff whatif IMAGE CHANGES`: the build laid out again with the changes,
 /// diffed against it like a real new build.
@@ -20,17 +22,9 @@ pub fn whatif(args: &WhatifArgs, matches: &ArgMatches) -> Result<Output> {
     let objects = args
         .objects
         .iter()
-        .map(|p| layout_diff_core::whatif::objects::ObjectFile::read(p))
+        .map(|p| ObjectFile::read(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let diff_args = DiffArgs {
-        old: args.file.clone(),
-        new: args.file.clone(),
-        kaslr_offset: None,
-        symbols: Vec::new(),
-        structs: Vec::new(),
-        report: args.report.clone(),
-        common: args.common.clone(),
-    };
+    let diff_args = diff_args(args);
     let prep = prepare(&diff_args)?;
     let load = super::diff_load_options(&args.common);
     let t0 = std::time::Instant::now();
@@ -65,20 +59,61 @@ pub fn whatif(args: &WhatifArgs, matches: &ArgMatches) -> Result<Output> {
     )
     .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     if args.nm {
-        let mut text = String::new();
-        for s in &p.image.symbols {
-            let kind = match s.kind {
-                layout_diff_core::model::SymbolKind::Function => 't',
-                _ => 'd',
-            };
-            text += &format!("{:016x} {:016x} {kind} {}\n", s.address, s.size, s.name);
-        }
-        return Ok(Output {
-            text,
-            code: 0,
-            note: None,
-        });
+        return Ok(nm(&p));
     }
+    let preface = preface(&p, &objects);
+    let builds = Builds {
+        old: &image,
+        new: &p.image,
+        old_link: Some(&link),
+    };
+    let out = compare(
+        &diff_args,
+        prep,
+        builds,
+        bar,
+        (t0, std::time::Instant::now()),
+        Some(&preface),
+    );
+    std::mem::forget((p, link, vars));
+    std::mem::forget(image);
+    std::mem::forget(file);
+    out
+}
+
+/// The args of the diff of the build against its prediction.
+fn diff_args(args: &WhatifArgs) -> DiffArgs {
+    DiffArgs {
+        old: args.file.clone(),
+        new: args.file.clone(),
+        kaslr_offset: None,
+        symbols: Vec::new(),
+        structs: Vec::new(),
+        report: args.report.clone(),
+        common: args.common.clone(),
+    }
+}
+
+/// `--nm`: the predicted build's symbols, as `nm` lists them.
+fn nm(p: &Prediction<'_>) -> Output {
+    let mut text = String::new();
+    for s in &p.image.symbols {
+        let kind = match s.kind {
+            layout_diff_core::model::SymbolKind::Function => 't',
+            _ => 'd',
+        };
+        text += &format!("{:016x} {:016x} {kind} {}\n", s.address, s.size, s.name);
+    }
+    Output {
+        text,
+        code: 0,
+        note: None,
+    }
+}
+
+/// What the prediction says of itself: its changes, how well its link model
+/// reproduces the build, what moved and what it assumed or could not predict.
+fn preface(p: &Prediction<'_>, objects: &[ObjectFile]) -> Preface {
     let mut described: Vec<String> = p.changes.iter().map(ToString::to_string).collect();
     described.extend(
         objects
@@ -124,24 +159,7 @@ pub fn whatif(args: &WhatifArgs, matches: &ArgMatches) -> Result<Output> {
             .map(|m| serde_json::json!({"name": m.name, "shift": m.shift, "grew": m.grew}))
             .collect();
     }
-    let preface = Preface { text, json };
-    let builds = Builds {
-        old: &image,
-        new: &p.image,
-        old_link: Some(&link),
-    };
-    let out = compare(
-        &diff_args,
-        prep,
-        builds,
-        bar,
-        (t0, std::time::Instant::now()),
-        Some(&preface),
-    );
-    std::mem::forget((p, link, vars));
-    std::mem::forget(image);
-    std::mem::forget(file);
-    out
+    Preface { text, json }
 }
 
 /// The output sections a prediction moves or resizes, runs of one shift together:

@@ -236,7 +236,15 @@ fn placement_lines(c: &PlacementChange, detail: Detail) -> Vec<String> {
     } else {
         format!("      evidence: {evidence}")
     });
-    if all || pinned {
+    lines.extend(member_moves(c, all || pinned));
+    lines
+}
+
+/// The members' lines: each member's, line by line, in full (`--all`, pinned), else
+/// the members that change line on one line, hot ones first.
+fn member_moves(c: &PlacementChange, full: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    if full {
         for m in &c.member_lines {
             let hot = m.evidence.map(|e| format!("  [{e}]")).unwrap_or_default();
             lines.push(format!(

@@ -491,31 +491,78 @@ impl<W: Write> Listing<'_, W> {
             let tail = format!(" * {}{aligned};", m.name.unwrap_or(""));
             return self.inline_aggregate(n, m, depth, in_union, "", &tail);
         }
+        let flexible = last && !single && !in_union;
         if let Some(n) = &m.nested {
-            let qualifier = if m.ctype.is_const && m.ctype.dims.is_empty() {
-                "const "
-            } else {
-                ""
-            };
-            let mut tail = String::new();
-            if let Some(name) = m.name {
-                tail.push(' ');
-                tail.push_str(name);
-            }
-            for (i, d) in m.ctype.dims.iter().enumerate() {
-                if i == 0 && *d == 0 && last && !single && !in_union {
-                    tail.push_str("[]");
-                } else {
-                    tail.push_str(&format!("[{d}]"));
-                }
-            }
-            tail.push_str(&aligned);
-            tail.push(';');
-            return self.inline_aggregate(n, m, depth, in_union, qualifier, &tail);
+            return self.nested_member(n, m, depth, in_union, flexible, &aligned);
         }
         let c = &m.ctype;
+        let decl = self.declaration(m, &indent, &aligned, flexible)?;
+        let pos = match m.bit_offset {
+            Some(b) => format!("/* {:5}:{:2} {:2} */", m.offset, b, m.size),
+            None => format!("/* {:5} {:5} */", m.offset, m.size),
+        };
+        let straddle = self.straddle(m);
+        writeln!(
+            self.out,
+            "{}{pos}{straddle}",
+            pad(&decl, 57 + 8 * (depth - 1))
+        )?;
+        if unexpanded(c) {
+            writeln!(
+                self.out,
+                "{indent}/* XXX layout-diff: members not listed: this anonymous type is \
+                 nested in itself or past the loader's bounds (a malformed type table) */"
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A member of an anonymous struct or union type: the type's members inline,
+    /// then the member's name, dimensions and alignment.
+    fn nested_member(
+        &mut self,
+        n: &StructLayout<'_>,
+        m: &Member<'_>,
+        depth: usize,
+        in_union: bool,
+        flexible: bool,
+        aligned: &str,
+    ) -> fmt::Result {
+        let qualifier = if m.ctype.is_const && m.ctype.dims.is_empty() {
+            "const "
+        } else {
+            ""
+        };
+        let mut tail = String::new();
+        if let Some(name) = m.name {
+            tail.push(' ');
+            tail.push_str(name);
+        }
+        for (i, d) in m.ctype.dims.iter().enumerate() {
+            if i == 0 && *d == 0 && flexible {
+                tail.push_str("[]");
+            } else {
+                tail.push_str(&format!("[{d}]"));
+            }
+        }
+        tail.push_str(aligned);
+        tail.push(';');
+        self.inline_aggregate(n, m, depth, in_union, qualifier, &tail)
+    }
+
+    /// A member's declaration, up to its `;`: its type around its name, its bits and
+    /// its alignment (an anonymous enum's enumerators are written first, inline).
+    /// `flexible`: a last array of unknown size, spelled `[]`.
+    fn declaration(
+        &mut self,
+        m: &Member<'_>,
+        indent: &str,
+        aligned: &str,
+        flexible: bool,
+    ) -> Result<String, fmt::Error> {
+        let c = &m.ctype;
         let after = match c.pahole_after_flexible() {
-            Some(flex) if last && !single && !in_union => flex,
+            Some(flex) if flexible => flex,
             _ => c.pahole_after(),
         };
         let before = match c.pahole_before().strip_suffix(' ') {
@@ -542,15 +589,16 @@ impl<W: Write> Listing<'_, W> {
         if let Some(bits) = m.bit_size {
             decl.push_str(&format!(":{bits}"));
         }
-        decl.push_str(&aligned);
+        decl.push_str(aligned);
         decl.push(';');
-        let pos = match m.bit_offset {
-            Some(b) => format!("/* {:5}:{:2} {:2} */", m.offset, b, m.size),
-            None => format!("/* {:5} {:5} */", m.offset, m.size),
-        };
+        Ok(decl)
+    }
+
+    /// With `annotate`, the note that a member straddles two lines.
+    fn straddle(&self, m: &Member<'_>) -> String {
         let first_line = self.line_of(m.offset);
         let last_line = self.line_of(m.offset.saturating_add(m.size.max(1) - 1));
-        let straddle = if self.annotate
+        if self.annotate
             && first_line != last_line
             && m.size <= self.line
             && m.bit_size.is_none()
@@ -558,20 +606,7 @@ impl<W: Write> Listing<'_, W> {
             format!(" /* straddles lines {first_line}-{last_line} */")
         } else {
             String::new()
-        };
-        writeln!(
-            self.out,
-            "{}{pos}{straddle}",
-            pad(&decl, 57 + 8 * (depth - 1))
-        )?;
-        if unexpanded(c) {
-            writeln!(
-                self.out,
-                "{indent}/* XXX layout-diff: members not listed: this anonymous type is \
-                 nested in itself or past the loader's bounds (a malformed type table) */"
-            )?;
         }
-        Ok(())
     }
 
     fn stats(
@@ -591,32 +626,7 @@ impl<W: Write> Listing<'_, W> {
             cachelines,
             l.members.len()
         )?;
-        if s.holes > 0 || s.bit_holes > 0 {
-            if s.bytes > 0 {
-                write!(out, "{t}/* sum members: {}", s.bytes)?;
-                if s.holes > 0 {
-                    let count = u64::from(l.pre_hole > 0)
-                        + l.members.iter().filter(|m| m.hole > 0).count() as u64;
-                    write!(out, ", holes: {count}, sum holes: {}", s.holes)?;
-                }
-                writeln!(out, " */")?;
-            }
-            if s.bits > 0 {
-                write!(out, "{t}/* sum bitfield members: {} bits", s.bits)?;
-                if s.bit_holes > 0 {
-                    let count = u64::from(l.pre_bit_hole > 0)
-                        + l.members.iter().filter(|m| m.bit_hole > 0).count() as u64;
-                    write!(
-                        out,
-                        ", bit holes: {count}, sum bit holes: {} bits",
-                        s.bit_holes
-                    )?;
-                } else {
-                    write!(out, " ({} bytes)", s.bits / 8)?;
-                }
-                writeln!(out, " */")?;
-            }
-        }
+        sum_lines(&mut *out, &t, l, s)?;
         if l.padding > 0 {
             writeln!(out, "{t}/* padding: {} */", l.padding)?;
         }
@@ -657,6 +667,39 @@ impl<W: Write> Listing<'_, W> {
         }
         Ok(())
     }
+}
+
+/// A struct level's sums of member bytes and holes, and of bitfield bits and bit
+/// holes, when it has holes of either kind.
+fn sum_lines(out: &mut impl Write, t: &str, l: &StructLayout<'_>, s: &Sums) -> fmt::Result {
+    if s.holes == 0 && s.bit_holes == 0 {
+        return Ok(());
+    }
+    if s.bytes > 0 {
+        write!(out, "{t}/* sum members: {}", s.bytes)?;
+        if s.holes > 0 {
+            let count = u64::from(l.pre_hole > 0)
+                + l.members.iter().filter(|m| m.hole > 0).count() as u64;
+            write!(out, ", holes: {count}, sum holes: {}", s.holes)?;
+        }
+        writeln!(out, " */")?;
+    }
+    if s.bits > 0 {
+        write!(out, "{t}/* sum bitfield members: {} bits", s.bits)?;
+        if s.bit_holes > 0 {
+            let count = u64::from(l.pre_bit_hole > 0)
+                + l.members.iter().filter(|m| m.bit_hole > 0).count() as u64;
+            write!(
+                out,
+                ", bit holes: {count}, sum bit holes: {} bits",
+                s.bit_holes
+            )?;
+        } else {
+            write!(out, " ({} bytes)", s.bits / 8)?;
+        }
+        writeln!(out, " */")?;
+    }
+    Ok(())
 }
 
 /// Splits a C type spelling around a member name: `char[16]` + `comm` -> (`char`,

@@ -177,7 +177,6 @@ pub fn symbols(h: &Header, views: &[SymbolView<'_, '_>]) -> Result<String, fmt::
 /// One symbol: placement table, co-tenants, its type laid at its address.
 pub fn write_symbol(out: &mut impl Write, v: &SymbolView<'_, '_>, line_size: u64) -> fmt::Result {
     let s = v.symbol;
-    let p = &v.placement;
     let ty = v
         .variable
         .map(|var| format!(", {}", var.type_name()))
@@ -192,6 +191,25 @@ pub fn write_symbol(out: &mut impl Write, v: &SymbolView<'_, '_>, line_size: u64
         ty,
         s.size
     )?;
+    placement_table(v, line_size).text(out)?;
+    if !v.co_tenants.is_empty() {
+        writeln!(out, "co-tenants:")?;
+        co_tenants_table(v, line_size).text(out)?;
+    }
+    if let Some(a) = &v.accesses {
+        write_accesses(out, a, "  ")?;
+    }
+    if let Some(l) = &v.laid {
+        writeln!(out, "laid at {}:", place_str(s.space, s.place))?;
+        out.write_str(&pahole::listing(l, true))?;
+    }
+    Ok(())
+}
+
+/// The symbol's address, lines, offsets, straddling and alignment, one row each.
+fn placement_table(v: &SymbolView<'_, '_>, line_size: u64) -> Table {
+    let s = v.symbol;
+    let p = &v.placement;
     let mut t = Table::default();
     let mut add =
         |name: &str, value: String| t.rows.push(row([Cell::left(name), Cell::left(value)]));
@@ -231,64 +249,58 @@ pub fn write_symbol(out: &mut impl Write, v: &SymbolView<'_, '_>, line_size: u64
     if let Some(a) = v.variable.and_then(|var| var.alignment) {
         add("DW_AT_alignment", a.to_string());
     }
-    t.text(out)?;
-    if !v.co_tenants.is_empty() {
-        writeln!(out, "co-tenants:")?;
-        let mut c = Table {
-            titles: row([
-                Cell::left("line"),
-                Cell::left("symbol"),
-                Cell::right("at"),
-                Cell::right("size"),
-            ]),
-            rows: Vec::new(),
-        };
-        let mut rows = v.co_tenants.iter().peekable();
-        while let Some(lt) = rows.next() {
-            if lt.symbols.is_empty() {
-                // An entry with nothing on it stands for every line up to the next
-                // entry's (or itself, when last): one row.
-                let last = rows.peek().map_or(lt.line, |n| n.line - 1).max(lt.line);
-                let what = if last == lt.line {
-                    "(none)".to_string()
-                } else {
-                    format!(
-                        "(none, {} lines, through {})",
-                        last - lt.line + 1,
-                        place_str(s.space, lt.start + (last - lt.line) * line_size)
-                    )
-                };
-                c.rows.push(row([
-                    Cell::left(place_str(s.space, lt.start)),
-                    Cell::left(what),
-                    Cell::left(""),
-                    Cell::left(""),
-                ]));
-            }
-            for (i, o) in lt.symbols.iter().enumerate() {
-                let line = if i == 0 {
-                    place_str(s.space, lt.start)
-                } else {
-                    String::new()
-                };
-                c.rows.push(row([
-                    Cell::left(line),
-                    Cell::left(o.qualified_name()),
-                    Cell::right(place_str(o.space, o.place)),
-                    Cell::right(o.size),
-                ]));
-            }
+    t
+}
+
+/// The symbols on the symbol's lines, a row each; a run of empty lines is one row.
+fn co_tenants_table(v: &SymbolView<'_, '_>, line_size: u64) -> Table {
+    let s = v.symbol;
+    let mut c = Table {
+        titles: row([
+            Cell::left("line"),
+            Cell::left("symbol"),
+            Cell::right("at"),
+            Cell::right("size"),
+        ]),
+        rows: Vec::new(),
+    };
+    let mut rows = v.co_tenants.iter().peekable();
+    while let Some(lt) = rows.next() {
+        if lt.symbols.is_empty() {
+            // An entry with nothing on it stands for every line up to the next
+            // entry's (or itself, when last): one row.
+            let last = rows.peek().map_or(lt.line, |n| n.line - 1).max(lt.line);
+            let what = if last == lt.line {
+                "(none)".to_string()
+            } else {
+                format!(
+                    "(none, {} lines, through {})",
+                    last - lt.line + 1,
+                    place_str(s.space, lt.start + (last - lt.line) * line_size)
+                )
+            };
+            c.rows.push(row([
+                Cell::left(place_str(s.space, lt.start)),
+                Cell::left(what),
+                Cell::left(""),
+                Cell::left(""),
+            ]));
         }
-        c.text(out)?;
+        for (i, o) in lt.symbols.iter().enumerate() {
+            let line = if i == 0 {
+                place_str(s.space, lt.start)
+            } else {
+                String::new()
+            };
+            c.rows.push(row([
+                Cell::left(line),
+                Cell::left(o.qualified_name()),
+                Cell::right(place_str(o.space, o.place)),
+                Cell::right(o.size),
+            ]));
+        }
     }
-    if let Some(a) = &v.accesses {
-        write_accesses(out, a, "  ")?;
-    }
-    if let Some(l) = &v.laid {
-        writeln!(out, "laid at {}:", place_str(s.space, s.place))?;
-        out.write_str(&pahole::listing(l, true))?;
-    }
-    Ok(())
+    c
 }
 
 /// The objects on one line, and the source lines of the code there.

@@ -24,6 +24,20 @@ pub fn render(
     extra: Option<(&str, &str)>,
 ) -> fmt::Result {
     let r = p.report;
+    page_header(out, p, predicted)?;
+    if p.empty {
+        out.write_str("<p id=\"no-changes\">no changes</p>")?;
+        return close(out);
+    }
+    banners(out, p)?;
+    sections(out, p, extra)?;
+    write!(out, "<p class=\"closing\">{}</p>", esc(&closing(r, p.cut)))?;
+    close(out)
+}
+
+/// The page's opening and header, and the prediction's panel when there is one.
+fn page_header(out: &mut impl Write, p: &Plan<'_>, predicted: Option<&str>) -> fmt::Result {
+    let r = p.report;
     open(
         out,
         &format!("layout-diff {} -> {}", r.old.file, r.new.file),
@@ -46,10 +60,13 @@ pub fn render(
             esc(text)
         )?;
     }
-    if p.empty {
-        out.write_str("<p id=\"no-changes\">no changes</p>")?;
-        return close(out);
-    }
+    Ok(())
+}
+
+/// What comes before the sections: the `--all` note, the verdict, the summary
+/// table, the notes, the legend and the button that expands every item.
+fn banners(out: &mut impl Write, p: &Plan<'_>) -> fmt::Result {
+    let r = p.report;
     if p.view.limit.is_none() {
         let items: usize = p.sections.iter().map(|s| s.items.len()).sum();
         write!(
@@ -84,6 +101,12 @@ pub fn render(
     out.write_str(
         "<p class=\"noprint\"><button id=\"open-all\" type=\"button\">expand all</button></p>\n",
     )?;
+    Ok(())
+}
+
+/// The sections in the text report's order, the patterns' counts and `extra`.
+fn sections(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -> fmt::Result {
+    let r = p.report;
     let open_items = p.view.limit.is_some();
     // The text report's order: causes, hot objects and structs, functions, then the
     // rest; what is counted by pattern last.
@@ -118,8 +141,7 @@ pub fn render(
             esc(text)
         )?;
     }
-    write!(out, "<p class=\"closing\">{}</p>", esc(&closing(r, p.cut)))?;
-    close(out)
+    Ok(())
 }
 
 /// One planned section with its items.
@@ -182,191 +204,214 @@ fn item_html(out: &mut impl Write, item: &Item<'_>, line_size: u64, open: bool) 
 
 /// The object on its lines with the objects that share them, old and new.
 fn placement_maps(c: &PlacementChange, line_size: u64) -> (Map, Map) {
-    let side = |old: bool| {
-        let (place, size, at, tenants) = if old {
-            (
-                c.place.old,
-                c.size.old,
-                c.placement().old,
-                c.co_tenants().old,
-            )
-        } else {
-            (
-                c.place.new,
-                c.size.new,
-                c.placement().new,
-                c.co_tenants().new,
-            )
-        };
-        let mut blocks: Vec<Block> = tenants
-            .iter()
-            .map(|t: &Tenant| {
-                let mut b = Block::new(t.place(), t.size(), t.name().to_string(), "co-tenant");
-                b.hot = !old && c.written_neighbours.contains(&t.name());
-                b
-            })
-            .collect();
-        let mut me = Block::new(
-            place,
-            size,
-            c.name.to_string(),
-            c.type_name.unwrap_or_default().to_string(),
-        );
-        me.focus = true;
-        me.hot = c.write_hot_type;
-        me.note = format!(
-            "offset in line {:#04x}, in pair {:#04x}, {} lines",
-            at.offset_in_line, at.offset_in_pair, at.lines
-        );
-        blocks.push(me);
-        let lines = c
-            .sharing
-            .as_ref()
-            .map(|sh| if old { &sh.old } else { &sh.new });
-        // The bytes that meet on shared lines: the object's hot members, and the
-        // members of its neighbours that are written, with who writes them.
-        let written = lines.into_iter().flat_map(|l| &l.shared).flat_map(|l| {
-            l.tenants.iter().enumerate().flat_map(|(i, t)| {
-                t.members
-                    .iter()
-                    .filter(move |m| (i == 0 && m.hot.is_some()) || (i > 0 && m.written.is_some()))
-                    .map(move |m| Band {
-                        start: t.place.saturating_add(m.from),
-                        size: m.to.saturating_sub(m.from).max(1),
-                        label: match (i, &m.written) {
-                            (0, _) => format!("hot {}", m.name),
-                            (_, Some(w)) => format!("{}.{} {}", t.name, m.name, w.short()),
-                            _ => String::new(),
-                        },
-                    })
-            })
-        });
-        let bands = c
-            .member_lines
-            .iter()
-            .filter_map(|m| {
-                let (off, line) = if old {
-                    (m.offset.old?, m.line.old)
-                } else {
-                    (m.offset.new?, m.line.new)
-                };
-                Some(Band {
-                    start: place.saturating_add(off),
-                    size: 1,
-                    label: format!(
-                        ".{} line {}",
-                        m.name,
-                        line.map_or("-".into(), |l| l.to_string())
-                    ),
-                })
-            })
-            .chain(written)
-            .collect();
-        Map {
-            caption: format!(
-                "{} {} on {} line{}",
-                c.name,
-                if old { "before" } else { "after" },
-                at.lines,
-                if at.lines == 1 { "" } else { "s" }
-            ),
-            line_size,
-            first_line: at.first_line,
-            last_line: at.last_line,
-            origin: 0,
-            offsets: false,
-            space: c.space,
-            blocks,
-            bands,
-        }
+    (
+        placement_side(c, line_size, true),
+        placement_side(c, line_size, false),
+    )
+}
+
+/// One side of [`placement_maps`]: the object and its co-tenants on its lines.
+fn placement_side(c: &PlacementChange, line_size: u64, old: bool) -> Map {
+    let (place, size, at, tenants) = if old {
+        (
+            c.place.old,
+            c.size.old,
+            c.placement().old,
+            c.co_tenants().old,
+        )
+    } else {
+        (
+            c.place.new,
+            c.size.new,
+            c.placement().new,
+            c.co_tenants().new,
+        )
     };
-    (side(true), side(false))
+    let mut blocks: Vec<Block> = tenants
+        .iter()
+        .map(|t: &Tenant| {
+            let mut b = Block::new(t.place(), t.size(), t.name().to_string(), "co-tenant");
+            b.hot = !old && c.written_neighbours.contains(&t.name());
+            b
+        })
+        .collect();
+    let mut me = Block::new(
+        place,
+        size,
+        c.name.to_string(),
+        c.type_name.unwrap_or_default().to_string(),
+    );
+    me.focus = true;
+    me.hot = c.write_hot_type;
+    me.note = format!(
+        "offset in line {:#04x}, in pair {:#04x}, {} lines",
+        at.offset_in_line, at.offset_in_pair, at.lines
+    );
+    blocks.push(me);
+    let bands = placement_bands(c, old, place);
+    Map {
+        caption: format!(
+            "{} {} on {} line{}",
+            c.name,
+            if old { "before" } else { "after" },
+            at.lines,
+            if at.lines == 1 { "" } else { "s" }
+        ),
+        line_size,
+        first_line: at.first_line,
+        last_line: at.last_line,
+        origin: 0,
+        offsets: false,
+        space: c.space,
+        blocks,
+        bands,
+    }
+}
+
+/// One side's bands: the object's members with their lines, and the bytes that meet
+/// on shared lines.
+fn placement_bands(c: &PlacementChange, old: bool, place: u64) -> Vec<Band> {
+    let lines = c
+        .sharing
+        .as_ref()
+        .map(|sh| if old { &sh.old } else { &sh.new });
+    // The bytes that meet on shared lines: the object's hot members, and the
+    // members of its neighbours that are written, with who writes them.
+    let written = lines.into_iter().flat_map(|l| &l.shared).flat_map(|l| {
+        l.tenants.iter().enumerate().flat_map(|(i, t)| {
+            t.members
+                .iter()
+                .filter(move |m| (i == 0 && m.hot.is_some()) || (i > 0 && m.written.is_some()))
+                .map(move |m| Band {
+                    start: t.place.saturating_add(m.from),
+                    size: m.to.saturating_sub(m.from).max(1),
+                    label: match (i, &m.written) {
+                        (0, _) => format!("hot {}", m.name),
+                        (_, Some(w)) => format!("{}.{} {}", t.name, m.name, w.short()),
+                        _ => String::new(),
+                    },
+                })
+        })
+    });
+    c.member_lines
+        .iter()
+        .filter_map(|m| {
+            let (off, line) = if old {
+                (m.offset.old?, m.line.old)
+            } else {
+                (m.offset.new?, m.line.new)
+            };
+            Some(Band {
+                start: place.saturating_add(off),
+                size: 1,
+                label: format!(
+                    ".{} line {}",
+                    m.name,
+                    line.map_or("-".into(), |l| l.to_string())
+                ),
+            })
+        })
+        .chain(written)
+        .collect()
 }
 
 /// The struct's members laid at offset 0, old and new: every member when the report
 /// carries the full layout (`--struct`), else the changed members.
 fn struct_maps(s: &StructChange, line_size: u64) -> (Map, Map) {
+    (
+        struct_side(s, line_size, true),
+        struct_side(s, line_size, false),
+    )
+}
+
+/// One side of [`struct_maps`]: the members, the padding and the groups.
+fn struct_side(s: &StructChange, line_size: u64, old: bool) -> Map {
+    let full = !s.layout.is_empty();
+    let size = if old { s.size.old } else { s.size.new };
+    let blocks = struct_blocks(s, old);
+    let bands = s
+        .groups
+        .iter()
+        .filter_map(|g| {
+            let (o, z) = if old {
+                (g.offset.old?, g.size.old?)
+            } else {
+                (g.offset.new?, g.size.new?)
+            };
+            Some(Band {
+                start: o,
+                size: z,
+                label: format!("group {}", g.name),
+            })
+        })
+        .collect();
+    Map {
+        caption: format!(
+            "{} {} {}: {size} B{}",
+            s.kind,
+            s.name,
+            if old { "before" } else { "after" },
+            if full {
+                ""
+            } else {
+                " (changed members only; --struct NAME draws every member)"
+            }
+        ),
+        line_size,
+        first_line: 0,
+        last_line: size.max(1).div_ceil(line_size) - 1,
+        origin: 0,
+        offsets: true,
+        space: layout_diff_core::model::Space::Global,
+        blocks,
+        bands,
+    }
+}
+
+/// One side's blocks: the members (bitfields in their storage units) and the
+/// padding at the end.
+fn struct_blocks(s: &StructChange, old: bool) -> Vec<Block> {
     let full = !s.layout.is_empty();
     let list = if full { &s.layout } else { &s.members };
-    let side = |old: bool| {
-        let size = if old { s.size.old } else { s.size.new };
-        let mut blocks: Vec<Block> = Vec::new();
-        for m in list {
-            let Some(b) = member_block(m, old) else {
-                continue;
-            };
-            // Zero-size members (group markers, flexible arrays) take no bytes.
-            if b.size == 0 && m.bit_size.new.or(m.bit_size.old).is_none() {
-                continue;
-            }
-            let pick =
-                |p: &layout_diff_core::diff::Pair<Option<u64>>| if old { p.old } else { p.new };
-            match (pick(&m.bit_offset), pick(&m.bit_size)) {
-                (Some(bit), Some(bits)) => {
-                    let i = add_bitfield(
-                        &mut blocks,
-                        (b.start, b.size),
-                        (&m.name, bit, bits),
-                        &format!("{} bitfield storage unit", b.what),
-                    );
-                    // A changed bitfield marks its block.
-                    if b.mark != Mark::None {
-                        blocks[i].mark = b.mark;
-                    }
+    let size = if old { s.size.old } else { s.size.new };
+    let mut blocks: Vec<Block> = Vec::new();
+    for m in list {
+        let Some(b) = member_block(m, old) else {
+            continue;
+        };
+        // Zero-size members (group markers, flexible arrays) take no bytes.
+        if b.size == 0 && m.bit_size.new.or(m.bit_size.old).is_none() {
+            continue;
+        }
+        let pick = |p: &layout_diff_core::diff::Pair<Option<u64>>| if old { p.old } else { p.new };
+        match (pick(&m.bit_offset), pick(&m.bit_size)) {
+            (Some(bit), Some(bits)) => {
+                let i = add_bitfield(
+                    &mut blocks,
+                    (b.start, b.size),
+                    (&m.name, bit, bits),
+                    &format!("{} bitfield storage unit", b.what),
+                );
+                // A changed bitfield marks its block.
+                if b.mark != Mark::None {
+                    blocks[i].mark = b.mark;
                 }
-                _ => blocks.push(b),
             }
+            _ => blocks.push(b),
         }
-        let padding = if old { s.padding.old } else { s.padding.new };
-        if padding > 0 {
-            let mut b = Block::new(
-                size - padding,
-                padding,
-                format!("padding {padding}"),
-                "padding",
-            );
-            b.kind = super::map::Kind::Padding;
-            blocks.push(b);
-        }
-        let bands = s
-            .groups
-            .iter()
-            .filter_map(|g| {
-                let (o, z) = if old {
-                    (g.offset.old?, g.size.old?)
-                } else {
-                    (g.offset.new?, g.size.new?)
-                };
-                Some(Band {
-                    start: o,
-                    size: z,
-                    label: format!("group {}", g.name),
-                })
-            })
-            .collect();
-        Map {
-            caption: format!(
-                "{} {} {}: {size} B{}",
-                s.kind,
-                s.name,
-                if old { "before" } else { "after" },
-                if full {
-                    ""
-                } else {
-                    " (changed members only; --struct NAME draws every member)"
-                }
-            ),
-            line_size,
-            first_line: 0,
-            last_line: size.max(1).div_ceil(line_size) - 1,
-            origin: 0,
-            offsets: true,
-            space: layout_diff_core::model::Space::Global,
-            blocks,
-            bands,
-        }
-    };
-    (side(true), side(false))
+    }
+    let padding = if old { s.padding.old } else { s.padding.new };
+    if padding > 0 {
+        let mut b = Block::new(
+            size - padding,
+            padding,
+            format!("padding {padding}"),
+            "padding",
+        );
+        b.kind = super::map::Kind::Padding;
+        blocks.push(b);
+    }
+    blocks
 }
 
 /// A member on one side, or `None` when it is not on that side.

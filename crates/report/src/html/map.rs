@@ -270,6 +270,15 @@ impl Map {
     /// One row: the line `first`, or the lines `first..=last` (bytes `lo..hi`) that
     /// hold the same blocks whole or nothing.
     fn row(&self, out: &mut impl Write, first: u64, last: u64, lo: u64, hi: u64) -> fmt::Result {
+        self.row_label(out, first, last, lo)?;
+        self.row_blocks(out, last - first + 1, lo, hi)?;
+        write!(out, "</div><div class=\"bands\">")?;
+        self.row_bands(out, lo, hi)?;
+        out.write_str("</div></div>")
+    }
+
+    /// The row's opening and its label: the line and its pair, or the run of lines.
+    fn row_label(&self, out: &mut impl Write, first: u64, last: u64, lo: u64) -> fmt::Result {
         let ls = self.line_size;
         let n = last - first + 1;
         let pair = if first.is_multiple_of(2) {
@@ -298,6 +307,11 @@ impl Map {
                 self.place(last * ls)
             )?;
         }
+        Ok(())
+    }
+
+    /// The blocks on the row's `n` lines, from `lo` to `hi`, or a note that none is.
+    fn row_blocks(&self, out: &mut impl Write, n: u64, lo: u64, hi: u64) -> fmt::Result {
         let span = hi - lo;
         let suffix = if n == 1 {
             String::new()
@@ -330,7 +344,12 @@ impl Map {
                 }
             )?;
         }
-        write!(out, "</div><div class=\"bands\">")?;
+        Ok(())
+    }
+
+    /// The bands on the row: a bar for a range, a point label for a small one.
+    fn row_bands(&self, out: &mut impl Write, lo: u64, hi: u64) -> fmt::Result {
+        let span = hi - lo;
         let mut pins = 0;
         for band in &self.bands {
             let (s, e) = (band.start.max(lo), (band.start + band.size.max(1)).min(hi));
@@ -374,7 +393,7 @@ impl Map {
                 esc(&band.label)
             )?;
         }
-        out.write_str("</div></div>")
+        Ok(())
     }
 
     /// One block's part in a row: `left` and `width` bytes of the row's `span`;

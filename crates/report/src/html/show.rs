@@ -40,7 +40,25 @@ pub fn render(
             )
         })
         .collect();
-    let symbol_maps: Vec<(Map, Option<Map>)> = symbols
+    let symbol_maps = symbol_maps(symbols, h.line_size);
+    let mut keys = Keys::default();
+    struct_maps
+        .iter()
+        .chain(
+            symbol_maps
+                .iter()
+                .flat_map(|(m, l)| std::iter::once(m).chain(l)),
+        )
+        .for_each(|m| keys.add(m));
+    out.write_str(&legend(keys, "the object shown", None, h.line_size))?;
+    struct_sections(out, structs, &struct_maps)?;
+    symbol_sections(out, symbols, &symbol_maps, h.line_size)?;
+    close(out)
+}
+
+/// Each symbol's map, and its type's laid at its address when it has one.
+fn symbol_maps(symbols: &[SymbolView<'_, '_>], line_size: u64) -> Vec<(Map, Option<Map>)> {
+    symbols
         .iter()
         .map(|v| {
             let laid = v.laid.as_ref().map(|l| {
@@ -54,20 +72,14 @@ pub fn render(
                     ),
                 )
             });
-            (symbol_map(v, h.line_size), laid)
+            (symbol_map(v, line_size), laid)
         })
-        .collect();
-    let mut keys = Keys::default();
-    struct_maps
-        .iter()
-        .chain(
-            symbol_maps
-                .iter()
-                .flat_map(|(m, l)| std::iter::once(m).chain(l)),
-        )
-        .for_each(|m| keys.add(m));
-    out.write_str(&legend(keys, "the object shown", None, h.line_size))?;
-    for (s, map) in structs.iter().zip(&struct_maps) {
+        .collect()
+}
+
+/// One section per struct: its map and its pahole text.
+fn struct_sections(out: &mut impl Write, structs: &[LaidStruct<'_, '_>], maps: &[Map]) -> fmt::Result {
+    for (s, map) in structs.iter().zip(maps) {
         write!(
             out,
             "<section class=\"sec struct\" data-name=\"{}\"><h2>{} {} ({} B, {} line{})</h2>",
@@ -86,7 +98,17 @@ pub fn render(
             esc(&text)
         )?;
     }
-    for (v, (map, laid)) in symbols.iter().zip(&symbol_maps) {
+    Ok(())
+}
+
+/// One section per symbol: its map, its type's and its text.
+fn symbol_sections(
+    out: &mut impl Write,
+    symbols: &[SymbolView<'_, '_>],
+    maps: &[(Map, Option<Map>)],
+    line_size: u64,
+) -> fmt::Result {
+    for (v, (map, laid)) in symbols.iter().zip(maps) {
         write!(
             out,
             "<section class=\"sec symbol\" data-name=\"{}\"><h2>{} ({} B)</h2>",
@@ -98,14 +120,14 @@ pub fn render(
         if let Some(l) = laid {
             l.html(out)?;
         }
-        let text = crate::string(|t| write_symbol(t, v, h.line_size))?;
+        let text = crate::string(|t| write_symbol(t, v, line_size))?;
         writeln!(
             out,
             "<details class=\"item\"><summary class=\"item\">text</summary><pre>{}</pre></details></section>",
             esc(&text)
         )?;
     }
-    close(out)
+    Ok(())
 }
 
 /// The symbol's lines with every object on them.
