@@ -8,6 +8,7 @@ use std::hash::{Hash, Hasher};
 
 use rustc_hash::FxHashMap;
 
+use super::changes::Side;
 use crate::model::{Space, Symbol, SymbolKind};
 
 /// A symbol present in both builds.
@@ -119,11 +120,11 @@ impl Pairing<'_, '_> {
         index_in(self.keys[0].0, s)
     }
 
-    /// The key id of a symbol of the old build (`side` 0) or the new one (`side` 1):
+    /// The key id of a symbol of build `side`:
     /// two data symbols of one space have equal ids exactly when their names without
     /// clone numbers and their units (or files) are equal.
-    pub fn key_id(&self, side: usize, s: &Symbol<'_>) -> u32 {
-        let (list, ids) = &self.keys[side];
+    pub fn key_id(&self, side: Side, s: &Symbol<'_>) -> u32 {
+        let (list, ids) = &self.keys[side.index()];
         ids[index_in(list, s)]
     }
 }
@@ -382,8 +383,8 @@ mod tests {
         assert_eq!(places(&p.added), [0x3000]);
         assert!(p.removed.is_empty());
         // Equal key ids exactly for equal keys, across the builds.
-        assert_eq!(p.key_id(0, &new[0]), p.key_id(1, &old[3]));
-        assert_ne!(p.key_id(0, &new[0]), p.key_id(1, &old[2]));
+        assert_eq!(p.key_id(Side::Old, &new[0]), p.key_id(Side::New, &old[3]));
+        assert_ne!(p.key_id(Side::Old, &new[0]), p.key_id(Side::New, &old[2]));
     }
 
     #[test]

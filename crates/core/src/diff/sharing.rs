@@ -34,10 +34,10 @@ pub struct Side<'s, 'a, 'd> {
     pub index: &'s [SpaceIndex<'a, 'd>; 2],
     pub vars: &'s SymbolVariables<'a, 'd>,
     pub quiet: &'s Quiet,
-    /// The pairing of the two builds, and which of them this is (0 old, 1 new): the
+    /// The pairing of the two builds, and which of them this is: the
     /// same object has one key in both.
     pub pairing: &'s super::pairing::Pairing<'a, 'd>,
-    pub which: usize,
+    pub which: super::changes::Side,
     /// Where its code evidence comes from: the image's own access map, or (a predicted
     /// build) none.
     pub code: bool,
@@ -131,7 +131,7 @@ fn lines_of<'a, 'd>(
     };
     let mut tenants_of: FxHashMap<u64, Vec<LineTenant<'a>>> = FxHashMap::default();
     for t in &others {
-        let key = (side.which, side.image.index_of(t));
+        let key = (side.which.index(), side.image.index_of(t));
         if !judge.written.contains_key(&key) {
             let var = side.vars.of(t);
             let members = written_members(judge, side, t, var);

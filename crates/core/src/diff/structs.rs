@@ -3,7 +3,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
+use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, Side, StructChange};
 use super::same::SameTypes;
 use super::verdict;
 use crate::evidence::{Declared, Evidence, Hotness, Strength};
@@ -352,12 +352,18 @@ pub fn changes(
         ids.push((id_of(old, o), id_of(new, n)));
     }
     // The objects of each listed struct: those of its new layout, else of its old one.
-    let wanted = |side: usize| -> FxHashSet<StructId> {
+    let wanted = |side: Side| -> FxHashSet<StructId> {
         ids.iter()
-            .filter_map(|p| if side == 0 { p.0 } else { p.1 })
+            .filter_map(|p| match side {
+                Side::Old => p.0,
+                Side::New => p.1,
+            })
             .collect()
     };
-    let (inst_old, inst_new) = (instances(old, &wanted(0)), instances(new, &wanted(1)));
+    let (inst_old, inst_new) = (
+        instances(old, &wanted(Side::Old)),
+        instances(new, &wanted(Side::New)),
+    );
     let names = |list: Option<&Vec<&Symbol<'_>>>| -> Vec<String> {
         list.map(|l| l.iter().map(|s| s.qualified_name()).collect())
             .unwrap_or_default()
