@@ -844,6 +844,45 @@ fn outputs<'d>(
 ) -> (Vec<Output<'d>>, usize) {
     let mut outputs: Vec<Output<'d>> = Vec::new();
     let mut lowered = 0;
+    for (key, list) in by_section(image, keep) {
+        let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
+        let start = start.min(list[0].1.place);
+        // x86's READ_MOSTLY_DATA(align) is input sections of their own, after
+        // `. = ALIGN(align)`: a unit's objects there start an input section, which
+        // begins on a line when it does in the build (so it stays on one when what
+        // precedes it grows).
+        let read_mostly_start = image
+            .boundaries
+            .iter()
+            .find(|b| b.0 == crate::model::READ_MOSTLY_START)
+            .map(|b| b.1)
+            .filter(|_| key.0 == Space::Global);
+        let (mut inputs, raisable) = input_sections(image, asked, &list, start, read_mostly_start);
+        lowered += bear_out(image, &mut inputs, &raisable, start, read_mostly_start);
+        let end = list
+            .iter()
+            .map(|(_, s)| s.place_end())
+            .max()
+            .unwrap_or(start);
+        outputs.push(Output {
+            space: key.0,
+            section: key.1,
+            start,
+            end,
+            inputs,
+        });
+    }
+    (outputs, lowered)
+}
+
+/// The objects and functions `keep` accepts, by output section (in order of each
+/// section's first symbol), each section's in place order (larger first, then by
+/// index), with their indexes.
+#[allow(clippy::type_complexity)]
+fn by_section<'s, 'd>(
+    image: &'s Image<'d>,
+    keep: &dyn Fn(Space, &str) -> bool,
+) -> Vec<((Space, &'d str), Vec<(usize, &'s Symbol<'d>)>)> {
     let objects: Vec<(usize, &Symbol<'d>)> = image
         .symbols
         .iter()
@@ -864,145 +903,147 @@ fn outputs<'d>(
         let first = by_section[k][0].1;
         (k.0, first.place)
     });
-    for key in keys {
-        let mut list = by_section.remove(&key).unwrap_or_default();
-        list.sort_by(|a, b| {
-            (a.1.place, std::cmp::Reverse(a.1.size), a.0).cmp(&(
-                b.1.place,
-                std::cmp::Reverse(b.1.size),
-                b.0,
-            ))
-        });
-        let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
-        let start = start.min(list[0].1.place);
-        let mut inputs: Vec<Input<'d>> = Vec::new();
-        // Arrays whose alignment the compiler may raise, by symbol index.
-        let mut raisable: FxHashMap<usize, u64> = FxHashMap::default();
-        // x86's READ_MOSTLY_DATA(align) is input sections of their own, after
-        // `. = ALIGN(align)`: a unit's objects there start an input section, which
-        // begins on a line when it does in the build (so it stays on one when what
-        // precedes it grows).
-        let read_mostly_start = image
-            .boundaries
-            .iter()
-            .find(|b| b.0 == crate::model::READ_MOSTLY_START)
-            .map(|b| b.1)
-            .filter(|_| key.0 == Space::Global);
-        for &(i, s) in &list {
-            let a = asked(s);
-            if a.raisable {
-                raisable.insert(i, s.size);
-            }
-            // A unit's objects in a row are one input section; an object whose
-            // unit DWARF does not name joins the one before it, unless a linker
-            // script boundary lies between them.
-            let prev_end = inputs
+    keys.into_iter()
+        .map(|key| {
+            let mut list = by_section.remove(&key).unwrap_or_default();
+            list.sort_by(|a, b| {
+                (a.1.place, std::cmp::Reverse(a.1.size), a.0).cmp(&(
+                    b.1.place,
+                    std::cmp::Reverse(b.1.size),
+                    b.0,
+                ))
+            });
+            (key, list)
+        })
+        .collect()
+}
+
+/// The input sections of one output section's symbols (`list`, in place order, the
+/// section starting at `start`): a unit's objects in a row are one. Also the arrays
+/// whose alignment the compiler may raise, by symbol index, with their sizes.
+fn input_sections<'d>(
+    image: &Image<'d>,
+    asked: &dyn Fn(&Symbol<'d>) -> align::Asked,
+    list: &[(usize, &Symbol<'d>)],
+    start: u64,
+    read_mostly_start: Option<u64>,
+) -> (Vec<Input<'d>>, FxHashMap<usize, u64>) {
+    let mut inputs: Vec<Input<'d>> = Vec::new();
+    let mut raisable: FxHashMap<usize, u64> = FxHashMap::default();
+    for &(i, s) in list {
+        let a = asked(s);
+        if a.raisable {
+            raisable.insert(i, s.size);
+        }
+        // A unit's objects in a row are one input section; an object whose
+        // unit DWARF does not name joins the one before it, unless a linker
+        // script boundary lies between them.
+        let prev_end = inputs
+            .last()
+            .and_then(|i| i.members.last())
+            .map_or(start, |m| image.symbols[m.symbol].place_end());
+        let crosses = read_mostly_start.is_some_and(|r| {
+            let prev = inputs
                 .last()
                 .and_then(|i| i.members.last())
-                .map_or(start, |m| image.symbols[m.symbol].place_end());
-            let crosses = read_mostly_start.is_some_and(|r| {
-                let prev = inputs
-                    .last()
-                    .and_then(|i| i.members.last())
-                    .map_or(start, |m| image.symbols[m.symbol].place);
-                prev < r && s.place >= r
+                .map_or(start, |m| image.symbols[m.symbol].place);
+            prev < r && s.place >= r
+        });
+        let same_unit = !crosses
+            && inputs.last().is_some_and(|last| match s.compile_unit {
+                None => script_boundary(1, prev_end, s.place, code(s)) == 1,
+                unit => last.origin == unit,
             });
-            let same_unit = !crosses
-                && inputs.last().is_some_and(|last| match s.compile_unit {
-                    None => script_boundary(1, prev_end, s.place, code(s)) == 1,
-                    unit => last.origin == unit,
-                });
-            if !same_unit {
-                inputs.push(Input {
-                    origin: s.compile_unit,
-                    align: 1,
-                    members: Vec::new(),
-                    size: None,
-                    boundary: 1,
-                    lead: 0,
-                    guessed: None,
-                });
-            }
-            let input = inputs.last_mut().expect("pushed");
-            input.members.push(Placed {
-                symbol: i,
-                size: s.size,
-                align: a.alignment,
-                explicit: a.explicit,
+        if !same_unit {
+            inputs.push(Input {
+                origin: s.compile_unit,
+                align: 1,
+                members: Vec::new(),
+                size: None,
+                boundary: 1,
                 lead: 0,
-                inside: None,
+                guessed: None,
             });
         }
-        // Leads and the alignments the addresses bear out, in one walk.
-        let mut end = start;
-        let mut anchor = start;
-        let mut read_mostly = read_mostly_start;
-        for input in &mut inputs {
-            input.align = input.members.iter().map(|m| m.align).max().unwrap_or(1);
-            for (k, m) in input.members.iter_mut().enumerate() {
-                let place = image.symbols[m.symbol].place;
-                if place < end {
-                    m.inside = Some(place - anchor);
-                    m.align = 1;
-                    m.lead = 0;
-                    end = end.max(place.saturating_add(m.size));
-                    continue;
-                }
-                let wanted = if k == 0 { input.align } else { m.align };
-                let a = borne_out(wanted, end, place);
-                if a < wanted {
-                    lowered += 1;
-                }
-                if k == 0 {
-                    input.align = a;
-                    let first = &image.symbols[m.symbol];
-                    input.boundary = script_boundary(a, end, place, code(first));
-                    if let Some(from) = read_mostly
-                        && place >= from
-                    {
-                        read_mostly = None;
-                        if place.is_multiple_of(image.line_size) && end < place {
-                            input.boundary = input.boundary.max(image.line_size);
-                        }
-                    }
-                    if align_up(end, input.boundary) != place {
-                        // A guessed boundary (one inside a gap of unnamed bytes):
-                        // the gap's bytes beyond the section's alignment.
-                        input.guessed = Some(place - align_up(end, a));
-                    }
-                }
-                m.align = if k == 0 { m.align.min(a) } else { a };
-                let from = if k == 0 {
-                    align_up(end, input.boundary)
-                } else {
-                    end
-                };
-                m.lead = place - align_up(from, a);
-                // A vectorised array: the gap is its raised alignment.
-                if let Some(&size) = raisable.get(&m.symbol).filter(|_| k > 0 && m.lead > 0)
-                    && let Some(raised) = raised_alignment(a, size, end, place)
-                {
-                    m.align = raised;
-                    m.lead = 0;
-                }
-                anchor = place;
-                end = place.saturating_add(m.size);
-            }
-        }
-        let end = list
-            .iter()
-            .map(|(_, s)| s.place_end())
-            .max()
-            .unwrap_or(start);
-        outputs.push(Output {
-            space: key.0,
-            section: key.1,
-            start,
-            end,
-            inputs,
+        let input = inputs.last_mut().expect("pushed");
+        input.members.push(Placed {
+            symbol: i,
+            size: s.size,
+            align: a.alignment,
+            explicit: a.explicit,
+            lead: 0,
+            inside: None,
         });
     }
-    (outputs, lowered)
+    (inputs, raisable)
+}
+
+/// Gives the input sections the leads and the alignments the addresses bear out, in
+/// one walk from `start`; returns how many alignments that lowered.
+fn bear_out(
+    image: &Image<'_>,
+    inputs: &mut [Input<'_>],
+    raisable: &FxHashMap<usize, u64>,
+    start: u64,
+    read_mostly_start: Option<u64>,
+) -> usize {
+    let mut lowered = 0;
+    let mut end = start;
+    let mut anchor = start;
+    let mut read_mostly = read_mostly_start;
+    for input in inputs {
+        input.align = input.members.iter().map(|m| m.align).max().unwrap_or(1);
+        for (k, m) in input.members.iter_mut().enumerate() {
+            let place = image.symbols[m.symbol].place;
+            if place < end {
+                m.inside = Some(place - anchor);
+                m.align = 1;
+                m.lead = 0;
+                end = end.max(place.saturating_add(m.size));
+                continue;
+            }
+            let wanted = if k == 0 { input.align } else { m.align };
+            let a = borne_out(wanted, end, place);
+            if a < wanted {
+                lowered += 1;
+            }
+            if k == 0 {
+                input.align = a;
+                let first = &image.symbols[m.symbol];
+                input.boundary = script_boundary(a, end, place, code(first));
+                if let Some(from) = read_mostly
+                    && place >= from
+                {
+                    read_mostly = None;
+                    if place.is_multiple_of(image.line_size) && end < place {
+                        input.boundary = input.boundary.max(image.line_size);
+                    }
+                }
+                if align_up(end, input.boundary) != place {
+                    // A guessed boundary (one inside a gap of unnamed bytes):
+                    // the gap's bytes beyond the section's alignment.
+                    input.guessed = Some(place - align_up(end, a));
+                }
+            }
+            m.align = if k == 0 { m.align.min(a) } else { a };
+            let from = if k == 0 {
+                align_up(end, input.boundary)
+            } else {
+                end
+            };
+            m.lead = place - align_up(from, a);
+            // A vectorised array: the gap is its raised alignment.
+            if let Some(&size) = raisable.get(&m.symbol).filter(|_| k > 0 && m.lead > 0)
+                && let Some(raised) = raised_alignment(a, size, end, place)
+            {
+                m.align = raised;
+                m.lead = 0;
+            }
+            anchor = place;
+            end = place.saturating_add(m.size);
+        }
+    }
+    lowered
 }
 
 /// Each object's alignment in `outputs`, by symbol index (see `Alignment`).
