@@ -234,24 +234,8 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
             .as_ref()
             .is_some_and(|g| g.is_match(name))
     };
-    // The pairing (and two small tasks) on one side; struct layouts and the lookup
-    // indexes, which do not need it, on the other, split so that whichever thread is
-    // free first takes what is left. Then the shift runs beside the judging of every
-    // pair (which does not need them: a change learns its run afterwards).
-    let ((pairing, structs_added_removed), (structs, indexes)) = rayon::join(
-        || {
-            (
-                pairing::pair(&old.symbols, &new.symbols),
-                structs::added_removed(old, new),
-            )
-        },
-        || {
-            rayon::join(
-                || structs::changes(old, new, line_size, &pinned_struct, hotness),
-                || placement::Indexes::new(old, new),
-            )
-        },
-    );
+    let ((pairing, structs_added_removed), (structs, indexes)) =
+        pair_and_compare(old, new, line_size, &pinned_struct, hotness);
     let sides = placement::Sides {
         pairing: &pairing,
         old,
@@ -260,16 +244,10 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
         hotness,
         ix: indexes,
     };
+    // The shift runs beside the judging of every pair (which does not need them: a
+    // change learns its run afterwards).
     let ((mut runs, run_of), mut changes) = rayon::join(
-        || {
-            let vars = [&sides.ix.old_vars, &sides.ix.new_vars];
-            let sides = runs::Sides {
-                images: [old, new],
-                vars,
-                old_link: options.old_link,
-            };
-            runs::find(&pairing, sides, line_size, &alignment)
-        },
+        || shift_runs(&sides, options, &alignment),
         || judge_pairs(&sides, listed_only, &pinned_sym, &fails),
     );
     drop(sides);
@@ -285,10 +263,15 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
     let pinned_structs = pinned_structs(options, new);
     let rows = [tallied.data, tallied.percpu, tallied.functions];
     let summary = summary(&structs, structs_added_removed, &pairing, &runs, rows);
-    let flagged = summary.structs.flagged
-        + summary.data.flagged
-        + summary.percpu.flagged
-        + summary.functions.flagged;
+    let flagged = [
+        &summary.structs,
+        &summary.data,
+        &summary.percpu,
+        &summary.functions,
+    ]
+    .iter()
+    .map(|c| c.flagged)
+    .sum();
     let failing = tallied.failing + structs.iter().filter(|s| fails(s.severity)).count();
     let quiet_regions = quiet::Quiet::new(new).describe();
     Report {
@@ -311,6 +294,52 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
         quiet_regions,
         patterns: pattern_counts(tallied.patterns),
     }
+}
+
+/// The pairing and how many structs were added and removed, beside the struct
+/// changes and the lookup indexes: the pairing (and a small task) on one side; struct
+/// layouts and the indexes, which do not need it, on the other, split so that
+/// whichever thread is free first takes what is left.
+#[allow(clippy::type_complexity)]
+fn pair_and_compare<'a, 'd>(
+    old: &'a Image<'d>,
+    new: &'a Image<'d>,
+    line_size: u64,
+    pinned_struct: &(dyn Fn(&str) -> bool + Sync),
+    hotness: &Hotness,
+) -> (
+    (pairing::Pairing<'a, 'd>, (usize, usize)),
+    (Vec<StructChange>, placement::Indexes<'a, 'd>),
+) {
+    rayon::join(
+        || {
+            (
+                pairing::pair(&old.symbols, &new.symbols),
+                structs::added_removed(old, new),
+            )
+        },
+        || {
+            rayon::join(
+                || structs::changes(old, new, line_size, pinned_struct, hotness),
+                || placement::Indexes::new(old, new),
+            )
+        },
+    )
+}
+
+/// The shift runs of both builds and the run each moved symbol belongs to.
+fn shift_runs<'d>(
+    sides: &placement::Sides<'_, '_, 'd>,
+    options: &DiffOptions<'_>,
+    alignment: &dyn Fn(&crate::model::Symbol<'d>) -> Option<u64>,
+) -> (Vec<ShiftRun>, runs::RunOf) {
+    let vars = [&sides.ix.old_vars, &sides.ix.new_vars];
+    let runs_sides = runs::Sides {
+        images: [sides.old, sides.new],
+        vars,
+        old_link: options.old_link,
+    };
+    runs::find(sides.pairing, runs_sides, sides.line_size, alignment)
 }
 
 /// What judging one pair finds. Both kinds of change are boxed so that a slot stays

@@ -392,31 +392,8 @@ pub fn predict_from<'d>(
     for (id, s) in relaid {
         structs[id.0] = s;
     }
-    let predicted = Image {
-        path: predicted_path(image, changes, objects),
-        arch: image.arch.clone(),
-        big_endian: image.big_endian,
-        file_kind: image.file_kind,
-        build_id: None,
-        kernel_version: image.kernel_version.clone(),
-        line_size: image.line_size,
-        line_size_overridden: image.line_size_overridden,
-        has_debug_info: image.has_debug_info,
-        sizes_inferred: image.sizes_inferred,
-        types_from: image.types_from,
-        percpu_base: image.percpu_base,
-        function_prefix: image.function_prefix,
-        sections: moved_sections(image, &section_moves),
-        boundaries: moved_boundaries(image, &section_moves),
-        symbols,
-        structs,
-        variables,
-        units: image.units,
-        function_alignments: image.function_alignments.clone(),
-        // No code of its own: the judgement reads the code of the build it was
-        // predicted from, through each object's pair there.
-        access: Default::default(),
-    };
+    let path = predicted_path(image, changes, objects);
+    let predicted = predicted_image(image, path, symbols, structs, variables, &section_moves);
     Ok(Prediction {
         image: predicted,
         changes: changes.to_vec(),
@@ -430,6 +407,43 @@ pub fn predict_from<'d>(
         growth,
         sections_moved,
     })
+}
+
+/// The predicted image: `image` with the symbols, structs and variables laid out
+/// again, its sections and boundaries moved as `section_moves` says.
+fn predicted_image<'d>(
+    image: &Image<'d>,
+    path: PathBuf,
+    symbols: Vec<Symbol<'d>>,
+    structs: Vec<crate::model::StructLayout<'d>>,
+    variables: Vec<crate::model::Variable<'d>>,
+    section_moves: &[SectionMove<'d>],
+) -> Image<'d> {
+    Image {
+        path,
+        arch: image.arch.clone(),
+        big_endian: image.big_endian,
+        file_kind: image.file_kind,
+        build_id: None,
+        kernel_version: image.kernel_version.clone(),
+        line_size: image.line_size,
+        line_size_overridden: image.line_size_overridden,
+        has_debug_info: image.has_debug_info,
+        sizes_inferred: image.sizes_inferred,
+        types_from: image.types_from,
+        percpu_base: image.percpu_base,
+        function_prefix: image.function_prefix,
+        sections: moved_sections(image, section_moves),
+        boundaries: moved_boundaries(image, section_moves),
+        symbols,
+        structs,
+        variables,
+        units: image.units,
+        function_alignments: image.function_alignments.clone(),
+        // No code of its own: the judgement reads the code of the build it was
+        // predicted from, through each object's pair there.
+        access: Default::default(),
+    }
 }
 
 /// How well the link model reproduces the build it was made from, laid out unchanged.
