@@ -254,24 +254,11 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
     let tallied = tally(&mut changes, &pairing, &run_of, &fails);
     let listed = Listed::of(changes);
     let causes = causes::find(&mut runs, [&listed.data, &listed.percpu], new, &structs);
-    let pinned_symbols: Vec<String> = pairing
-        .pairs
-        .iter()
-        .filter(|p| pinned_sym(p.new))
-        .map(|p| p.new.qualified_name())
-        .collect();
+    let pinned_symbols = pinned_symbols(&pairing, &pinned_sym);
     let pinned_structs = pinned_structs(options, new);
     let rows = [tallied.data, tallied.percpu, tallied.functions];
     let summary = summary(&structs, structs_added_removed, &pairing, &runs, rows);
-    let flagged = [
-        &summary.structs,
-        &summary.data,
-        &summary.percpu,
-        &summary.functions,
-    ]
-    .iter()
-    .map(|c| c.flagged)
-    .sum();
+    let flagged = flagged(&summary);
     let failing = tallied.failing + structs.iter().filter(|s| fails(s.severity)).count();
     let quiet_regions = quiet::Quiet::new(new).describe();
     Report {
@@ -461,6 +448,27 @@ impl<'a> Listed<'a> {
             functions,
         }
     }
+}
+
+/// The qualified names of the paired symbols `pinned` accepts (by their new symbol).
+fn pinned_symbols(
+    pairing: &pairing::Pairing<'_, '_>,
+    pinned: &impl Fn(&crate::model::Symbol<'_>) -> bool,
+) -> Vec<String> {
+    pairing
+        .pairs
+        .iter()
+        .filter(|p| pinned(p.new))
+        .map(|p| p.new.qualified_name())
+        .collect()
+}
+
+/// The flagged changes of every row of the summary.
+fn flagged(summary: &Summary) -> usize {
+    summary.structs.flagged
+        + summary.data.flagged
+        + summary.percpu.flagged
+        + summary.functions.flagged
 }
 
 /// The names of the new build's structs the options pin.

@@ -129,8 +129,9 @@ impl Pairing<'_, '_> {
     }
 }
 
-/// Pairs the symbols of the old build with those of the new one.
-pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
+/// The key id of each symbol of each build (see `Pairing::key_id`), and how many
+/// keys there are.
+fn key_ids<'d>(old: &[Symbol<'d>], new: &[Symbol<'d>]) -> (Vec<u32>, Vec<u32>, u32) {
     // FxHash and keys that borrow their names: SipHash with an owned key per dotted name
     // was a tenth of the snapshot-pair diff.
     let hash = |s: &Symbol<'d>| {
@@ -177,6 +178,12 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
         }
     }
     drop(table);
+    (old_ids, new_ids, groups)
+}
+
+/// Pairs the symbols of the old build with those of the new one.
+pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
+    let (old_ids, new_ids, groups) = key_ids(old, new);
     // The i-th symbol of a key in one build pairs with the i-th of that key in the
     // other (both lists are in place order: the model sorts symbols). Each key's new
     // symbols are chained in place order (`first`, `next`) and taken in turn by its old

@@ -188,52 +188,15 @@ pub fn data_change<'a, 'd>(
     }
     let old = place(o.place, o.size, ls);
     let new = place(n.place, n.size, ls);
-    let co_changed = find_tenants(sides, p, scratch);
+    let (co_changed, sharing_grew) = find_tenants(sides, p, scratch);
     let moved = o.place != n.place || o.size != n.size;
     if !moved && !co_changed && !pinned {
         return None;
     }
-    let [old_syms, new_syms] = &scratch.syms;
-    let tenants: Vec<Tenant<'a>> = old_syms
-        .iter()
-        .chain(new_syms.iter())
-        .map(|&t| Tenant(t))
-        .collect();
-    let var_new = sides.ix.new_vars.of(n);
-    let var_old = sides.ix.old_vars.of(o);
-    let type_name = var_new.or(var_old).map(|v| v.type_name());
-    let ty = var_new.or(var_old).map(|v| &*v.ctype);
-    let quiet = sides.ix.quiet.of(n, type_name);
-    let is_writable = writable(n, ty) && quiet.is_none();
-    let hot_members = match var_new {
-        Some(v) if is_writable => hot.hot_members(&v.ctype, v.layout),
-        _ => 0,
-    };
-    let write_hot = hot_members > 0;
-    let old_keys = &scratch.keys[0];
-    let sharing_grew = co_changed
-        && new_syms.iter().any(|t| {
-            old_keys
-                .binary_search(&sides.pairing.key_id(Side::New, t))
-                .is_err()
-        });
-    let explicit_alignment = var_new.and_then(|v| sides.new.explicit_alignment(v));
-    let cold = crate::evidence::cold::of(n.name, n.section, type_name);
-    let evidence = object_evidence(
-        sides,
-        (o, n),
-        var_new,
-        writable(n, ty) && cold.is_none(),
-        hot_members,
-    );
-    let member_lines = member_lines(sides, (o, n), (var_old, var_new), same);
-    // Lines are judged member by member for objects with evidence of hotness, or that
-    // a hot function writes; the rest cannot be flagged, whatever shares their lines.
-    let evidence = match (evidence, is_writable && cold.is_none()) {
-        (None, true) => sharing::hot_writer(sides.hotness, sides.new, n),
-        (e, _) => e,
-    };
-    let old_evidence = evidence.filter(|_| is_writable);
+    let t = Typed::of(sides, p, hot);
+    let evidence = object_evidence(sides, (o, n), &t);
+    let member_lines = member_lines(sides, (o, n), (t.var_old, t.var_new), same);
+    let old_evidence = evidence.filter(|_| t.is_writable);
     let sharing = old_evidence
         .is_some()
         .then(|| judge_lines(sides, hot, &mut scratch.written, p, old_evidence));
@@ -241,7 +204,7 @@ pub fn data_change<'a, 'd>(
         name: SymbolName::of(n),
         space: n.space,
         section: n.section,
-        type_name,
+        type_name: t.type_name,
         place: Pair {
             old: o.place,
             new: n.place,
@@ -252,31 +215,75 @@ pub fn data_change<'a, 'd>(
         },
         delta: p.delta(),
         line_size: ls,
-        old_tenants: old_syms.len(),
-        tenants,
+        old_tenants: scratch.syms[0].len(),
+        tenants: scratch.syms.iter().flatten().map(|&t| Tenant(t)).collect(),
         co_tenants_changed: co_changed,
         sharing_grew,
-        write_hot_type: write_hot,
-        hot_members,
+        write_hot_type: t.hot_members > 0,
+        hot_members: t.hot_members,
         written_neighbours: written_neighbours(sharing.as_deref()),
         sharing,
-        explicit_alignment,
+        explicit_alignment: t.explicit_alignment,
         run: None,
         member_lines,
         evidence,
-        cold,
+        cold: t.cold,
         // Decided below, from the facts of the change.
         decision: UNDECIDED,
         severity: Severity::Data,
         changed: moved || co_changed,
         flagged: false,
-        quiet,
+        quiet: t.quiet,
     };
-    let facts = object_facts(&change, &old, &new);
-    change.decision = verdict::judge_object(&facts);
-    change.severity = severity_of(change.decision, &facts);
-    change.flagged = change.severity.flagged();
+    judge(&mut change, &old, &new);
     Some(change)
+}
+
+/// What the variables of a paired data object (the new build's first) and the
+/// conventions say of it.
+struct Typed<'v, 'd> {
+    var_old: Option<&'v Variable<'d>>,
+    var_new: Option<&'v Variable<'d>>,
+    type_name: Option<&'v str>,
+    /// The quiet storage it is in (boot-only, ...), if any.
+    quiet: Option<&'static str>,
+    /// Its storage can be written.
+    writable: bool,
+    /// It can be written and is not quiet.
+    is_writable: bool,
+    /// How many of its type's members are write-hot (when it is writable).
+    hot_members: usize,
+    explicit_alignment: Option<u64>,
+    cold: Option<crate::evidence::Cold>,
+}
+
+impl<'v, 'd> Typed<'v, 'd> {
+    /// The facts of pair `p`.
+    fn of(sides: &Sides<'_, 'v, 'd>, p: &Paired<'v, 'd>, hot: &mut HotTypes<'_, '_>) -> Self {
+        let (o, n) = (p.old, p.new);
+        let var_new = sides.ix.new_vars.of(n);
+        let var_old = sides.ix.old_vars.of(o);
+        let type_name = var_new.or(var_old).map(|v| v.type_name());
+        let ty = var_new.or(var_old).map(|v| &*v.ctype);
+        let quiet = sides.ix.quiet.of(n, type_name);
+        let writable = writable(n, ty);
+        let is_writable = writable && quiet.is_none();
+        let hot_members = match var_new {
+            Some(v) if is_writable => hot.hot_members(&v.ctype, v.layout),
+            _ => 0,
+        };
+        Typed {
+            var_old,
+            var_new,
+            type_name,
+            quiet,
+            writable,
+            is_writable,
+            hot_members,
+            explicit_alignment: var_new.and_then(|v| sides.new.explicit_alignment(v)),
+            cold: crate::evidence::cold::of(n.name, n.section, type_name),
+        }
+    }
 }
 
 /// What `PlacementChange::decision` holds until the change is judged.
@@ -286,12 +293,12 @@ const UNDECIDED: verdict::Decision = verdict::Decision {
 };
 
 /// Fills the scratch lists with the pair's neighbours on its lines in each build
-/// and their keys; returns whether they changed.
+/// and their keys; returns whether they changed, and whether it gained one.
 fn find_tenants<'a, 'd>(
     sides: &Sides<'_, 'a, 'd>,
     p: &Paired<'a, 'd>,
     scratch: &mut Scratch<'a, 'd>,
-) -> bool {
+) -> (bool, bool) {
     let (o, n, ls) = (p.old, p.new, sides.line_size);
     let Scratch {
         near, syms, keys, ..
@@ -303,43 +310,53 @@ fn find_tenants<'a, 'd>(
     tenants(&sides.ix.new_index[ns], &mut near[1][ns], n, ls, new_syms);
     tenant_keys(sides.pairing, Side::Old, old_syms, old_keys);
     tenant_keys(sides.pairing, Side::New, new_syms, new_keys);
-    old_keys != new_keys
+    let co_changed = old_keys != new_keys;
+    let gained = co_changed
+        && new_syms.iter().any(|t| {
+            old_keys
+                .binary_search(&sides.pairing.key_id(Side::New, t))
+                .is_err()
+        });
+    (co_changed, gained)
 }
 
-/// The strongest evidence of hotness of the object: the known list, its declaration
-/// (counted only for storage that can be written and is not cold, `declares`), and
-/// its write-hot members.
+/// The strongest evidence of hotness of the object (`t` its facts): the known list,
+/// its declaration, and its write-hot members; without any, that a hot function
+/// writes it.
 fn object_evidence<'a>(
     sides: &Sides<'_, 'a, '_>,
     (o, n): (&Symbol<'_>, &Symbol<'_>),
-    var_new: Option<&Variable<'_>>,
-    declares: bool,
-    hot_members: usize,
+    t: &Typed<'_, '_>,
 ) -> Option<Evidence<'a>> {
-    let explicit_alignment = var_new.and_then(|v| sides.new.explicit_alignment(v));
-    let struct_name = var_new.and_then(|v| sides.new.struct_name(v));
+    let struct_name = t.var_new.and_then(|v| sides.new.struct_name(v));
     // A declaration counts for storage that can be written and is not cold by
     // convention: a line-aligned ops table in .rodata declares nothing about hotness.
     // `__read_mostly` on either side: data that lost it is at risk in its new place.
     let declared = crate::evidence::declared(
         n.name,
-        explicit_alignment,
+        t.explicit_alignment,
         sides.line_size,
         crate::evidence::Placed {
             hot_area: sides.new.in_percpu_hot_area(n),
             read_mostly: sides.new.in_read_mostly(n) || sides.old.in_read_mostly(o),
         },
     )
-    .filter(|_| declares);
-    [
+    .filter(|_| t.writable && t.cold.is_none());
+    let evidence = [
         sides.hotness.object(n.name, struct_name),
         declared.map(Evidence::Declared),
-        (hot_members > 0).then_some(Evidence::Inferred {
-            members: hot_members,
+        (t.hot_members > 0).then_some(Evidence::Inferred {
+            members: t.hot_members,
         }),
     ]
     .into_iter()
-    .fold(None, Evidence::stronger)
+    .fold(None, Evidence::stronger);
+    // Lines are judged member by member for objects with evidence of hotness, or that
+    // a hot function writes; the rest cannot be flagged, whatever shares their lines.
+    match (evidence, t.is_writable && t.cold.is_none()) {
+        (None, true) => sharing::hot_writer(sides.hotness, sides.new, n),
+        (e, _) => e,
+    }
 }
 
 /// The object's lines judged member by member in both builds, on `evidence`.
@@ -416,6 +433,14 @@ fn object_facts(c: &PlacementChange<'_>, old: &Placement, new: &Placement) -> Ob
             || old.lines != new.lines,
         read_hot: evidence == Some(Evidence::Declared(Declared::ReadMostly)),
     }
+}
+
+/// Decides change `c` (`old` and `new` its placements): its verdict and severity.
+fn judge(c: &mut PlacementChange<'_>, old: &Placement, new: &Placement) {
+    let facts = object_facts(c, old, new);
+    c.decision = verdict::judge_object(&facts);
+    c.severity = severity_of(c.decision, &facts);
+    c.flagged = c.severity.flagged();
 }
 
 /// The severity of a data change decided so: a plain data change with more than

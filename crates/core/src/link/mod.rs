@@ -370,27 +370,7 @@ impl<'d> LinkMap<'d> {
         // (a unit in a row): its read-mostly part is an input section of its own.
         let (mut ii, mut mi) = (ii, mi);
         let o = &mut self.outputs[oi];
-        if let Some((si, k)) = o.inputs.iter().enumerate().find_map(|(si, i)| {
-            i.members
-                .iter()
-                .position(|m| {
-                    m.inside.is_none() && places.get(m.symbol).is_some_and(|&p| p >= from)
-                })
-                .filter(|&k| k > 0)
-                .map(|k| (si, k))
-        }) {
-            let tail = o.inputs[si].members.split_off(k);
-            let mut split = o.inputs[si].clone();
-            split.members = tail;
-            split.boundary = 1;
-            split.align = split.members.iter().map(|m| m.align).max().unwrap_or(1);
-            o.inputs[si].align = o.inputs[si]
-                .members
-                .iter()
-                .map(|m| m.align)
-                .max()
-                .unwrap_or(1);
-            o.inputs.insert(si + 1, split);
+        if let Some((si, k)) = split_at(o, places, from) {
             if oi == source && (si < ii || (si == ii && mi >= k)) {
                 if si == ii {
                     mi -= k;
@@ -405,19 +385,8 @@ impl<'d> LinkMap<'d> {
         let (mut m, origin) = take_member(&mut self.outputs[source].inputs, ii, mi);
         let o = &mut self.outputs[oi];
         let region_start = o.inputs.iter().position(starts).unwrap_or(o.inputs.len());
-        // The script's boundary, in place of the bytes it explained.
-        let on_boundary = |i: &mut Input<'_>| {
-            i.boundary = i.boundary.max(start_align);
-            if let Some(first) = i.members.first_mut()
-                && places
-                    .get(first.symbol)
-                    .is_some_and(|p| p % start_align == 0)
-            {
-                first.lead = 0;
-            }
-        };
         if let Some(first) = o.inputs.get_mut(region_start) {
-            on_boundary(first);
+            on_boundary(first, start_align, places);
         }
         m.lead = 0;
         m.inside = None;
@@ -540,38 +509,8 @@ impl<'d> LinkMap<'d> {
                 guessed: None,
             },
         );
-        if let Some(next) = o.inputs.get_mut(at + 1)
-            && let Some(first) = next
-                .members
-                .first()
-                .and_then(|m| image.symbols.get(m.symbol))
-            && first.place >= end
-        {
-            // Where the input section starts: its first object, less that object's
-            // offset when the compiler laid the section (a recompiled object's).
-            let offset = match next.size {
-                Some(_) => next.members[0].lead,
-                None => 0,
-            };
-            let (a, place) = (next.align, first.place.saturating_sub(offset));
-            next.boundary = script_boundary(a, end, place, code(first));
-            next.guessed =
-                (align_up(end, next.boundary) != place).then(|| place - align_up(end, a));
-            let data_end = after
-                .filter(|x| x.place == place && (end..=place).contains(&x.data_end))
-                .filter(|_| next.boundary == 1)
-                .map(|x| x.data_end);
-            let bytes = match data_end {
-                Some(data_end) => data_end - end,
-                None => place - align_up(align_up(end, next.boundary), a),
-            };
-            if data_end.is_some() {
-                next.guessed = Some(bytes);
-            }
-            match next.size {
-                Some(_) => next.lead = bytes,
-                None => next.members[0].lead = bytes,
-            }
+        if let Some(next) = o.inputs.get_mut(at + 1) {
+            follow_generated(image, next, end, after);
         }
         true
     }
@@ -1044,6 +983,84 @@ fn bear_out(
         }
     }
     lowered
+}
+
+/// Gives `next`, the input section after generated tables that end at `end`, the
+/// boundary and lead its place in the build implies (`after`: the object after the
+/// tables, and where the bytes before it end), when it starts past `end`.
+fn follow_generated(image: &Image<'_>, next: &mut Input<'_>, end: u64, after: Option<After>) {
+    let Some(first) = next
+        .members
+        .first()
+        .and_then(|m| image.symbols.get(m.symbol))
+        .filter(|first| first.place >= end)
+    else {
+        return;
+    };
+    // Where the input section starts: its first object, less that object's
+    // offset when the compiler laid the section (a recompiled object's).
+    let offset = match next.size {
+        Some(_) => next.members[0].lead,
+        None => 0,
+    };
+    let (a, place) = (next.align, first.place.saturating_sub(offset));
+    next.boundary = script_boundary(a, end, place, code(first));
+    next.guessed = (align_up(end, next.boundary) != place).then(|| place - align_up(end, a));
+    let data_end = after
+        .filter(|x| x.place == place && (end..=place).contains(&x.data_end))
+        .filter(|_| next.boundary == 1)
+        .map(|x| x.data_end);
+    let bytes = match data_end {
+        Some(data_end) => data_end - end,
+        None => place - align_up(align_up(end, next.boundary), a),
+    };
+    if data_end.is_some() {
+        next.guessed = Some(bytes);
+    }
+    match next.size {
+        Some(_) => next.lead = bytes,
+        None => next.members[0].lead = bytes,
+    }
+}
+
+/// Splits the input section of `o` that holds objects on both sides of `from` (one
+/// unit's objects in a row are one input section in the map): its part from `from` on
+/// becomes an input section of its own, after it. Returns the index of the section
+/// split and of the first member moved out of it.
+fn split_at(o: &mut Output<'_>, places: &[u64], from: u64) -> Option<(usize, usize)> {
+    let (si, k) = o.inputs.iter().enumerate().find_map(|(si, i)| {
+        i.members
+            .iter()
+            .position(|m| m.inside.is_none() && places.get(m.symbol).is_some_and(|&p| p >= from))
+            .filter(|&k| k > 0)
+            .map(|k| (si, k))
+    })?;
+    let tail = o.inputs[si].members.split_off(k);
+    let mut split = o.inputs[si].clone();
+    split.members = tail;
+    split.boundary = 1;
+    split.align = split.members.iter().map(|m| m.align).max().unwrap_or(1);
+    o.inputs[si].align = o.inputs[si]
+        .members
+        .iter()
+        .map(|m| m.align)
+        .max()
+        .unwrap_or(1);
+    o.inputs.insert(si + 1, split);
+    Some((si, k))
+}
+
+/// Puts input section `i` on the script's boundary `start_align`, in place of the
+/// bytes it explained (its first object's lead, when that object is on it).
+fn on_boundary(i: &mut Input<'_>, start_align: u64, places: &[u64]) {
+    i.boundary = i.boundary.max(start_align);
+    if let Some(first) = i.members.first_mut()
+        && places
+            .get(first.symbol)
+            .is_some_and(|p| p % start_align == 0)
+    {
+        first.lead = 0;
+    }
 }
 
 /// Each object's alignment in `outputs`, by symbol index (see `Alignment`).

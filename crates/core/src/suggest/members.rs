@@ -109,21 +109,7 @@ fn for_member(
     let mut candidates: Vec<Candidate> = Vec::new();
     candidates.extend(declare_pushed_last(layout, name, &pushed));
     candidates.extend(declare_hot_first(layout, name, hot, &hot_path, &pushed));
-    let note = if pushed.is_empty() {
-        Some(
-            "no member before it grew or was added: the source moved it (a deliberate reorder?)"
-                .to_string(),
-        )
-    } else if candidates.is_empty() {
-        Some(
-            "the members that pushed it cannot be declared after it (a member moves only \
-             among the members of its own struct or union, and not after an anonymous \
-             one): only aligning it is tried"
-                .to_string(),
-        )
-    } else {
-        None
-    };
+    let note = note(pushed.is_empty(), candidates.is_empty());
     // 3. The hot member on a line of its own.
     candidates.extend((!hot_path.is_empty()).then(|| {
         (
@@ -144,30 +130,16 @@ fn for_member(
     // kept in candidate order.
     let mut fixes: Vec<MemberFix> = candidates
         .into_par_iter()
-        .filter_map(|(changes, declaration)| {
-            let p = predict(new, &changes, &[]).ok()?;
-            let (relaid, m) = p.image.structs_named(|n| n == name).find_map(|(_, s)| {
-                let at = nested::find(s, name, &hot.name).ok()?;
-                Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
-            })?;
-            let after = diff(old, &p.image, options);
-            let still = after
-                .structs
-                .iter()
-                .find(|s| s.name == *name)
-                .is_some_and(|s| {
-                    s.severity == Severity::HotMember
-                        && s.members.iter().any(|x| x.name == hot.name && moved_hot(x))
-                });
-            Some(MemberFix {
-                change: super::changes_args(&changes),
-                declaration,
-                restores: !still,
-                line: m.offset / line,
-                instance_bytes: relaid.size as i64 - layout.size as i64,
+        .filter_map(|candidate| {
+            member_fix(
+                old,
+                new,
+                options,
+                layout,
+                (name, &hot.name),
                 instances,
-                flags_after: after.flagged,
-            })
+                candidate,
+            )
         })
         .collect();
     fixes.sort_by_key(|f| (!f.restores, f.instance_bytes.abs(), f.flags_after));
@@ -182,6 +154,64 @@ fn for_member(
         rule: together_rule(old, name, &hot.name, hot.offset.old, line),
         fixes,
     }
+}
+
+/// Why fewer fixes are tried: nothing pushed the member (`unpushed`), or what pushed
+/// it cannot be moved (`unmovable`).
+fn note(unpushed: bool, unmovable: bool) -> Option<String> {
+    if unpushed {
+        Some(
+            "no member before it grew or was added: the source moved it (a deliberate reorder?)"
+                .to_string(),
+        )
+    } else if unmovable {
+        Some(
+            "the members that pushed it cannot be declared after it (a member moves only \
+         among the members of its own struct or union, and not after an anonymous \
+         one): only aligning it is tried"
+                .to_string(),
+        )
+    } else {
+        None
+    }
+}
+
+/// The fix `changes` (spelled `declaration`) make to hot member `hot` of struct
+/// `name` (`layout` in NEW), predicted and diffed; none when the prediction fails or
+/// loses the member.
+fn member_fix(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    layout: &StructLayout<'_>,
+    (name, hot): (&str, &str),
+    instances: usize,
+    (changes, declaration): Candidate,
+) -> Option<MemberFix> {
+    let line = new.line_size.max(1);
+    let p = predict(new, &changes, &[]).ok()?;
+    let (relaid, m) = p.image.structs_named(|n| n == name).find_map(|(_, s)| {
+        let at = nested::find(s, name, hot).ok()?;
+        Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
+    })?;
+    let after = diff(old, &p.image, options);
+    let still = after
+        .structs
+        .iter()
+        .find(|s| s.name == name)
+        .is_some_and(|s| {
+            s.severity == Severity::HotMember
+                && s.members.iter().any(|x| x.name == hot && moved_hot(x))
+        });
+    Some(MemberFix {
+        change: super::changes_args(&changes),
+        declaration,
+        restores: !still,
+        line: m.offset / line,
+        instance_bytes: relaid.size as i64 - layout.size as i64,
+        instances,
+        flags_after: after.flagged,
+    })
 }
 
 /// A candidate fix: the changes to predict and the declarations they spell.
