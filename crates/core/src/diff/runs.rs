@@ -58,11 +58,11 @@ pub fn find<'a, 'd>(
         .map(|p| (p.old.space, p.old.section))
         .collect();
     let keep = |space: Space, section: &str| moved.contains(&(space, section));
-    let aligns = |i: usize| match (i, sides.old_link) {
-        (0, Some(link)) => link.alignments(images[0].symbols.len()),
-        _ => LinkMap::alignments_in(images[i], sides.vars[i], &keep),
+    let aligns = |side: Side| match (side, sides.old_link) {
+        (Side::Old, Some(link)) => link.alignments(images[0].symbols.len()),
+        _ => LinkMap::alignments_in(images[side.index()], sides.vars[side.index()], &keep),
     };
-    let (old_aligns, new_aligns) = rayon::join(|| aligns(0), || aligns(1));
+    let (old_aligns, new_aligns) = rayon::join(|| aligns(Side::Old), || aligns(Side::New));
     let aligns = [old_aligns, new_aligns];
     let ctx = Context::new(pairing, images, alignment, &aligns);
     let mut start = 0;
