@@ -214,7 +214,13 @@ fn validate(r: &Rules) -> Result<(), (usize, String)> {
                 .into(),
         ));
     }
-    // A table without a rule checks nothing: say so rather than pass.
+    no_empty_table(r)?;
+    valid_values(r)
+}
+
+/// A table without a rule checks nothing: say so rather than pass (the first such
+/// table, structs first, then symbols, functions and groups).
+fn no_empty_table(r: &Rules) -> Result<(), (usize, String)> {
     fn empty<T: Clone + Default + PartialEq>(rule: &T, clear_why: impl Fn(&mut T)) -> bool {
         let mut r = rule.clone();
         clear_why(&mut r);
@@ -242,6 +248,12 @@ fn validate(r: &Rules) -> Result<(), (usize, String)> {
             return no_rule(x.line, "group", &format!("{:?}", x.pattern));
         }
     }
+    Ok(())
+}
+
+/// Every name is a glob, every alignment a power of two, every `separate` and
+/// `together` list two or more members, every group `STRUCT.GROUP`.
+fn valid_values(r: &Rules) -> Result<(), (usize, String)> {
     let glob = |line: usize, p: &str| {
         globset::Glob::new(p)
             .map(drop)

@@ -216,19 +216,7 @@ pub fn find(
     structs: &[StructChange],
 ) -> Vec<RootCause> {
     let grown = grown_types(runs, new, structs);
-    // Hot objects whose lines changed, by run.
-    let mut hot_by_run: FxHashMap<usize, Vec<(u64, String)>> = FxHashMap::default();
-    for c in changes.iter().flat_map(|l| l.iter()) {
-        if let Some(run) = c.run
-            && c.is_hot()
-            && c.listed_by_default()
-        {
-            hot_by_run
-                .entry(run)
-                .or_default()
-                .push((c.place.old, c.name.to_string()));
-        }
-    }
+    let mut hot_by_run = hot_by_run(changes);
     let direct: Vec<Option<Root>> = runs
         .iter()
         .map(|r| (!r.functions).then(|| root_of(r, &grown)))
@@ -237,21 +225,9 @@ pub fn find(
     let mut roots: Vec<RootCause> = Vec::new();
     let mut index: FxHashMap<Root, usize> = FxHashMap::default();
     for (i, run) in runs.iter_mut().enumerate() {
-        let Some(mut root) = direct[i].clone() else {
+        let Some(root) = filed_under(&direct, &upstream, i) else {
             continue;
         };
-        // A run whose only change is padding moved because the run before it did: it
-        // is filed under that run's root (followed through chains of such runs).
-        let mut at = i;
-        for _ in 0..64 {
-            match (&root, upstream[at]) {
-                (Root::Padding { .. }, Some(up)) if direct[up].is_some() => {
-                    at = up;
-                    root = direct[up].clone().unwrap_or(root);
-                }
-                _ => break,
-            }
-        }
         let at = *index.entry(root.clone()).or_insert_with(|| {
             roots.push(RootCause {
                 what: root.to_string(),
@@ -268,27 +244,7 @@ pub fn find(
             roots.len() - 1
         });
         run.root = Some(at);
-        let r = &mut roots[at];
-        r.runs.push(i);
-        if let (Root::Struct { .. }, Some(item)) = (&r.root, main_item(&run.cause))
-            && !r.via.contains(&item.symbol)
-        {
-            r.via.push(item.symbol.clone());
-        }
-        if run.whole_lines {
-            r.moved_whole_lines += run.count;
-        } else {
-            r.moved += run.count;
-        }
-        match run.space {
-            Space::Percpu => r.percpu = true,
-            Space::Global => r.global = true,
-        }
-        if let Some(hot) = hot_by_run.get_mut(&i) {
-            hot.sort();
-            r.hot += hot.len();
-            r.hot_names.extend(hot.drain(..).map(|(_, n)| n));
-        }
+        add_run(&mut roots[at], i, run, hot_by_run.get_mut(&i));
     }
     for r in &mut roots {
         r.hot_names.truncate(8);
@@ -301,6 +257,72 @@ pub fn find(
             r.what = format!("{} (via {}{more})", r.what, first.join(", "));
         }
     }
+    sort_roots(&mut roots, runs);
+    roots
+}
+
+/// Hot objects whose lines changed, by run: each one's old place and name.
+fn hot_by_run(changes: [&[Box<PlacementChange<'_>>]; 2]) -> FxHashMap<usize, Vec<(u64, String)>> {
+    let mut hot_by_run: FxHashMap<usize, Vec<(u64, String)>> = FxHashMap::default();
+    for c in changes.iter().flat_map(|l| l.iter()) {
+        if let Some(run) = c.run
+            && c.is_hot()
+            && c.listed_by_default()
+        {
+            hot_by_run
+                .entry(run)
+                .or_default()
+                .push((c.place.old, c.name.to_string()));
+        }
+    }
+    hot_by_run
+}
+
+/// The root run `i` is filed under (`direct`: each run's own root, none for
+/// functions): a run whose only change is padding moved because the run before it
+/// did, so it is filed under that run's root (followed through chains of such runs).
+fn filed_under(direct: &[Option<Root>], upstream: &[Option<usize>], i: usize) -> Option<Root> {
+    let mut root = direct[i].clone()?;
+    let mut at = i;
+    for _ in 0..64 {
+        match (&root, upstream[at]) {
+            (Root::Padding { .. }, Some(up)) if direct[up].is_some() => {
+                at = up;
+                root = direct[up].clone().unwrap_or(root);
+            }
+            _ => break,
+        }
+    }
+    Some(root)
+}
+
+/// Counts run `i` into root cause `r`, with the hot objects it moved (`hot`, taken).
+fn add_run(r: &mut RootCause, i: usize, run: &ShiftRun, hot: Option<&mut Vec<(u64, String)>>) {
+    r.runs.push(i);
+    if let (Root::Struct { .. }, Some(item)) = (&r.root, main_item(&run.cause))
+        && !r.via.contains(&item.symbol)
+    {
+        r.via.push(item.symbol.clone());
+    }
+    if run.whole_lines {
+        r.moved_whole_lines += run.count;
+    } else {
+        r.moved += run.count;
+    }
+    match run.space {
+        Space::Percpu => r.percpu = true,
+        Space::Global => r.global = true,
+    }
+    if let Some(hot) = hot {
+        hot.sort();
+        r.hot += hot.len();
+        r.hot_names.extend(hot.drain(..).map(|(_, n)| n));
+    }
+}
+
+/// Sorts the root causes (most hot objects, then most moved, first), and points the
+/// runs at them in their new order.
+fn sort_roots(roots: &mut [RootCause], runs: &mut [ShiftRun]) {
     roots.sort_by(|a, b| {
         (
             std::cmp::Reverse(a.hot),
@@ -322,7 +344,6 @@ pub fn find(
     for (i, run) in runs.iter_mut().enumerate() {
         run.root = order.get(&i).copied();
     }
-    roots
 }
 
 #[cfg(test)]

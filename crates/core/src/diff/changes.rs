@@ -161,6 +161,35 @@ impl<T: PartialEq> Pair<T> {
     }
 }
 
+impl<T> Pair<T> {
+    /// The value in build `side`.
+    pub fn get(&self, side: Side) -> &T {
+        match side {
+            Side::Old => &self.old,
+            Side::New => &self.new,
+        }
+    }
+}
+
+/// One of the two builds a diff compares: the old one or the new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    /// The old build.
+    Old,
+    /// The new build.
+    New,
+}
+
+impl Side {
+    /// Its index in a two-element array of per-build values: 0 old, 1 new.
+    pub fn index(self) -> usize {
+        match self {
+            Side::Old => 0,
+            Side::New => 1,
+        }
+    }
+}
+
 /// A data object (global or per-CPU) whose placement changed.
 #[derive(Debug, Clone)]
 pub struct PlacementChange<'a> {

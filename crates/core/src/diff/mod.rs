@@ -226,21 +226,6 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
             .as_ref()
             .is_some_and(|g| s.any_name(|n| g.is_match(n)))
     };
-    // Every pair is judged independently, in parallel; `collect` keeps pair order and,
-    // the pairs being indexed, writes one slot per pair into a single vector (a
-    // `flatten` first would gather pieces grown by doubling and copy them together).
-    // Both kinds of change are boxed so that a slot stays two words wide.
-    enum Change<'a> {
-        /// A data object of the space given.
-        Data(Space, Box<PlacementChange<'a>>),
-        Function(Box<FunctionChange<'a>>),
-        /// A function that moved or changed size, but neither its phase nor its line
-        /// count: counted, not listed.
-        Moved,
-        /// A change the view asked for does not list (`DiffOptions::listed_only`):
-        /// counted only, never built into the report.
-        Counted(Row, Marks<'a>),
-    }
     let listed_only = options.listed_only && options.pinned_symbols.is_none();
     let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
     let pinned_struct = |name: &str| {
@@ -249,24 +234,8 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
             .as_ref()
             .is_some_and(|g| g.is_match(name))
     };
-    // The pairing (and two small tasks) on one side; struct layouts and the lookup
-    // indexes, which do not need it, on the other, split so that whichever thread is
-    // free first takes what is left. Then the shift runs beside the judging of every
-    // pair (which does not need them: a change learns its run afterwards).
-    let ((pairing, structs_added_removed), (structs, indexes)) = rayon::join(
-        || {
-            (
-                pairing::pair(&old.symbols, &new.symbols),
-                structs::added_removed(old, new),
-            )
-        },
-        || {
-            rayon::join(
-                || structs::changes(old, new, line_size, &pinned_struct, hotness),
-                || placement::Indexes::new(old, new),
-            )
-        },
-    );
+    let ((pairing, structs_added_removed), (structs, indexes)) =
+        pair_and_compare(old, new, line_size, &pinned_struct, hotness);
     let sides = placement::Sides {
         pairing: &pairing,
         old,
@@ -275,103 +244,236 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
         hotness,
         ix: indexes,
     };
-    let judge = || {
-        pairing
-            .pairs
-            .par_iter()
-            .map_init(
-                || {
-                    (
-                        hot::HotTypes::sharing(new, &sides.ix.new_names),
-                        placement::SameLayouts::default(),
-                        placement::Scratch::default(),
-                    )
-                },
-                |(hot, same, scratch), p| {
-                    let pinned = pinned_sym(p.new);
-                    if p.old.kind == SymbolKind::Function {
-                        match placement::function_change(p, line_size, pinned, hotness) {
-                            Some(f) if listed_only && !f.flagged && f.evidence.is_none() => {
-                                Some(Change::Counted(Row::Functions, Marks::function(&f, fails)))
-                            }
-                            Some(f) => Some(Change::Function(Box::new(f))),
-                            None if p.old.place != p.new.place || p.old.size != p.new.size => {
-                                Some(Change::Moved)
-                            }
-                            None => None,
-                        }
-                    } else {
-                        placement::data_change(&sides, p, hot, same, scratch, pinned).map(|c| {
-                            if listed_only && !c.listed_by_default() {
-                                Change::Counted(Row::of(c.space), Marks::data(&c, fails))
-                            } else {
-                                Change::Data(c.space, Box::new(c))
-                            }
-                        })
-                    }
-                },
-            )
-            .collect::<Vec<Option<Change<'a>>>>()
-    };
+    // The shift runs beside the judging of every pair (which does not need them: a
+    // change learns its run afterwards).
     let ((mut runs, run_of), mut changes) = rayon::join(
-        || {
-            let vars = [&sides.ix.old_vars, &sides.ix.new_vars];
-            let sides = runs::Sides {
-                images: [old, new],
-                vars,
-                old_link: options.old_link,
-            };
-            runs::find(&pairing, sides, line_size, &alignment)
-        },
-        judge,
+        || shift_runs(&sides, options, &alignment),
+        || judge_pairs(&sides, listed_only, &pinned_sym, &fails),
     );
     drop(sides);
-    // Each change learns its run and is counted into its row in parallel, so that the
-    // pass sorting them into lists below moves pointers without reading the changes.
-    let tallied = changes
+    let tallied = tally(&mut changes, &pairing, &run_of, &fails);
+    let listed = Listed::of(changes);
+    let causes = causes::find(&mut runs, [&listed.data, &listed.percpu], new, &structs);
+    let pinned_symbols = pinned_symbols(&pairing, &pinned_sym);
+    let pinned_structs = pinned_structs(options, new);
+    let rows = [tallied.data, tallied.percpu, tallied.functions];
+    let summary = summary(&structs, structs_added_removed, &pairing, &runs, rows);
+    let flagged = flagged(&summary);
+    let failing = tallied.failing + structs.iter().filter(|s| fails(s.severity)).count();
+    let quiet_regions = quiet::Quiet::new(new).describe();
+    Report {
+        old: Header::of(old),
+        new: Header::of(new),
+        inputs: Vec::new(),
+        line_size,
+        summary,
+        structs,
+        data: listed.data,
+        percpu: listed.percpu,
+        functions: listed.functions,
+        runs,
+        causes,
+        pinned_symbols,
+        pinned_structs,
+        flagged,
+        fail_on,
+        failing,
+        quiet_regions,
+        patterns: pattern_counts(tallied.patterns),
+    }
+}
+
+/// The pairing and how many structs were added and removed, beside the struct
+/// changes and the lookup indexes: the pairing (and a small task) on one side; struct
+/// layouts and the indexes, which do not need it, on the other, split so that
+/// whichever thread is free first takes what is left.
+#[allow(clippy::type_complexity)]
+fn pair_and_compare<'a, 'd>(
+    old: &'a Image<'d>,
+    new: &'a Image<'d>,
+    line_size: u64,
+    pinned_struct: &(dyn Fn(&str) -> bool + Sync),
+    hotness: &Hotness,
+) -> (
+    (pairing::Pairing<'a, 'd>, (usize, usize)),
+    (Vec<StructChange>, placement::Indexes<'a, 'd>),
+) {
+    rayon::join(
+        || {
+            (
+                pairing::pair(&old.symbols, &new.symbols),
+                structs::added_removed(old, new),
+            )
+        },
+        || {
+            rayon::join(
+                || structs::changes(old, new, line_size, pinned_struct, hotness),
+                || placement::Indexes::new(old, new),
+            )
+        },
+    )
+}
+
+/// The shift runs of both builds and the run each moved symbol belongs to.
+fn shift_runs<'d>(
+    sides: &placement::Sides<'_, '_, 'd>,
+    options: &DiffOptions<'_>,
+    alignment: &dyn Fn(&crate::model::Symbol<'d>) -> Option<u64>,
+) -> (Vec<ShiftRun>, runs::RunOf) {
+    let vars = [&sides.ix.old_vars, &sides.ix.new_vars];
+    let runs_sides = runs::Sides {
+        images: [sides.old, sides.new],
+        vars,
+        old_link: options.old_link,
+    };
+    runs::find(sides.pairing, runs_sides, sides.line_size, alignment)
+}
+
+/// What judging one pair finds. Both kinds of change are boxed so that a slot stays
+/// two words wide.
+enum Judged<'a> {
+    /// A data object of the space given.
+    Data(Space, Box<PlacementChange<'a>>),
+    Function(Box<FunctionChange<'a>>),
+    /// A function that moved or changed size, but neither its phase nor its line
+    /// count: counted, not listed.
+    Moved,
+    /// A change the view asked for does not list (`DiffOptions::listed_only`):
+    /// counted only, never built into the report.
+    Counted(Row, Marks<'a>),
+}
+
+/// Judges every pair independently, in parallel; `collect` keeps pair order and, the
+/// pairs being indexed, writes one slot per pair into a single vector (a `flatten`
+/// first would gather pieces grown by doubling and copy them together).
+fn judge_pairs<'a, 'd>(
+    sides: &placement::Sides<'_, 'a, 'd>,
+    listed_only: bool,
+    pinned_sym: &(impl Fn(&crate::model::Symbol<'_>) -> bool + Sync),
+    fails: &(impl Fn(Severity) -> bool + Sync),
+) -> Vec<Option<Judged<'a>>> {
+    let (line_size, hotness) = (sides.line_size, sides.hotness);
+    sides
+        .pairing
+        .pairs
+        .par_iter()
+        .map_init(
+            || {
+                (
+                    hot::HotTypes::sharing(sides.new, &sides.ix.new_names),
+                    placement::SameLayouts::default(),
+                    placement::Scratch::default(),
+                )
+            },
+            |(hot, same, scratch), p| {
+                let pinned = pinned_sym(p.new);
+                if p.old.kind == SymbolKind::Function {
+                    match placement::function_change(p, line_size, pinned, hotness) {
+                        Some(f) if listed_only && !f.flagged && f.evidence.is_none() => {
+                            Some(Judged::Counted(Row::Functions, Marks::function(&f, fails)))
+                        }
+                        Some(f) => Some(Judged::Function(Box::new(f))),
+                        None if p.old.place != p.new.place || p.old.size != p.new.size => {
+                            Some(Judged::Moved)
+                        }
+                        None => None,
+                    }
+                } else {
+                    placement::data_change(sides, p, hot, same, scratch, pinned).map(|c| {
+                        if listed_only && !c.listed_by_default() {
+                            Judged::Counted(Row::of(c.space), Marks::data(&c, fails))
+                        } else {
+                            Judged::Data(c.space, Box::new(c))
+                        }
+                    })
+                }
+            },
+        )
+        .collect::<Vec<Option<Judged<'a>>>>()
+}
+
+/// Gives each change its run and counts it into its row, in parallel, so that the
+/// pass sorting them into lists moves pointers without reading the changes.
+fn tally<'a>(
+    changes: &mut [Option<Judged<'a>>],
+    pairing: &pairing::Pairing<'_, '_>,
+    run_of: &runs::RunOf,
+    fails: &(impl Fn(Severity) -> bool + Sync),
+) -> Tally<'a> {
+    changes
         .par_iter_mut()
         .zip(&pairing.pairs)
         .fold(Tally::default, |mut t, (c, p)| {
             match c {
-                Some(Change::Moved) => t.functions.changed += 1,
-                Some(Change::Function(f)) => {
-                    f.run = run_of.get(&pairing, p.old);
+                Some(Judged::Moved) => t.functions.changed += 1,
+                Some(Judged::Function(f)) => {
+                    f.run = run_of.get(pairing, p.old);
                     t.count(Row::Functions, Marks::function(f, fails));
                 }
-                Some(Change::Data(space, d)) => {
-                    d.run = run_of.get(&pairing, p.old);
+                Some(Judged::Data(space, d)) => {
+                    d.run = run_of.get(pairing, p.old);
                     t.count(Row::of(*space), Marks::data(d, fails));
                 }
-                Some(Change::Counted(row, marks)) => t.count(*row, *marks),
+                Some(Judged::Counted(row, marks)) => t.count(*row, *marks),
                 None => {}
             }
             t
         })
-        .reduce(Tally::default, Tally::add);
-    let Tally {
-        data: data_counts,
-        percpu: percpu_counts,
-        functions: function_counts,
-        failing,
-        patterns,
-    } = tallied;
-    let (mut data, mut percpu, mut functions) = (Vec::new(), Vec::new(), Vec::new());
-    for c in changes.into_iter().flatten() {
-        match c {
-            Change::Moved | Change::Counted(..) => {}
-            Change::Function(f) => functions.push(f),
-            Change::Data(Space::Percpu, d) => percpu.push(d),
-            Change::Data(Space::Global, d) => data.push(d),
+        .reduce(Tally::default, Tally::add)
+}
+
+/// The changes the report lists, by row, in pair order; boxed as `Report` keeps them.
+#[allow(clippy::vec_box)]
+struct Listed<'a> {
+    data: Vec<Box<PlacementChange<'a>>>,
+    percpu: Vec<Box<PlacementChange<'a>>>,
+    functions: Vec<Box<FunctionChange<'a>>>,
+}
+
+impl<'a> Listed<'a> {
+    /// Sorts the listed changes into their rows.
+    fn of(changes: Vec<Option<Judged<'a>>>) -> Self {
+        let (mut data, mut percpu, mut functions) = (Vec::new(), Vec::new(), Vec::new());
+        for c in changes.into_iter().flatten() {
+            match c {
+                Judged::Moved | Judged::Counted(..) => {}
+                Judged::Function(f) => functions.push(f),
+                Judged::Data(Space::Percpu, d) => percpu.push(d),
+                Judged::Data(Space::Global, d) => data.push(d),
+            }
+        }
+        Listed {
+            data,
+            percpu,
+            functions,
         }
     }
-    let causes = causes::find(&mut runs, [&data, &percpu], new, &structs);
-    let pinned_symbols: Vec<String> = pairing
+}
+
+/// The qualified names of the paired symbols `pinned` accepts (by their new symbol).
+fn pinned_symbols(
+    pairing: &pairing::Pairing<'_, '_>,
+    pinned: &impl Fn(&crate::model::Symbol<'_>) -> bool,
+) -> Vec<String> {
+    pairing
         .pairs
         .iter()
-        .filter(|p| pinned_sym(p.new))
+        .filter(|p| pinned(p.new))
         .map(|p| p.new.qualified_name())
-        .collect();
-    let pinned_structs = match &options.pinned_structs {
+        .collect()
+}
+
+/// The flagged changes of every row of the summary.
+fn flagged(summary: &Summary) -> usize {
+    summary.structs.flagged
+        + summary.data.flagged
+        + summary.percpu.flagged
+        + summary.functions.flagged
+}
+
+/// The names of the new build's structs the options pin.
+fn pinned_structs(options: &DiffOptions<'_>, new: &Image<'_>) -> Vec<String> {
+    match &options.pinned_structs {
         Some(g) => new
             .structs
             .iter()
@@ -379,7 +481,19 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
             .map(|s| s.name.to_string())
             .collect(),
         None => Vec::new(),
-    };
+    }
+}
+
+/// The summary's rows: structs (from their changes and how many were added and
+/// removed), then data, per-CPU data and functions (`rows`, as tallied) with their
+/// runs and added and removed symbols.
+fn summary(
+    structs: &[StructChange],
+    (structs_added, structs_removed): (usize, usize),
+    pairing: &pairing::Pairing<'_, '_>,
+    runs: &[ShiftRun],
+    [data_counts, percpu_counts, function_counts]: [Counts; 3],
+) -> Summary {
     // Symbols of one space and kind (functions or data) in a list.
     let count = |list: &[&crate::model::Symbol<'_>], space: Space, functions: bool| {
         list.iter()
@@ -388,17 +502,16 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
     };
     let count_added = |space, f| count(&pairing.added, space, f);
     let count_removed = |space, f| count(&pairing.removed, space, f);
-    let (structs_added, structs_removed) = structs_added_removed;
     // A row's run counts: data runs of its space.
     let runs_of = |counts: Counts, space: Space| {
-        let (runs, whole_line_runs) = run_counts(&runs, |r| r.space == space && !r.functions);
+        let (runs, whole_line_runs) = run_counts(runs, |r| r.space == space && !r.functions);
         Counts {
             runs,
             whole_line_runs,
             ..counts
         }
     };
-    let summary = Summary {
+    Summary {
         structs: Counts {
             changed: structs
                 .iter()
@@ -426,7 +539,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
             ..runs_of(percpu_counts, Space::Percpu)
         },
         functions: {
-            let (runs, whole_line_runs) = run_counts(&runs, |r| r.functions);
+            let (runs, whole_line_runs) = run_counts(runs, |r| r.functions);
             Counts {
                 runs,
                 whole_line_runs,
@@ -435,31 +548,5 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
                 ..function_counts
             }
         },
-    };
-    let flagged = summary.structs.flagged
-        + summary.data.flagged
-        + summary.percpu.flagged
-        + summary.functions.flagged;
-    let failing = failing + structs.iter().filter(|s| fails(s.severity)).count();
-    let quiet_regions = quiet::Quiet::new(new).describe();
-    Report {
-        old: Header::of(old),
-        new: Header::of(new),
-        inputs: Vec::new(),
-        line_size,
-        summary,
-        structs,
-        data,
-        percpu,
-        functions,
-        runs,
-        causes,
-        pinned_symbols,
-        pinned_structs,
-        flagged,
-        fail_on,
-        failing,
-        quiet_regions,
-        patterns: pattern_counts(patterns),
     }
 }

@@ -8,6 +8,7 @@ use std::hash::{Hash, Hasher};
 
 use rustc_hash::FxHashMap;
 
+use super::changes::Side;
 use crate::model::{Space, Symbol, SymbolKind};
 
 /// A symbol present in both builds.
@@ -119,17 +120,18 @@ impl Pairing<'_, '_> {
         index_in(self.keys[0].0, s)
     }
 
-    /// The key id of a symbol of the old build (`side` 0) or the new one (`side` 1):
+    /// The key id of a symbol of build `side`:
     /// two data symbols of one space have equal ids exactly when their names without
     /// clone numbers and their units (or files) are equal.
-    pub fn key_id(&self, side: usize, s: &Symbol<'_>) -> u32 {
-        let (list, ids) = &self.keys[side];
+    pub fn key_id(&self, side: Side, s: &Symbol<'_>) -> u32 {
+        let (list, ids) = &self.keys[side.index()];
         ids[index_in(list, s)]
     }
 }
 
-/// Pairs the symbols of the old build with those of the new one.
-pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
+/// The key id of each symbol of each build (see `Pairing::key_id`), and how many
+/// keys there are.
+fn key_ids<'d>(old: &[Symbol<'d>], new: &[Symbol<'d>]) -> (Vec<u32>, Vec<u32>, u32) {
     // FxHash and keys that borrow their names: SipHash with an owned key per dotted name
     // was a tenth of the snapshot-pair diff.
     let hash = |s: &Symbol<'d>| {
@@ -176,6 +178,12 @@ pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a,
         }
     }
     drop(table);
+    (old_ids, new_ids, groups)
+}
+
+/// Pairs the symbols of the old build with those of the new one.
+pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
+    let (old_ids, new_ids, groups) = key_ids(old, new);
     // The i-th symbol of a key in one build pairs with the i-th of that key in the
     // other (both lists are in place order: the model sorts symbols). Each key's new
     // symbols are chained in place order (`first`, `next`) and taken in turn by its old
@@ -382,8 +390,8 @@ mod tests {
         assert_eq!(places(&p.added), [0x3000]);
         assert!(p.removed.is_empty());
         // Equal key ids exactly for equal keys, across the builds.
-        assert_eq!(p.key_id(0, &new[0]), p.key_id(1, &old[3]));
-        assert_ne!(p.key_id(0, &new[0]), p.key_id(1, &old[2]));
+        assert_eq!(p.key_id(Side::Old, &new[0]), p.key_id(Side::New, &old[3]));
+        assert_ne!(p.key_id(Side::Old, &new[0]), p.key_id(Side::New, &old[2]));
     }
 
     #[test]

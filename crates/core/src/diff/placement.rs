@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::changes::{
-    FunctionChange, MemberLines, Pair, PlacementChange, Severity, SymbolName, Tenant,
+    FunctionChange, MemberLines, Pair, PlacementChange, Severity, Side, SymbolName, Tenant,
 };
 use super::hot::{HotTypes, StructNames};
 use super::pairing::{Paired, Pairing};
@@ -15,7 +15,7 @@ use super::structs::leaves;
 use super::verdict::{self, ObjectFacts};
 use super::written::writable;
 use crate::evidence::{Declared, Evidence, Hotness};
-use crate::layout::{SpaceIndex, place};
+use crate::layout::{Placement, SpaceIndex, place};
 use crate::model::{
     Image, Space, StructId, StructLayout, Symbol, SymbolKind, SymbolVariables, Variable,
 };
@@ -87,7 +87,7 @@ impl<'a, 'd> Sides<'_, 'a, 'd> {
                 vars: &self.ix.old_vars,
                 quiet: &self.ix.old_quiet,
                 pairing: self.pairing,
-                which: 0,
+                which: Side::Old,
                 code: self.old.access.supported,
                 names: &self.ix.old_names,
             },
@@ -97,7 +97,7 @@ impl<'a, 'd> Sides<'_, 'a, 'd> {
                 vars: &self.ix.new_vars,
                 quiet: &self.ix.quiet,
                 pairing: self.pairing,
-                which: 1,
+                which: Side::New,
                 code: self.new.access.supported,
                 names: &self.ix.new_names,
             },
@@ -155,7 +155,7 @@ fn tenants<'a, 'd>(
 /// with clone numbers removed, so renumbered or re-suffixed neighbours are not a change.
 /// That is the pairing key (co-tenants are data of one space), so its id stands for
 /// it: this runs for every co-tenant of every paired object.
-fn tenant_keys(pairing: &Pairing<'_, '_>, side: usize, t: &[&Symbol<'_>], out: &mut Vec<u32>) {
+fn tenant_keys(pairing: &Pairing<'_, '_>, side: Side, t: &[&Symbol<'_>], out: &mut Vec<u32>) {
     out.clear();
     out.extend(t.iter().map(|s| pairing.key_id(side, s)));
     out.sort_unstable();
@@ -188,95 +188,205 @@ pub fn data_change<'a, 'd>(
     }
     let old = place(o.place, o.size, ls);
     let new = place(n.place, n.size, ls);
+    let (co_changed, sharing_grew) = find_tenants(sides, p, scratch);
+    let moved = o.place != n.place || o.size != n.size;
+    if !moved && !co_changed && !pinned {
+        return None;
+    }
+    let t = Typed::of(sides, p, hot);
+    let evidence = object_evidence(sides, (o, n), &t);
+    let member_lines = member_lines(sides, (o, n), (t.var_old, t.var_new), same);
+    let old_evidence = evidence.filter(|_| t.is_writable);
+    let sharing = old_evidence
+        .is_some()
+        .then(|| judge_lines(sides, hot, &mut scratch.written, p, old_evidence));
+    let mut change = PlacementChange {
+        name: SymbolName::of(n),
+        space: n.space,
+        section: n.section,
+        type_name: t.type_name,
+        place: Pair {
+            old: o.place,
+            new: n.place,
+        },
+        size: Pair {
+            old: o.size,
+            new: n.size,
+        },
+        delta: p.delta(),
+        line_size: ls,
+        old_tenants: scratch.syms[0].len(),
+        tenants: scratch.syms.iter().flatten().map(|&t| Tenant(t)).collect(),
+        co_tenants_changed: co_changed,
+        sharing_grew,
+        write_hot_type: t.hot_members > 0,
+        hot_members: t.hot_members,
+        written_neighbours: written_neighbours(sharing.as_deref()),
+        sharing,
+        explicit_alignment: t.explicit_alignment,
+        run: None,
+        member_lines,
+        evidence,
+        cold: t.cold,
+        // Decided below, from the facts of the change.
+        decision: UNDECIDED,
+        severity: Severity::Data,
+        changed: moved || co_changed,
+        flagged: false,
+        quiet: t.quiet,
+    };
+    judge(&mut change, &old, &new);
+    Some(change)
+}
+
+/// What the variables of a paired data object (the new build's first) and the
+/// conventions say of it.
+struct Typed<'v, 'd> {
+    var_old: Option<&'v Variable<'d>>,
+    var_new: Option<&'v Variable<'d>>,
+    type_name: Option<&'v str>,
+    /// The quiet storage it is in (boot-only, ...), if any.
+    quiet: Option<&'static str>,
+    /// Its storage can be written.
+    writable: bool,
+    /// It can be written and is not quiet.
+    is_writable: bool,
+    /// How many of its type's members are write-hot (when it is writable).
+    hot_members: usize,
+    explicit_alignment: Option<u64>,
+    cold: Option<crate::evidence::Cold>,
+}
+
+impl<'v, 'd> Typed<'v, 'd> {
+    /// The facts of pair `p`.
+    fn of(sides: &Sides<'_, 'v, 'd>, p: &Paired<'v, 'd>, hot: &mut HotTypes<'_, '_>) -> Self {
+        let (o, n) = (p.old, p.new);
+        let var_new = sides.ix.new_vars.of(n);
+        let var_old = sides.ix.old_vars.of(o);
+        let type_name = var_new.or(var_old).map(|v| v.type_name());
+        let ty = var_new.or(var_old).map(|v| &*v.ctype);
+        let quiet = sides.ix.quiet.of(n, type_name);
+        let writable = writable(n, ty);
+        let is_writable = writable && quiet.is_none();
+        let hot_members = match var_new {
+            Some(v) if is_writable => hot.hot_members(&v.ctype, v.layout),
+            _ => 0,
+        };
+        Typed {
+            var_old,
+            var_new,
+            type_name,
+            quiet,
+            writable,
+            is_writable,
+            hot_members,
+            explicit_alignment: var_new.and_then(|v| sides.new.explicit_alignment(v)),
+            cold: crate::evidence::cold::of(n.name, n.section, type_name),
+        }
+    }
+}
+
+/// What `PlacementChange::decision` holds until the change is judged.
+const UNDECIDED: verdict::Decision = verdict::Decision {
+    verdict: verdict::Verdict::Quiet,
+    rule: "",
+};
+
+/// Fills the scratch lists with the pair's neighbours on its lines in each build
+/// and their keys; returns whether they changed, and whether it gained one.
+fn find_tenants<'a, 'd>(
+    sides: &Sides<'_, 'a, 'd>,
+    p: &Paired<'a, 'd>,
+    scratch: &mut Scratch<'a, 'd>,
+) -> (bool, bool) {
+    let (o, n, ls) = (p.old, p.new, sides.line_size);
     let Scratch {
-        near,
-        syms,
-        keys,
-        written,
+        near, syms, keys, ..
     } = scratch;
     let [old_syms, new_syms] = syms;
     let [old_keys, new_keys] = keys;
     let (os, ns) = (slot(o.space), slot(n.space));
     tenants(&sides.ix.old_index[os], &mut near[0][os], o, ls, old_syms);
     tenants(&sides.ix.new_index[ns], &mut near[1][ns], n, ls, new_syms);
-    tenant_keys(sides.pairing, 0, old_syms, old_keys);
-    tenant_keys(sides.pairing, 1, new_syms, new_keys);
+    tenant_keys(sides.pairing, Side::Old, old_syms, old_keys);
+    tenant_keys(sides.pairing, Side::New, new_syms, new_keys);
     let co_changed = old_keys != new_keys;
-    let moved = o.place != n.place || o.size != n.size;
-    if !moved && !co_changed && !pinned {
-        return None;
-    }
-    let tenants: Vec<Tenant<'a>> = old_syms
-        .iter()
-        .chain(new_syms.iter())
-        .map(|&t| Tenant(t))
-        .collect();
-    let var_new = sides.ix.new_vars.of(n);
-    let var_old = sides.ix.old_vars.of(o);
-    let type_name = var_new.or(var_old).map(|v| v.type_name());
-    let ty = var_new.or(var_old).map(|v| &*v.ctype);
-    let quiet = sides.ix.quiet.of(n, type_name);
-    let is_writable = writable(n, ty) && quiet.is_none();
-    let hot_members = match var_new {
-        Some(v) if is_writable => hot.hot_members(&v.ctype, v.layout),
-        _ => 0,
-    };
-    let write_hot = hot_members > 0;
-    let new_tenants: Vec<&&Symbol<'_>> = new_syms
-        .iter()
-        .filter(|t| old_keys.binary_search(&sides.pairing.key_id(1, t)).is_err())
-        .collect();
-    let sharing_grew = co_changed && !new_tenants.is_empty();
-    let explicit_alignment = var_new.and_then(|v| sides.new.explicit_alignment(v));
-    let struct_name = var_new.and_then(|v| sides.new.struct_name(v));
-    let cold = crate::evidence::cold::of(n.name, n.section, type_name);
+    let gained = co_changed
+        && new_syms.iter().any(|t| {
+            old_keys
+                .binary_search(&sides.pairing.key_id(Side::New, t))
+                .is_err()
+        });
+    (co_changed, gained)
+}
+
+/// The strongest evidence of hotness of the object (`t` its facts): the known list,
+/// its declaration, and its write-hot members; without any, that a hot function
+/// writes it.
+fn object_evidence<'a>(
+    sides: &Sides<'_, 'a, '_>,
+    (o, n): (&Symbol<'_>, &Symbol<'_>),
+    t: &Typed<'_, '_>,
+) -> Option<Evidence<'a>> {
+    let struct_name = t.var_new.and_then(|v| sides.new.struct_name(v));
     // A declaration counts for storage that can be written and is not cold by
     // convention: a line-aligned ops table in .rodata declares nothing about hotness.
     // `__read_mostly` on either side: data that lost it is at risk in its new place.
     let declared = crate::evidence::declared(
         n.name,
-        explicit_alignment,
-        ls,
+        t.explicit_alignment,
+        sides.line_size,
         crate::evidence::Placed {
             hot_area: sides.new.in_percpu_hot_area(n),
             read_mostly: sides.new.in_read_mostly(n) || sides.old.in_read_mostly(o),
         },
     )
-    .filter(|_| writable(n, ty) && cold.is_none());
+    .filter(|_| t.writable && t.cold.is_none());
     let evidence = [
         sides.hotness.object(n.name, struct_name),
         declared.map(Evidence::Declared),
-        write_hot.then_some(Evidence::Inferred {
-            members: hot_members,
+        (t.hot_members > 0).then_some(Evidence::Inferred {
+            members: t.hot_members,
         }),
     ]
     .into_iter()
     .fold(None, Evidence::stronger);
-    let member_lines = member_lines(sides, (o, n), (var_old, var_new), same);
     // Lines are judged member by member for objects with evidence of hotness, or that
     // a hot function writes; the rest cannot be flagged, whatever shares their lines.
-    let evidence = match (evidence, is_writable && cold.is_none()) {
+    match (evidence, t.is_writable && t.cold.is_none()) {
         (None, true) => sharing::hot_writer(sides.hotness, sides.new, n),
         (e, _) => e,
+    }
+}
+
+/// The object's lines judged member by member in both builds, on `evidence`.
+fn judge_lines<'a, 'd>(
+    sides: &Sides<'_, 'a, 'd>,
+    hot: &mut HotTypes<'_, '_>,
+    written: &mut sharing::WrittenMemo<'a>,
+    p: &Paired<'a, 'd>,
+    evidence: Option<Evidence<'a>>,
+) -> Box<super::lines::LineSharing<'a>> {
+    let (old_side, new_side) = sides.line_sides();
+    let mut judge = sharing::Judge {
+        hotness: sides.hotness,
+        line_size: sides.line_size,
+        types: hot,
+        written,
     };
-    let old_evidence = evidence.filter(|_| is_writable);
-    let sharing = old_evidence.is_some().then(|| {
-        let (old_side, new_side) = sides.line_sides();
-        let mut judge = sharing::Judge {
-            hotness: sides.hotness,
-            line_size: ls,
-            types: hot,
-            written,
-        };
-        Box::new(sharing::judge(
-            &mut judge,
-            &old_side,
-            &new_side,
-            (o, n),
-            (old_evidence, old_evidence),
-        ))
-    });
-    let written_neighbours: Vec<SymbolName<'a>> = match &sharing {
+    Box::new(sharing::judge(
+        &mut judge,
+        &old_side,
+        &new_side,
+        (p.old, p.new),
+        (evidence, evidence),
+    ))
+}
+
+/// The new neighbours met on the same line (not only the adjacent one), by file and
+/// name, each once.
+fn written_neighbours<'a>(sharing: Option<&super::lines::LineSharing<'a>>) -> Vec<SymbolName<'a>> {
+    match sharing {
         Some(sh) => {
             let mut names: Vec<SymbolName<'a>> = sh
                 .new_meetings
@@ -289,80 +399,62 @@ pub fn data_change<'a, 'd>(
             names
         }
         None => Vec::new(),
-    };
-    let line_hot = sharing.as_ref().and_then(|sh| sh.strength());
-    let facts = ObjectFacts {
+    }
+}
+
+/// What the verdict on change `c` reads, `old` and `new` its placements.
+fn object_facts(c: &PlacementChange<'_>, old: &Placement, new: &Placement) -> ObjectFacts {
+    let (evidence, sharing) = (c.evidence, c.sharing.as_ref());
+    let line_hot = sharing.and_then(|sh| sh.strength());
+    ObjectFacts {
         hot: evidence.map(|e| e.strength()).max(line_hot),
-        cold: cold.is_some(),
-        boot_only: quiet == Some(BOOT_ONLY),
-        gained_neighbour: sharing_grew,
-        meets_written: sharing.as_ref().and_then(|sh| sh.same_line()),
-        meets_adjacent: sharing.as_ref().is_some_and(|sh| sh.adjacent()),
-        hot_now_alone: sharing.as_ref().is_some_and(|sh| sh.hot_now_alone()),
-        meetings_gone: sharing
-            .as_ref()
-            .is_some_and(|sh| sh.gone > 0 && sh.new_meetings.is_empty()),
+        cold: c.cold.is_some(),
+        boot_only: c.quiet == Some(BOOT_ONLY),
+        gained_neighbour: c.sharing_grew,
+        meets_written: sharing.and_then(|sh| sh.same_line()),
+        meets_adjacent: sharing.is_some_and(|sh| sh.adjacent()),
+        hot_now_alone: sharing.is_some_and(|sh| sh.hot_now_alone()),
+        meetings_gone: sharing.is_some_and(|sh| sh.gone > 0 && sh.new_meetings.is_empty()),
         more_lines: new.lines > old.lines,
-        lost_line_alignment: explicit_alignment.is_some_and(|a| a >= ls)
+        lost_line_alignment: c.explicit_alignment.is_some_and(|a| a >= c.line_size)
             && old.line_aligned
             && !new.line_aligned,
-        hot_member_moved: member_lines.iter().any(|m| {
+        hot_member_moved: c.member_lines.iter().any(|m| {
             m.evidence
                 .is_some_and(|e| e.strength() >= crate::evidence::Strength::Known)
         }),
         // Starting a line by chance is no improvement; for a hot object it is.
-        improved: (co_changed && !sharing_grew)
+        improved: (c.co_tenants_changed && !c.sharing_grew)
             || (new.line_aligned
                 && !old.line_aligned
                 && evidence.is_some_and(|e| e.strength() > crate::evidence::Strength::Inferred)),
-        line_facts_changed: co_changed
+        line_facts_changed: c.co_tenants_changed
             || old.offset_in_line != new.offset_in_line
             || old.lines != new.lines,
         read_hot: evidence == Some(Evidence::Declared(Declared::ReadMostly)),
-    };
-    let decision = verdict::judge_object(&facts);
-    let mut severity = Severity::of(decision.verdict);
+    }
+}
+
+/// Decides change `c` (`old` and `new` its placements): its verdict and severity.
+fn judge(c: &mut PlacementChange<'_>, old: &Placement, new: &Placement) {
+    let facts = object_facts(c, old, new);
+    c.decision = verdict::judge_object(&facts);
+    c.severity = severity_of(c.decision, &facts);
+    c.flagged = c.severity.flagged();
+}
+
+/// The severity of a data change decided so: a plain data change with more than
+/// inferred evidence of hotness is a change to something hot.
+fn severity_of(decision: verdict::Decision, facts: &ObjectFacts) -> Severity {
+    let severity = Severity::of(decision.verdict);
     if severity == Severity::Data
         && facts
             .hot
             .is_some_and(|s| s > crate::evidence::Strength::Inferred)
     {
-        severity = Severity::HotChanged;
+        return Severity::HotChanged;
     }
-    Some(PlacementChange {
-        name: SymbolName::of(n),
-        space: n.space,
-        section: n.section,
-        type_name,
-        place: Pair {
-            old: o.place,
-            new: n.place,
-        },
-        size: Pair {
-            old: o.size,
-            new: n.size,
-        },
-        delta: p.delta(),
-        line_size: ls,
-        old_tenants: old_syms.len(),
-        tenants,
-        co_tenants_changed: co_changed,
-        sharing_grew,
-        write_hot_type: write_hot,
-        hot_members,
-        written_neighbours,
-        sharing,
-        explicit_alignment,
-        run: None,
-        member_lines,
-        evidence,
-        cold,
-        decision,
-        severity,
-        changed: moved || co_changed,
-        flagged: severity.flagged(),
-        quiet,
-    })
+    severity
 }
 
 /// For an object whose struct type changed: named members whose line in the

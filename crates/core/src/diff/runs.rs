@@ -7,7 +7,7 @@ use std::cell::OnceCell;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun};
+use super::changes::{Cause, CauseItem, ItemKind, Pair, Severity, ShiftRun, Side};
 use super::pairing::{Paired, Pairing};
 use crate::link::{Alignment, LinkMap};
 use crate::model::{Image, Space, Symbol, SymbolKind, SymbolVariables};
@@ -58,11 +58,11 @@ pub fn find<'a, 'd>(
         .map(|p| (p.old.space, p.old.section))
         .collect();
     let keep = |space: Space, section: &str| moved.contains(&(space, section));
-    let aligns = |i: usize| match (i, sides.old_link) {
-        (0, Some(link)) => link.alignments(images[0].symbols.len()),
-        _ => LinkMap::alignments_in(images[i], sides.vars[i], &keep),
+    let aligns = |side: Side| match (side, sides.old_link) {
+        (Side::Old, Some(link)) => link.alignments(images[0].symbols.len()),
+        _ => LinkMap::alignments_in(images[side.index()], sides.vars[side.index()], &keep),
     };
-    let (old_aligns, new_aligns) = rayon::join(|| aligns(0), || aligns(1));
+    let (old_aligns, new_aligns) = rayon::join(|| aligns(Side::Old), || aligns(Side::New));
     let aligns = [old_aligns, new_aligns];
     let ctx = Context::new(pairing, images, alignment, &aligns);
     let mut start = 0;
@@ -282,21 +282,23 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
     }
 
     /// `s.qualified_name()`, `s` a symbol of build `side`, spelled once.
-    fn name(&self, side: usize, s: &Symbol<'d>) -> Cow<'_, str> {
-        match self.images[side].index_of(s) {
-            Some(i) => Cow::Borrowed(self.names[side][i].get_or_init(|| s.qualified_name())),
+    fn name(&self, side: Side, s: &Symbol<'d>) -> Cow<'_, str> {
+        match self.images[side.index()].index_of(s) {
+            Some(i) => {
+                Cow::Borrowed(self.names[side.index()][i].get_or_init(|| s.qualified_name()))
+            }
             None => Cow::Owned(s.qualified_name()),
         }
     }
 
     /// `counted(start, list)` for symbols of build `side` (any not of its symbols: the
     /// map).
-    fn counted(&self, side: usize, start: u64, list: &[&Symbol<'d>]) -> Counted<'_> {
-        let image = self.images[side];
+    fn counted(&self, side: Side, start: u64, list: &[&Symbol<'d>]) -> Counted<'_> {
+        let image = self.images[side.index()];
         if list.iter().any(|s| index_in(image, s).is_none()) {
             return Counted::Map(counted(start, list));
         }
-        let mut slots = self.slots[side].borrow_mut();
+        let mut slots = self.slots[side.index()].borrow_mut();
         if slots.of.len() != image.symbols.len() {
             slots.of = vec![(0, 0, 0); image.symbols.len()];
         }
@@ -343,16 +345,16 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
     }
 
     /// The link model's alignment of `s`, a symbol of build `side`.
-    fn link_alignment(&self, side: usize, s: &Symbol<'d>) -> Option<Alignment> {
-        let i = self.images[side].index_of(s)?;
-        self.aligns[side].get(i).copied().flatten()
+    fn link_alignment(&self, side: Side, s: &Symbol<'d>) -> Option<Alignment> {
+        let i = self.images[side.index()].index_of(s)?;
+        self.aligns[side.index()].get(i).copied().flatten()
     }
 
-    /// Where `section` starts in the place space of build `side` (0 old, 1 new).
-    fn section_base(&self, side: usize, space: Space, section: &str) -> u64 {
+    /// Where `section` starts in the place space of build `side`.
+    fn section_base(&self, side: Side, space: Space, section: &str) -> u64 {
         match space {
             Space::Percpu => 0,
-            Space::Global => self.images[side]
+            Space::Global => self.images[side.index()]
                 .sections
                 .iter()
                 .find(|s| s.name == section)
@@ -363,6 +365,27 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
     /// The run's cause, the base of the gap before it, and the base's delta (see
     /// `RunCause`).
     fn cause(&self, list: &[&Paired<'a, 'd>], i: usize) -> RunCause {
+        let gap = self.gap(list, i);
+        let previous_delta = gap.base.new.wrapping_sub(gap.base.old) as i64;
+        let change = gap.first.delta().wrapping_sub(previous_delta);
+        let old_bytes = self.counted(Side::Old, gap.start(Side::Old), &gap.in_old);
+        let new_bytes = self.counted(Side::New, gap.start(Side::New), &gap.in_new);
+        let mut items = Items::default();
+        self.push_resized_base(&gap, &mut items);
+        let mut align = self.first_alignment(&gap);
+        self.push_pairs_between(&gap, &old_bytes, &new_bytes, &mut items);
+        self.push_unpaired_between(&gap, &old_bytes, &new_bytes, &mut items, &mut align);
+        self.push_padding(&gap, &old_bytes, &new_bytes, &mut items);
+        RunCause {
+            cause: explain(&gap, items, change, align),
+            base: gap.base,
+            previous_delta,
+        }
+    }
+
+    /// The gap before the run that starts at `list[i]`: its base and what lies
+    /// between the base and the run in each build.
+    fn gap<'g>(&'g self, list: &'g [&'g Paired<'a, 'd>], i: usize) -> Gap<'g, 'a, 'd> {
         let first = list[i];
         let space = first.old.space;
         let section = first.old.section;
@@ -378,14 +401,11 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 new: p.new.place,
             },
             None => Pair {
-                old: self.section_base(0, space, section),
-                new: self.section_base(1, space, section),
+                old: self.section_base(Side::Old, space, section),
+                new: self.section_base(Side::New, space, section),
             },
         };
-        let previous_delta = base.new.wrapping_sub(base.old) as i64;
-        let change = first.delta().wrapping_sub(previous_delta);
         // What lies between the base and the first symbol on each side.
-        let lo = |v: u64| prev.map(|_| v);
         let old_pairs: Vec<&Paired<'a, 'd>> = match j {
             Some(j) => list[j + 1..i].to_vec(),
             None => list[..i].to_vec(),
@@ -402,67 +422,59 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 v[from..to.max(from)].iter().map(|p| &**p).collect()
             })
             .unwrap_or_default();
-        // No base although paired symbols precede the run in one build or the other:
-        // none of them precedes it in both (the code before it was laid out in another
-        // order, as a module's functions often are).
-        let no_base = prev.is_none() && (i > 0 || !new_pairs.is_empty());
-        let in_old: Vec<&Symbol<'d>> = old_pairs
+        let mut gap = Gap {
+            first,
+            space,
+            section,
+            prev,
+            base,
+            // No base although paired symbols precede the run in one build or the
+            // other: none of them precedes it in both (the code before it was laid
+            // out in another order, as a module's functions often are).
+            no_base: prev.is_none() && (i > 0 || !new_pairs.is_empty()),
+            in_old: Vec::new(),
+            in_new: Vec::new(),
+            old_set: old_pairs.iter().map(pair_ptr).collect(),
+            reordered: false,
+            old_pairs,
+            new_pairs,
+        };
+        gap.in_old = gap
+            .old_pairs
             .iter()
             .map(|p| p.old)
             .filter(|s| prev.is_none_or(|p| !std::ptr::eq(*s, p.old)))
-            .chain(between(
-                &self.removed,
-                space,
-                section,
-                lo(base.old),
-                first.old.place,
-            ))
+            .chain(gap.unpaired(&self.removed, Side::Old))
             .collect();
-        let in_new: Vec<&Symbol<'d>> = new_pairs
+        gap.in_new = gap
+            .new_pairs
             .iter()
             .map(|p| p.new)
             .filter(|s| prev.is_none_or(|p| !std::ptr::eq(*s, p.new)))
-            .chain(between(
-                &self.added,
-                space,
-                section,
-                lo(base.new),
-                first.new.place,
-            ))
+            .chain(gap.unpaired(&self.added, Side::New))
             .collect();
-        // Reordered: a sized pair lies between on one side only.
-        let sized = |p: &&&Paired<'a, 'd>| p.old.size > 0 || p.new.size > 0;
-        let ptr = |p: &&Paired<'a, 'd>| *p as *const Paired<'a, 'd>;
-        let old_set: FxHashSet<*const Paired<'a, 'd>> = old_pairs.iter().map(ptr).collect();
-        let new_set: FxHashSet<*const Paired<'a, 'd>> = new_pairs.iter().map(ptr).collect();
-        let reordered = old_pairs
-            .iter()
-            .filter(sized)
-            .any(|p| !new_set.contains(&ptr(p)))
-            || new_pairs
-                .iter()
-                .filter(sized)
-                .any(|p| !old_set.contains(&ptr(p)));
-        let gap_start = |side: usize| match prev {
-            Some(p) => {
-                let s = if side == 0 { p.old } else { p.new };
-                s.place.saturating_add(s.size)
-            }
-            None => [base.old, base.new][side],
-        };
-        let old_bytes = self.counted(0, gap_start(0), &in_old);
-        let new_bytes = self.counted(1, gap_start(1), &in_new);
-        let mut items = Items::default();
-        if let Some(p) = prev
+        gap.reordered = gap.is_reordered();
+        gap
+    }
+
+    /// Lists the base's own change of size, when it has one.
+    fn push_resized_base<'n>(&'n self, gap: &Gap<'_, 'a, 'd>, items: &mut Items<'n>) {
+        if let Some(p) = gap.prev
             && p.old.size != p.new.size
         {
             items.push(item(
-                self.name(0, p.old),
+                self.name(Side::Old, p.old),
                 ItemKind::Resized,
                 p.old.size,
                 p.new.size,
             ));
         }
+    }
+
+    /// The alignment the run's first symbol may have been placed at: its own, or
+    /// what its addresses imply, bounded by what the link model says.
+    fn first_alignment(&self, gap: &Gap<'_, 'a, 'd>) -> u64 {
+        let (first, prev) = (gap.first, gap.prev);
         // The first symbol's own alignment, or what its addresses imply. When it may
         // start its object file's input section (its unit or `STT_FILE` group differs
         // from the previous symbol's, or either is unknown), the linker aligned that
@@ -485,14 +497,25 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         };
         // No alignment exceeds what the object's new address allows (a linker-script
         // boundary the model sees somewhere in a gap of unnamed bytes is not one).
-        let mut align = match self.link_alignment(1, first.new) {
+        match self.link_alignment(Side::New, first.new) {
             Some(l) => l
                 .before()
                 .min(implied_alignment(first.new.place))
                 .max(addresses),
             None => addresses,
-        };
-        for p in &old_pairs {
+        }
+    }
+
+    /// Lists the paired symbols between whose bytes in the gap changed: resized, moved
+    /// out of it, or moved into it.
+    fn push_pairs_between<'n>(
+        &'n self,
+        gap: &Gap<'_, 'a, 'd>,
+        old_bytes: &Counted<'_>,
+        new_bytes: &Counted<'_>,
+        items: &mut Items<'n>,
+    ) {
+        for p in &gap.old_pairs {
             let (o, n) = (old_bytes.get(p.old), new_bytes.get(p.new));
             let kind = match n {
                 Some(_) => ItemKind::Resized,
@@ -500,46 +523,55 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             };
             if o.unwrap_or(0) != n.unwrap_or(0) {
                 items.push(item(
-                    self.name(0, p.old),
+                    self.name(Side::Old, p.old),
                     kind,
                     o.unwrap_or(0),
                     n.unwrap_or(0),
                 ));
             }
         }
-        for p in &new_pairs {
-            if old_set.contains(&ptr(p)) {
+        for p in &gap.new_pairs {
+            if gap.old_set.contains(&pair_ptr(p)) {
                 continue;
             }
             if let Some(n) = new_bytes.get(p.new).filter(|&n| n > 0) {
-                items.push(item(self.name(0, p.old), ItemKind::MovedIn, 0, n));
+                items.push(item(self.name(Side::Old, p.old), ItemKind::MovedIn, 0, n));
             }
         }
-        for (side, list, kind) in [
-            (&old_bytes, &self.removed, ItemKind::Removed),
-            (&new_bytes, &self.added, ItemKind::Added),
+    }
+
+    /// Lists the removed and added symbols in the gap (those that changed section
+    /// as such), raising `align` to each one's.
+    fn push_unpaired_between<'n>(
+        &'n self,
+        gap: &Gap<'_, 'a, 'd>,
+        old_bytes: &Counted<'_>,
+        new_bytes: &Counted<'_>,
+        items: &mut Items<'n>,
+        align: &mut u64,
+    ) {
+        for (bytes, list, side) in [
+            (old_bytes, &self.removed, Side::Old),
+            (new_bytes, &self.added, Side::New),
         ] {
-            let (lo_v, hi) = if kind == ItemKind::Removed {
-                (base.old, first.old.place)
-            } else {
-                (base.new, first.new.place)
+            let kind = match side {
+                Side::Old => ItemKind::Removed,
+                Side::New => ItemKind::Added,
             };
-            for s in between(list, space, section, lo(lo_v), hi) {
-                let Some(size) = side.get(s).filter(|&n| n > 0) else {
+            for s in gap.unpaired(list, side) {
+                let Some(size) = bytes.get(s).filter(|&n| n > 0) else {
                     continue;
                 };
-                let side_ix = usize::from(kind == ItemKind::Added);
-                let a = match self.link_alignment(side_ix, s) {
+                let a = match self.link_alignment(side, s) {
                     Some(l) => l.before(),
                     None => (self.alignment)(s).unwrap_or(1),
                 };
-                align = align.max(a);
-                let (o, n) = if kind == ItemKind::Removed {
-                    (size, 0)
-                } else {
-                    (0, size)
+                *align = (*align).max(a);
+                let (o, n) = match side {
+                    Side::Old => (size, 0),
+                    Side::New => (0, size),
                 };
-                let mut it = item(self.name(side_ix, s), kind, o, n);
+                let mut it = item(self.name(side, s), kind, o, n);
                 if let Some(&(from, to, sizes)) =
                     self.changed_section.get(&(s as *const Symbol<'d> as usize))
                 {
@@ -556,6 +588,18 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
                 items.push(it);
             }
         }
+    }
+
+    /// Lists the padding between the gap's symbols, the `__pfx_` padding and the
+    /// first symbol's new alignment, where they changed.
+    fn push_padding<'n>(
+        &'n self,
+        gap: &Gap<'_, 'a, 'd>,
+        old_bytes: &Counted<'_>,
+        new_bytes: &Counted<'_>,
+        items: &mut Items<'n>,
+    ) {
+        let first = gap.first;
         // Alignment padding between the symbols of the gap (with the `__pfx_` bytes
         // before each function there), measured from their addresses.
         let (pad_old, pad_new) = (old_bytes.padding(), new_bytes.padding());
@@ -585,7 +629,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             && !first.old.place.is_multiple_of(a)
         {
             let mut realigned = item(
-                self.name(1, first.new),
+                self.name(Side::New, first.new),
                 ItemKind::Realigned,
                 first.old.size,
                 first.new.size,
@@ -593,61 +637,140 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
             realigned.bytes = 0;
             items.push(realigned);
         }
-        // A long gap (a run whose base is far away) keeps the largest items; `bytes`
-        // still sums them all.
-        let none = items.is_empty();
-        let (items, omitted_items, bytes) = items.finish();
-        let padding = change.wrapping_sub(bytes);
-        // Each symbol in the gap, and the first one, may sit after up to `align - 1`
-        // bytes of padding in either build.
-        let gap = in_old.len().max(in_new.len()) as u64;
-        let explained = padding.unsigned_abs() < align.saturating_mul(gap + 1);
-        let previous = prev.map(|p| p.old.qualified_name());
-        let cause = match (reordered, none, explained) {
-            (_, _, false) if no_base => Cause::Unexplained {
-                previous,
-                items: Vec::new(),
-                omitted_items: 0,
-                bytes: 0,
-                residual: change,
-                no_base,
-            },
-            (_, _, false) => Cause::Unexplained {
-                previous,
-                items,
-                omitted_items,
-                bytes,
-                residual: padding,
-                no_base,
-            },
-            (true, _, true) => Cause::Reordered {
-                previous,
-                items,
-                omitted_items,
-                bytes,
-                padding,
-                alignment: align,
-            },
-            (false, true, true) => Cause::Padding {
-                previous,
-                bytes: 0,
-                padding,
-                alignment: align,
-            },
-            (false, false, true) => Cause::Changes {
-                previous,
-                items,
-                omitted_items,
-                bytes,
-                padding,
-                alignment: align,
-            },
+    }
+}
+
+/// The gap before a run: its first pair, its base, and what lies between the two in
+/// each build.
+struct Gap<'g, 'a, 'd> {
+    first: &'g Paired<'a, 'd>,
+    space: Space,
+    section: &'d str,
+    /// The base: the nearest pair before the run in both builds; none: the section
+    /// start.
+    prev: Option<&'g Paired<'a, 'd>>,
+    /// The base's place in each build (the section start without one).
+    base: Pair<u64>,
+    /// No base although paired symbols precede the run in one build or the other.
+    no_base: bool,
+    /// The pairs between, in old order and in new order.
+    old_pairs: Vec<&'g Paired<'a, 'd>>,
+    new_pairs: Vec<&'g Paired<'a, 'd>>,
+    /// `old_pairs`, by address.
+    old_set: FxHashSet<*const Paired<'a, 'd>>,
+    /// The symbols between in each build: the pairs' (the base's left out) and the
+    /// removed or added ones.
+    in_old: Vec<&'g Symbol<'d>>,
+    in_new: Vec<&'g Symbol<'d>>,
+    /// A sized pair lies between on one side only.
+    reordered: bool,
+}
+
+impl<'g, 'a, 'd> Gap<'g, 'a, 'd> {
+    /// The symbols of `list` (removed or added, of build `side`) between the base and
+    /// the run.
+    fn unpaired(
+        &self,
+        list: &'g [&'a Symbol<'d>],
+        side: Side,
+    ) -> impl Iterator<Item = &'a Symbol<'d>> + use<'g, 'a, 'd> {
+        let lo = self.prev.map(|_| *self.base.get(side));
+        let hi = match side {
+            Side::Old => self.first.old.place,
+            Side::New => self.first.new.place,
         };
-        RunCause {
-            cause,
-            base,
-            previous_delta,
+        between(list, self.space, self.section, lo, hi)
+    }
+
+    /// Whether a sized pair lies between on one side only.
+    fn is_reordered(&self) -> bool {
+        let sized = |p: &&&Paired<'a, 'd>| p.old.size > 0 || p.new.size > 0;
+        let new_set: FxHashSet<*const Paired<'a, 'd>> =
+            self.new_pairs.iter().map(pair_ptr).collect();
+        self.old_pairs
+            .iter()
+            .filter(sized)
+            .any(|p| !new_set.contains(&pair_ptr(p)))
+            || self
+                .new_pairs
+                .iter()
+                .filter(sized)
+                .any(|p| !self.old_set.contains(&pair_ptr(p)))
+    }
+
+    /// Where the gap starts in build `side`: the end of the base, or the section start.
+    fn start(&self, side: Side) -> u64 {
+        match self.prev {
+            Some(p) => {
+                let s = match side {
+                    Side::Old => p.old,
+                    Side::New => p.new,
+                };
+                s.place.saturating_add(s.size)
+            }
+            None => *self.base.get(side),
         }
+    }
+}
+
+/// A pair's address, to tell pairs apart.
+fn pair_ptr<'a, 'd>(p: &&Paired<'a, 'd>) -> *const Paired<'a, 'd> {
+    *p as *const Paired<'a, 'd>
+}
+
+/// The cause the gap's items explain: the change of the run's delta (`change`)
+/// less their bytes is padding within what `align` allows, or is unexplained.
+fn explain(gap: &Gap<'_, '_, '_>, items: Items<'_>, change: i64, align: u64) -> Cause {
+    let (reordered, no_base) = (gap.reordered, gap.no_base);
+    // A long gap (a run whose base is far away) keeps the largest items; `bytes`
+    // still sums them all.
+    let none = items.is_empty();
+    let (items, omitted_items, bytes) = items.finish();
+    let padding = change.wrapping_sub(bytes);
+    // Each symbol in the gap, and the first one, may sit after up to `align - 1`
+    // bytes of padding in either build.
+    let gap_len = gap.in_old.len().max(gap.in_new.len()) as u64;
+    let explained = padding.unsigned_abs() < align.saturating_mul(gap_len + 1);
+    let previous = gap.prev.map(|p| p.old.qualified_name());
+    match (reordered, none, explained) {
+        (_, _, false) if no_base => Cause::Unexplained {
+            previous,
+            items: Vec::new(),
+            omitted_items: 0,
+            bytes: 0,
+            residual: change,
+            no_base,
+        },
+        (_, _, false) => Cause::Unexplained {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            residual: padding,
+            no_base,
+        },
+        (true, _, true) => Cause::Reordered {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            padding,
+            alignment: align,
+        },
+        (false, true, true) => Cause::Padding {
+            previous,
+            bytes: 0,
+            padding,
+            alignment: align,
+        },
+        (false, false, true) => Cause::Changes {
+            previous,
+            items,
+            omitted_items,
+            bytes,
+            padding,
+            alignment: align,
+        },
     }
 }
 

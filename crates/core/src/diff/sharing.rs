@@ -34,10 +34,10 @@ pub struct Side<'s, 'a, 'd> {
     pub index: &'s [SpaceIndex<'a, 'd>; 2],
     pub vars: &'s SymbolVariables<'a, 'd>,
     pub quiet: &'s Quiet,
-    /// The pairing of the two builds, and which of them this is (0 old, 1 new): the
+    /// The pairing of the two builds, and which of them this is: the
     /// same object has one key in both.
     pub pairing: &'s super::pairing::Pairing<'a, 'd>,
-    pub which: usize,
+    pub which: super::changes::Side,
     /// Where its code evidence comes from: the image's own access map, or (a predicted
     /// build) none.
     pub code: bool,
@@ -129,9 +129,30 @@ fn lines_of<'a, 'd>(
         hot_alone: has_hot,
         ..LinesOf::default()
     };
+    let tenants_of = tenants_by_line(judge, side, &others, (lo, hi));
+    for line in p.first_line..=p.last_line {
+        let mine: Vec<LineMember<'a>> = own_members
+            .iter()
+            .filter(|(_, m)| on_line(m, s.place, line, ls))
+            .map(|(_, m)| clip(m, s.place, line, ls))
+            .collect();
+        add_line(&mut out, side, s, ls, line, mine, &tenants_of);
+    }
+    (out, hot_from)
+}
+
+/// The written members of each of `others` on each line of `[lo, hi)`, by line
+/// number; each tenant's written members are found once per thread.
+fn tenants_by_line<'a, 'd>(
+    judge: &mut Judge<'_, 'a>,
+    side: &Side<'_, 'a, 'd>,
+    others: &[&'a Symbol<'d>],
+    (lo, hi): (u64, u64),
+) -> FxHashMap<u64, Vec<LineTenant<'a>>> {
+    let ls = judge.line_size;
     let mut tenants_of: FxHashMap<u64, Vec<LineTenant<'a>>> = FxHashMap::default();
-    for t in &others {
-        let key = (side.which, side.image.index_of(t));
+    for t in others {
+        let key = (side.which.index(), side.image.index_of(t));
         if !judge.written.contains_key(&key) {
             let var = side.vars.of(t);
             let members = written_members(judge, side, t, var);
@@ -156,66 +177,73 @@ fn lines_of<'a, 'd>(
             });
         }
     }
-    for line in p.first_line..=p.last_line {
-        let mine: Vec<LineMember<'a>> = own_members
-            .iter()
-            .filter(|(_, m)| on_line(m, s.place, line, ls))
-            .map(|(_, m)| clip(m, s.place, line, ls))
-            .collect();
-        let here = tenants_of.get(&line).map(Vec::as_slice).unwrap_or(&[]);
-        if !here.is_empty() && mine.iter().any(|m| m.hot.is_some()) {
-            out.hot_alone = false;
-        }
-        for m in mine.iter().filter(|m| m.hot.is_some()) {
-            if out.hot.len() < HOT_PLACES {
-                out.hot.push(HotPlace {
-                    line: line.saturating_mul(ls),
-                    member: m.clone(),
-                    alone: here.is_empty(),
-                });
-            }
-        }
-        let partner = tenants_of
-            .get(&(line ^ 1))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let (at, pair_at) = (line.saturating_mul(ls), (line ^ 1).saturating_mul(ls));
-        let met = meetings(&mine, at, here, at, false)
-            .chain(meetings(&mine, at, partner, pair_at, true))
-            .collect::<Vec<_>>();
-        let met_here = met.iter().any(|m| !m.adjacent);
-        if !here.is_empty() || !met.is_empty() {
-            let (from, to) = bytes_on(s.place, s.size, line, ls);
-            let mut tenants = vec![LineTenant {
-                name: SymbolName::of(s),
-                key: side.pairing.key_id(side.which, s),
-                place: s.place,
-                from,
-                to,
-                members: mine,
-            }];
-            tenants.extend(here.iter().cloned());
-            if !met_here {
-                tenants.extend(
-                    partner
-                        .iter()
-                        .filter(|t| met.iter().any(|m| m.neighbour_key == t.key))
-                        .cloned(),
-                );
-            }
-            out.shared.push(SharedLine {
-                start: line.saturating_mul(ls),
-                tenants,
+    tenants_of
+}
+
+/// Adds line `line` of object `s` (`mine`: its members there) to `out`: its hot
+/// places, the line when it is shared or its members meet written ones, and those
+/// meetings.
+fn add_line<'a, 'd>(
+    out: &mut LinesOf<'a>,
+    side: &Side<'_, 'a, 'd>,
+    s: &'a Symbol<'d>,
+    ls: u64,
+    line: u64,
+    mine: Vec<LineMember<'a>>,
+    tenants_of: &FxHashMap<u64, Vec<LineTenant<'a>>>,
+) {
+    let here = tenants_of.get(&line).map(Vec::as_slice).unwrap_or(&[]);
+    if !here.is_empty() && mine.iter().any(|m| m.hot.is_some()) {
+        out.hot_alone = false;
+    }
+    for m in mine.iter().filter(|m| m.hot.is_some()) {
+        if out.hot.len() < HOT_PLACES {
+            out.hot.push(HotPlace {
+                line: line.saturating_mul(ls),
+                member: m.clone(),
+                alone: here.is_empty(),
             });
         }
-        // A neighbour on one line and on the pair's other is met on the line only.
-        for m in met {
-            if !out.meetings.iter().any(|b| b.same(&m)) {
-                out.meetings.push(m);
-            }
+    }
+    let partner = tenants_of
+        .get(&(line ^ 1))
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let (at, pair_at) = (line.saturating_mul(ls), (line ^ 1).saturating_mul(ls));
+    let met = meetings(&mine, at, here, at, false)
+        .chain(meetings(&mine, at, partner, pair_at, true))
+        .collect::<Vec<_>>();
+    let met_here = met.iter().any(|m| !m.adjacent);
+    if !here.is_empty() || !met.is_empty() {
+        let (from, to) = bytes_on(s.place, s.size, line, ls);
+        let mut tenants = vec![LineTenant {
+            name: SymbolName::of(s),
+            key: side.pairing.key_id(side.which, s),
+            place: s.place,
+            from,
+            to,
+            members: mine,
+        }];
+        tenants.extend(here.iter().cloned());
+        if !met_here {
+            tenants.extend(
+                partner
+                    .iter()
+                    .filter(|t| met.iter().any(|m| m.neighbour_key == t.key))
+                    .cloned(),
+            );
+        }
+        out.shared.push(SharedLine {
+            start: line.saturating_mul(ls),
+            tenants,
+        });
+    }
+    // A neighbour on one line and on the pair's other is met on the line only.
+    for m in met {
+        if !out.meetings.iter().any(|b| b.same(&m)) {
+            out.meetings.push(m);
         }
     }
-    (out, hot_from)
 }
 
 /// The meetings of `mine` (the object's members on the line starting at `line`) with

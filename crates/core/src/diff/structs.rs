@@ -3,7 +3,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, StructChange};
+use super::changes::{MemberChange, MemberChangeKind, Pair, Severity, Side, StructChange};
 use super::same::SameTypes;
 use super::verdict;
 use crate::evidence::{Declared, Evidence, Hotness, Strength};
@@ -291,73 +291,105 @@ pub fn changes(
         if same(o, n, mixed, &mut types) && !full {
             continue;
         }
-        let mut members = member_changes(o, n, line_size, false);
-        let mut layout = if full {
-            member_changes(o, n, line_size, true)
-        } else {
-            Vec::new()
-        };
-        note_hot_members(n, line_size, hotness, &mut members);
-        note_hot_members(n, line_size, hotness, &mut layout);
-        let (lo, ln) = (lay(o, None, line_size), lay(n, None, line_size));
-        let groups = super::groups::changes(o, n, line_size);
-        let same_shape = o.size == n.size
-            && (mixed || o.alignment == n.alignment)
-            && o.holes == n.holes
-            && o.padding == n.padding;
-        if members.is_empty() && same_shape && !full {
-            // Only names of types or files differ in ways members do not show.
-            continue;
+        if let Some(c) = struct_change(o, n, line_size, full, mixed, hotness) {
+            out.push(c);
+            ids.push((id_of(old, o), id_of(new, n)));
         }
-        out.push(StructChange {
-            name: n.name.to_string(),
-            kind: n.kind.keyword(),
-            decl_file: n.decl_file.as_deref().map(str::to_string),
-            size: Pair {
-                old: o.size,
-                new: n.size,
-            },
-            alignment: Pair {
-                old: o.alignment,
-                new: n.alignment,
-            },
-            cachelines: Pair {
-                old: lo.cachelines,
-                new: ln.cachelines,
-            },
-            holes: Pair {
-                old: o.holes.len() as u64,
-                new: n.holes.len() as u64,
-            },
-            sum_holes: Pair {
-                old: o.sum_holes(),
-                new: n.sum_holes(),
-            },
-            padding: Pair {
-                old: o.padding,
-                new: n.padding,
-            },
-            // Decided below, once the instances are known.
-            decision: verdict::judge_struct(false, false),
-            severity: if members.is_empty() && same_shape {
-                Severity::Info
-            } else {
-                Severity::Struct
-            },
-            members,
-            layout,
-            instances: Vec::new(),
-            groups,
-        });
-        ids.push((id_of(old, o), id_of(new, n)));
     }
-    // The objects of each listed struct: those of its new layout, else of its old one.
-    let wanted = |side: usize| -> FxHashSet<StructId> {
+    judge_with_instances(old, new, &mut out, ids);
+    out
+}
+
+/// The change of a paired struct (with its full layout when `full`), before its
+/// instances are known; none when only names of types or files differ.
+fn struct_change(
+    o: &StructLayout<'_>,
+    n: &StructLayout<'_>,
+    line_size: u64,
+    full: bool,
+    mixed: bool,
+    hotness: &Hotness,
+) -> Option<StructChange> {
+    let mut members = member_changes(o, n, line_size, false);
+    let mut layout = if full {
+        member_changes(o, n, line_size, true)
+    } else {
+        Vec::new()
+    };
+    note_hot_members(n, line_size, hotness, &mut members);
+    note_hot_members(n, line_size, hotness, &mut layout);
+    let (lo, ln) = (lay(o, None, line_size), lay(n, None, line_size));
+    let groups = super::groups::changes(o, n, line_size);
+    let same_shape = o.size == n.size
+        && (mixed || o.alignment == n.alignment)
+        && o.holes == n.holes
+        && o.padding == n.padding;
+    if members.is_empty() && same_shape && !full {
+        // Only names of types or files differ in ways members do not show.
+        return None;
+    }
+    Some(StructChange {
+        name: n.name.to_string(),
+        kind: n.kind.keyword(),
+        decl_file: n.decl_file.as_deref().map(str::to_string),
+        size: Pair {
+            old: o.size,
+            new: n.size,
+        },
+        alignment: Pair {
+            old: o.alignment,
+            new: n.alignment,
+        },
+        cachelines: Pair {
+            old: lo.cachelines,
+            new: ln.cachelines,
+        },
+        holes: Pair {
+            old: o.holes.len() as u64,
+            new: n.holes.len() as u64,
+        },
+        sum_holes: Pair {
+            old: o.sum_holes(),
+            new: n.sum_holes(),
+        },
+        padding: Pair {
+            old: o.padding,
+            new: n.padding,
+        },
+        // Decided by `judge_with_instances`, once the instances are known.
+        decision: verdict::judge_struct(false, false),
+        severity: if members.is_empty() && same_shape {
+            Severity::Info
+        } else {
+            Severity::Struct
+        },
+        members,
+        layout,
+        instances: Vec::new(),
+        groups,
+    })
+}
+
+/// Gives each change in `out` its instances (the objects of its new layout, else of
+/// its old one; `ids`: the old and new struct id of each) and its verdict.
+fn judge_with_instances(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    out: &mut [StructChange],
+    ids: Vec<(Option<StructId>, Option<StructId>)>,
+) {
+    let wanted = |side: Side| -> FxHashSet<StructId> {
         ids.iter()
-            .filter_map(|p| if side == 0 { p.0 } else { p.1 })
+            .filter_map(|p| match side {
+                Side::Old => p.0,
+                Side::New => p.1,
+            })
             .collect()
     };
-    let (inst_old, inst_new) = (instances(old, &wanted(0)), instances(new, &wanted(1)));
+    let (inst_old, inst_new) = (
+        instances(old, &wanted(Side::Old)),
+        instances(new, &wanted(Side::New)),
+    );
     let names = |list: Option<&Vec<&Symbol<'_>>>| -> Vec<String> {
         list.map(|l| l.iter().map(|s| s.qualified_name()).collect())
             .unwrap_or_default()
@@ -384,7 +416,6 @@ pub fn changes(
             };
         }
     }
-    out
 }
 
 /// A type's spelling for comparison: `T[0]` and `T[]` take no room alike (and BTF

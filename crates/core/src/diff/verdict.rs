@@ -152,56 +152,71 @@ fn decided(verdict: Verdict, rule: &'static str) -> Decision {
 /// decides.
 pub fn judge_object(f: &ObjectFacts) -> Decision {
     let evidenced = f.hot.is_some_and(|s| s > Strength::Inferred);
+    sharing_verdict(f, evidenced).unwrap_or_else(|| lines_verdict(f, evidenced))
+}
+
+/// The rules of `judge_object` on storage, alignment and sharing (`evidenced`: more
+/// than inferred evidence of hotness); none when none applies.
+fn sharing_verdict(f: &ObjectFacts, evidenced: bool) -> Option<Decision> {
     if f.boot_only && !evidenced {
-        return decided(Verdict::Quiet, "boot-only storage is freed after boot");
+        return Some(decided(
+            Verdict::Quiet,
+            "boot-only storage is freed after boot",
+        ));
     }
     if f.lost_line_alignment {
-        return decided(
+        return Some(decided(
             Verdict::Flag(Category::Aligned),
             "a line-aligned object is no longer line-aligned",
-        );
+        ));
     }
     if evidenced && f.meets_written == Some(true) {
-        return decided(
+        return Some(decided(
             Verdict::Flag(Category::Neighbour),
             "a hot member now shares a line with a written member of another object (the code writes it, or it is known hot)",
-        );
+        ));
     }
     // A member's own evidence makes the struct flagged; an instance is flagged for it
     // only when the instance itself is known or measured hot.
     if f.hot >= Some(Strength::Known) && f.hot_member_moved {
-        return decided(
+        return Some(decided(
             Verdict::Flag(Category::Member),
             "a hot member moved to another line",
-        );
+        ));
     }
     if f.cold && !evidenced {
-        return decided(Verdict::Quiet, "cold by type, section or name");
+        return Some(decided(Verdict::Quiet, "cold by type, section or name"));
     }
     if evidenced && f.meets_written == Some(false) {
-        return decided(
+        return Some(decided(
             Verdict::Possible,
             "a hot member now shares a line with a member of another object that only its type says is written (no code touches it)",
-        );
+        ));
     }
     if f.hot == Some(Strength::Inferred) && f.meets_written.is_some() {
-        return decided(
+        return Some(decided(
             Verdict::Possible,
             "only its type suggests it is hot (a lock or an atomic), and that member now shares a line with a written member",
-        );
+        ));
     }
     if evidenced && f.meets_adjacent {
-        return decided(
+        return Some(decided(
             Verdict::Flag(Category::Adjacent),
             "a hot member now shares a 128-byte pair of lines with a written member of another object (the code writes it, or it is known hot)",
-        );
+        ));
     }
     if evidenced && (f.hot_now_alone || f.meetings_gone) {
-        return decided(
+        return Some(decided(
             Verdict::Improvement,
             "its hot members no longer share a line with another object's written members",
-        );
+        ));
     }
+    None
+}
+
+/// The rules of `judge_object` on its lines and neighbours, once no rule of
+/// `sharing_verdict` applied.
+fn lines_verdict(f: &ObjectFacts, evidenced: bool) -> Decision {
     if f.read_hot {
         return decided(
             Verdict::Quiet,

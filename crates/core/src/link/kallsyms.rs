@@ -151,19 +151,7 @@ impl Kallsyms {
         big_endian: bool,
         next: Option<u64>,
     ) -> Result<Kallsyms, Unmodelled> {
-        let mut tables: Vec<Table> = labels
-            .iter()
-            .filter_map(|&(name, place)| {
-                let label = LABELS.iter().find(|l| **l == name)?;
-                Some(Table {
-                    label,
-                    kind: TableKind::of(name)?,
-                    place,
-                    size: 0,
-                })
-            })
-            .collect();
-        tables.sort_by_key(|t| t.place);
+        let tables = tables_at(labels);
         let at = |kind: TableKind| tables.iter().find(|t| t.kind == kind).map(|t| t.place);
         let (Some(num), Some(names), Some(table), Some(index)) = (
             at(TableKind::NumSyms),
@@ -173,34 +161,9 @@ impl Kallsyms {
         ) else {
             return Err(Unmodelled::Missing);
         };
-        let u32_at = |b: &[u8]| {
-            let a = [b[0], b[1], b[2], b[3]];
-            if big_endian {
-                u32::from_be_bytes(a)
-            } else {
-                u32::from_le_bytes(a)
-            }
-        };
         let count = bytes(num, 4).ok_or(Unmodelled::OutOfBounds("kallsyms_num_syms"))?;
-        let count = u32_at(count) as usize;
-        let index = bytes(index, 512).ok_or(Unmodelled::OutOfBounds("kallsyms_token_index"))?;
-        let mut tokens: Vec<&[u8]> = Vec::with_capacity(256);
-        for k in 0..256 {
-            let pair = [index[2 * k], index[2 * k + 1]];
-            let off = match big_endian {
-                true => u16::from_be_bytes(pair),
-                false => u16::from_le_bytes(pair),
-            } as u64;
-            // A token is at most a symbol's length (KSYM_NAME_LEN, 512).
-            let text = (1..=9)
-                .map(|p| 1usize << p)
-                .find_map(|len| {
-                    let b = bytes(table + off, len)?;
-                    b.iter().position(|&c| c == 0).map(|end| &b[..end])
-                })
-                .ok_or(Unmodelled::Tokens)?;
-            tokens.push(text);
-        }
+        let count = u32_at(count, big_endian) as usize;
+        let tokens = read_tokens(bytes, table, index, big_endian)?;
         let (symbols, names_size) = decode_names(names, count, bytes, &tokens)?;
         let all_symbols = symbols
             .iter()
@@ -256,15 +219,9 @@ impl Kallsyms {
             })
             .ok_or(Unmodelled::Places)?;
         let end = k.tables.last().map_or(0, |t| t.place + t.size);
-        k.after = next.filter(|&p| p >= end).and_then(|place| {
-            let from = end.max(place.saturating_sub(4096));
-            let tail = bytes(from, (place - from) as usize)?;
-            let data_end = tail
-                .iter()
-                .rposition(|&c| c != 0)
-                .map_or(from, |i| from + i as u64 + 1);
-            (data_end > end || from == end).then_some(super::After { place, data_end })
-        });
+        k.after = next
+            .filter(|&p| p >= end)
+            .and_then(|place| after_tables(bytes, end, place));
         Ok(k)
     }
 
@@ -289,6 +246,75 @@ impl Kallsyms {
     pub fn sizes(&self, symbols: &[Vec<u8>]) -> Vec<u64> {
         self.sizes_of(symbols.len() as u64, &compress(symbols))
     }
+}
+
+/// The tables the labels (name and address) start, in place order, sizes unknown.
+fn tables_at(labels: &[(&str, u64)]) -> Vec<Table> {
+    let mut tables: Vec<Table> = labels
+        .iter()
+        .filter_map(|&(name, place)| {
+            let label = LABELS.iter().find(|l| **l == name)?;
+            Some(Table {
+                label,
+                kind: TableKind::of(name)?,
+                place,
+                size: 0,
+            })
+        })
+        .collect();
+    tables.sort_by_key(|t| t.place);
+    tables
+}
+
+/// The `u32` in the first four bytes of `b`.
+fn u32_at(b: &[u8], big_endian: bool) -> u32 {
+    let a = [b[0], b[1], b[2], b[3]];
+    if big_endian {
+        u32::from_be_bytes(a)
+    } else {
+        u32::from_le_bytes(a)
+    }
+}
+
+/// The 256 tokens of the token table at `table`, through its index at `index`.
+fn read_tokens<'b>(
+    bytes: &Bytes<'b>,
+    table: u64,
+    index: u64,
+    big_endian: bool,
+) -> Result<Vec<&'b [u8]>, Unmodelled> {
+    let index = bytes(index, 512).ok_or(Unmodelled::OutOfBounds("kallsyms_token_index"))?;
+    let mut tokens: Vec<&[u8]> = Vec::with_capacity(256);
+    for k in 0..256 {
+        let pair = [index[2 * k], index[2 * k + 1]];
+        let off = match big_endian {
+            true => u16::from_be_bytes(pair),
+            false => u16::from_le_bytes(pair),
+        } as u64;
+        // A token is at most a symbol's length (KSYM_NAME_LEN, 512).
+        let text = (1..=9)
+            .map(|p| 1usize << p)
+            .find_map(|len| {
+                let b = bytes(table + off, len)?;
+                b.iter().position(|&c| c == 0).map(|end| &b[..end])
+            })
+            .ok_or(Unmodelled::Tokens)?;
+        tokens.push(text);
+    }
+    Ok(tokens)
+}
+
+/// The object after the tables (which end at `end`), at `place`, and where the
+/// unnamed bytes before it end; none when those bytes cannot be read or end before
+/// the tables do.
+fn after_tables(bytes: &Bytes<'_>, end: u64, place: u64) -> Option<super::After> {
+    let from = end.max(place.saturating_sub(4096));
+    let tail = bytes(from, (place - from) as usize)?;
+    let data_end = tail
+        .iter()
+        .rposition(|&c| c != 0)
+        .map_or(from, |i| from + i as u64 + 1);
+    (data_end > end || from == end).then_some(super::After { place, data_end })
 }
 
 /// The symbols of `kallsyms_names` at `place`, expanded through `tokens`, and the

@@ -370,27 +370,7 @@ impl<'d> LinkMap<'d> {
         // (a unit in a row): its read-mostly part is an input section of its own.
         let (mut ii, mut mi) = (ii, mi);
         let o = &mut self.outputs[oi];
-        if let Some((si, k)) = o.inputs.iter().enumerate().find_map(|(si, i)| {
-            i.members
-                .iter()
-                .position(|m| {
-                    m.inside.is_none() && places.get(m.symbol).is_some_and(|&p| p >= from)
-                })
-                .filter(|&k| k > 0)
-                .map(|k| (si, k))
-        }) {
-            let tail = o.inputs[si].members.split_off(k);
-            let mut split = o.inputs[si].clone();
-            split.members = tail;
-            split.boundary = 1;
-            split.align = split.members.iter().map(|m| m.align).max().unwrap_or(1);
-            o.inputs[si].align = o.inputs[si]
-                .members
-                .iter()
-                .map(|m| m.align)
-                .max()
-                .unwrap_or(1);
-            o.inputs.insert(si + 1, split);
+        if let Some((si, k)) = split_at(o, places, from) {
             if oi == source && (si < ii || (si == ii && mi >= k)) {
                 if si == ii {
                     mi -= k;
@@ -405,19 +385,8 @@ impl<'d> LinkMap<'d> {
         let (mut m, origin) = take_member(&mut self.outputs[source].inputs, ii, mi);
         let o = &mut self.outputs[oi];
         let region_start = o.inputs.iter().position(starts).unwrap_or(o.inputs.len());
-        // The script's boundary, in place of the bytes it explained.
-        let on_boundary = |i: &mut Input<'_>| {
-            i.boundary = i.boundary.max(start_align);
-            if let Some(first) = i.members.first_mut()
-                && places
-                    .get(first.symbol)
-                    .is_some_and(|p| p % start_align == 0)
-            {
-                first.lead = 0;
-            }
-        };
         if let Some(first) = o.inputs.get_mut(region_start) {
-            on_boundary(first);
+            on_boundary(first, start_align, places);
         }
         m.lead = 0;
         m.inside = None;
@@ -540,38 +509,8 @@ impl<'d> LinkMap<'d> {
                 guessed: None,
             },
         );
-        if let Some(next) = o.inputs.get_mut(at + 1)
-            && let Some(first) = next
-                .members
-                .first()
-                .and_then(|m| image.symbols.get(m.symbol))
-            && first.place >= end
-        {
-            // Where the input section starts: its first object, less that object's
-            // offset when the compiler laid the section (a recompiled object's).
-            let offset = match next.size {
-                Some(_) => next.members[0].lead,
-                None => 0,
-            };
-            let (a, place) = (next.align, first.place.saturating_sub(offset));
-            next.boundary = script_boundary(a, end, place, code(first));
-            next.guessed =
-                (align_up(end, next.boundary) != place).then(|| place - align_up(end, a));
-            let data_end = after
-                .filter(|x| x.place == place && (end..=place).contains(&x.data_end))
-                .filter(|_| next.boundary == 1)
-                .map(|x| x.data_end);
-            let bytes = match data_end {
-                Some(data_end) => data_end - end,
-                None => place - align_up(align_up(end, next.boundary), a),
-            };
-            if data_end.is_some() {
-                next.guessed = Some(bytes);
-            }
-            match next.size {
-                Some(_) => next.lead = bytes,
-                None => next.members[0].lead = bytes,
-            }
+        if let Some(next) = o.inputs.get_mut(at + 1) {
+            follow_generated(image, next, end, after);
         }
         true
     }
@@ -844,6 +783,45 @@ fn outputs<'d>(
 ) -> (Vec<Output<'d>>, usize) {
     let mut outputs: Vec<Output<'d>> = Vec::new();
     let mut lowered = 0;
+    for (key, list) in by_section(image, keep) {
+        let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
+        let start = start.min(list[0].1.place);
+        // x86's READ_MOSTLY_DATA(align) is input sections of their own, after
+        // `. = ALIGN(align)`: a unit's objects there start an input section, which
+        // begins on a line when it does in the build (so it stays on one when what
+        // precedes it grows).
+        let read_mostly_start = image
+            .boundaries
+            .iter()
+            .find(|b| b.0 == crate::model::READ_MOSTLY_START)
+            .map(|b| b.1)
+            .filter(|_| key.0 == Space::Global);
+        let (mut inputs, raisable) = input_sections(image, asked, &list, start, read_mostly_start);
+        lowered += bear_out(image, &mut inputs, &raisable, start, read_mostly_start);
+        let end = list
+            .iter()
+            .map(|(_, s)| s.place_end())
+            .max()
+            .unwrap_or(start);
+        outputs.push(Output {
+            space: key.0,
+            section: key.1,
+            start,
+            end,
+            inputs,
+        });
+    }
+    (outputs, lowered)
+}
+
+/// The objects and functions `keep` accepts, by output section (in order of each
+/// section's first symbol), each section's in place order (larger first, then by
+/// index), with their indexes.
+#[allow(clippy::type_complexity)]
+fn by_section<'s, 'd>(
+    image: &'s Image<'d>,
+    keep: &dyn Fn(Space, &str) -> bool,
+) -> Vec<((Space, &'d str), Vec<(usize, &'s Symbol<'d>)>)> {
     let objects: Vec<(usize, &Symbol<'d>)> = image
         .symbols
         .iter()
@@ -864,145 +842,225 @@ fn outputs<'d>(
         let first = by_section[k][0].1;
         (k.0, first.place)
     });
-    for key in keys {
-        let mut list = by_section.remove(&key).unwrap_or_default();
-        list.sort_by(|a, b| {
-            (a.1.place, std::cmp::Reverse(a.1.size), a.0).cmp(&(
-                b.1.place,
-                std::cmp::Reverse(b.1.size),
-                b.0,
-            ))
-        });
-        let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
-        let start = start.min(list[0].1.place);
-        let mut inputs: Vec<Input<'d>> = Vec::new();
-        // Arrays whose alignment the compiler may raise, by symbol index.
-        let mut raisable: FxHashMap<usize, u64> = FxHashMap::default();
-        // x86's READ_MOSTLY_DATA(align) is input sections of their own, after
-        // `. = ALIGN(align)`: a unit's objects there start an input section, which
-        // begins on a line when it does in the build (so it stays on one when what
-        // precedes it grows).
-        let read_mostly_start = image
-            .boundaries
-            .iter()
-            .find(|b| b.0 == crate::model::READ_MOSTLY_START)
-            .map(|b| b.1)
-            .filter(|_| key.0 == Space::Global);
-        for &(i, s) in &list {
-            let a = asked(s);
-            if a.raisable {
-                raisable.insert(i, s.size);
-            }
-            // A unit's objects in a row are one input section; an object whose
-            // unit DWARF does not name joins the one before it, unless a linker
-            // script boundary lies between them.
-            let prev_end = inputs
+    keys.into_iter()
+        .map(|key| {
+            let mut list = by_section.remove(&key).unwrap_or_default();
+            list.sort_by(|a, b| {
+                (a.1.place, std::cmp::Reverse(a.1.size), a.0).cmp(&(
+                    b.1.place,
+                    std::cmp::Reverse(b.1.size),
+                    b.0,
+                ))
+            });
+            (key, list)
+        })
+        .collect()
+}
+
+/// The input sections of one output section's symbols (`list`, in place order, the
+/// section starting at `start`): a unit's objects in a row are one. Also the arrays
+/// whose alignment the compiler may raise, by symbol index, with their sizes.
+fn input_sections<'d>(
+    image: &Image<'d>,
+    asked: &dyn Fn(&Symbol<'d>) -> align::Asked,
+    list: &[(usize, &Symbol<'d>)],
+    start: u64,
+    read_mostly_start: Option<u64>,
+) -> (Vec<Input<'d>>, FxHashMap<usize, u64>) {
+    let mut inputs: Vec<Input<'d>> = Vec::new();
+    let mut raisable: FxHashMap<usize, u64> = FxHashMap::default();
+    for &(i, s) in list {
+        let a = asked(s);
+        if a.raisable {
+            raisable.insert(i, s.size);
+        }
+        // A unit's objects in a row are one input section; an object whose
+        // unit DWARF does not name joins the one before it, unless a linker
+        // script boundary lies between them.
+        let prev_end = inputs
+            .last()
+            .and_then(|i| i.members.last())
+            .map_or(start, |m| image.symbols[m.symbol].place_end());
+        let crosses = read_mostly_start.is_some_and(|r| {
+            let prev = inputs
                 .last()
                 .and_then(|i| i.members.last())
-                .map_or(start, |m| image.symbols[m.symbol].place_end());
-            let crosses = read_mostly_start.is_some_and(|r| {
-                let prev = inputs
-                    .last()
-                    .and_then(|i| i.members.last())
-                    .map_or(start, |m| image.symbols[m.symbol].place);
-                prev < r && s.place >= r
+                .map_or(start, |m| image.symbols[m.symbol].place);
+            prev < r && s.place >= r
+        });
+        let same_unit = !crosses
+            && inputs.last().is_some_and(|last| match s.compile_unit {
+                None => script_boundary(1, prev_end, s.place, code(s)) == 1,
+                unit => last.origin == unit,
             });
-            let same_unit = !crosses
-                && inputs.last().is_some_and(|last| match s.compile_unit {
-                    None => script_boundary(1, prev_end, s.place, code(s)) == 1,
-                    unit => last.origin == unit,
-                });
-            if !same_unit {
-                inputs.push(Input {
-                    origin: s.compile_unit,
-                    align: 1,
-                    members: Vec::new(),
-                    size: None,
-                    boundary: 1,
-                    lead: 0,
-                    guessed: None,
-                });
-            }
-            let input = inputs.last_mut().expect("pushed");
-            input.members.push(Placed {
-                symbol: i,
-                size: s.size,
-                align: a.alignment,
-                explicit: a.explicit,
+        if !same_unit {
+            inputs.push(Input {
+                origin: s.compile_unit,
+                align: 1,
+                members: Vec::new(),
+                size: None,
+                boundary: 1,
                 lead: 0,
-                inside: None,
+                guessed: None,
             });
         }
-        // Leads and the alignments the addresses bear out, in one walk.
-        let mut end = start;
-        let mut anchor = start;
-        let mut read_mostly = read_mostly_start;
-        for input in &mut inputs {
-            input.align = input.members.iter().map(|m| m.align).max().unwrap_or(1);
-            for (k, m) in input.members.iter_mut().enumerate() {
-                let place = image.symbols[m.symbol].place;
-                if place < end {
-                    m.inside = Some(place - anchor);
-                    m.align = 1;
-                    m.lead = 0;
-                    end = end.max(place.saturating_add(m.size));
-                    continue;
-                }
-                let wanted = if k == 0 { input.align } else { m.align };
-                let a = borne_out(wanted, end, place);
-                if a < wanted {
-                    lowered += 1;
-                }
-                if k == 0 {
-                    input.align = a;
-                    let first = &image.symbols[m.symbol];
-                    input.boundary = script_boundary(a, end, place, code(first));
-                    if let Some(from) = read_mostly
-                        && place >= from
-                    {
-                        read_mostly = None;
-                        if place.is_multiple_of(image.line_size) && end < place {
-                            input.boundary = input.boundary.max(image.line_size);
-                        }
-                    }
-                    if align_up(end, input.boundary) != place {
-                        // A guessed boundary (one inside a gap of unnamed bytes):
-                        // the gap's bytes beyond the section's alignment.
-                        input.guessed = Some(place - align_up(end, a));
-                    }
-                }
-                m.align = if k == 0 { m.align.min(a) } else { a };
-                let from = if k == 0 {
-                    align_up(end, input.boundary)
-                } else {
-                    end
-                };
-                m.lead = place - align_up(from, a);
-                // A vectorised array: the gap is its raised alignment.
-                if let Some(&size) = raisable.get(&m.symbol).filter(|_| k > 0 && m.lead > 0)
-                    && let Some(raised) = raised_alignment(a, size, end, place)
-                {
-                    m.align = raised;
-                    m.lead = 0;
-                }
-                anchor = place;
-                end = place.saturating_add(m.size);
-            }
-        }
-        let end = list
-            .iter()
-            .map(|(_, s)| s.place_end())
-            .max()
-            .unwrap_or(start);
-        outputs.push(Output {
-            space: key.0,
-            section: key.1,
-            start,
-            end,
-            inputs,
+        let input = inputs.last_mut().expect("pushed");
+        input.members.push(Placed {
+            symbol: i,
+            size: s.size,
+            align: a.alignment,
+            explicit: a.explicit,
+            lead: 0,
+            inside: None,
         });
     }
-    (outputs, lowered)
+    (inputs, raisable)
+}
+
+/// Gives the input sections the leads and the alignments the addresses bear out, in
+/// one walk from `start`; returns how many alignments that lowered.
+fn bear_out(
+    image: &Image<'_>,
+    inputs: &mut [Input<'_>],
+    raisable: &FxHashMap<usize, u64>,
+    start: u64,
+    read_mostly_start: Option<u64>,
+) -> usize {
+    let mut lowered = 0;
+    let mut end = start;
+    let mut anchor = start;
+    let mut read_mostly = read_mostly_start;
+    for input in inputs {
+        input.align = input.members.iter().map(|m| m.align).max().unwrap_or(1);
+        for (k, m) in input.members.iter_mut().enumerate() {
+            let place = image.symbols[m.symbol].place;
+            if place < end {
+                m.inside = Some(place - anchor);
+                m.align = 1;
+                m.lead = 0;
+                end = end.max(place.saturating_add(m.size));
+                continue;
+            }
+            let wanted = if k == 0 { input.align } else { m.align };
+            let a = borne_out(wanted, end, place);
+            if a < wanted {
+                lowered += 1;
+            }
+            if k == 0 {
+                input.align = a;
+                let first = &image.symbols[m.symbol];
+                input.boundary = script_boundary(a, end, place, code(first));
+                if let Some(from) = read_mostly
+                    && place >= from
+                {
+                    read_mostly = None;
+                    if place.is_multiple_of(image.line_size) && end < place {
+                        input.boundary = input.boundary.max(image.line_size);
+                    }
+                }
+                if align_up(end, input.boundary) != place {
+                    // A guessed boundary (one inside a gap of unnamed bytes):
+                    // the gap's bytes beyond the section's alignment.
+                    input.guessed = Some(place - align_up(end, a));
+                }
+            }
+            m.align = if k == 0 { m.align.min(a) } else { a };
+            let from = if k == 0 {
+                align_up(end, input.boundary)
+            } else {
+                end
+            };
+            m.lead = place - align_up(from, a);
+            // A vectorised array: the gap is its raised alignment.
+            if let Some(&size) = raisable.get(&m.symbol).filter(|_| k > 0 && m.lead > 0)
+                && let Some(raised) = raised_alignment(a, size, end, place)
+            {
+                m.align = raised;
+                m.lead = 0;
+            }
+            anchor = place;
+            end = place.saturating_add(m.size);
+        }
+    }
+    lowered
+}
+
+/// Gives `next`, the input section after generated tables that end at `end`, the
+/// boundary and lead its place in the build implies (`after`: the object after the
+/// tables, and where the bytes before it end), when it starts past `end`.
+fn follow_generated(image: &Image<'_>, next: &mut Input<'_>, end: u64, after: Option<After>) {
+    let Some(first) = next
+        .members
+        .first()
+        .and_then(|m| image.symbols.get(m.symbol))
+        .filter(|first| first.place >= end)
+    else {
+        return;
+    };
+    // Where the input section starts: its first object, less that object's
+    // offset when the compiler laid the section (a recompiled object's).
+    let offset = match next.size {
+        Some(_) => next.members[0].lead,
+        None => 0,
+    };
+    let (a, place) = (next.align, first.place.saturating_sub(offset));
+    next.boundary = script_boundary(a, end, place, code(first));
+    next.guessed = (align_up(end, next.boundary) != place).then(|| place - align_up(end, a));
+    let data_end = after
+        .filter(|x| x.place == place && (end..=place).contains(&x.data_end))
+        .filter(|_| next.boundary == 1)
+        .map(|x| x.data_end);
+    let bytes = match data_end {
+        Some(data_end) => data_end - end,
+        None => place - align_up(align_up(end, next.boundary), a),
+    };
+    if data_end.is_some() {
+        next.guessed = Some(bytes);
+    }
+    match next.size {
+        Some(_) => next.lead = bytes,
+        None => next.members[0].lead = bytes,
+    }
+}
+
+/// Splits the input section of `o` that holds objects on both sides of `from` (one
+/// unit's objects in a row are one input section in the map): its part from `from` on
+/// becomes an input section of its own, after it. Returns the index of the section
+/// split and of the first member moved out of it.
+fn split_at(o: &mut Output<'_>, places: &[u64], from: u64) -> Option<(usize, usize)> {
+    let (si, k) = o.inputs.iter().enumerate().find_map(|(si, i)| {
+        i.members
+            .iter()
+            .position(|m| m.inside.is_none() && places.get(m.symbol).is_some_and(|&p| p >= from))
+            .filter(|&k| k > 0)
+            .map(|k| (si, k))
+    })?;
+    let tail = o.inputs[si].members.split_off(k);
+    let mut split = o.inputs[si].clone();
+    split.members = tail;
+    split.boundary = 1;
+    split.align = split.members.iter().map(|m| m.align).max().unwrap_or(1);
+    o.inputs[si].align = o.inputs[si]
+        .members
+        .iter()
+        .map(|m| m.align)
+        .max()
+        .unwrap_or(1);
+    o.inputs.insert(si + 1, split);
+    Some((si, k))
+}
+
+/// Puts input section `i` on the script's boundary `start_align`, in place of the
+/// bytes it explained (its first object's lead, when that object is on it).
+fn on_boundary(i: &mut Input<'_>, start_align: u64, places: &[u64]) {
+    i.boundary = i.boundary.max(start_align);
+    if let Some(first) = i.members.first_mut()
+        && places
+            .get(first.symbol)
+            .is_some_and(|p| p % start_align == 0)
+    {
+        first.lead = 0;
+    }
 }
 
 /// Each object's alignment in `outputs`, by symbol index (see `Alignment`).

@@ -133,32 +133,39 @@ impl<'d> Chain<'d> {
             });
         }
         links.sort_by_key(|l| (l.start, l.end));
-        let mut prev_end: Option<u64> = None;
-        for l in &mut links {
-            match prev_end {
-                // A gap wider than any boundary the script aligns to is an address
-                // the script sets (`. = 0xffffffff82a51000`): the section stays.
-                Some(end) if end <= l.start && l.start - end <= SCRIPT_ALIGN_MAX => {
-                    let own = borne_out(l.align, end, l.start);
-                    let a = own.max(exact_boundary(end, l.start));
-                    l.align = a;
-                    l.lead = l.start - align_up(end, a);
-                }
-                Some(end) if end <= l.start => l.fixed = true,
-                // The first section, or one overlapping the one before.
-                _ => l.follows = true,
-            }
-            if let Some((_, rel)) = l.content {
-                let last = l.start.saturating_add(rel).min(l.end);
-                l.tail_align = exact_boundary(last, l.end);
-                l.tail_lead = l.end - align_up(last, l.tail_align);
-            }
-            prev_end = Some(prev_end.map_or(l.end, |e| e.max(l.end)));
-        }
+        align_links(&mut links);
         Chain {
             links,
             percpu_placed,
         }
+    }
+}
+
+/// Gives each link (in place order) the alignment and lead the gap before it bears
+/// out, or marks it fixed (at an address the script sets) or following the one
+/// before; and the alignment and lead of its tail after its content.
+fn align_links(links: &mut [Link<'_>]) {
+    let mut prev_end: Option<u64> = None;
+    for l in links.iter_mut() {
+        match prev_end {
+            // A gap wider than any boundary the script aligns to is an address
+            // the script sets (`. = 0xffffffff82a51000`): the section stays.
+            Some(end) if end <= l.start && l.start - end <= SCRIPT_ALIGN_MAX => {
+                let own = borne_out(l.align, end, l.start);
+                let a = own.max(exact_boundary(end, l.start));
+                l.align = a;
+                l.lead = l.start - align_up(end, a);
+            }
+            Some(end) if end <= l.start => l.fixed = true,
+            // The first section, or one overlapping the one before.
+            _ => l.follows = true,
+        }
+        if let Some((_, rel)) = l.content {
+            let last = l.start.saturating_add(rel).min(l.end);
+            l.tail_align = exact_boundary(last, l.end);
+            l.tail_lead = l.end - align_up(last, l.tail_align);
+        }
+        prev_end = Some(prev_end.map_or(l.end, |e| e.max(l.end)));
     }
 }
 

@@ -125,48 +125,12 @@ fn for_function(
             makefile_line(u, line),
         ));
     }
-    let mut fixes = Vec::new();
-    for (change, declaration) in candidates {
-        let Ok(p) = predict(new, std::slice::from_ref(&change), &[]) else {
-            continue;
-        };
-        let Some(sym) = sym else { continue };
-        let changed: Vec<&str> = match &change {
-            Change::SymbolAlign { .. } => vec![sym.name],
-            _ => Vec::new(),
-        };
-        let after = diff(old, &p.image, options);
-        let now = after.functions.iter().find(|a| a.name.is(&name));
-        let (phase, lines) = p
-            .image
-            .symbols
-            .iter()
-            .find(|s| s.kind == SymbolKind::Function && f.name.is(&s.qualified_name()))
-            .map_or((f.phase.new, lines_new), |s| {
-                (s.address % line, covered(s.address, s.size, line))
-            });
-        let restores = now.is_none_or(|a| !a.flagged) && phase == f.phase.old;
-        let (moved, most) = shifts(
-            new,
-            &p.image,
-            (SymbolKind::Function, sym.space, sym.section),
-            &changed,
-        );
-        fixes.push(FunctionFix {
-            change: super::change_args(&change),
-            declaration,
-            restores,
-            phase,
-            lines,
-            no_more_lines: !restores && phase == 0 && lines <= lines_old,
-            section_bytes: section_end(&p.image, SymbolKind::Function, sym.space, sym.section)
-                as i64
-                - section_end(new, SymbolKind::Function, sym.space, sym.section) as i64,
-            shifted: moved,
-            max_shift: most,
-            flags_after: after.flagged,
-        });
-    }
+    let mut fixes: Vec<FunctionFix> = candidates
+        .into_iter()
+        .filter_map(|candidate| {
+            function_fix(old, new, options, f, sym, candidate, (lines_old, lines_new))
+        })
+        .collect();
     fixes.sort_by_key(|x| {
         (
             !x.restores,
@@ -190,6 +154,58 @@ fn for_function(
         ),
         function: name,
     }
+}
+
+/// The fix `change` (spelled `declaration`) makes to hot function `f` (`sym` in
+/// NEW, covering `lines` before and after), predicted and diffed; none when the
+/// prediction fails or the function is not in NEW.
+fn function_fix(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    f: &FunctionChange<'_>,
+    sym: Option<&crate::model::Symbol<'_>>,
+    (change, declaration): (Change, String),
+    (lines_old, lines_new): (u64, u64),
+) -> Option<FunctionFix> {
+    let name = f.name.to_string();
+    let line = new.line_size.max(1);
+    let p = predict(new, std::slice::from_ref(&change), &[]).ok()?;
+    let sym = sym?;
+    let changed: Vec<&str> = match &change {
+        Change::SymbolAlign { .. } => vec![sym.name],
+        _ => Vec::new(),
+    };
+    let after = diff(old, &p.image, options);
+    let now = after.functions.iter().find(|a| a.name.is(&name));
+    let (phase, lines) = p
+        .image
+        .symbols
+        .iter()
+        .find(|s| s.kind == SymbolKind::Function && f.name.is(&s.qualified_name()))
+        .map_or((f.phase.new, lines_new), |s| {
+            (s.address % line, covered(s.address, s.size, line))
+        });
+    let restores = now.is_none_or(|a| !a.flagged) && phase == f.phase.old;
+    let (moved, most) = shifts(
+        new,
+        &p.image,
+        (SymbolKind::Function, sym.space, sym.section),
+        &changed,
+    );
+    Some(FunctionFix {
+        change: super::change_args(&change),
+        declaration,
+        restores,
+        phase,
+        lines,
+        no_more_lines: !restores && phase == 0 && lines <= lines_old,
+        section_bytes: section_end(&p.image, SymbolKind::Function, sym.space, sym.section) as i64
+            - section_end(new, SymbolKind::Function, sym.space, sym.section) as i64,
+        shifted: moved,
+        max_shift: most,
+        flags_after: after.flagged,
+    })
 }
 
 /// Lines `size` bytes from `address` cover (a zero-sized function: its start's one).

@@ -119,40 +119,14 @@ fn for_group(
     let instances = super::instances_of(new, name.as_str());
     let mut fixes = Vec::new();
     if exceeds_by.is_none() && (now.lines > needed || !now.line_aligned) {
-        let change = Change::MemberAlign {
-            name: name.clone(),
-            member: format!("__cacheline_group_begin__{}", g.name),
-            align: line,
-        };
-        if let Ok(p) = predict(new, std::slice::from_ref(&change), &[])
-            && let Some((_, relaid)) = p
-                .image
-                .structs_named(|n| n == name)
-                .find(|(_, l)| groups(l, line).iter().any(|x| x.name == g.name))
-        {
-            let lines = groups(relaid, line)
-                .into_iter()
-                .find(|x| x.name == g.name)
-                .map_or(0, |x| x.lines);
-            let after = diff(old, &p.image, options);
-            let still = after
-                .structs
-                .iter()
-                .find(|x| x.name == *name)
-                .is_some_and(|x| x.groups.iter().any(|y| y.name == g.name && y.flagged));
-            fixes.push(GroupFix {
-                change: super::change_args(&change),
-                declaration: format!(
-                    "/* struct {name} */ __cacheline_group_begin_aligned({});",
-                    g.name
-                ),
-                restores: !still,
-                lines,
-                instance_bytes: relaid.size as i64 - layout.size as i64,
-                instances,
-                flags_after: after.flagged,
-            });
-        }
+        fixes.extend(align_group(
+            old,
+            new,
+            options,
+            (name, &g.name),
+            layout,
+            instances,
+        ));
     }
     if let Some(over) = exceeds_by {
         fixes.extend(leave(
@@ -166,17 +140,7 @@ fn for_group(
     }
     // Restoring first; among equals, in the order tried.
     fixes.sort_by_key(|f| !f.restores);
-    let rule = match exceeds_by {
-        None => format!(
-            "[group.\"{name}.{}\"]\nmax_lines = {lines_old}\naligned = true\nwhy = \"a hot group kept within its lines (layout-diff suggest)\"\n",
-            g.name
-        ),
-        Some(_) => format!(
-            "[group.\"{name}.{}\"]\nmax_size = {capacity}\nwhy = \"the group fit {lines_old} line{} before (layout-diff suggest); fails until it shrinks\"\n",
-            g.name,
-            if lines_old == 1 { "" } else { "s" }
-        ),
-    };
+    let rule = group_rule((name, &g.name), exceeds_by.is_some(), lines_old, capacity);
     Some(GroupSuggestion {
         struct_name: name.clone(),
         group: g.name.clone(),
@@ -192,6 +156,62 @@ fn for_group(
         fixes,
         rule,
     })
+}
+
+/// The fix that aligns group `group` of struct `name` (`layout` in NEW) to a line,
+/// predicted and diffed; none when the prediction fails or loses the group.
+fn align_group(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    (name, group): (&str, &str),
+    layout: &crate::model::StructLayout<'_>,
+    instances: usize,
+) -> Option<GroupFix> {
+    let line = new.line_size.max(1);
+    let change = Change::MemberAlign {
+        name: name.to_string(),
+        member: format!("__cacheline_group_begin__{group}"),
+        align: line,
+    };
+    let p = predict(new, std::slice::from_ref(&change), &[]).ok()?;
+    let (_, relaid) = p
+        .image
+        .structs_named(|n| n == name)
+        .find(|(_, l)| groups(l, line).iter().any(|x| x.name == group))?;
+    let lines = groups(relaid, line)
+        .into_iter()
+        .find(|x| x.name == group)
+        .map_or(0, |x| x.lines);
+    let after = diff(old, &p.image, options);
+    let still = after
+        .structs
+        .iter()
+        .find(|x| x.name == name)
+        .is_some_and(|x| x.groups.iter().any(|y| y.name == group && y.flagged));
+    Some(GroupFix {
+        change: super::change_args(&change),
+        declaration: format!("/* struct {name} */ __cacheline_group_begin_aligned({group});"),
+        restores: !still,
+        lines,
+        instance_bytes: relaid.size as i64 - layout.size as i64,
+        instances,
+        flags_after: after.flagged,
+    })
+}
+
+/// The check rule that keeps group `group` of struct `name` within the `lines_old`
+/// lines it fit before, or, when it `exceeds` them, within their `capacity` bytes.
+fn group_rule((name, group): (&str, &str), exceeds: bool, lines_old: u64, capacity: u64) -> String {
+    match exceeds {
+        false => format!(
+            "[group.\"{name}.{group}\"]\nmax_lines = {lines_old}\naligned = true\nwhy = \"a hot group kept within its lines (layout-diff suggest)\"\n",
+        ),
+        true => format!(
+            "[group.\"{name}.{group}\"]\nmax_size = {capacity}\nwhy = \"the group fit {lines_old} line{} before (layout-diff suggest); fails until it shrinks\"\n",
+            if lines_old == 1 { "" } else { "s" }
+        ),
+    }
 }
 
 /// Members leaving group `g` of struct `name` that outgrew its OLD lines by `over`

@@ -156,75 +156,8 @@ fn candidates(image: &Image<'_>, o: &Outcome) -> (Vec<(Vec<Change>, String)>, Op
         return (Vec::new(), Some("it names nothing in the build".into()));
     };
     match o.table {
-        Table::Symbol => {
-            let Some(sym) = object(image, target) else {
-                return (Vec::new(), Some("the object is not in the build".into()));
-            };
-            let align = match o.key {
-                "aligned" => o.expected.parse().unwrap_or(line),
-                _ => line,
-            };
-            let mut sets: Vec<Vec<&Symbol<'_>>> = vec![vec![sym]];
-            if o.key != "aligned" {
-                let offenders: Vec<&Symbol<'_>> = o
-                    .offenders
-                    .iter()
-                    .filter_map(|x| object(image, &x.name))
-                    .take(MAX_OFFENDERS)
-                    .collect();
-                sets.extend(offenders.iter().map(|x| vec![*x]));
-                // The object and every offender after it: it then ends its own lines.
-                let mut both = vec![sym];
-                both.extend(offenders.iter().filter(|x| x.place > sym.place));
-                let same = |a: &Vec<&Symbol<'_>>| {
-                    a.len() == both.len() && a.iter().zip(&both).all(|(x, y)| std::ptr::eq(*x, *y))
-                };
-                if both.len() > 1 && !sets.iter().any(same) {
-                    sets.push(both);
-                }
-            }
-            let out = sets
-                .into_iter()
-                .map(|set| {
-                    let changes = set.iter().map(|s| align_object(s, align, line)).collect();
-                    let decl = set
-                        .iter()
-                        .map(|s| super::declaration(image, s))
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    (changes, decl)
-                })
-                .collect();
-            (out, None)
-        }
-        Table::Function => {
-            let align = o.expected.parse().unwrap_or(line);
-            let Ok(i) = crate::whatif::functions::find_function(image, target) else {
-                return (Vec::new(), Some("the function is not in the build".into()));
-            };
-            let f = &image.symbols[i];
-            let mut out = vec![(
-                vec![Change::SymbolAlign {
-                    name: target.to_string(),
-                    align,
-                }],
-                format!(
-                    "__attribute__((__aligned__({align}))) ... {}(...)  /* on its definition{} */",
-                    f.name,
-                    f.compile_unit.map_or(String::new(), |u| format!(" in {u}"))
-                ),
-            )];
-            if let Some(u) = f.compile_unit {
-                out.push((
-                    vec![Change::FunctionsAligned {
-                        unit: u.to_string(),
-                        align,
-                    }],
-                    super::functions::makefile_line(u, align),
-                ));
-            }
-            (out, None)
-        }
+        Table::Symbol => symbol_candidates(image, o, target),
+        Table::Function => function_candidates(image, o, target),
         Table::Group if o.key == "aligned" || o.key == "max_lines" => {
             let (s, g) = split_group(target);
             (
@@ -243,6 +176,87 @@ fn candidates(image: &Image<'_>, o: &Outcome) -> (Vec<(Vec<Change>, String)>, Op
         Table::Group | Table::Struct => (Vec::new(), None),
     }
 }
+
+/// The candidate fixes of a failed symbol rule on `target`: the object aligned, each
+/// offender aligned, and the object and the offenders after it aligned together.
+fn symbol_candidates(image: &Image<'_>, o: &Outcome, target: &str) -> Candidates {
+    let line = image.line_size;
+    let Some(sym) = object(image, target) else {
+        return (Vec::new(), Some("the object is not in the build".into()));
+    };
+    let align = match o.key {
+        "aligned" => o.expected.parse().unwrap_or(line),
+        _ => line,
+    };
+    let mut sets: Vec<Vec<&Symbol<'_>>> = vec![vec![sym]];
+    if o.key != "aligned" {
+        let offenders: Vec<&Symbol<'_>> = o
+            .offenders
+            .iter()
+            .filter_map(|x| object(image, &x.name))
+            .take(MAX_OFFENDERS)
+            .collect();
+        sets.extend(offenders.iter().map(|x| vec![*x]));
+        // The object and every offender after it: it then ends its own lines.
+        let mut both = vec![sym];
+        both.extend(offenders.iter().filter(|x| x.place > sym.place));
+        let same = |a: &Vec<&Symbol<'_>>| {
+            a.len() == both.len() && a.iter().zip(&both).all(|(x, y)| std::ptr::eq(*x, *y))
+        };
+        if both.len() > 1 && !sets.iter().any(same) {
+            sets.push(both);
+        }
+    }
+    let out = sets
+        .into_iter()
+        .map(|set| {
+            let changes = set.iter().map(|s| align_object(s, align, line)).collect();
+            let decl = set
+                .iter()
+                .map(|s| super::declaration(image, s))
+                .collect::<Vec<_>>()
+                .join("\n");
+            (changes, decl)
+        })
+        .collect();
+    (out, None)
+}
+
+/// The candidate fixes of a failed function rule on `target`: the function aligned,
+/// and every function of its unit aligned.
+fn function_candidates(image: &Image<'_>, o: &Outcome, target: &str) -> Candidates {
+    let line = image.line_size;
+    let align = o.expected.parse().unwrap_or(line);
+    let Ok(i) = crate::whatif::functions::find_function(image, target) else {
+        return (Vec::new(), Some("the function is not in the build".into()));
+    };
+    let f = &image.symbols[i];
+    let mut out = vec![(
+        vec![Change::SymbolAlign {
+            name: target.to_string(),
+            align,
+        }],
+        format!(
+            "__attribute__((__aligned__({align}))) ... {}(...)  /* on its definition{} */",
+            f.name,
+            f.compile_unit.map_or(String::new(), |u| format!(" in {u}"))
+        ),
+    )];
+    if let Some(u) = f.compile_unit {
+        out.push((
+            vec![Change::FunctionsAligned {
+                unit: u.to_string(),
+                align,
+            }],
+            super::functions::makefile_line(u, align),
+        ));
+    }
+    (out, None)
+}
+
+/// Candidate fixes (the changes and the declarations they spell), or why there are
+/// none.
+type Candidates = (Vec<(Vec<Change>, String)>, Option<String>);
 
 /// The change that aligns object `s` to `align`: `DEFINE_PER_CPU_ALIGNED` for a
 /// per-CPU variable asked to start a line.
@@ -309,41 +323,7 @@ fn evaluate(image: &Image<'_>, rules: &Rules, o: &Outcome, c: Candidate) -> Opti
             }
         }
         first => {
-            let name = match first {
-                Change::SymbolAlign { name, .. }
-                | Change::PercpuAligned { name, .. }
-                | Change::ReadMostly { name } => Some(name.as_str()),
-                _ => None,
-            };
-            let sym = match name {
-                Some(n) => image.symbols.iter().find(|s| {
-                    s.any_name(|x| x == n)
-                        && matches!(s.kind, SymbolKind::Object | SymbolKind::Function)
-                }),
-                None => image.symbols.iter().find(|s| {
-                    matches!(first, Change::FunctionsAligned { unit, .. } if s.compile_unit == Some(unit.as_str()))
-                        && s.kind == SymbolKind::Function
-                }),
-            }?;
-            let changed: Vec<&str> = changes
-                .iter()
-                .filter_map(|c| match c {
-                    Change::SymbolAlign { name, .. } | Change::PercpuAligned { name, .. } => image
-                        .symbols
-                        .iter()
-                        .find(|s| s.any_name(|x| x == name))
-                        .map(|s| s.name),
-                    _ => None,
-                })
-                .collect();
-            section_bytes = section_end(&p.image, sym.kind, sym.space, sym.section) as i64
-                - section_end(image, sym.kind, sym.space, sym.section) as i64;
-            (moved, most) = shifts(
-                image,
-                &p.image,
-                (sym.kind, sym.space, sym.section),
-                &changed,
-            );
+            (section_bytes, (moved, most)) = placement_cost(image, &p.image, &changes, first)?;
         }
     }
     Some(RuleFix {
@@ -358,6 +338,53 @@ fn evaluate(image: &Image<'_>, rules: &Rules, o: &Outcome, c: Candidate) -> Opti
         instances,
         moves_hot: hot,
     })
+}
+
+/// What changes (`first` the first of them) cost the placement of the object or
+/// function they align, `predicted` the image they make: the bytes its section grew
+/// by, and how many symbols after it shifted and by how much at most (`shifts`).
+fn placement_cost(
+    image: &Image<'_>,
+    predicted: &Image<'_>,
+    changes: &[Change],
+    first: &Change,
+) -> Option<(i64, (usize, i64))> {
+    let name = match first {
+        Change::SymbolAlign { name, .. }
+        | Change::PercpuAligned { name, .. }
+        | Change::ReadMostly { name } => Some(name.as_str()),
+        _ => None,
+    };
+    let sym = match name {
+        Some(n) => image.symbols.iter().find(|s| {
+            s.any_name(|x| x == n)
+                && matches!(s.kind, SymbolKind::Object | SymbolKind::Function)
+        }),
+        None => image.symbols.iter().find(|s| {
+            matches!(first, Change::FunctionsAligned { unit, .. } if s.compile_unit == Some(unit.as_str()))
+                && s.kind == SymbolKind::Function
+        }),
+    }?;
+    let changed: Vec<&str> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::SymbolAlign { name, .. } | Change::PercpuAligned { name, .. } => image
+                .symbols
+                .iter()
+                .find(|s| s.any_name(|x| x == name))
+                .map(|s| s.name),
+            _ => None,
+        })
+        .collect();
+    let section_bytes = section_end(predicted, sym.kind, sym.space, sym.section) as i64
+        - section_end(image, sym.kind, sym.space, sym.section) as i64;
+    let shifted = shifts(
+        image,
+        predicted,
+        (sym.kind, sym.space, sym.section),
+        &changed,
+    );
+    Some((section_bytes, shifted))
 }
 
 /// The rule of outcome `o` as a `check` snippet.

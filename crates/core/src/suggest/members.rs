@@ -102,114 +102,14 @@ fn for_member(
     hot: &MemberChange,
 ) -> MemberSuggestion {
     let name = &change.name;
-    let at = hot.offset.new.unwrap_or(0);
-    // What pushed it: members before it that were added or grew.
-    let mut pushed: Vec<&MemberChange> = change
-        .members
-        .iter()
-        .filter(|m| m.offset.new.is_some_and(|o| o < at))
-        .filter(|m| {
-            m.kinds.contains(&MemberChangeKind::Added)
-                || matches!((m.size.old, m.size.new), (Some(a), Some(b)) if b > a)
-        })
-        .collect();
-    pushed.sort_by_key(|m| m.offset.new);
-    let path = |n: &str| nested::find(layout, name, n).ok();
-    let hot_path = path(&hot.name).unwrap_or_default();
-    let hot_in = &hot_path[..hot_path.len().saturating_sub(1)];
-    let in_union =
-        |p: &[usize]| nested::declaring(layout, p).is_some_and(|d| d.kind == AggregateKind::Union);
-    // 1. Those that pushed it declared last in the struct or union that declares each
-    // (whatif moves a member only among its own aggregate's), in their order; one in
-    // a union is left where it is (the order of a union moves nothing).
-    let mut last_of: Vec<(Vec<usize>, String)> = Vec::new();
-    let mut movable = !pushed.is_empty();
-    for m in &pushed {
-        let Some(p) = path(&m.name) else {
-            movable = false;
-            continue;
-        };
-        let holder = p[..p.len() - 1].to_vec();
-        if in_union(&p) || last_of.iter().any(|(h, _)| *h == holder) {
-            continue;
-        }
-        match nested::declaring(layout, &p)
-            .and_then(|d| d.members.last())
-            .and_then(|l| l.name)
-        {
-            Some(last) => last_of.push((holder, last.to_string())),
-            None => movable = false,
-        }
-    }
-    // 2. The hot member declared before the first of them in its own aggregate (or
-    // before the anonymous struct or union there that holds it).
-    let first_within = pushed
-        .iter()
-        .filter_map(|m| path(&m.name))
-        .filter(|p| p.len() > hot_in.len() && p.starts_with(hot_in))
-        .map(|p| p[hot_in.len()])
-        .min();
-    let mut candidates: Vec<(Vec<Change>, String)> = Vec::new();
-    if movable && !last_of.is_empty() {
-        let mut changes = Vec::new();
-        let mut c = Vec::new();
-        for (holder, last) in &last_of {
-            let mut after = last.clone();
-            for m in &pushed {
-                if path(&m.name).is_none_or(|p| p[..p.len() - 1] != holder[..]) {
-                    continue;
-                }
-                changes.push(Change::MemberMove {
-                    name: name.clone(),
-                    member: m.name.clone(),
-                    after: Some(after.clone()),
-                });
-                c.push(format!(
-                    "/* struct {name}: declare after {after} */ {}",
-                    member_decl(layout, name, &m.name, "")
-                ));
-                after = m.name.clone();
-            }
-        }
-        candidates.push((changes, c.join("\n")));
-    }
-    if let Some(first) = first_within.filter(|_| !in_union(&hot_path)) {
-        let before = nested::declaring(layout, &hot_path).and_then(|d| {
-            d.members
-                .iter()
-                .take(first)
-                .rev()
-                .filter_map(|m| m.name)
-                .find(|n| *n != hot.name)
-        });
-        let where_ = before.map_or("first".to_string(), |b| format!("after {b}"));
-        candidates.push((
-            vec![Change::MemberMove {
-                name: name.clone(),
-                member: hot.name.clone(),
-                after: before.map(str::to_string),
-            }],
-            format!(
-                "/* struct {name}: declare {where_} */ {}",
-                member_decl(layout, name, &hot.name, "")
-            ),
-        ));
-    }
-    let note = if pushed.is_empty() {
-        Some(
-            "no member before it grew or was added: the source moved it (a deliberate reorder?)"
-                .to_string(),
-        )
-    } else if candidates.is_empty() {
-        Some(
-            "the members that pushed it cannot be declared after it (a member moves only \
-             among the members of its own struct or union, and not after an anonymous \
-             one): only aligning it is tried"
-                .to_string(),
-        )
-    } else {
-        None
-    };
+    let pushed = pushed_by(change, hot.offset.new.unwrap_or(0));
+    let hot_path = nested::find(layout, name, &hot.name)
+        .ok()
+        .unwrap_or_default();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    candidates.extend(declare_pushed_last(layout, name, &pushed));
+    candidates.extend(declare_hot_first(layout, name, hot, &hot_path, &pushed));
+    let note = note(pushed.is_empty(), candidates.is_empty());
     // 3. The hot member on a line of its own.
     candidates.extend((!hot_path.is_empty()).then(|| {
         (
@@ -230,30 +130,16 @@ fn for_member(
     // kept in candidate order.
     let mut fixes: Vec<MemberFix> = candidates
         .into_par_iter()
-        .filter_map(|(changes, declaration)| {
-            let p = predict(new, &changes, &[]).ok()?;
-            let (relaid, m) = p.image.structs_named(|n| n == name).find_map(|(_, s)| {
-                let at = nested::find(s, name, &hot.name).ok()?;
-                Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
-            })?;
-            let after = diff(old, &p.image, options);
-            let still = after
-                .structs
-                .iter()
-                .find(|s| s.name == *name)
-                .is_some_and(|s| {
-                    s.severity == Severity::HotMember
-                        && s.members.iter().any(|x| x.name == hot.name && moved_hot(x))
-                });
-            Some(MemberFix {
-                change: super::changes_args(&changes),
-                declaration,
-                restores: !still,
-                line: m.offset / line,
-                instance_bytes: relaid.size as i64 - layout.size as i64,
+        .filter_map(|candidate| {
+            member_fix(
+                old,
+                new,
+                options,
+                layout,
+                (name, &hot.name),
                 instances,
-                flags_after: after.flagged,
-            })
+                candidate,
+            )
         })
         .collect();
     fixes.sort_by_key(|f| (!f.restores, f.instance_bytes.abs(), f.flags_after));
@@ -268,6 +154,183 @@ fn for_member(
         rule: together_rule(old, name, &hot.name, hot.offset.old, line),
         fixes,
     }
+}
+
+/// Why fewer fixes are tried: nothing pushed the member (`unpushed`), or what pushed
+/// it cannot be moved (`unmovable`).
+fn note(unpushed: bool, unmovable: bool) -> Option<String> {
+    if unpushed {
+        Some(
+            "no member before it grew or was added: the source moved it (a deliberate reorder?)"
+                .to_string(),
+        )
+    } else if unmovable {
+        Some(
+            "the members that pushed it cannot be declared after it (a member moves only \
+         among the members of its own struct or union, and not after an anonymous \
+         one): only aligning it is tried"
+                .to_string(),
+        )
+    } else {
+        None
+    }
+}
+
+/// The fix `changes` (spelled `declaration`) make to hot member `hot` of struct
+/// `name` (`layout` in NEW), predicted and diffed; none when the prediction fails or
+/// loses the member.
+fn member_fix(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    layout: &StructLayout<'_>,
+    (name, hot): (&str, &str),
+    instances: usize,
+    (changes, declaration): Candidate,
+) -> Option<MemberFix> {
+    let line = new.line_size.max(1);
+    let p = predict(new, &changes, &[]).ok()?;
+    let (relaid, m) = p.image.structs_named(|n| n == name).find_map(|(_, s)| {
+        let at = nested::find(s, name, hot).ok()?;
+        Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
+    })?;
+    let after = diff(old, &p.image, options);
+    let still = after
+        .structs
+        .iter()
+        .find(|s| s.name == name)
+        .is_some_and(|s| {
+            s.severity == Severity::HotMember
+                && s.members.iter().any(|x| x.name == hot && moved_hot(x))
+        });
+    Some(MemberFix {
+        change: super::changes_args(&changes),
+        declaration,
+        restores: !still,
+        line: m.offset / line,
+        instance_bytes: relaid.size as i64 - layout.size as i64,
+        instances,
+        flags_after: after.flagged,
+    })
+}
+
+/// A candidate fix: the changes to predict and the declarations they spell.
+type Candidate = (Vec<Change>, String);
+
+/// What pushed the hot member at offset `at`: members before it that were added or
+/// grew, in offset order.
+fn pushed_by(change: &StructChange, at: u64) -> Vec<&MemberChange> {
+    let mut pushed: Vec<&MemberChange> = change
+        .members
+        .iter()
+        .filter(|m| m.offset.new.is_some_and(|o| o < at))
+        .filter(|m| {
+            m.kinds.contains(&MemberChangeKind::Added)
+                || matches!((m.size.old, m.size.new), (Some(a), Some(b)) if b > a)
+        })
+        .collect();
+    pushed.sort_by_key(|m| m.offset.new);
+    pushed
+}
+
+/// Whether the member at `path` is declared in a union.
+fn in_union(layout: &StructLayout<'_>, path: &[usize]) -> bool {
+    nested::declaring(layout, path).is_some_and(|d| d.kind == AggregateKind::Union)
+}
+
+/// Step 1: those that pushed it declared last in the struct or union that declares each
+/// (whatif moves a member only among its own aggregate's), in their order; one in
+/// a union is left where it is (the order of a union moves nothing). None when one
+/// of them cannot be moved.
+fn declare_pushed_last(
+    layout: &StructLayout<'_>,
+    name: &str,
+    pushed: &[&MemberChange],
+) -> Option<Candidate> {
+    let path = |n: &str| nested::find(layout, name, n).ok();
+    let mut last_of: Vec<(Vec<usize>, String)> = Vec::new();
+    let mut movable = !pushed.is_empty();
+    for m in pushed {
+        let Some(p) = path(&m.name) else {
+            movable = false;
+            continue;
+        };
+        let holder = p[..p.len() - 1].to_vec();
+        if in_union(layout, &p) || last_of.iter().any(|(h, _)| *h == holder) {
+            continue;
+        }
+        match nested::declaring(layout, &p)
+            .and_then(|d| d.members.last())
+            .and_then(|l| l.name)
+        {
+            Some(last) => last_of.push((holder, last.to_string())),
+            None => movable = false,
+        }
+    }
+    if !movable || last_of.is_empty() {
+        return None;
+    }
+    let mut changes = Vec::new();
+    let mut c = Vec::new();
+    for (holder, last) in &last_of {
+        let mut after = last.clone();
+        for m in pushed {
+            if path(&m.name).is_none_or(|p| p[..p.len() - 1] != holder[..]) {
+                continue;
+            }
+            changes.push(Change::MemberMove {
+                name: name.to_string(),
+                member: m.name.clone(),
+                after: Some(after.clone()),
+            });
+            c.push(format!(
+                "/* struct {name}: declare after {after} */ {}",
+                member_decl(layout, name, &m.name, "")
+            ));
+            after = m.name.clone();
+        }
+    }
+    Some((changes, c.join("\n")))
+}
+
+/// Step 2: the hot member (at `hot_path`) declared before the first of those that pushed
+/// it in its own aggregate (or before the anonymous struct or union there that holds
+/// it); none when none of them is there, or it is in a union.
+fn declare_hot_first(
+    layout: &StructLayout<'_>,
+    name: &str,
+    hot: &MemberChange,
+    hot_path: &[usize],
+    pushed: &[&MemberChange],
+) -> Option<Candidate> {
+    let hot_in = &hot_path[..hot_path.len().saturating_sub(1)];
+    let first_within = pushed
+        .iter()
+        .filter_map(|m| nested::find(layout, name, &m.name).ok())
+        .filter(|p| p.len() > hot_in.len() && p.starts_with(hot_in))
+        .map(|p| p[hot_in.len()])
+        .min();
+    let first = first_within.filter(|_| !in_union(layout, hot_path))?;
+    let before = nested::declaring(layout, hot_path).and_then(|d| {
+        d.members
+            .iter()
+            .take(first)
+            .rev()
+            .filter_map(|m| m.name)
+            .find(|n| *n != hot.name)
+    });
+    let where_ = before.map_or("first".to_string(), |b| format!("after {b}"));
+    Some((
+        vec![Change::MemberMove {
+            name: name.to_string(),
+            member: hot.name.clone(),
+            after: before.map(str::to_string),
+        }],
+        format!(
+            "/* struct {name}: declare {where_} */ {}",
+            member_decl(layout, name, &hot.name, "")
+        ),
+    ))
 }
 
 /// A member's declaration as C (`long int extra[2];`), with `attr` after the name.

@@ -122,12 +122,6 @@ pub fn suggest<'d>(
         }
     };
     let report = diff(old, new, options);
-    let object_flags = report
-        .data
-        .iter()
-        .chain(&report.percpu)
-        .filter(|c| matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment))
-        .count();
     // Members, functions and groups: each fix is a prediction and a whole diff, so the
     // three kinds are found side by side.
     let (mut members, (functions, groups)) = rayon::join(
@@ -140,6 +134,35 @@ pub fn suggest<'d>(
         },
     );
     into_group::add_fixes(old, new, options, &report.structs, &mut members);
+    let other_flags = other_flags(&report, &members, functions.len(), &groups);
+    let out = flagged_objects(&report, asked)
+        .into_iter()
+        .map(|c| object_suggestion(old, new, options, &report, c, asked))
+        .collect();
+    Suggestions {
+        suggestions: out,
+        members,
+        functions,
+        groups,
+        rules: Vec::new(),
+        other_flags,
+    }
+}
+
+/// The flags of the report no suggestion answers: all less those of objects, of hot
+/// members fixed in their struct, of the functions and of the groups suggested.
+fn other_flags(
+    report: &crate::diff::Report<'_>,
+    members: &[MemberSuggestion],
+    functions: usize,
+    groups: &[GroupSuggestion],
+) -> usize {
+    let object_flags = report
+        .data
+        .iter()
+        .chain(&report.percpu)
+        .filter(|c| matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment))
+        .count();
     // A struct flagged for its hot member, and each instance flagged for it, are fixed
     // in the struct.
     let fixed_in_struct = |t: Option<&str>| {
@@ -166,191 +189,228 @@ pub fn suggest<'d>(
         .filter(|s| s.severity == Severity::Group)
         .filter(|s| groups.iter().any(|g| g.struct_name == s.name))
         .count();
-    let other_flags = report
+    report
         .flagged
         .saturating_sub(object_flags)
         .saturating_sub(member_flags)
-        .saturating_sub(functions.len())
-        .saturating_sub(group_flags);
-    let is_asked = |name: &str| asked.iter().any(|a| a == name);
-    let flagged: Vec<_> = report
+        .saturating_sub(functions)
+        .saturating_sub(group_flags)
+}
+
+/// Whether `name` is one of the objects asked for.
+fn is_asked(asked: &[String], name: &str) -> bool {
+    asked.iter().any(|a| a == name)
+}
+
+/// The objects a suggestion is made for (at most `MAX_FLAGGED`): those flagged for a
+/// neighbour or a lost alignment, and those asked for that gained neighbours.
+fn flagged_objects<'r, 'a>(
+    report: &'r crate::diff::Report<'a>,
+    asked: &[String],
+) -> Vec<&'r PlacementChange<'a>> {
+    report
         .data
         .iter()
         .chain(&report.percpu)
+        .map(|c| &**c)
         .filter(|c| {
             matches!(c.severity, Severity::HotNeighbour | Severity::LostAlignment)
-                || (is_asked(&c.name.to_string()) && c.sharing_grew)
+                || (is_asked(asked, &c.name.to_string()) && c.sharing_grew)
         })
         .take(MAX_FLAGGED)
+        .collect()
+}
+
+/// The suggestion for flagged object `c`: its fixes (`__read_mostly` back, and each
+/// candidate set aligned), best first.
+fn object_suggestion(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    report: &crate::diff::Report<'_>,
+    c: &PlacementChange<'_>,
+    asked: &[String],
+) -> Suggestion {
+    let name = c.name.to_string();
+    let neighbours = gained_neighbours(c);
+    let groups = candidate_groups(new, report, c, &name, &neighbours);
+    let mut fixes = Vec::new();
+    if lost_read_mostly(old, new, c) {
+        fixes.push(read_mostly_fix(
+            old,
+            new,
+            options,
+            &name,
+            c,
+            is_asked(asked, &name),
+        ));
+    }
+    // Each candidate is a prediction and a whole diff: side by side, in order.
+    let candidates: Vec<Fix> = groups
+        .par_iter()
+        .filter_map(|group| aligned_fix(old, new, options, &name, group, is_asked(asked, &name)))
         .collect();
-    let mut out = Vec::new();
-    for c in flagged {
-        let name = c.name.to_string();
-        // The neighbours it gained that are written; for an object asked for by name,
-        // every neighbour it gained.
-        let gained: Vec<String> = if c.written_neighbours.is_empty() {
-            let before: Vec<String> = c.tenants[..c.old_tenants]
-                .iter()
-                .map(|t| t.name().to_string())
-                .collect();
-            c.tenants[c.old_tenants..]
-                .iter()
-                .map(|t| t.name().to_string())
-                .filter(|n| !before.contains(n))
-                .collect()
-        } else {
-            c.written_neighbours
-                .iter()
-                .map(ToString::to_string)
-                .collect()
-        };
-        let neighbours = gained;
-        // Candidates, each a set aligned together: the object, each new written
-        // neighbour, and the objects whose growth shifted it (its root cause: the
-        // resized instances of a grown struct, as mces_seen and injectm of struct mce).
-        let mut groups: Vec<Vec<String>> = vec![vec![name.clone()]];
-        groups.extend(
-            neighbours
-                .iter()
-                .take(MAX_NEIGHBOURS)
-                .map(|n| vec![n.clone()]),
-        );
-        if let Some(root) = c
-            .run
-            .and_then(|r| report.runs.get(r))
-            .and_then(|r| r.root)
-            .and_then(|i| report.causes.get(i))
-        {
-            let mut grown: Vec<String> = match &root.root {
-                Root::Struct { .. } => root.via.clone(),
-                Root::Resized { symbol, .. } => vec![symbol.clone()],
-                _ => Vec::new(),
-            };
-            // Those that shifted it: in its own space.
-            grown.retain(|g| {
-                new.symbols
-                    .iter()
-                    .any(|s| s.space == c.space && s.any_name(|n| n == g))
-            });
-            if !grown.is_empty() && !groups.contains(&grown) {
-                groups.push(grown);
-            }
-        }
-        let mut fixes = Vec::new();
-        if lost_read_mostly(old, new, c) {
-            fixes.push(read_mostly_fix(
-                old,
-                new,
-                options,
-                &name,
-                c,
-                is_asked(&name),
-            ));
-        }
-        // Each candidate is a prediction and a whole diff: side by side, in order.
-        let candidates: Vec<Fix> = groups
-            .par_iter()
-            .filter_map(|group| {
-                let syms: Vec<&crate::model::Symbol<'d>> = group
-                    .iter()
-                    .filter_map(|t| {
-                        new.symbols
-                            .iter()
-                            .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == t))
-                    })
-                    .collect();
-                if syms.len() != group.len() {
-                    return None;
-                }
-                let changes: Vec<Change> = group
-                    .iter()
-                    .zip(&syms)
-                    .map(|(t, sym)| match sym.space {
-                        Space::Global => Change::SymbolAlign {
-                            name: t.clone(),
-                            align: new.line_size,
-                        },
-                        Space::Percpu => Change::PercpuAligned {
-                            name: t.clone(),
-                            declaration: true,
-                        },
-                    })
-                    .collect();
-                let p = predict(new, &changes, &[]).ok()?;
-                let sym = syms[0];
-                let names: Vec<&str> = syms.iter().map(|s| s.name).collect();
-                let shifted = shifts(
-                    new,
-                    &p.image,
-                    (SymbolKind::Object, sym.space, sym.section),
-                    &names,
-                );
-                let after = diff(old, &p.image, options);
-                let still = after
-                    .data
-                    .iter()
-                    .chain(&after.percpu)
-                    .find(|a| a.name.to_string() == name);
-                let restores = still.is_none_or(|a| {
-                    !(on_its_line(a.severity) || is_asked(&name) && a.sharing_grew)
-                });
-                let lines = still.map_or_else(
-                    || lines_of(&p.image, &name),
-                    |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
-                );
-                Some(Fix {
-                    change: changes_args(&changes),
-                    declaration: syms
-                        .iter()
-                        .map(|s| declaration(new, s))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    restores,
-                    section_bytes: section_end(&p.image, SymbolKind::Object, sym.space, sym.section)
-                        as i64
-                        - section_end(new, SymbolKind::Object, sym.space, sym.section) as i64,
-                    shifted: shifted.0,
-                    max_shift: shifted.1,
-                    lines,
-                    flags_after: after.flagged,
-                    not_predicted: None,
-                })
-            })
+    fixes.extend(candidates);
+    // `__read_mostly` back first when it restores: it costs no alignment padding
+    // and it is what the object was.
+    fixes.sort_by_key(|f| {
+        (
+            !f.restores,
+            !f.change.starts_with("--read-mostly"),
+            f.section_bytes,
+            f.shifted,
+            f.flags_after,
+        )
+    });
+    let rule = rule_for(&name, &neighbours, fixes.first(), new.line_size);
+    Suggestion {
+        object: name,
+        space: c.space,
+        type_name: c.type_name.map(str::to_string),
+        flag: match c.severity.category() {
+            Some(k) if c.severity.flagged() => k.name().to_string(),
+            _ => "asked for, gained neighbours".to_string(),
+        },
+        neighbours,
+        fixes,
+        rule,
+    }
+}
+
+/// The neighbours `c` gained that are written; for an object asked for by name,
+/// every neighbour it gained.
+fn gained_neighbours(c: &PlacementChange<'_>) -> Vec<String> {
+    if c.written_neighbours.is_empty() {
+        let before: Vec<String> = c.tenants[..c.old_tenants]
+            .iter()
+            .map(|t| t.name().to_string())
             .collect();
-        fixes.extend(candidates);
-        // `__read_mostly` back first when it restores: it costs no alignment padding
-        // and it is what the object was.
-        fixes.sort_by_key(|f| {
-            (
-                !f.restores,
-                !f.change.starts_with("--read-mostly"),
-                f.section_bytes,
-                f.shifted,
-                f.flags_after,
-            )
+        c.tenants[c.old_tenants..]
+            .iter()
+            .map(|t| t.name().to_string())
+            .filter(|n| !before.contains(n))
+            .collect()
+    } else {
+        c.written_neighbours
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+}
+
+/// Candidates, each a set aligned together: the object, each new written neighbour,
+/// and the objects whose growth shifted it (its root cause: the resized instances of
+/// a grown struct, as mces_seen and injectm of struct mce).
+fn candidate_groups(
+    new: &Image<'_>,
+    report: &crate::diff::Report<'_>,
+    c: &PlacementChange<'_>,
+    name: &str,
+    neighbours: &[String],
+) -> Vec<Vec<String>> {
+    let mut groups: Vec<Vec<String>> = vec![vec![name.to_string()]];
+    groups.extend(
+        neighbours
+            .iter()
+            .take(MAX_NEIGHBOURS)
+            .map(|n| vec![n.clone()]),
+    );
+    if let Some(root) = c
+        .run
+        .and_then(|r| report.runs.get(r))
+        .and_then(|r| r.root)
+        .and_then(|i| report.causes.get(i))
+    {
+        let mut grown: Vec<String> = match &root.root {
+            Root::Struct { .. } => root.via.clone(),
+            Root::Resized { symbol, .. } => vec![symbol.clone()],
+            _ => Vec::new(),
+        };
+        // Those that shifted it: in its own space.
+        grown.retain(|g| {
+            new.symbols
+                .iter()
+                .any(|s| s.space == c.space && s.any_name(|n| n == g))
         });
-        let rule = rule_for(&name, &neighbours, fixes.first(), new.line_size);
-        out.push(Suggestion {
-            object: name,
-            space: c.space,
-            type_name: c.type_name.map(str::to_string),
-            flag: match c.severity.category() {
-                Some(k) if c.severity.flagged() => k.name().to_string(),
-                _ => "asked for, gained neighbours".to_string(),
+        if !grown.is_empty() && !groups.contains(&grown) {
+            groups.push(grown);
+        }
+    }
+    groups
+}
+
+/// The fix that aligns each object of `group` to a line (`name`'s fix, `asked` when
+/// it was asked for), predicted and diffed; none when one of them is not an object
+/// of NEW or the prediction fails.
+fn aligned_fix(
+    old: &Image<'_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+    name: &str,
+    group: &[String],
+    asked: bool,
+) -> Option<Fix> {
+    let syms: Vec<&crate::model::Symbol<'_>> = group
+        .iter()
+        .filter_map(|t| {
+            new.symbols
+                .iter()
+                .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == t))
+        })
+        .collect();
+    if syms.len() != group.len() {
+        return None;
+    }
+    let changes: Vec<Change> = group
+        .iter()
+        .zip(&syms)
+        .map(|(t, sym)| match sym.space {
+            Space::Global => Change::SymbolAlign {
+                name: t.clone(),
+                align: new.line_size,
             },
-            neighbours,
-            fixes,
-            rule,
-        });
-    }
-    Suggestions {
-        suggestions: out,
-        members,
-        functions,
-        groups,
-        rules: Vec::new(),
-        other_flags,
-    }
+            Space::Percpu => Change::PercpuAligned {
+                name: t.clone(),
+                declaration: true,
+            },
+        })
+        .collect();
+    let p = predict(new, &changes, &[]).ok()?;
+    let sym = syms[0];
+    let names: Vec<&str> = syms.iter().map(|s| s.name).collect();
+    let shifted = shifts(
+        new,
+        &p.image,
+        (SymbolKind::Object, sym.space, sym.section),
+        &names,
+    );
+    let after = diff(old, &p.image, options);
+    let still = after
+        .data
+        .iter()
+        .chain(&after.percpu)
+        .find(|a| a.name.to_string() == name);
+    let restores = still.is_none_or(|a| !(on_its_line(a.severity) || asked && a.sharing_grew));
+    let lines = still.map_or_else(
+        || lines_of(&p.image, name),
+        |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
+    );
+    Some(Fix {
+        change: changes_args(&changes),
+        declaration: syms
+            .iter()
+            .map(|s| declaration(new, s))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        restores,
+        section_bytes: section_end(&p.image, SymbolKind::Object, sym.space, sym.section) as i64
+            - section_end(new, SymbolKind::Object, sym.space, sym.section) as i64,
+        shifted: shifted.0,
+        max_shift: shifted.1,
+        lines,
+        flags_after: after.flagged,
+        not_predicted: None,
+    })
 }
 
 /// Whether a predicted severity still counts against a fix: any flag but `adjacent`

@@ -265,29 +265,35 @@ fn separate(
         }
     }
     if later.len() > 1 {
-        let changes = later
-            .iter()
-            .filter_map(|&i| layout.members[i].name)
-            .map(|m| Change::MemberAlign {
-                name: name.to_string(),
-                member: m.to_string(),
-                align: line,
-            })
-            .collect();
-        let decl = later
-            .iter()
-            .filter_map(|&i| layout.members[i].name)
-            .map(|m| {
-                format!(
-                    "/* struct {name} */ {}",
-                    member_decl(layout, name, m, " ____cacheline_aligned")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        out.push(Candidate::plain(changes, decl));
+        out.push(align_all(name, layout, &later, line));
     }
     (out, None)
+}
+
+/// The candidate that aligns every member of `later` (indexes in `layout`) to a
+/// line of its own.
+fn align_all(name: &str, layout: &StructLayout<'_>, later: &[usize], line: u64) -> Candidate {
+    let changes = later
+        .iter()
+        .filter_map(|&i| layout.members[i].name)
+        .map(|m| Change::MemberAlign {
+            name: name.to_string(),
+            member: m.to_string(),
+            align: line,
+        })
+        .collect();
+    let decl = later
+        .iter()
+        .filter_map(|&i| layout.members[i].name)
+        .map(|m| {
+            format!(
+                "/* struct {name} */ {}",
+                member_decl(layout, name, m, " ____cacheline_aligned")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Candidate::plain(changes, decl)
 }
 
 /// A member's alignment as the layout knows it: what the source asked, else its

@@ -349,7 +349,119 @@ pub fn predict_from<'d>(
 ) -> Result<Prediction<'d>, PredictError> {
     let mut map = std::borrow::Cow::Borrowed(base);
     let chain = Chain::build(image, &map);
-    let (unchanged, _) = map.layout_chained(&Edits::default(), &chain);
+    let reproduced = reproduced(image, &map, &chain);
+    // Structs first, then the objects of their types.
+    let struct_edits = struct_edits(image, changes)?;
+    let (relaid, _) = propagate(image, &struct_edits)?;
+    let mut edits = object_edits(image, vars, &relaid);
+    let asked = placement_edits(image, vars, changes, &mut map, &mut edits)?;
+    let mut assumptions = assumptions(image, &map, changes, &edits, !objects.is_empty());
+    let (mut extra, removed, unplaced) = match objects {
+        [] => Default::default(),
+        _ => replace_inputs(image, map.to_mut(), objects),
+    };
+    let (hidden, tables_caveat) = place_tables(
+        image,
+        &mut map,
+        tables,
+        &removed,
+        &mut extra,
+        &mut edits,
+        &mut assumptions,
+    );
+    let (placed, section_moves) = map.layout_chained(&edits, &chain);
+    // Objects now in another output section (`__read_mostly` on a `.bss` object).
+    let new_sections = map.moved_sections(image);
+    let mut caveats = vec![code_caveat(objects).to_string()];
+    caveats.extend(asked.notes);
+    caveats.extend(unplaced);
+    caveats.extend(tables_caveat);
+    caveats.extend(percpu_caveat(&chain, &map, &placed));
+    let sections_moved = sections_moved(&section_moves);
+    let mut symbols: Vec<Symbol<'d>> = image.symbols.iter().chain(&extra).cloned().collect();
+    let (moved, growth) = place_symbols(image, &mut symbols, &placed, &hidden, &new_sections);
+    let kept: Vec<bool> = (0..symbols.len())
+        .map(|i| !removed.contains(&i) && !hidden.contains(&i))
+        .collect();
+    let mut variables = moved_variables(image, vars, &symbols, &placed, &removed, &asked.asked_for);
+    let mut keep = kept.iter();
+    symbols.retain(|_| *keep.next().unwrap_or(&true));
+    symbols.sort_by(|a, b| (a.space, a.address, a.name).cmp(&(b.space, b.address, b.name)));
+    variables.sort_by(|a, b| (a.address, a.name).cmp(&(b.address, b.name)));
+    let mut structs = image.structs.clone();
+    for (id, s) in relaid {
+        structs[id.0] = s;
+    }
+    let path = predicted_path(image, changes, objects);
+    let predicted = predicted_image(image, path, symbols, structs, variables, &section_moves);
+    Ok(Prediction {
+        image: predicted,
+        changes: changes.to_vec(),
+        objects: reproduced.objects,
+        reproduced: reproduced.objects_reproduced,
+        functions: reproduced.functions,
+        functions_reproduced: reproduced.functions_reproduced,
+        moved,
+        caveats,
+        assumptions,
+        growth,
+        sections_moved,
+    })
+}
+
+/// The predicted image: `image` with the symbols, structs and variables laid out
+/// again, its sections and boundaries moved as `section_moves` says.
+fn predicted_image<'d>(
+    image: &Image<'d>,
+    path: PathBuf,
+    symbols: Vec<Symbol<'d>>,
+    structs: Vec<crate::model::StructLayout<'d>>,
+    variables: Vec<crate::model::Variable<'d>>,
+    section_moves: &[SectionMove<'d>],
+) -> Image<'d> {
+    Image {
+        path,
+        arch: image.arch.clone(),
+        big_endian: image.big_endian,
+        file_kind: image.file_kind,
+        build_id: None,
+        kernel_version: image.kernel_version.clone(),
+        line_size: image.line_size,
+        line_size_overridden: image.line_size_overridden,
+        has_debug_info: image.has_debug_info,
+        sizes_inferred: image.sizes_inferred,
+        types_from: image.types_from,
+        percpu_base: image.percpu_base,
+        function_prefix: image.function_prefix,
+        sections: moved_sections(image, section_moves),
+        boundaries: moved_boundaries(image, section_moves),
+        symbols,
+        structs,
+        variables,
+        units: image.units,
+        function_alignments: image.function_alignments.clone(),
+        // No code of its own: the judgement reads the code of the build it was
+        // predicted from, through each object's pair there.
+        access: Default::default(),
+    }
+}
+
+/// How well the link model reproduces the build it was made from, laid out unchanged.
+struct Reproduced {
+    /// Data objects laid out.
+    objects: usize,
+    /// Of those, how many got their place and size in the build.
+    objects_reproduced: usize,
+    /// Functions laid out.
+    functions: usize,
+    /// Of those, how many got their place and size in the build.
+    functions_reproduced: usize,
+}
+
+/// The objects and functions the link model lays out unchanged, and how many of each
+/// it puts where the build has them.
+fn reproduced(image: &Image<'_>, map: &LinkMap<'_>, chain: &Chain<'_>) -> Reproduced {
+    let (unchanged, _) = map.layout_chained(&Edits::default(), chain);
     let data = |i: &usize| image.symbols[*i].kind == SymbolKind::Object;
     let object_count = unchanged.keys().filter(|i| data(i)).count();
     let reproduced = unchanged
@@ -367,8 +479,19 @@ pub fn predict_from<'d>(
             !data(i) && s.place == *place && s.size == *size
         })
         .count();
+    Reproduced {
+        objects: object_count,
+        objects_reproduced: reproduced,
+        functions,
+        functions_reproduced,
+    }
+}
 
-    // Structs first, then the objects of their types.
+/// The edits the changes make to structs and unions, by type name.
+fn struct_edits<'c>(
+    image: &Image<'_>,
+    changes: &'c [Change],
+) -> Result<FxHashMap<String, StructEdit<'c>>, PredictError> {
     let mut struct_edits: FxHashMap<String, StructEdit<'_>> = FxHashMap::default();
     for c in changes {
         match c {
@@ -429,20 +552,38 @@ pub fn predict_from<'d>(
                 .entry(name.clone())
                 .or_default()
                 .inserts
-                .push(types::MemberInsert {
-                    member,
-                    size: *size,
-                    align: align.unwrap_or_else(|| Change::default_insert_alignment(*size)),
-                    at: match at {
-                        Position::First => types::InsertAt::First,
-                        Position::After(x) => types::InsertAt::After(x),
-                        Position::Offset(o) => types::InsertAt::Offset(*o),
-                    },
-                }),
+                .push(member_insert(member, *size, *align, at)),
             _ => {}
         }
     }
-    let (relaid, _) = propagate(image, &struct_edits)?;
+    Ok(struct_edits)
+}
+
+/// The insertion `--insert` asks for, its alignment defaulted from its size.
+fn member_insert<'c>(
+    member: &'c str,
+    size: u64,
+    align: Option<u64>,
+    at: &'c Position,
+) -> types::MemberInsert<'c> {
+    types::MemberInsert {
+        member,
+        size,
+        align: align.unwrap_or_else(|| Change::default_insert_alignment(size)),
+        at: match at {
+            Position::First => types::InsertAt::First,
+            Position::After(x) => types::InsertAt::After(x),
+            Position::Offset(o) => types::InsertAt::Offset(*o),
+        },
+    }
+}
+
+/// The new size and alignment of each object whose type was laid out again.
+fn object_edits(
+    image: &Image<'_>,
+    vars: &crate::model::SymbolVariables<'_, '_>,
+    relaid: &types::Relaid<'_>,
+) -> Edits {
     let mut edits = Edits::default();
     for (i, s) in image.symbols.iter().enumerate() {
         if s.kind != SymbolKind::Object {
@@ -480,8 +621,27 @@ pub fn predict_from<'d>(
             edits.align.insert(i, now);
         }
     }
-    // Alignments the source now asks for, by symbol: the predicted variable carries
-    // them (`DW_AT_alignment`), so the diff explains the shift they cause.
+    edits
+}
+
+/// What the placement changes leave besides their edits.
+struct Asked {
+    /// Alignments the source now asks for, by symbol: the predicted variable carries
+    /// them (`DW_AT_alignment`), so the diff explains the shift they cause.
+    asked_for: FxHashMap<usize, u64>,
+    /// Caveats on how they were applied.
+    notes: Vec<String>,
+}
+
+/// Applies the changes that align or move symbols (`--symbol`, `--align-functions`,
+/// `--read-mostly`, `--percpu-aligned`) to `edits` and the link model.
+fn placement_edits<'d>(
+    image: &Image<'d>,
+    vars: &crate::model::SymbolVariables<'_, 'd>,
+    changes: &[Change],
+    map: &mut std::borrow::Cow<'_, LinkMap<'d>>,
+    edits: &mut Edits,
+) -> Result<Asked, PredictError> {
     let mut asked_for: FxHashMap<usize, u64> = FxHashMap::default();
     let mut notes = Vec::new();
     for c in changes {
@@ -494,58 +654,81 @@ pub fn predict_from<'d>(
                 );
             }
             Change::FunctionsAligned { unit, align } => {
-                functions::align_unit(image, unit, *align, &mut edits)?;
+                functions::align_unit(image, unit, *align, edits)?;
                 notes.push(functions::UNIT_CAVEAT.to_string());
             }
             Change::ReadMostly { name } => {
-                let i = find_placed_object(image, &map, "--read-mostly", name)?;
+                let i = find_placed_object(image, map, "--read-mostly", name)?;
                 functions::move_to_read_mostly(image, map.to_mut(), i, name)?;
             }
             Change::SymbolAlign { name, align } => {
-                let i = find_placed_object(image, &map, "--symbol", name)?;
+                let i = find_placed_object(image, map, "--symbol", name)?;
                 let was = align::asked(image, &image.symbols[i], vars.of(&image.symbols[i]));
                 edits.align.insert(i, was.alignment.max(*align));
                 asked_for.insert(i, *align);
             }
             Change::PercpuAligned { name, declaration } => {
-                let flag = match declaration {
-                    true => "--percpu-aligned",
-                    false => "--percpu-aligned-definition",
-                };
-                let i = find_placed_object(image, &map, flag, name)?;
-                if image.symbols[i].space != Space::Percpu {
-                    return Err(PredictError::NotPerCpu {
-                        flag,
-                        name: name.to_string(),
-                    });
-                }
-                // A static one has no declaration elsewhere; with its declaration
-                // aligned too, a global one has none that keeps its section either.
-                if *declaration || image.symbols[i].binding == crate::model::Binding::Local {
-                    let line = functions::definition_lines(image);
-                    map.to_mut().move_to_end_region(i, image.line_size, &line);
-                } else {
-                    // A global per-CPU variable is declared in a header
-                    // (`DECLARE_PER_CPU`), and GCC keeps the section of the first
-                    // declaration ("ignoring attribute section ... conflicts with
-                    // previous"): the definition's alignment applies in place.
-                    edits.align.insert(i, image.line_size);
-                    notes.push(format!(
-                        "{name} is global: its header's DECLARE_PER_CPU keeps it in .data..percpu, aligned in place; \
-                         with DECLARE_PER_CPU_ALIGNED in the header too (--percpu-aligned) it moves to ..shared_aligned"
-                    ));
-                }
+                let i = percpu_aligned(image, map, edits, name, *declaration, &mut notes)?;
                 asked_for.insert(i, image.line_size);
             }
             _ => {}
         }
     }
-    let mut assumptions = assumptions(image, &map, changes, &edits, !objects.is_empty());
-    let (mut extra, removed, unplaced) = match objects {
-        [] => Default::default(),
-        _ => replace_inputs(image, map.to_mut(), objects),
+    Ok(Asked { asked_for, notes })
+}
+
+/// Applies `--percpu-aligned` (`declaration`) or `--percpu-aligned-definition` to the
+/// per-CPU variable `name`; returns its index.
+fn percpu_aligned<'d>(
+    image: &Image<'d>,
+    map: &mut std::borrow::Cow<'_, LinkMap<'d>>,
+    edits: &mut Edits,
+    name: &str,
+    declaration: bool,
+    notes: &mut Vec<String>,
+) -> Result<usize, PredictError> {
+    let flag = match declaration {
+        true => "--percpu-aligned",
+        false => "--percpu-aligned-definition",
     };
-    // The kallsyms tables list every symbol: ones added or removed resize them.
+    let i = find_placed_object(image, map, flag, name)?;
+    if image.symbols[i].space != Space::Percpu {
+        return Err(PredictError::NotPerCpu {
+            flag,
+            name: name.to_string(),
+        });
+    }
+    // A static one has no declaration elsewhere; with its declaration
+    // aligned too, a global one has none that keeps its section either.
+    if declaration || image.symbols[i].binding == crate::model::Binding::Local {
+        let line = functions::definition_lines(image);
+        map.to_mut().move_to_end_region(i, image.line_size, &line);
+    } else {
+        // A global per-CPU variable is declared in a header
+        // (`DECLARE_PER_CPU`), and GCC keeps the section of the first
+        // declaration ("ignoring attribute section ... conflicts with
+        // previous"): the definition's alignment applies in place.
+        edits.align.insert(i, image.line_size);
+        notes.push(format!(
+            "{name} is global: its header's DECLARE_PER_CPU keeps it in .data..percpu, aligned in place; \
+             with DECLARE_PER_CPU_ALIGNED in the header too (--percpu-aligned) it moves to ..shared_aligned"
+        ));
+    }
+    Ok(i)
+}
+
+/// The kallsyms tables list every symbol: ones added or removed resize them. Places
+/// them again when they are modelled; returns the symbols that hides (the tables'
+/// own) and, when they could not be placed, the caveat that says so.
+fn place_tables<'d>(
+    image: &Image<'d>,
+    map: &mut std::borrow::Cow<'_, LinkMap<'d>>,
+    tables: Tables<'_>,
+    removed: &rustc_hash::FxHashSet<usize>,
+    extra: &mut Vec<Symbol<'d>>,
+    edits: &mut Edits,
+    assumptions: &mut Vec<String>,
+) -> (rustc_hash::FxHashSet<usize>, Option<String>) {
     let mut hidden = rustc_hash::FxHashSet::default();
     let mut tables_caveat = None;
     if !extra.is_empty() || !removed.is_empty() {
@@ -555,39 +738,40 @@ pub fn predict_from<'d>(
             removed.len()
         );
         match tables {
-            Some(Ok(k)) => {
-                match kallsyms::place(image, map.to_mut(), k, &removed, &mut extra, &mut edits) {
-                    Some(placed) => {
-                        hidden = placed.hidden;
-                        assumptions.push(placed.assumption);
-                    }
-                    None => {
-                        tables_caveat = Some(format!(
-                            "{not_predicted} (no output section of the link model holds them)"
-                        ))
-                    }
+            Some(Ok(k)) => match kallsyms::place(image, map.to_mut(), k, removed, extra, edits) {
+                Some(placed) => {
+                    hidden = placed.hidden;
+                    assumptions.push(placed.assumption);
                 }
-            }
+                None => {
+                    tables_caveat = Some(format!(
+                        "{not_predicted} (no output section of the link model holds them)"
+                    ))
+                }
+            },
             Some(Err(why)) => tables_caveat = Some(format!("{not_predicted} ({why})")),
             None => tables_caveat = Some(not_predicted),
         }
     }
-    let (placed, section_moves) = map.layout_chained(&edits, &chain);
-    // Objects now in another output section (`__read_mostly` on a `.bss` object).
-    let new_sections = map.moved_sections(image);
+    (hidden, tables_caveat)
+}
 
-    let mut caveats = Vec::new();
+/// The first caveat: what becomes of the code's size.
+fn code_caveat(objects: &[ObjectFile]) -> &'static str {
     if objects.is_empty() {
-        caveats.push(
-            "functions keep their addresses: code size changes are not predicted (give the recompiled .o files with --objects)"
-                .to_string(),
-        );
+        "functions keep their addresses: code size changes are not predicted (give the recompiled .o files with --objects)"
     } else {
-        caveats.push("code and data of units without a recompiled .o keep their sizes".to_string());
+        "code and data of units without a recompiled .o keep their sizes"
     }
-    caveats.extend(notes);
-    caveats.extend(unplaced);
-    caveats.extend(tables_caveat);
+}
+
+/// The caveat that the per-CPU section grows while where its load image lies is
+/// unknown; none when it does not grow or is placed.
+fn percpu_caveat(
+    chain: &Chain<'_>,
+    map: &LinkMap<'_>,
+    placed: &FxHashMap<usize, (u64, u64)>,
+) -> Option<String> {
     if !chain.percpu_placed
         && let Some(o) = map.outputs.iter().find(|o| o.space == Space::Percpu)
     {
@@ -600,13 +784,18 @@ pub fn predict_from<'d>(
             .max()
             .unwrap_or(o.end);
         if end > o.end {
-            caveats.push(format!(
+            return Some(format!(
                 "{} grows, and where its load image lies is unknown (no __per_cpu_load): the sections after it are kept where they were",
                 o.section
             ));
         }
     }
-    let sections_moved: Vec<SectionMoved> = section_moves
+    None
+}
+
+/// The output sections that moved or changed size.
+fn sections_moved(section_moves: &[SectionMove<'_>]) -> Vec<SectionMoved> {
+    section_moves
         .iter()
         .filter(|m| (m.1, m.3) != (m.2, m.4))
         .map(|&(name, old, new, old_size, new_size)| SectionMoved {
@@ -614,9 +803,19 @@ pub fn predict_from<'d>(
             shift: (new as i64).wrapping_sub(old as i64),
             grew: (new_size as i64).wrapping_sub(old_size as i64),
         })
-        .collect();
+        .collect()
+}
 
-    let mut symbols: Vec<Symbol<'d>> = image.symbols.iter().chain(&extra).cloned().collect();
+/// Gives each symbol laid out (and not hidden) its new place, size and section;
+/// returns how many moved or changed size, and how far each output section's end
+/// grew at most (by space and section, in the order first seen).
+fn place_symbols<'d>(
+    image: &Image<'d>,
+    symbols: &mut [Symbol<'d>],
+    placed: &FxHashMap<usize, (u64, u64)>,
+    hidden: &rustc_hash::FxHashSet<usize>,
+    new_sections: &FxHashMap<usize, &'d str>,
+) -> (usize, Vec<(Space, &'d str, i64)>) {
     let mut moved = 0;
     let mut growth: Vec<(Space, &'d str, i64)> = Vec::new();
     for (i, s) in symbols.iter_mut().enumerate() {
@@ -644,10 +843,19 @@ pub fn predict_from<'d>(
         s.place = place;
         s.size = size;
     }
-    let kept: Vec<bool> = (0..symbols.len())
-        .map(|i| !removed.contains(&i) && !hidden.contains(&i))
-        .collect();
-    // Variables follow their symbols.
+    (moved, growth)
+}
+
+/// The image's variables, each following its symbol (`symbols`, placed, in the
+/// image's order) to its new address and size, with the alignment asked for.
+fn moved_variables<'d>(
+    image: &Image<'d>,
+    vars: &crate::model::SymbolVariables<'_, 'd>,
+    symbols: &[Symbol<'d>],
+    placed: &FxHashMap<usize, (u64, u64)>,
+    removed: &rustc_hash::FxHashSet<usize>,
+    asked_for: &FxHashMap<usize, u64>,
+) -> Vec<crate::model::Variable<'d>> {
     let mut variables = image.variables.clone();
     type Moved = (u64, u64, Option<u64>);
     let mut at: FxHashMap<(u64, &str), Moved> = FxHashMap::default();
@@ -671,61 +879,21 @@ pub fn predict_from<'d>(
             }
         }
     }
-    let mut keep = kept.iter();
-    symbols.retain(|_| *keep.next().unwrap_or(&true));
-    symbols.sort_by(|a, b| (a.space, a.address, a.name).cmp(&(b.space, b.address, b.name)));
-    variables.sort_by(|a, b| (a.address, a.name).cmp(&(b.address, b.name)));
-    let mut structs = image.structs.clone();
-    for (id, s) in relaid {
-        structs[id.0] = s;
-    }
+    variables
+}
+
+/// The predicted image's path: the image's, with the changes and recompiled objects.
+fn predicted_path(image: &Image<'_>, changes: &[Change], objects: &[ObjectFile]) -> PathBuf {
     let mut described: Vec<String> = changes.iter().map(ToString::to_string).collect();
     described.extend(objects.iter().map(|o| {
         let name = o.path.file_name().unwrap_or(o.path.as_os_str());
         format!("{} recompiled", name.to_string_lossy())
     }));
-    let predicted = Image {
-        path: PathBuf::from(format!(
-            "{} (predicted: {})",
-            image.path.display(),
-            described.join(", ")
-        )),
-        arch: image.arch.clone(),
-        big_endian: image.big_endian,
-        file_kind: image.file_kind,
-        build_id: None,
-        kernel_version: image.kernel_version.clone(),
-        line_size: image.line_size,
-        line_size_overridden: image.line_size_overridden,
-        has_debug_info: image.has_debug_info,
-        sizes_inferred: image.sizes_inferred,
-        types_from: image.types_from,
-        percpu_base: image.percpu_base,
-        function_prefix: image.function_prefix,
-        sections: moved_sections(image, &section_moves),
-        boundaries: moved_boundaries(image, &section_moves),
-        symbols,
-        structs,
-        variables,
-        units: image.units,
-        function_alignments: image.function_alignments.clone(),
-        // No code of its own: the judgement reads the code of the build it was
-        // predicted from, through each object's pair there.
-        access: Default::default(),
-    };
-    Ok(Prediction {
-        image: predicted,
-        changes: changes.to_vec(),
-        objects: object_count,
-        reproduced,
-        functions,
-        functions_reproduced,
-        moved,
-        caveats,
-        assumptions,
-        growth,
-        sections_moved,
-    })
+    PathBuf::from(format!(
+        "{} (predicted: {})",
+        image.path.display(),
+        described.join(", ")
+    ))
 }
 
 /// What `Prediction::assumptions` says: the derived alignment of up to three objects
@@ -760,37 +928,7 @@ fn assumptions(
     let mut out: Vec<String> = named
         .iter()
         .take(shown)
-        .filter_map(|&i| {
-            let s = &image.symbols[i];
-            let v = vars.of(s)?;
-            let asked = align::asked(image, s, Some(v));
-            let natural = align::natural_alignment(image, v);
-            let why = if v.alignment.is_some() {
-                "the alignment its definition asks (DW_AT_alignment)".to_string()
-            } else if asked.alignment > natural {
-                format!(
-                    "its type's {natural}, raised by GCC for an aggregate of {} B",
-                    v.size.unwrap_or(s.size)
-                )
-            } else {
-                "its type's".to_string()
-            };
-            let model = alignments
-                .get(i)
-                .copied()
-                .flatten()
-                .map_or(asked.alignment, |a| a.own);
-            let borne = if model < asked.alignment {
-                format!("; the build bears out only {model}")
-            } else {
-                String::new()
-            };
-            Some(format!(
-                "{} aligned to {} ({why}{borne})",
-                s.qualified_name(),
-                asked.alignment
-            ))
-        })
+        .filter_map(|&i| alignment_assumption(image, &alignments, &vars, i))
         .collect();
     if named.len() > shown {
         out.push(format!(
@@ -798,29 +936,77 @@ fn assumptions(
             named.len() - shown
         ));
     }
+    out.extend(functions_assumption(image, changes, with_objects));
+    out
+}
+
+/// The alignment object `i` is laid out at, and why; none without its variable.
+fn alignment_assumption(
+    image: &Image<'_>,
+    alignments: &[Option<crate::link::Alignment>],
+    vars: &crate::model::SymbolVariables<'_, '_>,
+    i: usize,
+) -> Option<String> {
+    let s = &image.symbols[i];
+    let v = vars.of(s)?;
+    let asked = align::asked(image, s, Some(v));
+    let natural = align::natural_alignment(image, v);
+    let why = if v.alignment.is_some() {
+        "the alignment its definition asks (DW_AT_alignment)".to_string()
+    } else if asked.alignment > natural {
+        format!(
+            "its type's {natural}, raised by GCC for an aggregate of {} B",
+            v.size.unwrap_or(s.size)
+        )
+    } else {
+        "its type's".to_string()
+    };
+    let model = alignments
+        .get(i)
+        .copied()
+        .flatten()
+        .map_or(asked.alignment, |a| a.own);
+    let borne = if model < asked.alignment {
+        format!("; the build bears out only {model}")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} aligned to {} ({why}{borne})",
+        s.qualified_name(),
+        asked.alignment
+    ))
+}
+
+/// The alignment functions are laid out at, when functions are laid out again.
+fn functions_assumption(
+    image: &Image<'_>,
+    changes: &[Change],
+    with_objects: bool,
+) -> Option<String> {
     let functions_moved = with_objects
         || changes.iter().any(|c| {
             matches!(c, Change::FunctionsAligned { .. })
                 || matches!(c, Change::SymbolAlign { name, .. } if functions::names_function_only(image, name))
         });
-    if functions_moved {
-        let small = image
-            .function_alignments
-            .iter()
-            .filter(|a| a.1 == 1)
-            .count();
-        out.push(match small {
-            0 => format!(
-                "functions aligned to {} (GCC at -O2 on x86-64), as their units' DW_AT_producer shows",
-                crate::link::FUNCTION_ALIGNMENT
-            ),
-            n => format!(
-                "functions of {n} units built for size (-Os in DW_AT_producer) not aligned; the others' to {} where their addresses bear it out",
-                crate::link::FUNCTION_ALIGNMENT
-            ),
-        });
+    if !functions_moved {
+        return None;
     }
-    out
+    let small = image
+        .function_alignments
+        .iter()
+        .filter(|a| a.1 == 1)
+        .count();
+    Some(match small {
+        0 => format!(
+            "functions aligned to {} (GCC at -O2 on x86-64), as their units' DW_AT_producer shows",
+            crate::link::FUNCTION_ALIGNMENT
+        ),
+        n => format!(
+            "functions of {n} units built for size (-Os in DW_AT_producer) not aligned; the others' to {} where their addresses bear it out",
+            crate::link::FUNCTION_ALIGNMENT
+        ),
+    })
 }
 
 /// The image's sections at the places and sizes the layout gave them (the per-CPU
@@ -865,8 +1051,7 @@ fn replace_inputs<'d>(
     map: &mut LinkMap<'d>,
     objects: &'d [ObjectFile],
 ) -> (Vec<Symbol<'d>>, rustc_hash::FxHashSet<usize>, Vec<String>) {
-    use crate::link::{Input, Placed};
-    let n = image.symbols.len();
+    use crate::link::Input;
     let mut extra: Vec<Symbol<'d>> = Vec::new();
     let mut removed = rustc_hash::FxHashSet::default();
     let mut unplaced = Vec::new();
@@ -878,20 +1063,7 @@ fn replace_inputs<'d>(
         .collect();
     for o in objects {
         for sec in &o.sections {
-            let names: rustc_hash::FxHashSet<&str> =
-                sec.symbols.iter().map(|s| s.name.as_str()).collect();
-            let found = map.outputs.iter().enumerate().find_map(|(oi, out)| {
-                out.inputs
-                    .iter()
-                    .position(|inp| {
-                        inp.origin.is_some_and(|u| o.is_from(u))
-                            && inp.members.iter().any(|m| {
-                                m.symbol < n && names.contains(image.symbols[m.symbol].name)
-                            })
-                    })
-                    .map(|ii| (oi, ii))
-            });
-            let Some((oi, ii)) = found else {
+            let Some((oi, ii)) = input_of(image, map, o, sec) else {
                 unplaced.push(format!(
                     "{} {}: no input section of its unit holds its symbols",
                     o.path.display(),
@@ -900,77 +1072,8 @@ fn replace_inputs<'d>(
                 continue;
             };
             let input = &map.outputs[oi].inputs[ii];
-            let template = image.symbols[input.members[0].symbol].clone();
-            // A new local symbol is printed with its unit's file, as the unit's other
-            // locals are (the input section may begin with a global).
-            let local_of_unit = image
-                .symbols
-                .iter()
-                .find(|s| s.file.is_some() && s.compile_unit == template.compile_unit)
-                .unwrap_or(&template);
-            let mut by_name: FxHashMap<&str, usize> = input
-                .members
-                .iter()
-                .filter(|m| m.symbol < n)
-                .map(|m| (image.symbols[m.symbol].name, m.symbol))
-                .collect();
-            let mut members = Vec::new();
-            for os in &sec.symbols {
-                // A weak definition the link overrode (`__weak arch_vma_name` in
-                // kernel/signal.c): its bytes stay, its name belongs to another unit.
-                if os.binding != Binding::Local
-                    && !by_name.contains_key(os.name.as_str())
-                    && globals.contains(os.name.as_str())
-                {
-                    continue;
-                }
-                let symbol = by_name.remove(os.name.as_str()).unwrap_or_else(|| {
-                    let local = os.binding == Binding::Local;
-                    extra.push(Symbol {
-                        name: os.name.as_str(),
-                        file: local_of_unit.file.filter(|_| local),
-                        unit: local_of_unit.unit.filter(|_| local),
-                        compile_unit: template.compile_unit,
-                        group: if local { local_of_unit.group } else { 0 },
-                        kind: os.kind,
-                        binding: os.binding,
-                        section: template.section,
-                        address: 0,
-                        size: os.size,
-                        space: template.space,
-                        place: 0,
-                    });
-                    n + extra.len() - 1
-                });
-                members.push(Placed {
-                    symbol,
-                    size: os.size,
-                    align: 1,
-                    explicit: false,
-                    lead: os.offset,
-                    inside: None,
-                });
-            }
-            removed.extend(by_name.into_values());
-            // Where the old section ended: its last symbol's end plus the tail the
-            // new one has after its last symbol (unnamed bytes, as code after it).
-            let last_old = input
-                .members
-                .iter()
-                .filter(|m| m.symbol < n)
-                .map(|m| (image.symbols[m.symbol].place_end(), m.symbol))
-                .max();
-            // The place of the object that followed it in the build.
-            let after_old = last_old.and_then(|(_, i)| {
-                let last = &image.symbols[i];
-                image.symbols[i + 1..]
-                    .iter()
-                    .filter(|s| matches!(s.kind, SymbolKind::Object | SymbolKind::Function))
-                    .take_while(|s| s.space == last.space)
-                    .find(|s| s.section == last.section && s.place > last.place)
-                    .map(|s| s.place)
-            });
-            let last_old = last_old.map(|(end, _)| end);
+            let members = replaced_members(image, input, sec, &globals, &mut extra, &mut removed);
+            let (last_old, after_old) = old_end(image, input);
             let tail = sec.size.saturating_sub(
                 sec.symbols
                     .iter()
@@ -997,28 +1100,154 @@ fn replace_inputs<'d>(
             if let Some(next) = out.inputs.get_mut(ii + 1)
                 && let Some(old_end) = last_old.map(|e| e.saturating_add(tail))
             {
-                let place = next.members.first().map_or(old_end, |m| {
-                    image.symbols.get(m.symbol).map_or(old_end, |s| s.place)
-                });
-                let data = next.members.first().is_some_and(|m| {
-                    image
-                        .symbols
-                        .get(m.symbol)
-                        .is_some_and(|s| s.kind == SymbolKind::Object)
-                });
-                let (align, lead) = if data && after_old == Some(place) {
-                    next_input_alignment(next.align, old_end, place)
-                } else {
-                    (next.align, 0)
-                };
-                next.align = align;
-                if let Some(first) = next.members.first_mut() {
-                    first.lead = if next.boundary > 1 { 0 } else { lead };
-                }
+                realign_next(image, next, old_end, after_old);
             }
         }
     }
     (extra, removed, unplaced)
+}
+
+/// The output and input section (indexes) of `o`'s unit that holds one of the
+/// symbols of its section `sec`.
+fn input_of(
+    image: &Image<'_>,
+    map: &LinkMap<'_>,
+    o: &ObjectFile,
+    sec: &objects::ObjSection,
+) -> Option<(usize, usize)> {
+    let n = image.symbols.len();
+    let names: rustc_hash::FxHashSet<&str> = sec.symbols.iter().map(|s| s.name.as_str()).collect();
+    map.outputs.iter().enumerate().find_map(|(oi, out)| {
+        out.inputs
+            .iter()
+            .position(|inp| {
+                inp.origin.is_some_and(|u| o.is_from(u))
+                    && inp
+                        .members
+                        .iter()
+                        .any(|m| m.symbol < n && names.contains(image.symbols[m.symbol].name))
+            })
+            .map(|ii| (oi, ii))
+    })
+}
+
+/// The members of `input` once `sec` replaces it: its symbols by name, those new in
+/// `sec` pushed to `extra`; the input's symbols `sec` no longer has go to `removed`.
+fn replaced_members<'d>(
+    image: &Image<'d>,
+    input: &crate::link::Input<'_>,
+    sec: &'d objects::ObjSection,
+    globals: &rustc_hash::FxHashSet<&str>,
+    extra: &mut Vec<Symbol<'d>>,
+    removed: &mut rustc_hash::FxHashSet<usize>,
+) -> Vec<crate::link::Placed> {
+    let n = image.symbols.len();
+    let template = image.symbols[input.members[0].symbol].clone();
+    // A new local symbol is printed with its unit's file, as the unit's other
+    // locals are (the input section may begin with a global).
+    let local_of_unit = image
+        .symbols
+        .iter()
+        .find(|s| s.file.is_some() && s.compile_unit == template.compile_unit)
+        .unwrap_or(&template);
+    let mut by_name: FxHashMap<&str, usize> = input
+        .members
+        .iter()
+        .filter(|m| m.symbol < n)
+        .map(|m| (image.symbols[m.symbol].name, m.symbol))
+        .collect();
+    let mut members = Vec::new();
+    for os in &sec.symbols {
+        // A weak definition the link overrode (`__weak arch_vma_name` in
+        // kernel/signal.c): its bytes stay, its name belongs to another unit.
+        if os.binding != Binding::Local
+            && !by_name.contains_key(os.name.as_str())
+            && globals.contains(os.name.as_str())
+        {
+            continue;
+        }
+        let symbol = by_name.remove(os.name.as_str()).unwrap_or_else(|| {
+            let local = os.binding == Binding::Local;
+            extra.push(Symbol {
+                name: os.name.as_str(),
+                file: local_of_unit.file.filter(|_| local),
+                unit: local_of_unit.unit.filter(|_| local),
+                compile_unit: template.compile_unit,
+                group: if local { local_of_unit.group } else { 0 },
+                kind: os.kind,
+                binding: os.binding,
+                section: template.section,
+                address: 0,
+                size: os.size,
+                space: template.space,
+                place: 0,
+            });
+            n + extra.len() - 1
+        });
+        members.push(crate::link::Placed {
+            symbol,
+            size: os.size,
+            align: 1,
+            explicit: false,
+            lead: os.offset,
+            inside: None,
+        });
+    }
+    removed.extend(by_name.into_values());
+    members
+}
+
+/// Where the old input section ended (its last symbol's end), and the place of the
+/// object that followed it in the build.
+fn old_end(image: &Image<'_>, input: &crate::link::Input<'_>) -> (Option<u64>, Option<u64>) {
+    let n = image.symbols.len();
+    // Where the old section ended: its last symbol's end plus the tail the
+    // new one has after its last symbol (unnamed bytes, as code after it).
+    let last_old = input
+        .members
+        .iter()
+        .filter(|m| m.symbol < n)
+        .map(|m| (image.symbols[m.symbol].place_end(), m.symbol))
+        .max();
+    // The place of the object that followed it in the build.
+    let after_old = last_old.and_then(|(_, i)| {
+        let last = &image.symbols[i];
+        image.symbols[i + 1..]
+            .iter()
+            .filter(|s| matches!(s.kind, SymbolKind::Object | SymbolKind::Function))
+            .take_while(|s| s.space == last.space)
+            .find(|s| s.section == last.section && s.place > last.place)
+            .map(|s| s.place)
+    });
+    (last_old.map(|(end, _)| end), after_old)
+}
+
+/// Gives the input section after a replaced one (which ended at `old_end` in the
+/// build) the alignment and lead that explain the gap the build had before it.
+fn realign_next(
+    image: &Image<'_>,
+    next: &mut crate::link::Input<'_>,
+    old_end: u64,
+    after_old: Option<u64>,
+) {
+    let place = next.members.first().map_or(old_end, |m| {
+        image.symbols.get(m.symbol).map_or(old_end, |s| s.place)
+    });
+    let data = next.members.first().is_some_and(|m| {
+        image
+            .symbols
+            .get(m.symbol)
+            .is_some_and(|s| s.kind == SymbolKind::Object)
+    });
+    let (align, lead) = if data && after_old == Some(place) {
+        next_input_alignment(next.align, old_end, place)
+    } else {
+        (next.align, 0)
+    };
+    next.align = align;
+    if let Some(first) = next.members.first_mut() {
+        first.lead = if next.boundary > 1 { 0 } else { lead };
+    }
 }
 
 /// The bytes before the build's version of a replaced input section that no

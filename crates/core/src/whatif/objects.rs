@@ -72,68 +72,7 @@ impl ObjectFile {
             .find(|s| s.kind() == ObjKind::File)
             .and_then(|s| s.name().ok().map(str::to_string))
             .filter(|n| !n.is_empty());
-        let mut sections: Vec<ObjSection> = Vec::new();
-        let mut index_of = std::collections::HashMap::new();
-        for s in file.sections() {
-            let alloc = matches!(
-                s.kind(),
-                SectionKind::Text
-                    | SectionKind::Data
-                    | SectionKind::ReadOnlyData
-                    | SectionKind::ReadOnlyString
-                    | SectionKind::UninitializedData
-            );
-            if !alloc {
-                continue;
-            }
-            index_of.insert(s.index(), sections.len());
-            sections.push(ObjSection {
-                name: s.name().unwrap_or("").to_string(),
-                size: s.size(),
-                align: s.align().max(1),
-                symbols: Vec::new(),
-            });
-        }
-        for sym in file.symbols() {
-            let kind = match sym.kind() {
-                ObjKind::Text => SymbolKind::Function,
-                ObjKind::Data => SymbolKind::Object,
-                _ => continue,
-            };
-            let Some(index) = sym.section_index() else {
-                continue;
-            };
-            let Some(&at) = index_of.get(&index) else {
-                continue;
-            };
-            let Ok(name) = sym.name() else { continue };
-            if name.is_empty() || name.starts_with("__pfx_") {
-                continue;
-            }
-            sections[at].symbols.push(ObjSymbol {
-                name: name.to_string(),
-                offset: sym.address(),
-                size: sym.size(),
-                kind,
-                binding: if sym.is_weak() {
-                    Binding::Weak
-                } else if sym.is_global() {
-                    Binding::Global
-                } else {
-                    Binding::Local
-                },
-            });
-        }
-        for s in &mut sections {
-            s.symbols.sort_by(|a, b| {
-                (a.offset, std::cmp::Reverse(a.size), &a.name).cmp(&(
-                    b.offset,
-                    std::cmp::Reverse(b.size),
-                    &b.name,
-                ))
-            });
-        }
-        sections.retain(|s| !s.symbols.is_empty());
+        let sections = sections_of(&file);
         Ok(ObjectFile {
             path: path.to_path_buf(),
             sections,
@@ -167,6 +106,74 @@ impl ObjectFile {
             _ => false,
         }
     }
+}
+
+/// The allocated sections of `file` that hold symbols, each with its functions and
+/// objects (not the `__pfx_` padding) in offset order, larger first.
+fn sections_of(file: &object::File<'_>) -> Vec<ObjSection> {
+    let mut sections: Vec<ObjSection> = Vec::new();
+    let mut index_of = std::collections::HashMap::new();
+    for s in file.sections() {
+        let alloc = matches!(
+            s.kind(),
+            SectionKind::Text
+                | SectionKind::Data
+                | SectionKind::ReadOnlyData
+                | SectionKind::ReadOnlyString
+                | SectionKind::UninitializedData
+        );
+        if !alloc {
+            continue;
+        }
+        index_of.insert(s.index(), sections.len());
+        sections.push(ObjSection {
+            name: s.name().unwrap_or("").to_string(),
+            size: s.size(),
+            align: s.align().max(1),
+            symbols: Vec::new(),
+        });
+    }
+    for sym in file.symbols() {
+        let kind = match sym.kind() {
+            ObjKind::Text => SymbolKind::Function,
+            ObjKind::Data => SymbolKind::Object,
+            _ => continue,
+        };
+        let Some(index) = sym.section_index() else {
+            continue;
+        };
+        let Some(&at) = index_of.get(&index) else {
+            continue;
+        };
+        let Ok(name) = sym.name() else { continue };
+        if name.is_empty() || name.starts_with("__pfx_") {
+            continue;
+        }
+        sections[at].symbols.push(ObjSymbol {
+            name: name.to_string(),
+            offset: sym.address(),
+            size: sym.size(),
+            kind,
+            binding: if sym.is_weak() {
+                Binding::Weak
+            } else if sym.is_global() {
+                Binding::Global
+            } else {
+                Binding::Local
+            },
+        });
+    }
+    for s in &mut sections {
+        s.symbols.sort_by(|a, b| {
+            (a.offset, std::cmp::Reverse(a.size), &a.name).cmp(&(
+                b.offset,
+                std::cmp::Reverse(b.size),
+                &b.name,
+            ))
+        });
+    }
+    sections.retain(|s| !s.symbols.is_empty());
+    sections
 }
 
 #[cfg(test)]

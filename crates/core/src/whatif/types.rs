@@ -84,16 +84,7 @@ pub fn propagate<'d>(
             return Err(PredictError::NoStruct(name.to_string()));
         }
         for id in ids {
-            let mut s = edit_members(image.struct_by_id(id), name, edit, &aligns)?;
-            if let Some(a) = edit.align {
-                s.alignment = s.alignment.max(a);
-                s.explicit_alignment = Some(s.explicit_alignment.unwrap_or(1).max(a));
-                s.size = align_up(s.size, s.alignment);
-            }
-            if let Some(size) = edit.size {
-                s.size = size;
-            }
-            finish(&mut s);
+            let s = edited(image.struct_by_id(id), name, edit, &aligns)?;
             shapes.insert(
                 name.clone(),
                 Shape {
@@ -141,6 +132,27 @@ pub fn propagate<'d>(
         }
     }
     Ok((relaid, shapes))
+}
+
+/// Struct `old` (named `name`) with `edit` made: its members, then its alignment
+/// and its size.
+fn edited<'d>(
+    old: &StructLayout<'d>,
+    name: &str,
+    edit: &StructEdit<'_>,
+    aligns: &Aligns,
+) -> Result<StructLayout<'d>, PredictError> {
+    let mut s = edit_members(old, name, edit, aligns)?;
+    if let Some(a) = edit.align {
+        s.alignment = s.alignment.max(a);
+        s.explicit_alignment = Some(s.explicit_alignment.unwrap_or(1).max(a));
+        s.size = align_up(s.size, s.alignment);
+    }
+    if let Some(size) = edit.size {
+        s.size = size;
+    }
+    finish(&mut s);
+    Ok(s)
 }
 
 /// `s` with the member edits of `edit` made, in this order: growths, inserts,

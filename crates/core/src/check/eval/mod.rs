@@ -380,23 +380,7 @@ fn symbol(out: &mut Vec<Outcome>, r: &Named<SymbolRule>, image: &Image<'_>) {
         };
         let others = neighbours(index, s, ls);
         if let Some(n) = r.rule.aligned {
-            let rem = s.place % n;
-            let first_line = s.place / ls * ls;
-            let on_first: Vec<Offender> = if rem == 0 {
-                Vec::new()
-            } else {
-                others
-                    .iter()
-                    .filter(|o| o.lines.contains(&first_line))
-                    .cloned()
-                    .collect()
-            };
-            let measured = Measured::Modulo {
-                value: s.place,
-                modulo: n,
-                remainder: rem,
-            };
-            out.push(ctx.outcome("aligned", n.to_string(), measured, rem == 0, on_first));
+            out.push(aligned(&ctx, s, n, &others));
         }
         if let Some(alone) = r.rule.alone {
             let pass = !alone || others.is_empty();
@@ -407,24 +391,7 @@ fn symbol(out: &mut Vec<Outcome>, r: &Named<SymbolRule>, image: &Image<'_>) {
             out.push(ctx.outcome("alone", alone.to_string(), measured, pass, offenders));
         }
         if !not_with.is_empty() {
-            let bad: Vec<Offender> = others
-                .iter()
-                .filter(|o| {
-                    let bare = o.name.rsplit(':').next().unwrap_or(&o.name);
-                    not_with
-                        .iter()
-                        .any(|g| g.is_match(&o.name) || g.is_match(bare))
-                })
-                .cloned()
-                .collect();
-            let measured = Measured::Neighbours { count: bad.len() };
-            out.push(ctx.outcome(
-                "not_with",
-                list(&r.rule.not_with),
-                measured,
-                bad.is_empty(),
-                bad,
-            ));
+            out.push(not_with_outcome(&ctx, &not_with, &others));
         }
         if let Some(max) = r.rule.max_lines {
             let p = place(s.place, s.size, ls);
@@ -437,6 +404,56 @@ fn symbol(out: &mut Vec<Outcome>, r: &Named<SymbolRule>, image: &Image<'_>) {
             ));
         }
     }
+}
+
+/// `aligned`: symbol `s` starts on a multiple of `n` (the neighbours on its first
+/// line, `others`, the offenders when not).
+fn aligned(ctx: &Ctx<'_, SymbolRule>, s: &Symbol<'_>, n: u64, others: &[Offender]) -> Outcome {
+    let ls = ctx.line_size;
+    let rem = s.place % n;
+    let first_line = s.place / ls * ls;
+    let on_first: Vec<Offender> = if rem == 0 {
+        Vec::new()
+    } else {
+        others
+            .iter()
+            .filter(|o| o.lines.contains(&first_line))
+            .cloned()
+            .collect()
+    };
+    let measured = Measured::Modulo {
+        value: s.place,
+        modulo: n,
+        remainder: rem,
+    };
+    ctx.outcome("aligned", n.to_string(), measured, rem == 0, on_first)
+}
+
+/// `not_with`: none of the neighbours (`others`) matches a pattern of `not_with`, by
+/// its qualified or bare name.
+fn not_with_outcome(
+    ctx: &Ctx<'_, SymbolRule>,
+    not_with: &[GlobMatcher],
+    others: &[Offender],
+) -> Outcome {
+    let bad: Vec<Offender> = others
+        .iter()
+        .filter(|o| {
+            let bare = o.name.rsplit(':').next().unwrap_or(&o.name);
+            not_with
+                .iter()
+                .any(|g| g.is_match(&o.name) || g.is_match(bare))
+        })
+        .cloned()
+        .collect();
+    let measured = Measured::Neighbours { count: bad.len() };
+    ctx.outcome(
+        "not_with",
+        list(&ctx.rule.rule.not_with),
+        measured,
+        bad.is_empty(),
+        bad,
+    )
 }
 
 fn function(out: &mut Vec<Outcome>, r: &Named<FunctionRule>, image: &Image<'_>) {

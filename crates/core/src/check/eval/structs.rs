@@ -110,63 +110,76 @@ pub(super) fn structs(
             out.push(growth(&ctx, s, old, max));
         }
         if let Some(max) = rule.max_holes {
-            let v = s.sum_holes();
-            let offenders = if v > max {
-                s.holes
-                    .iter()
-                    .map(|h| Offender {
-                        name: "(hole)".into(),
-                        offset: h.offset,
-                        size: h.size,
-                        lines: vec![h.offset / ls * ls],
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            out.push(ctx.outcome(
-                "max_holes",
-                max.to_string(),
-                Measured::Bytes { value: v },
-                v <= max,
-                offenders,
-            ));
+            out.push(holes(&ctx, s, max));
         }
         for name in &rule.line_start {
-            let expected = format!("{name:?}");
-            match find_member(s, name) {
-                None => {
-                    let mut o = ctx.outcome(
-                        "line_start",
-                        expected,
-                        Measured::NotFound,
-                        false,
-                        Vec::new(),
-                    );
-                    o.closest = closest_member(s, name);
-                    out.push(o);
-                }
-                Some(mem) => {
-                    let rem = mem.offset % ls;
-                    let measured = Measured::Modulo {
-                        value: mem.offset,
-                        modulo: ls,
-                        remainder: rem,
-                    };
-                    let offenders = if rem == 0 {
-                        Vec::new()
-                    } else {
-                        vec![member_offender(mem, vec![mem.offset / ls * ls])]
-                    };
-                    out.push(ctx.outcome("line_start", expected, measured, rem == 0, offenders));
-                }
-            }
+            out.push(line_start(&ctx, s, name));
         }
         for set in &rule.separate {
             out.push(separate(&ctx, s, set));
         }
         for set in &rule.together {
             out.push(together(&ctx, s, set));
+        }
+    }
+}
+
+/// `max_holes`: the struct's holes add up to at most `max` bytes (each hole an
+/// offender when not).
+fn holes(ctx: &Ctx<'_, StructRule>, s: &StructLayout<'_>, max: u64) -> Outcome {
+    let ls = ctx.line_size;
+    let v = s.sum_holes();
+    let offenders = if v > max {
+        s.holes
+            .iter()
+            .map(|h| Offender {
+                name: "(hole)".into(),
+                offset: h.offset,
+                size: h.size,
+                lines: vec![h.offset / ls * ls],
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    ctx.outcome(
+        "max_holes",
+        max.to_string(),
+        Measured::Bytes { value: v },
+        v <= max,
+        offenders,
+    )
+}
+
+/// `line_start`: member `name` starts a line (the closest name when there is none).
+fn line_start(ctx: &Ctx<'_, StructRule>, s: &StructLayout<'_>, name: &str) -> Outcome {
+    let ls = ctx.line_size;
+    let expected = format!("{name:?}");
+    match find_member(s, name) {
+        None => {
+            let mut o = ctx.outcome(
+                "line_start",
+                expected,
+                Measured::NotFound,
+                false,
+                Vec::new(),
+            );
+            o.closest = closest_member(s, name);
+            o
+        }
+        Some(mem) => {
+            let rem = mem.offset % ls;
+            let measured = Measured::Modulo {
+                value: mem.offset,
+                modulo: ls,
+                remainder: rem,
+            };
+            let offenders = if rem == 0 {
+                Vec::new()
+            } else {
+                vec![member_offender(mem, vec![mem.offset / ls * ls])]
+            };
+            ctx.outcome("line_start", expected, measured, rem == 0, offenders)
         }
     }
 }
