@@ -598,11 +598,7 @@ impl<W: Write> Listing<'_, W> {
     fn straddle(&self, m: &Member<'_>) -> String {
         let first_line = self.line_of(m.offset);
         let last_line = self.line_of(m.offset.saturating_add(m.size.max(1) - 1));
-        if self.annotate
-            && first_line != last_line
-            && m.size <= self.line
-            && m.bit_size.is_none()
-        {
+        if self.annotate && first_line != last_line && m.size <= self.line && m.bit_size.is_none() {
             format!(" /* straddles lines {first_line}-{last_line} */")
         } else {
             String::new()
@@ -678,8 +674,8 @@ fn sum_lines(out: &mut impl Write, t: &str, l: &StructLayout<'_>, s: &Sums) -> f
     if s.bytes > 0 {
         write!(out, "{t}/* sum members: {}", s.bytes)?;
         if s.holes > 0 {
-            let count = u64::from(l.pre_hole > 0)
-                + l.members.iter().filter(|m| m.hole > 0).count() as u64;
+            let count =
+                u64::from(l.pre_hole > 0) + l.members.iter().filter(|m| m.hole > 0).count() as u64;
             write!(out, ", holes: {count}, sum holes: {}", s.holes)?;
         }
         writeln!(out, " */")?;

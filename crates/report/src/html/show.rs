@@ -78,7 +78,11 @@ fn symbol_maps(symbols: &[SymbolView<'_, '_>], line_size: u64) -> Vec<(Map, Opti
 }
 
 /// One section per struct: its map and its pahole text.
-fn struct_sections(out: &mut impl Write, structs: &[LaidStruct<'_, '_>], maps: &[Map]) -> fmt::Result {
+fn struct_sections(
+    out: &mut impl Write,
+    structs: &[LaidStruct<'_, '_>],
+    maps: &[Map],
+) -> fmt::Result {
     for (s, map) in structs.iter().zip(maps) {
         write!(
             out,
