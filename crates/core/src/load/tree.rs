@@ -3,9 +3,12 @@
 //! (`lookup::Sparse`) share it; they differ only in what they keep of an entry and in
 //! the mark they leave on an open parent (an index, an offset).
 
-use gimli::{Abbreviation, DwTag, EntriesRaw, UnitOffset};
+use gimli::{Abbreviation, DwTag, EndianSlice, EntriesRaw, RunTimeEndian, UnitOffset};
 
-use super::dies::{Reader, Unit};
+/// What `dies` reads with (its `Reader` and `Unit`, spelled here so that the walk does
+/// not import the table it feeds).
+type Reader<'d> = EndianSlice<'d, RunTimeEndian>;
+type Unit<'d> = gimli::Unit<Reader<'d>>;
 
 /// A walk over raw entries in file order, with the stack of entries whose children
 /// it is inside. Each entry's attributes must be read or skipped (`raw`, `skip`)
