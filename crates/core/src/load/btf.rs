@@ -717,17 +717,7 @@ fn variable<'d>(
     found: &mut Found<'_, 'd>,
 ) -> (Variable<'d>, Option<LayoutKey<'d>>) {
     let table = found.table;
-    let mut is_array = false;
-    let mut target = table.strip(ty);
-    for _ in 0..8 {
-        match target {
-            Some(t) if t.tag == dw::DW_TAG_array_type => {
-                is_array = true;
-                target = table.strip(t.ty());
-            }
-            _ => break,
-        }
-    }
+    let (target, is_array) = table.element_of(ty);
     let dies = found.dies;
     let key = target
         .filter(|t| is_aggregate(t))

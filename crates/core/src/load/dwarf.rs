@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
-use gimli::{EndianSlice, RunTimeEndian, constants as dw};
+use gimli::{EndianSlice, RunTimeEndian};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -364,17 +364,7 @@ fn variable<'d>(
         .name(die)
         .or(spec.and_then(|s| table.dies.name(s)))?;
     let ty = die.ty().or(spec.and_then(|s| s.ty()));
-    let mut is_array = false;
-    let mut target = table.strip(ty);
-    for _ in 0..8 {
-        match target {
-            Some(t) if t.tag == dw::DW_TAG_array_type => {
-                is_array = true;
-                target = table.strip(t.ty());
-            }
-            _ => break,
-        }
-    }
+    let (target, is_array) = table.element_of(ty);
     let key = match target {
         Some(t) if is_aggregate(t.tag) && !t.declaration => {
             // An anonymous struct type (`static struct { ... } tk_core`) gets a

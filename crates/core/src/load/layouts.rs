@@ -214,6 +214,24 @@ impl<'u, 'd> TypeTable<'u, 'd> {
         self.strip_index(offset).map(|(_, d)| d)
     }
 
+    /// What a variable of type `ty` holds: the type with typedefs and qualifiers
+    /// stripped, through up to 8 levels of arrays to their element; and whether
+    /// there was an array.
+    pub fn element_of(&self, ty: Option<usize>) -> (Option<&Die<'d>>, bool) {
+        let mut is_array = false;
+        let mut target = self.strip(ty);
+        for _ in 0..8 {
+            match target {
+                Some(t) if t.tag == dw::DW_TAG_array_type => {
+                    is_array = true;
+                    target = self.strip(t.ty());
+                }
+                _ => break,
+            }
+        }
+        (target, is_array)
+    }
+
     /// `strip`, with the index of the entry found.
     fn strip_index(&self, mut offset: Option<usize>) -> Option<(usize, &Die<'d>)> {
         for _ in 0..MAX_DEPTH {

@@ -168,36 +168,69 @@ fn align_group(
     layout: &crate::model::StructLayout<'_>,
     instances: usize,
 ) -> Option<GroupFix> {
-    let line = new.line_size.max(1);
     let change = Change::MemberAlign {
         name: name.to_string(),
         member: format!("__cacheline_group_begin__{group}"),
-        align: line,
+        align: new.line_size.max(1),
     };
-    let p = predict(new, std::slice::from_ref(&change), &[]).ok()?;
-    let (_, relaid) = p
-        .image
-        .structs_named(|n| n == name)
-        .find(|(_, l)| groups(l, line).iter().any(|x| x.name == group))?;
-    let lines = groups(relaid, line)
-        .into_iter()
-        .find(|x| x.name == group)
-        .map_or(0, |x| x.lines);
-    let after = diff(old, &p.image, options);
-    let still = after
-        .structs
-        .iter()
-        .find(|x| x.name == name)
-        .is_some_and(|x| x.groups.iter().any(|y| y.name == group && y.flagged));
-    Some(GroupFix {
-        change: super::change_args(&change),
-        declaration: format!("/* struct {name} */ __cacheline_group_begin_aligned({group});"),
-        restores: !still,
-        lines,
-        instance_bytes: relaid.size as i64 - layout.size as i64,
+    let declaration = format!("/* struct {name} */ __cacheline_group_begin_aligned({group});");
+    let fixed = Fixed {
+        name,
+        group,
+        layout,
         instances,
-        flags_after: after.flagged,
-    })
+    };
+    fixed.predicted(old, new, options, vec![change], declaration)
+}
+
+/// A struct's group as a fix moves it: what `predicted` needs besides the builds.
+struct Fixed<'l, 'd> {
+    name: &'l str,
+    group: &'l str,
+    /// The struct's layout in NEW.
+    layout: &'l crate::model::StructLayout<'d>,
+    /// Its instances in NEW, as a fix's cost counts them.
+    instances: usize,
+}
+
+impl Fixed<'_, '_> {
+    /// The fix `changes` (declared as `declaration`), predicted on NEW and diffed
+    /// against OLD: the group's lines after it, whether the group's flag goes, and what
+    /// the struct's instances pay; none when the prediction fails or loses the group.
+    fn predicted(
+        &self,
+        old: &Image<'_>,
+        new: &Image<'_>,
+        options: &DiffOptions<'_>,
+        changes: Vec<Change>,
+        declaration: String,
+    ) -> Option<GroupFix> {
+        let (name, group, line) = (self.name, self.group, new.line_size.max(1));
+        let p = predict(new, &changes, &[]).ok()?;
+        let (_, relaid) = p
+            .image
+            .structs_named(|n| n == name)
+            .find(|(_, l)| groups(l, line).iter().any(|x| x.name == group))?;
+        let lines = groups(relaid, line)
+            .into_iter()
+            .find(|x| x.name == group)
+            .map_or(0, |x| x.lines);
+        let after = diff(old, &p.image, options);
+        let still = after
+            .structs
+            .iter()
+            .find(|x| x.name == name)
+            .is_some_and(|x| x.groups.iter().any(|y| y.name == group && y.flagged));
+        Some(GroupFix {
+            change: super::changes_args(&changes),
+            declaration,
+            restores: !still,
+            lines,
+            instance_bytes: relaid.size as i64 - self.layout.size as i64,
+            instances: self.instances,
+            flags_after: after.flagged,
+        })
+    }
 }
 
 /// The check rule that keeps group `group` of struct `name` within the `lines_old`
@@ -261,38 +294,18 @@ fn leave(
             sets.push(names);
         }
     }
-    let instances = super::instances_of(new, name);
+    let fixed = Fixed {
+        name,
+        group: g,
+        layout,
+        instances: super::instances_of(new, name),
+    };
     let mut found: Vec<(usize, GroupFix)> = sets
         .par_iter()
         .filter_map(|set| {
             let (changes, declaration) = super::structs::out_of_group(layout, name, g, set);
-            let p = predict(new, &changes, &[]).ok()?;
-            let (_, relaid) = p
-                .image
-                .structs_named(|n| n == name)
-                .find(|(_, l)| groups(l, line).iter().any(|x| x.name == g))?;
-            let lines = groups(relaid, line)
-                .into_iter()
-                .find(|x| x.name == g)
-                .map_or(0, |x| x.lines);
-            let after = diff(old, &p.image, options);
-            let still = after
-                .structs
-                .iter()
-                .find(|x| x.name == name)
-                .is_some_and(|x| x.groups.iter().any(|y| y.name == g && y.flagged));
-            Some((
-                set.len(),
-                GroupFix {
-                    change: super::changes_args(&changes),
-                    declaration,
-                    restores: !still,
-                    lines,
-                    instance_bytes: relaid.size as i64 - layout.size as i64,
-                    instances,
-                    flags_after: after.flagged,
-                },
-            ))
+            let fix = fixed.predicted(old, new, options, changes, declaration)?;
+            Some((set.len(), fix))
         })
         .collect();
     // Fewest members moved first.
