@@ -315,16 +315,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         sorted.sort_by_key(|(_, s)| (s.place, std::cmp::Reverse(s.size), s.name));
         let mut covered = start;
         for &(i, s) in &sorted {
-            let end = s.place.saturating_add(s.size);
-            let (size, padded) = if s.size == 0 || end <= covered {
-                (0, 0)
-            } else {
-                // A symbol overlapping what was counted adds only its tail.
-                let size = end - covered.max(s.place);
-                let padded = end - covered;
-                covered = end;
-                (size.min(s.size), padded)
-            };
+            let (size, padded) = counted_bytes(s, &mut covered);
             slots.of[i] = (round, size, padded);
         }
         // Each symbol once, with what it was last given (as the map keeps it).
@@ -908,16 +899,7 @@ fn counted<'d>(start: u64, list: &[&Symbol<'d>]) -> CountedMap {
     let mut covered = start;
     let mut out = FxHashMap::with_capacity_and_hasher(sorted.len(), Default::default());
     for s in sorted {
-        let end = s.place.saturating_add(s.size);
-        let bytes = if s.size == 0 || end <= covered {
-            (0, 0)
-        } else {
-            // A symbol overlapping what was counted adds only its tail.
-            let size = end - covered.max(s.place);
-            let padded = end - covered;
-            covered = end;
-            (size.min(s.size), padded)
-        };
+        let bytes = counted_bytes(s, &mut covered);
         out.insert(s as *const Symbol<'_> as *const (), bytes);
     }
     CountedMap(out)
@@ -974,6 +956,20 @@ fn index_in(image: &Image<'_>, s: &Symbol<'_>) -> Option<usize> {
     let (start, at) = (all.start as usize, at as usize);
     (at >= start && at < all.end as usize)
         .then(|| (at - start) / std::mem::size_of::<Symbol<'_>>().max(1))
+}
+
+/// The bytes `s` adds to a count that has covered up to `covered` (symbols in place
+/// order), and with the padding before it: an overlapping symbol adds only its tail,
+/// an empty or covered one nothing. Moves `covered` to its end.
+fn counted_bytes(s: &Symbol<'_>, covered: &mut u64) -> (u64, u64) {
+    let end = s.place.saturating_add(s.size);
+    if s.size == 0 || end <= *covered {
+        return (0, 0);
+    }
+    let size = end - (*covered).max(s.place);
+    let padded = end - *covered;
+    *covered = end;
+    (size.min(s.size), padded)
 }
 
 #[cfg(test)]

@@ -958,10 +958,8 @@ fn bear_out(
                         input.boundary = input.boundary.max(image.line_size);
                     }
                 }
-                if align_up(end, input.boundary) != place {
-                    // A guessed boundary (one inside a gap of unnamed bytes):
-                    // the gap's bytes beyond the section's alignment.
-                    input.guessed = Some(place - align_up(end, a));
+                if let Some(gap) = guessed_gap(input.boundary, a, end, place) {
+                    input.guessed = Some(gap);
                 }
             }
             m.align = if k == 0 { m.align.min(a) } else { a };
@@ -985,6 +983,13 @@ fn bear_out(
     lowered
 }
 
+/// When an input section aligned to `a` that starts at `place` after `end` does not
+/// start on the first `boundary` after `end`, its boundary is a guess (one inside a
+/// gap of unnamed bytes): the gap's bytes beyond the section's alignment.
+fn guessed_gap(boundary: u64, a: u64, end: u64, place: u64) -> Option<u64> {
+    (align_up(end, boundary) != place).then(|| place - align_up(end, a))
+}
+
 /// Gives `next`, the input section after generated tables that end at `end`, the
 /// boundary and lead its place in the build implies (`after`: the object after the
 /// tables, and where the bytes before it end), when it starts past `end`.
@@ -1005,7 +1010,7 @@ fn follow_generated(image: &Image<'_>, next: &mut Input<'_>, end: u64, after: Op
     };
     let (a, place) = (next.align, first.place.saturating_sub(offset));
     next.boundary = script_boundary(a, end, place, code(first));
-    next.guessed = (align_up(end, next.boundary) != place).then(|| place - align_up(end, a));
+    next.guessed = guessed_gap(next.boundary, a, end, place);
     let data_end = after
         .filter(|x| x.place == place && (end..=place).contains(&x.data_end))
         .filter(|_| next.boundary == 1)

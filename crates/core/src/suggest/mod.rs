@@ -385,12 +385,7 @@ fn aligned_fix(
         &names,
     );
     let after = diff(old, &p.image, options);
-    let still = after
-        .data
-        .iter()
-        .chain(&after.percpu)
-        .find(|a| a.name.to_string() == name);
-    let restores = still.is_none_or(|a| !(on_its_line(a.severity) || asked && a.sharing_grew));
+    let (still, restores) = object_after(&after, name, asked);
     let lines = still.map_or_else(
         || lines_of(&p.image, name),
         |a| crate::layout::place(a.place.new, a.size.new, new.line_size).lines,
@@ -411,6 +406,24 @@ fn aligned_fix(
         flags_after: after.flagged,
         not_predicted: None,
     })
+}
+
+/// Object `name` in the diff of OLD against a fix's prediction, and whether the fix
+/// restores it: it no longer counts on its line, nor (when its sharing was `asked`
+/// about) shares more.
+fn object_after<'r, 'a>(
+    after: &'r crate::diff::Report<'a>,
+    name: &str,
+    asked: bool,
+) -> (Option<&'r PlacementChange<'a>>, bool) {
+    let still = after
+        .data
+        .iter()
+        .chain(&after.percpu)
+        .find(|a| a.name.to_string() == name)
+        .map(|a| &**a);
+    let restores = still.is_none_or(|a| !(on_its_line(a.severity) || asked && a.sharing_grew));
+    (still, restores)
 }
 
 /// Whether a predicted severity still counts against a fix: any flag but `adjacent`
@@ -480,12 +493,7 @@ fn read_mostly_fix(
         }
     };
     let after = diff(old, &p.image, options);
-    let still = after
-        .data
-        .iter()
-        .chain(&after.percpu)
-        .find(|a| a.name.to_string() == name);
-    fix.restores = still.is_none_or(|a| !(on_its_line(a.severity) || asked && a.sharing_grew));
+    fix.restores = object_after(&after, name, asked).1;
     fix.lines = lines_of(&p.image, name);
     let (moved, most) = shifts(
         new,
