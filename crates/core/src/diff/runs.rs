@@ -58,9 +58,17 @@ pub fn find<'a, 'd>(
         .map(|p| (p.old.space, p.old.section))
         .collect();
     let keep = |space: Space, section: &str| moved.contains(&(space, section));
-    let aligns = |side: Side| match (side, sides.old_link) {
-        (Side::Old, Some(link)) => link.alignments(images[0].symbols.len()),
-        _ => LinkMap::alignments_in(images[side.index()], sides.vars[side.index()], &keep),
+    let aligns = |side: Side| -> Cow<'_, [Option<Alignment>]> {
+        let image = images[side.index()];
+        match (side, sides.old_link, image.stored_alignments()) {
+            (Side::Old, Some(link), _) => Cow::Owned(link.alignments(image.symbols.len())),
+            (_, _, Some(stored)) => Cow::Borrowed(stored),
+            _ => Cow::Owned(LinkMap::alignments_in(
+                image,
+                sides.vars[side.index()],
+                &keep,
+            )),
+        }
     };
     let (old_aligns, new_aligns) = rayon::join(|| aligns(Side::Old), || aligns(Side::New));
     let aligns = [old_aligns, new_aligns];
@@ -208,7 +216,7 @@ struct Context<'x, 'a, 'd> {
     images: [&'x Image<'d>; 2],
     alignment: &'x dyn Fn(&Symbol<'d>) -> Option<u64>,
     /// What the link model of each build says aligned each symbol, by index.
-    aligns: &'x [Vec<Option<Alignment>>; 2],
+    aligns: &'x [Cow<'x, [Option<Alignment>]>; 2],
     /// Added and removed symbols, plus both sides of pairs that changed section
     /// (they left one section and joined another), each in (space, place) order.
     added: Vec<&'a Symbol<'d>>,
@@ -230,7 +238,7 @@ impl<'x, 'a, 'd> Context<'x, 'a, 'd> {
         pairing: &'x Pairing<'a, 'd>,
         images: [&'x Image<'d>; 2],
         alignment: &'x dyn Fn(&Symbol<'d>) -> Option<u64>,
-        aligns: &'x [Vec<Option<Alignment>>; 2],
+        aligns: &'x [Cow<'x, [Option<Alignment>]>; 2],
     ) -> Self {
         let order = |s: &&Symbol<'d>| (s.space, s.place, s.name);
         let mut added = pairing.added.clone();

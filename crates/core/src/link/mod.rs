@@ -103,26 +103,6 @@ pub struct After {
     pub data_end: u64,
 }
 
-/// What the model says aligned one object: its own alignment, and when it starts
-/// its input section, the section's (its most-aligned member's, or the linker
-/// script's boundary).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Alignment {
-    /// The object's own alignment.
-    pub own: u64,
-    /// The source asked for `own` (`DW_AT_alignment`).
-    pub explicit: bool,
-    /// Its input section's alignment, when the object starts it.
-    pub input: Option<u64>,
-}
-
-impl Alignment {
-    /// What padding before the object can be: up to this minus one byte.
-    pub fn before(&self) -> u64 {
-        self.input.map_or(self.own, |i| i.max(self.own))
-    }
-}
-
 /// Where GCC met an object first among its unit's objects (what a moved object's
 /// place among them follows): GCC emits a unit's objects of one section in the
 /// reverse of the order it made their symbols, at their definitions or at a
@@ -152,7 +132,7 @@ pub fn ordering_line(s: &Symbol<'_>, v: &crate::model::Variable<'_>) -> Option<S
 }
 
 /// The alignment the model asks of a function (see `model::FUNCTION_ALIGNMENT`).
-pub use crate::model::FUNCTION_ALIGNMENT;
+pub use crate::model::{Alignment, FUNCTION_ALIGNMENT};
 
 /// What to lay out differently: new sizes and alignments by symbol index, and
 /// objects moved to another input section (see `LinkMap::move_to_end_region`).

@@ -37,6 +37,9 @@ pub fn common_ground(a: &mut Image<'_>, b: &mut Image<'_>) -> Vec<String> {
         let (without, with) = if bare[0] { (0, 1) } else { (1, 0) };
         a.symbols.retain(|s| s.space == Space::Percpu);
         b.symbols.retain(|s| s.space == Space::Percpu);
+        // Symbols dropped: what the link model said of the others no longer holds.
+        a.link_alignments = None;
+        b.link_alignments = None;
         notes.push(format!(
             "{} has no addresses but its per-CPU variables' (a raw BTF blob without \
 --symbols): structs and per-CPU variables are compared; {}'s other data objects and \
@@ -59,6 +62,11 @@ members, offsets, sizes and bits; alignment, declaring files and the types of gl
     if inferred.iter().any(|&i| i) {
         let sides: Vec<&str> = (0..2).filter(|&i| inferred[i]).map(|i| SIDES[i]).collect();
         let bounded = bound_sizes(a, b);
+        if bounded > 0 {
+            // Sizes moved: what the link model said of the old ones no longer holds.
+            a.link_alignments = None;
+            b.link_alignments = None;
+        }
         notes.push(format!(
             "{}'s sizes are inferred: a symbol list has no sizes, so each symbol runs to \
 the next address (per-CPU variables BTF describes excepted); size changes are not \

@@ -3,6 +3,7 @@
 //! and `layout`, `diff` and `report` read it.
 
 pub mod access;
+mod aligned;
 mod code;
 mod ctype;
 pub mod header;
@@ -10,6 +11,7 @@ pub mod hex;
 mod symbols;
 mod types;
 
+pub use aligned::{Alignment, StoredAlignments};
 pub use code::CodeSection;
 pub use ctype::{CType, Declaration, TypeKind, TypeRef};
 pub use header::Header;
@@ -128,6 +130,11 @@ pub struct Image<'d> {
     /// loaded with `LoadOptions::code`); empty and unsupported otherwise.
     #[serde(skip)]
     pub access: access::AccessMap,
+    /// What the link model says aligned each symbol, when it came stored with the
+    /// image (a snapshot keeps it): read through `stored_alignments`, which refuses it
+    /// once the symbols or the line size are no longer those it was found for.
+    #[serde(skip)]
+    pub link_alignments: Option<StoredAlignments>,
 }
 
 impl<'d> Image<'d> {
@@ -157,6 +164,7 @@ impl<'d> Image<'d> {
             units: 0,
             function_alignments: Vec::new(),
             access: access::AccessMap::default(),
+            link_alignments: None,
         }
     }
 
@@ -303,6 +311,15 @@ impl<'d> Image<'d> {
             types_from: TypesFrom::Dwarf,
             ..Image::new(PathBuf::from("test"), "x86_64".into(), 64)
         }
+    }
+
+    /// The link model's alignments stored with the image (`link_alignments`), when
+    /// they still describe its symbols: one per symbol, found at its line size.
+    pub fn stored_alignments(&self) -> Option<&[Option<Alignment>]> {
+        self.link_alignments
+            .as_ref()
+            .filter(|a| a.line_size == self.line_size && a.by_symbol.len() == self.symbols.len())
+            .map(|a| a.by_symbol.as_slice())
     }
 
     /// Count of symbols of one kind in one space.

@@ -175,3 +175,38 @@ fn every_field_of_every_record_reads_back_as_written() {
     assert_ne!(first_difference(&distinct, &plain), None);
     assert_eq!(first_difference(&round_trip(&image), &distinct), None);
 }
+
+#[test]
+fn the_link_alignments_read_back_as_the_link_model_finds_them() {
+    let root = testdata!();
+    let file = crate::input::InputFile::open(&root.join("old.elf")).unwrap();
+    let image = file.load(&crate::load::LoadOptions::default()).unwrap();
+    assert_eq!(image.stored_alignments(), None);
+    let found = crate::link::LinkMap::build(&image).alignments(image.symbols.len());
+    let form = form::from_image(&image, &[], None);
+    let names = postcard::to_stdvec(&form.names).unwrap();
+    let records = postcard::to_stdvec(&form.records).unwrap();
+    let types = Types::default();
+    let wanted = Wanted {
+        listing: false,
+        dwarf: true,
+    };
+    let mut back = read(&names, &types, &records, Path::new("x"), wanted).unwrap();
+    assert_eq!(back.stored_alignments(), Some(found.as_slice()));
+    let placed = found.iter().flatten().count();
+    let aligned_64 = found.iter().flatten().filter(|a| a.own == 64).count();
+    assert_eq!((found.len(), placed, aligned_64), (64, 64, 5));
+    // Another line size, or symbols dropped: the stored ones no longer hold.
+    back.line_size = 128;
+    assert_eq!(back.stored_alignments(), None);
+    back.line_size = 64;
+    back.symbols.pop();
+    assert_eq!(back.stored_alignments(), None);
+    // A read without units cannot use what was found with them.
+    let bare = Wanted {
+        listing: false,
+        dwarf: false,
+    };
+    let without = read(&names, &types, &records, Path::new("x"), bare).unwrap();
+    assert_eq!(without.link_alignments, None);
+}

@@ -121,6 +121,9 @@ pub(super) struct Records {
     pub units: u64,
     /// The code's data references (`model::access`), by index into `symbols`.
     pub access: crate::model::access::AccessMap,
+    /// What the link model says aligned each symbol, by index into `symbols`: a diff
+    /// reads them instead of laying the build's sections out again.
+    pub alignments: Vec<Option<crate::model::Alignment>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -320,7 +323,17 @@ pub(super) fn from_image<'a>(
             variables,
             units: image.units as u64,
             access: image.access.clone(),
+            alignments: link_alignments(image),
         },
+    }
+}
+
+/// The link model's alignment of each of the image's symbols: the stored ones when
+/// they still hold, else the link model's, laid out once here.
+fn link_alignments(image: &Image<'_>) -> Vec<Option<crate::model::Alignment>> {
+    match image.stored_alignments() {
+        Some(stored) => stored.to_vec(),
+        None => crate::link::LinkMap::build(image).alignments(image.symbols.len()),
     }
 }
 
@@ -480,6 +493,7 @@ pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
         variables: Vec::new(),
         units: 1,
         access: Default::default(),
+        alignments: Vec::new(),
     };
     // Encoding plain values into a vector cannot fail.
     fn bytes(v: &impl Serialize) -> Vec<u8> {

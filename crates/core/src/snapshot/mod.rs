@@ -29,8 +29,9 @@ pub const MAGIC: &[u8; 8] = b"LDSNAP\x00\x01";
 /// gaps for pahole 1.32's notes, and the read-mostly boundary; 8: variables' definition
 /// lines; 9: the access map; 10: the kernel release, optional, whether sizes came from
 /// a symbol list, units' function alignments, variables' earlier declarations, and
-/// source lines with each file named once); other versions are refused.
-pub const VERSION: u32 = 10;
+/// source lines with each file named once; 11: the link model's alignment of each
+/// symbol); other versions are refused.
+pub const VERSION: u32 = 11;
 /// Magic, version, CRC-32, then the decompressed lengths of the names and the records
 /// and the compressed length of the names.
 const HEADER: usize = 8 + 4 + 4 + 3 * 8;

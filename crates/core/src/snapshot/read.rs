@@ -18,8 +18,8 @@ use super::error::SnapshotError;
 use super::form::{Bad, CTypeForm, SectionForm, Str, SymbolForm, VariableForm};
 use crate::model::access::{AccessKind, AccessMap};
 use crate::model::{
-    AggregateKind, BitHole, CType, Declaration, Hole, Image, Member, Section, StructId,
-    StructLayout, Symbol, TypeGaps, TypeRef, TypesFrom, Variable,
+    AggregateKind, Alignment, BitHole, CType, Declaration, Hole, Image, Member, Section,
+    StoredAlignments, StructId, StructLayout, Symbol, TypeGaps, TypeRef, TypesFrom, Variable,
 };
 
 /// Deepest chain of struct layouts held in one another (`MemberForm::nested` and
@@ -69,7 +69,7 @@ pub(super) fn read<'d>(
         with_units,
     };
     let mut de = postcard::Deserializer::from_bytes(records);
-    let (symbols, structs, variables, units, access) = de
+    let (symbols, structs, variables, units, access, alignments) = de
         .deserialize_tuple(RECORDS_FIELDS, body)
         .map_err(|e| reason(&failure, e))?;
     if !within_sections(&symbols, &head.sections) {
@@ -82,6 +82,12 @@ pub(super) fn read<'d>(
     } else {
         (Vec::new(), Vec::new(), 0)
     };
+    // Found on the whole image: they hold for a read that keeps its units, structs
+    // and variables, which the link model reads.
+    let link_alignments = with_units.then_some(StoredAlignments {
+        line_size: head.line_size,
+        by_symbol: alignments,
+    });
     Ok(Image {
         big_endian: head.big_endian,
         file_kind: head.file_kind,
@@ -100,6 +106,7 @@ pub(super) fn read<'d>(
         variables,
         units,
         access,
+        link_alignments,
         ..Image::new(path.to_path_buf(), head.arch.to_string(), head.line_size)
     })
 }
@@ -194,7 +201,7 @@ fn head<'d>(
 
 /// Fields of `form::Names` and of `form::Records`, in order.
 const NAMES_FIELDS: usize = 18;
-const RECORDS_FIELDS: usize = 5;
+const RECORDS_FIELDS: usize = 6;
 
 /// The strings of a payload.
 pub(super) struct Strings<'d> {
@@ -527,6 +534,7 @@ type Bodies<'d> = (
     Vec<Variable<'d>>,
     u64,
     AccessMap,
+    Vec<Option<Alignment>>,
 );
 
 impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
@@ -564,7 +572,11 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
         if let Some(why) = disorder(&symbols, &variables, &access) {
             return Err(ctx.fail(why));
         }
-        Ok((symbols, structs, variables, units, access))
+        let alignments: Vec<Option<Alignment>> = next_seed(&mut seq, Each(PhantomData))?;
+        if alignments.len() != symbols.len() {
+            return Err(ctx.fail("link alignments not one per symbol"));
+        }
+        Ok((symbols, structs, variables, units, access, alignments))
     }
 }
 
