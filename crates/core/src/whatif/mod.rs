@@ -355,7 +355,7 @@ pub fn predict_from<'d>(
     let (relaid, _) = propagate(image, &struct_edits)?;
     let mut edits = object_edits(image, vars, &relaid);
     let asked = placement_edits(image, vars, changes, &mut map, &mut edits)?;
-    let mut assumptions = assumptions(image, &map, changes, &edits, !objects.is_empty());
+    let mut assumptions = assumptions(image, &map, vars, changes, &edits, !objects.is_empty());
     let (mut extra, removed, unplaced) = match objects {
         [] => Default::default(),
         _ => replace_inputs(image, map.to_mut(), objects),
@@ -901,9 +901,10 @@ fn predicted_path(image: &Image<'_>, changes: &[Change], objects: &[ObjectFile])
 /// What `Prediction::assumptions` says: the derived alignment of up to three objects
 /// (those the changes name, else the first that change size), and the functions'
 /// alignment when functions are laid out again.
-fn assumptions(
-    image: &Image<'_>,
+fn assumptions<'d>(
+    image: &Image<'d>,
     map: &LinkMap<'_>,
+    vars: &crate::model::SymbolVariables<'_, 'd>,
     changes: &[Change],
     edits: &Edits,
     with_objects: bool,
@@ -926,11 +927,10 @@ fn assumptions(
         shown = 1;
     }
     let alignments = map.alignments(image.symbols.len());
-    let vars = image.variables_of_symbols();
     let mut out: Vec<String> = named
         .iter()
         .take(shown)
-        .filter_map(|&i| alignment_assumption(image, &alignments, &vars, i))
+        .filter_map(|&i| alignment_assumption(image, &alignments, vars, i))
         .collect();
     if named.len() > shown {
         out.push(format!(
