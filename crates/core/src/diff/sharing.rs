@@ -112,8 +112,9 @@ pub struct LineScratch<'a> {
     /// line from `lo`; only the first `lines` are in use.
     tenants: Vec<Vec<LineTenant<'a>>>,
     lines: usize,
-    /// The object's members on one line: which of its members, cut to which bytes.
-    mine: Vec<(usize, u64, u64)>,
+    /// The object's members on each of its lines: which of its members, cut to which
+    /// bytes (`members_by_line`).
+    mine: Vec<Vec<(usize, u64, u64)>>,
 }
 
 impl<'a> LineScratch<'a> {
@@ -169,21 +170,17 @@ fn lines_of<'a, 'd>(
     };
     tenants_by_line(judge, side, s, (lo, hi));
     let mut mine = std::mem::take(&mut judge.scratch.mine);
-    for line in p.first_line..=p.last_line {
-        mine.clear();
-        mine.extend(
-            own_members
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, m))| on_line(m, s.place, line, ls))
-                .map(|(i, (_, m))| {
-                    let c = clip_range(m, s.place, line, ls);
-                    (i, c.0, c.1)
-                }),
-        );
+    members_by_line(
+        &mut mine,
+        &own_members,
+        s.place,
+        (p.first_line, p.last_line),
+        ls,
+    );
+    for (line, on) in (p.first_line..=p.last_line).zip(&mine) {
         let here_mine = ClippedOf {
             members: &own_members,
-            on: &mine,
+            on,
         };
         add_line(
             &mut out,
@@ -197,6 +194,49 @@ fn lines_of<'a, 'd>(
     }
     judge.scratch.mine = mine;
     (out, hot_from)
+}
+
+/// Fills `out` with the members of an object at `place` on each of its lines `first..=
+/// last` (each member's index and its bytes there, `clip`), in member order, in its
+/// first `last - first + 1` lists: the same
+/// as asking `on_line` of every member for every line, without that product of the
+/// two (an array of structs has many members on many lines).
+fn members_by_line<M>(
+    out: &mut Vec<Vec<(usize, u64, u64)>>,
+    members: &[(M, LineMember<'_>)],
+    place: u64,
+    (first, last): (u64, u64),
+    ls: u64,
+) {
+    let lines = (last - first + 1) as usize;
+    // Lists past `lines` keep what an earlier object left: the caller reads `lines`.
+    let kept = out.len().min(lines);
+    out[..kept].iter_mut().for_each(Vec::clear);
+    if out.len() < lines {
+        out.resize_with(lines, Vec::new);
+    }
+    // A line's end past the top of the address space saturates in `on_line`: there,
+    // ask it line by line.
+    let exact = last
+        .checked_add(1)
+        .and_then(|l| l.checked_mul(ls))
+        .is_some();
+    for (i, (_, m)) in members.iter().enumerate() {
+        let (lo, hi) = match exact {
+            true => {
+                let a = place.saturating_add(m.from);
+                let b = place.saturating_add(m.to.max(m.from + 1));
+                ((a / ls).max(first), ((b - 1) / ls).min(last))
+            }
+            false => (first, last),
+        };
+        for line in lo..=hi {
+            if exact || on_line(m, place, line, ls) {
+                let (from, to) = clip_range(m, place, line, ls);
+                out[(line - first) as usize].push((i, from, to));
+            }
+        }
+    }
 }
 
 /// The object's members on one line: `on` indexes `members` with the bytes there.
