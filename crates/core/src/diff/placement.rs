@@ -124,6 +124,8 @@ pub struct Scratch<'a, 'd> {
     keys: [Vec<u32>; 2],
     /// The written members of each tenant met so far (`sharing::Judge::written`).
     written: sharing::WrittenMemo<'a>,
+    /// The buffers of the judgement of lines (`sharing::Judge::scratch`).
+    lines: sharing::LineScratch<'a>,
 }
 
 /// Fills `out` with every other symbol on the lines `s` occupies (what `co_tenants`
@@ -199,7 +201,7 @@ pub fn data_change<'a, 'd>(
     let old_evidence = evidence.filter(|_| t.is_writable);
     let sharing = old_evidence
         .is_some()
-        .then(|| judge_lines(sides, hot, &mut scratch.written, p, old_evidence));
+        .then(|| judge_lines(sides, hot, scratch, p, old_evidence));
     let mut change = PlacementChange {
         name: SymbolName::of(n),
         space: n.space,
@@ -363,7 +365,7 @@ fn object_evidence<'a>(
 fn judge_lines<'a, 'd>(
     sides: &Sides<'_, 'a, 'd>,
     hot: &mut HotTypes<'_, '_>,
-    written: &mut sharing::WrittenMemo<'a>,
+    scratch: &mut Scratch<'a, 'd>,
     p: &Paired<'a, 'd>,
     evidence: Option<Evidence<'a>>,
 ) -> Box<super::lines::LineSharing<'a>> {
@@ -372,7 +374,8 @@ fn judge_lines<'a, 'd>(
         hotness: sides.hotness,
         line_size: sides.line_size,
         types: hot,
-        written,
+        written: &mut scratch.written,
+        scratch: &mut scratch.lines,
     };
     Box::new(sharing::judge(
         &mut judge,

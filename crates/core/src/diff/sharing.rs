@@ -57,6 +57,8 @@ pub struct Judge<'s, 'a> {
     /// objects one thread judges: neighbouring objects share tenants, and the members
     /// of one depend on nothing but its build.
     pub written: &'s mut WrittenMemo<'a>,
+    /// Buffers kept across the objects one thread judges.
+    pub scratch: &'s mut LineScratch<'a>,
 }
 
 /// `Judge::written`.
@@ -101,6 +103,49 @@ pub fn judge<'a, 'd>(
     }
 }
 
+/// What one thread's judgement of lines reuses from one object to the next instead of
+/// allocating it again: the tenants on each line of the object's 128-byte pairs, and
+/// the object's members on the line at hand.
+#[derive(Default)]
+pub struct LineScratch<'a> {
+    /// The other objects' parts on each line of `[lo, hi)` (`tenants_by_line`), by
+    /// line from `lo`; only the first `lines` are in use.
+    tenants: Vec<Vec<LineTenant<'a>>>,
+    lines: usize,
+    /// The object's members on each of its lines: which of its members, cut to which
+    /// bytes (`members_by_line`).
+    mine: Vec<Vec<(usize, u64, u64)>>,
+}
+
+impl<'a> LineScratch<'a> {
+    /// The tenants on line `line`, where the lines start at `base`.
+    fn on(&self, base: u64, line: u64) -> &[LineTenant<'a>] {
+        match line.checked_sub(base) {
+            Some(i) if (i as usize) < self.lines => &self.tenants[i as usize],
+            _ => &[],
+        }
+    }
+}
+
+/// One of the object's members cut to a line: the member and its bytes there.
+#[derive(Clone, Copy)]
+struct Clipped<'m, 'a> {
+    member: &'m LineMember<'a>,
+    from: u64,
+    to: u64,
+}
+
+impl<'a> Clipped<'_, 'a> {
+    /// The member as `clip` makes it.
+    fn owned(&self) -> LineMember<'a> {
+        LineMember {
+            from: self.from,
+            to: self.to,
+            ..self.member.clone()
+        }
+    }
+}
+
 /// One build's shared lines and meetings of object `s`.
 fn lines_of<'a, 'd>(
     judge: &mut Judge<'_, 'a>,
@@ -115,12 +160,6 @@ fn lines_of<'a, 'd>(
         (p.first_line & !1).saturating_mul(ls),
         (p.last_line | 1).saturating_add(1).saturating_mul(ls),
     );
-    let slot = usize::from(s.space == crate::model::Space::Percpu);
-    let others: Vec<&'a Symbol<'d>> = side.index[slot]
-        .overlapping_iter(lo, hi)
-        .filter(|t| t.size > 0 && !(t.place == s.place && t.size == s.size))
-        .filter(|t| !(t.place >= s.place && t.place_end() <= s.place_end()))
-        .collect();
     let own_var = side.vars.of(s);
     let (own_members, hot_from) = own_members(judge, side, s, own_var, evidence);
     let has_hot = own_members.iter().any(|(_, m)| m.hot.is_some());
@@ -129,28 +168,120 @@ fn lines_of<'a, 'd>(
         hot_alone: has_hot,
         ..LinesOf::default()
     };
-    let tenants_of = tenants_by_line(judge, side, &others, (lo, hi));
-    for line in p.first_line..=p.last_line {
-        let mine: Vec<LineMember<'a>> = own_members
-            .iter()
-            .filter(|(_, m)| on_line(m, s.place, line, ls))
-            .map(|(_, m)| clip(m, s.place, line, ls))
-            .collect();
-        add_line(&mut out, side, s, ls, line, mine, &tenants_of);
+    tenants_by_line(judge, side, s, (lo, hi));
+    let mut mine = std::mem::take(&mut judge.scratch.mine);
+    members_by_line(
+        &mut mine,
+        &own_members,
+        s.place,
+        (p.first_line, p.last_line),
+        ls,
+    );
+    for (line, on) in (p.first_line..=p.last_line).zip(&mine) {
+        let here_mine = ClippedOf {
+            members: &own_members,
+            on,
+        };
+        add_line(
+            &mut out,
+            side,
+            s,
+            (ls, lo / ls),
+            line,
+            here_mine,
+            judge.scratch,
+        );
     }
+    judge.scratch.mine = mine;
     (out, hot_from)
 }
 
-/// The written members of each of `others` on each line of `[lo, hi)`, by line
-/// number; each tenant's written members are found once per thread.
+/// Fills `out` with the members of an object at `place` on each of its lines `first..=
+/// last` (each member's index and its bytes there, `clip`), in member order, in its
+/// first `last - first + 1` lists: the same
+/// as asking `on_line` of every member for every line, without that product of the
+/// two (an array of structs has many members on many lines).
+fn members_by_line<M>(
+    out: &mut Vec<Vec<(usize, u64, u64)>>,
+    members: &[(M, LineMember<'_>)],
+    place: u64,
+    (first, last): (u64, u64),
+    ls: u64,
+) {
+    let lines = (last - first + 1) as usize;
+    // Lists past `lines` keep what an earlier object left: the caller reads `lines`.
+    let kept = out.len().min(lines);
+    out[..kept].iter_mut().for_each(Vec::clear);
+    if out.len() < lines {
+        out.resize_with(lines, Vec::new);
+    }
+    // A line's end past the top of the address space saturates in `on_line`: there,
+    // ask it line by line.
+    let exact = last
+        .checked_add(1)
+        .and_then(|l| l.checked_mul(ls))
+        .is_some();
+    for (i, (_, m)) in members.iter().enumerate() {
+        let (lo, hi) = match exact {
+            true => {
+                let a = place.saturating_add(m.from);
+                let b = place.saturating_add(m.to.max(m.from + 1));
+                ((a / ls).max(first), ((b - 1) / ls).min(last))
+            }
+            false => (first, last),
+        };
+        for line in lo..=hi {
+            if exact || on_line(m, place, line, ls) {
+                let (from, to) = clip_range(m, place, line, ls);
+                out[(line - first) as usize].push((i, from, to));
+            }
+        }
+    }
+}
+
+/// The object's members on one line: `on` indexes `members` with the bytes there.
+#[derive(Clone, Copy)]
+struct ClippedOf<'m, 'a, 'd> {
+    members: &'m [(Part<'a, 'd>, LineMember<'a>)],
+    on: &'m [(usize, u64, u64)],
+}
+
+impl<'m, 'a> ClippedOf<'m, 'a, '_> {
+    fn iter(self) -> impl Iterator<Item = Clipped<'m, 'a>> + 'm {
+        let members = self.members;
+        self.on.iter().map(move |&(i, from, to)| Clipped {
+            member: &members[i].1,
+            from,
+            to,
+        })
+    }
+}
+
+/// Fills `judge.scratch` with the written members of every other object on each line
+/// of `[lo, hi)` (aliases of `s` and objects inside it left out); each tenant's
+/// written members are found once per thread.
 fn tenants_by_line<'a, 'd>(
     judge: &mut Judge<'_, 'a>,
     side: &Side<'_, 'a, 'd>,
-    others: &[&'a Symbol<'d>],
+    s: &'a Symbol<'d>,
     (lo, hi): (u64, u64),
-) -> FxHashMap<u64, Vec<LineTenant<'a>>> {
+) {
     let ls = judge.line_size;
-    let mut tenants_of: FxHashMap<u64, Vec<LineTenant<'a>>> = FxHashMap::default();
+    let (base, lines) = (lo / ls, (hi / ls - lo / ls) as usize);
+    let scratch = &mut *judge.scratch;
+    // Every list in use last time, and so every list, emptied.
+    for v in &mut scratch.tenants[..scratch.lines] {
+        v.clear();
+    }
+    if scratch.tenants.len() < lines {
+        scratch.tenants.resize_with(lines, Vec::new);
+    }
+    scratch.lines = lines;
+    let slot = usize::from(s.space == crate::model::Space::Percpu);
+    let others = side.index[slot]
+        .overlapping_iter(lo, hi)
+        .filter(|t| t.size > 0 && !(t.place == s.place && t.size == s.size))
+        .filter(|t| !(t.place >= s.place && t.place_end() <= s.place_end()));
     for t in others {
         let key = (side.which.index(), side.image.index_of(t));
         if !judge.written.contains_key(&key) {
@@ -167,7 +298,7 @@ fn tenants_by_line<'a, 'd>(
                 .map(|m| clip(m, t.place, line, ls))
                 .collect();
             let (from, to) = bytes_on(t.place, t.size, line, ls);
-            tenants_of.entry(line).or_default().push(LineTenant {
+            judge.scratch.tenants[(line - base) as usize].push(LineTenant {
                 name: SymbolName::of(t),
                 key: side.pairing.key_id(side.which, t),
                 place: t.place,
@@ -177,42 +308,42 @@ fn tenants_by_line<'a, 'd>(
             });
         }
     }
-    tenants_of
 }
 
 /// Adds line `line` of object `s` (`mine`: its members there) to `out`: its hot
 /// places, the line when it is shared or its members meet written ones, and those
-/// meetings.
+/// meetings. `tenants_of` holds the other objects' parts on the lines from `base`.
 fn add_line<'a, 'd>(
     out: &mut LinesOf<'a>,
     side: &Side<'_, 'a, 'd>,
     s: &'a Symbol<'d>,
-    ls: u64,
+    (ls, base): (u64, u64),
     line: u64,
-    mine: Vec<LineMember<'a>>,
-    tenants_of: &FxHashMap<u64, Vec<LineTenant<'a>>>,
+    mine: ClippedOf<'_, 'a, 'd>,
+    tenants_of: &LineScratch<'a>,
 ) {
-    let here = tenants_of.get(&line).map(Vec::as_slice).unwrap_or(&[]);
-    if !here.is_empty() && mine.iter().any(|m| m.hot.is_some()) {
+    let here = tenants_of.on(base, line);
+    let any_hot = mine.iter().any(|m| m.member.hot.is_some());
+    if !here.is_empty() && any_hot {
         out.hot_alone = false;
     }
-    for m in mine.iter().filter(|m| m.hot.is_some()) {
+    for m in mine.iter().filter(|m| m.member.hot.is_some()) {
         if out.hot.len() < HOT_PLACES {
             out.hot.push(HotPlace {
                 line: line.saturating_mul(ls),
-                member: m.clone(),
+                member: m.owned(),
                 alone: here.is_empty(),
             });
         }
     }
-    let partner = tenants_of
-        .get(&(line ^ 1))
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
+    let partner = tenants_of.on(base, line ^ 1);
     let (at, pair_at) = (line.saturating_mul(ls), (line ^ 1).saturating_mul(ls));
-    let met = meetings(&mine, at, here, at, false)
-        .chain(meetings(&mine, at, partner, pair_at, true))
-        .collect::<Vec<_>>();
+    let met = match any_hot {
+        true => meetings(mine, at, here, at, false)
+            .chain(meetings(mine, at, partner, pair_at, true))
+            .collect::<Vec<_>>(),
+        false => Vec::new(),
+    };
     let met_here = met.iter().any(|m| !m.adjacent);
     if !here.is_empty() || !met.is_empty() {
         let (from, to) = bytes_on(s.place, s.size, line, ls);
@@ -222,7 +353,7 @@ fn add_line<'a, 'd>(
             place: s.place,
             from,
             to,
-            members: mine,
+            members: mine.iter().map(|m| m.owned()).collect(),
         }];
         tenants.extend(here.iter().cloned());
         if !met_here {
@@ -248,29 +379,31 @@ fn add_line<'a, 'd>(
 
 /// The meetings of `mine` (the object's members on the line starting at `line`) with
 /// the written members of `tenants` (on the line starting at `their_line`).
-fn meetings<'m, 'a: 'm>(
-    mine: &'m [LineMember<'a>],
+fn meetings<'m, 'a: 'm, 'd>(
+    mine: ClippedOf<'m, 'a, 'd>,
     line: u64,
     tenants: &'m [LineTenant<'a>],
     their_line: u64,
     adjacent: bool,
 ) -> impl Iterator<Item = Meeting<'a>> + 'm {
-    mine.iter().filter(|h| h.hot.is_some()).flat_map(move |h| {
-        tenants.iter().flat_map(move |t| {
-            t.members
-                .iter()
-                .filter(|w| w.written.is_some())
-                .map(move |w| Meeting {
-                    line,
-                    hot: h.clone(),
-                    neighbour: t.name,
-                    neighbour_key: t.key,
-                    neighbour_line: their_line,
-                    written: w.clone(),
-                    adjacent,
-                })
+    mine.iter()
+        .filter(|h| h.member.hot.is_some())
+        .flat_map(move |h| {
+            tenants.iter().flat_map(move |t| {
+                t.members
+                    .iter()
+                    .filter(|w| w.written.is_some())
+                    .map(move |w| Meeting {
+                        line,
+                        hot: h.owned(),
+                        neighbour: t.name,
+                        neighbour_key: t.key,
+                        neighbour_line: their_line,
+                        written: w.clone(),
+                        adjacent,
+                    })
+            })
         })
-    })
 }
 
 /// Whether member `m` of an object at `place` has bytes on `line`.
@@ -284,6 +417,16 @@ fn on_line(m: &LineMember<'_>, place: u64, line: u64, ls: u64) -> bool {
 
 /// Member `m` cut to its bytes on `line`.
 fn clip<'a>(m: &LineMember<'a>, place: u64, line: u64, ls: u64) -> LineMember<'a> {
+    let (from, to) = clip_range(m, place, line, ls);
+    LineMember {
+        from,
+        to,
+        ..m.clone()
+    }
+}
+
+/// The bytes of member `m` (of an object at `place`) on `line`, as `clip` cuts them.
+fn clip_range(m: &LineMember<'_>, place: u64, line: u64, ls: u64) -> (u64, u64) {
     let (lo, hi) = (line.saturating_mul(ls), (line + 1).saturating_mul(ls));
     let from = place.saturating_add(m.from).max(lo) - place;
     let to = place
@@ -291,11 +434,7 @@ fn clip<'a>(m: &LineMember<'a>, place: u64, line: u64, ls: u64) -> LineMember<'a
         .min(hi)
         .saturating_sub(place)
         .max(from);
-    LineMember {
-        from,
-        to,
-        ..m.clone()
-    }
+    (from, to)
 }
 
 /// The bytes of an object at `place` of `size` that lie on `line`, as offsets into it.
