@@ -4,6 +4,7 @@
 pub mod causes;
 pub mod changes;
 pub mod groups;
+mod judge;
 mod hot;
 pub mod lines;
 mod names;
@@ -22,6 +23,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use changes::*;
+pub use judge::{Judgement, judge};
 pub use verdict::Category;
 
 use crate::evidence::{Cold, Hotness};

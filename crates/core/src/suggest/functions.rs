@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::{section_end, shifts};
-use crate::diff::{DiffOptions, FunctionChange, diff};
+use crate::diff::{DiffOptions, FunctionChange};
 use crate::model::{Image, SymbolKind};
 use crate::whatif::{Change, predict};
 
@@ -176,7 +176,7 @@ fn function_fix(
         Change::SymbolAlign { .. } => vec![sym.name],
         _ => Vec::new(),
     };
-    let after = diff(old, &p.image, options);
+    let after = crate::diff::judge(old, &p.image, options);
     let now = after.functions.iter().find(|a| a.name.is(&name));
     let (phase, lines) = p
         .image

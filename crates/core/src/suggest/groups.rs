@@ -9,7 +9,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange, diff};
+use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange};
 use crate::layout::groups::groups;
 use crate::model::Image;
 use crate::whatif::{Change, predict};
@@ -215,7 +215,7 @@ impl Fixed<'_, '_> {
             .into_iter()
             .find(|x| x.name == group)
             .map_or(0, |x| x.lines);
-        let after = diff(old, &p.image, options);
+        let after = crate::diff::judge(old, &p.image, options);
         let still = after
             .structs
             .iter()

@@ -4,7 +4,7 @@
 //! by diffing the predicted build against OLD again, as `members.rs` checks its fixes,
 //! whose list it joins.
 
-use crate::diff::{DiffOptions, Severity, StructChange, diff};
+use crate::diff::{DiffOptions, Severity, StructChange};
 use crate::layout::groups::{END, groups};
 use crate::model::{Image, StructLayout};
 use crate::whatif::{Change, predict};
@@ -120,7 +120,7 @@ fn check(
         .structs_named(|n| n == name)
         .find(|(_, s)| s.members.iter().any(|m| m.name == Some(member)))?;
     let m = relaid.members.iter().find(|m| m.name == Some(member))?;
-    let after = diff(old, &p.image, options);
+    let after = crate::diff::judge(old, &p.image, options);
     let still = after
         .structs
         .iter()

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::diff::{DiffOptions, MemberChange, MemberChangeKind, Severity, StructChange, diff};
+use crate::diff::{DiffOptions, MemberChange, MemberChangeKind, Severity, StructChange};
 use crate::model::{AggregateKind, Image, StructLayout};
 use crate::whatif::nested;
 use crate::whatif::{Change, predict};
@@ -194,7 +194,7 @@ fn member_fix(
         let at = nested::find(s, name, hot).ok()?;
         Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
     })?;
-    let after = diff(old, &p.image, options);
+    let after = crate::diff::judge(old, &p.image, options);
     let still = after
         .structs
         .iter()

@@ -384,7 +384,7 @@ fn aligned_fix(
         (SymbolKind::Object, sym.space, sym.section),
         &names,
     );
-    let after = diff(old, &p.image, options);
+    let after = crate::diff::judge(old, &p.image, options);
     let (still, restores) = object_after(&after, name, asked);
     let lines = still.map_or_else(
         || lines_of(&p.image, name),
@@ -412,7 +412,7 @@ fn aligned_fix(
 /// restores it: it no longer counts on its line, nor (when its sharing was `asked`
 /// about) shares more.
 fn object_after<'r, 'a>(
-    after: &'r crate::diff::Report<'a>,
+    after: &'r crate::diff::Judgement<'a>,
     name: &str,
     asked: bool,
 ) -> (Option<&'r PlacementChange<'a>>, bool) {
@@ -492,7 +492,7 @@ fn read_mostly_fix(
             return fix;
         }
     };
-    let after = diff(old, &p.image, options);
+    let after = crate::diff::judge(old, &p.image, options);
     fix.restores = object_after(&after, name, asked).1;
     fix.lines = lines_of(&p.image, name);
     let (moved, most) = shifts(
