@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange};
 use crate::layout::groups::groups;
 use crate::model::Image;
-use crate::whatif::{Change, predict};
+use crate::whatif::Change;
 
 /// One candidate fix for one group, checked.
 #[derive(Debug, Clone, Serialize)]
@@ -68,7 +68,7 @@ pub struct GroupSuggestion {
 /// The suggestions for every flagged group of every flagged struct.
 pub fn suggest_groups(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     structs: &[StructChange],
 ) -> Vec<GroupSuggestion> {
@@ -85,7 +85,7 @@ pub fn suggest_groups(
 
 fn for_group(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     s: &StructChange,
     g: &GroupChange,
@@ -162,7 +162,7 @@ fn for_group(
 /// predicted and diffed; none when the prediction fails or loses the group.
 fn align_group(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     (name, group): (&str, &str),
     layout: &crate::model::StructLayout<'_>,
@@ -200,13 +200,13 @@ impl Fixed<'_, '_> {
     fn predicted(
         &self,
         old: &Image<'_>,
-        new: &Image<'_>,
+        new: &super::base::Base<'_, '_>,
         options: &DiffOptions<'_>,
         changes: Vec<Change>,
         declaration: String,
     ) -> Option<GroupFix> {
         let (name, group, line) = (self.name, self.group, new.line_size.max(1));
-        let p = predict(new, &changes, &[]).ok()?;
+        let p = new.predict(&changes).ok()?;
         let (_, relaid) = p
             .image
             .structs_named(|n| n == name)
@@ -254,7 +254,7 @@ fn group_rule((name, group): (&str, &str), exceeds: bool, lines_old: u64, capaci
 /// end marker, predicted and diffed against OLD.
 fn leave(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     (name, g): (&str, &str),
     over: u64,

@@ -7,7 +7,7 @@
 use crate::diff::{DiffOptions, Severity, StructChange};
 use crate::layout::groups::{END, groups};
 use crate::model::{Image, StructLayout};
-use crate::whatif::{Change, predict};
+use crate::whatif::Change;
 
 use super::members::{MemberFix, MemberSuggestion, member_decl, moved_hot};
 
@@ -15,7 +15,7 @@ use super::members::{MemberFix, MemberSuggestion, member_decl, moved_hot};
 /// in no group of NEW and shared its OLD line with members of a group.
 pub(super) fn add_fixes(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     structs: &[StructChange],
     found: &mut [MemberSuggestion],
@@ -101,7 +101,7 @@ fn candidates(
 /// `member` declared after `last` inside `group`, predicted and diffed against OLD.
 fn check(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     now: &StructLayout<'_>,
     member: &str,
@@ -114,7 +114,7 @@ fn check(
         member: member.to_string(),
         after: Some(last.to_string()),
     };
-    let p = predict(new, std::slice::from_ref(&change), &[]).ok()?;
+    let p = new.predict(std::slice::from_ref(&change)).ok()?;
     let (_, relaid) = p
         .image
         .structs_named(|n| n == name)

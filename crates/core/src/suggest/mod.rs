@@ -5,6 +5,7 @@
 //! its cost in bytes and lines. The cheapest that clears the flag comes first. An
 //! object that lost `__read_mostly` is first offered it back.
 
+mod base;
 pub mod functions;
 pub mod groups;
 pub mod image;
@@ -22,7 +23,8 @@ pub use members::{MemberFix, MemberSuggestion};
 
 use crate::diff::{DiffOptions, PlacementChange, Root, Severity, diff};
 use crate::model::{Binding, Image, Space, SymbolKind};
-use crate::whatif::{Change, predict};
+use crate::whatif::Change;
+use base::Base;
 
 /// One candidate fix for one flagged object, checked.
 #[derive(Debug, Clone, Serialize)]
@@ -122,6 +124,7 @@ pub fn suggest<'d>(
         }
     };
     let report = diff(old, new, options);
+    let new = &Base::new(new);
     // Members, functions and groups: each fix is a prediction and a whole diff, so the
     // three kinds are found side by side.
     let (mut members, (functions, groups)) = rayon::join(
@@ -225,7 +228,7 @@ fn flagged_objects<'r, 'a>(
 /// candidate set aligned), best first.
 fn object_suggestion(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &Base<'_, '_>,
     options: &DiffOptions<'_>,
     report: &crate::diff::Report<'_>,
     c: &PlacementChange<'_>,
@@ -344,7 +347,7 @@ fn candidate_groups(
 /// of NEW or the prediction fails.
 fn aligned_fix(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &Base<'_, '_>,
     options: &DiffOptions<'_>,
     name: &str,
     group: &[String],
@@ -375,7 +378,7 @@ fn aligned_fix(
             },
         })
         .collect();
-    let p = predict(new, &changes, &[]).ok()?;
+    let p = new.predict(&changes).ok()?;
     let sym = syms[0];
     let names: Vec<&str> = syms.iter().map(|s| s.name).collect();
     let shifted = shifts(
@@ -453,7 +456,7 @@ fn lost_read_mostly(old: &Image<'_>, new: &Image<'_>, c: &PlacementChange<'_>) -
 /// read-mostly data, else said to be not predicted.
 fn read_mostly_fix(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &Base<'_, '_>,
     options: &DiffOptions<'_>,
     name: &str,
     c: &PlacementChange<'_>,
@@ -485,7 +488,7 @@ fn read_mostly_fix(
         fix.not_predicted = Some(format!("{name} is not in the build"));
         return fix;
     };
-    let p = match predict(new, std::slice::from_ref(&change), &[]) {
+    let p = match new.predict(std::slice::from_ref(&change)) {
         Ok(p) => p,
         Err(e) => {
             fix.not_predicted = Some(e.to_string());
