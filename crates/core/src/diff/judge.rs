@@ -81,3 +81,114 @@ fn judged_flagged(c: &Judged<'_>) -> bool {
         Judged::Moved => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::InputFile;
+    use crate::load::LoadOptions;
+
+    /// The judgement's fields, as `Debug` spells them, the runs cleared (the judgement
+    /// gives none).
+    fn spelled(
+        flagged: usize,
+        structs: &[StructChange],
+        rows: [&[Box<PlacementChange<'_>>]; 2],
+        functions: &[Box<FunctionChange<'_>>],
+    ) -> String {
+        let data = |r: &[Box<PlacementChange<'_>>]| {
+            r.iter()
+                .map(|c| format!("{:?}", PlacementChange { run: None, ..(**c).clone() }))
+                .collect::<Vec<_>>()
+        };
+        let functions: Vec<String> = functions
+            .iter()
+            .map(|f| format!("{:?}", FunctionChange { run: None, ..(**f).clone() }))
+            .collect();
+        format!(
+            "{flagged}\n{structs:?}\n{:?}\n{:?}\n{functions:?}",
+            data(rows[0]),
+            data(rows[1])
+        )
+    }
+
+    /// `judge` gives exactly what `diff` gives of the same pair, with the options
+    /// `suggest` passes and the defaults.
+    pub(crate) fn assert_same(old: &Image<'_>, new: &Image<'_>, what: &str) {
+        let link = crate::link::LinkMap::build(old);
+        for listed_only in [false, true] {
+            let options = DiffOptions {
+                listed_only,
+                old_link: Some(&link),
+                ..DiffOptions::default()
+            };
+            let whole = diff(old, new, &options);
+            let judged = judge(old, new, &options);
+            assert_eq!(
+                spelled(
+                    judged.flagged,
+                    &judged.structs,
+                    [&judged.data, &judged.percpu],
+                    &judged.functions
+                ),
+                spelled(
+                    whole.flagged,
+                    &whole.structs,
+                    [&whole.data, &whole.percpu],
+                    &whole.functions
+                ),
+                "{what}, listed_only {listed_only}"
+            );
+        }
+    }
+
+    /// Each fixture pair, and NEW against each of its predictions, judged as diffed.
+    #[test]
+    fn the_judgement_is_the_whole_diffs_on_the_fixtures() {
+        let root = testdata!();
+        let pairs = [
+            ("old.elf", "new.elf"),
+            ("suggest/old.elf", "suggest/new.elf"),
+            ("suggest/structs.elf", "suggest/structs-new.elf"),
+            ("predict/o2-base.elf", "predict/o2-align-data.elf"),
+        ];
+        for (a, b) in pairs {
+            let (fa, fb) = (
+                InputFile::open(&root.join(a)).unwrap(),
+                InputFile::open(&root.join(b)).unwrap(),
+            );
+            let old = fa.load(&LoadOptions::default()).unwrap();
+            let new = fb.load(&LoadOptions::default()).unwrap();
+            assert_same(&old, &new, &format!("{a} -> {b}"));
+            // As `suggest` judges a candidate: OLD against NEW with an object aligned.
+            let Some(sym) = new.symbols.iter().find(|s| s.kind == SymbolKind::Object) else {
+                continue;
+            };
+            let change = crate::whatif::Change::SymbolAlign {
+                name: sym.name.to_string(),
+                align: new.line_size,
+            };
+            if let Ok(p) = crate::whatif::predict(&new, &[change], &[]) {
+                assert_same(&old, &p.image, &format!("{a} -> {b} with {} aligned", sym.name));
+            }
+        }
+    }
+
+    /// The same on a real pair: `JUDGE_OLD` and `JUDGE_NEW` (vmlinux files or
+    /// snapshots), `cargo test --release -- --ignored judgement_is`.
+    #[test]
+    #[ignore = "needs JUDGE_OLD and JUDGE_NEW, two real builds"]
+    fn the_judgement_is_the_whole_diffs_on_a_real_pair() {
+        let (Some(a), Some(b)) = (std::env::var_os("JUDGE_OLD"), std::env::var_os("JUDGE_NEW"))
+        else {
+            panic!("set JUDGE_OLD and JUDGE_NEW");
+        };
+        let (fa, fb) = (
+            InputFile::open(a.as_ref()).unwrap(),
+            InputFile::open(b.as_ref()).unwrap(),
+        );
+        let old = fa.load(&LoadOptions::default()).unwrap();
+        let new = fb.load(&LoadOptions::default()).unwrap();
+        assert_same(&old, &new, "the real pair");
+    }
+}
