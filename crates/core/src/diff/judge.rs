@@ -20,11 +20,43 @@ pub struct Judgement<'a> {
     pub functions: Vec<Box<FunctionChange<'a>>>,
 }
 
+/// OLD as every candidate is judged against: its pairing keys and indexes, found
+/// once for all the candidates.
+pub struct OldSide<'a, 'd> {
+    image: &'a Image<'d>,
+    keys: pairing::OldKeys<'a, 'd>,
+    indexes: placement::OldIndexes<'a, 'd>,
+}
+
+impl<'a, 'd> OldSide<'a, 'd> {
+    /// `old`'s keys and indexes.
+    pub fn new(old: &'a Image<'d>) -> Self {
+        let (keys, indexes) = rayon::join(
+            || pairing::OldKeys::new(&old.symbols),
+            || placement::old_indexes(old),
+        );
+        OldSide {
+            image: old,
+            keys,
+            indexes,
+        }
+    }
+}
+
 /// Judges `old -> new` as `diff` does, and counts its flags; the fields it shares with
 /// `diff(old, new, options)` are equal to its.
 pub fn judge<'a>(
     old: &'a Image<'_>,
     new: &'a Image<'_>,
+    options: &DiffOptions<'a>,
+) -> Judgement<'a> {
+    judge_against(&OldSide::new(old), new, options)
+}
+
+/// `judge(old.image, new, options)`, OLD's keys and indexes found beforehand.
+pub fn judge_against<'a, 'd>(
+    old: &OldSide<'a, 'd>,
+    new: &'a Image<'d>,
     options: &DiffOptions<'a>,
 ) -> Judgement<'a> {
     let line_size = new.line_size;
@@ -49,11 +81,18 @@ pub fn judge<'a>(
             .as_ref()
             .is_some_and(|g| g.is_match(name))
     };
-    let ((pairing, _), (structs, indexes)) =
-        pair_and_compare(old, new, line_size, &pinned_struct, hotness);
+    let (pairing, (structs, indexes)) = rayon::join(
+        || pairing::pair_from(&old.keys, &new.symbols),
+        || {
+            rayon::join(
+                || structs::changes(old.image, new, line_size, &pinned_struct, hotness),
+                || placement::Indexes::with_old(old.indexes.clone(), new),
+            )
+        },
+    );
     let sides = placement::Sides {
         pairing: &pairing,
-        old,
+        old: old.image,
         new,
         line_size,
         hotness,
@@ -61,7 +100,11 @@ pub fn judge<'a>(
     };
     let changes = judge_pairs(&sides, listed_only, &pinned_sym, &fails);
     let flagged = structs.iter().filter(|s| s.severity.flagged()).count()
-        + changes.iter().flatten().filter(|c| judged_flagged(c)).count();
+        + changes
+            .iter()
+            .flatten()
+            .filter(|c| judged_flagged(c))
+            .count();
     let listed = Listed::of(changes);
     Judgement {
         flagged,
@@ -98,12 +141,28 @@ mod tests {
     ) -> String {
         let data = |r: &[Box<PlacementChange<'_>>]| {
             r.iter()
-                .map(|c| format!("{:?}", PlacementChange { run: None, ..(**c).clone() }))
+                .map(|c| {
+                    format!(
+                        "{:?}",
+                        PlacementChange {
+                            run: None,
+                            ..(**c).clone()
+                        }
+                    )
+                })
                 .collect::<Vec<_>>()
         };
         let functions: Vec<String> = functions
             .iter()
-            .map(|f| format!("{:?}", FunctionChange { run: None, ..(**f).clone() }))
+            .map(|f| {
+                format!(
+                    "{:?}",
+                    FunctionChange {
+                        run: None,
+                        ..(**f).clone()
+                    }
+                )
+            })
             .collect();
         format!(
             "{flagged}\n{structs:?}\n{:?}\n{:?}\n{functions:?}",
@@ -169,7 +228,11 @@ mod tests {
                 align: new.line_size,
             };
             if let Ok(p) = crate::whatif::predict(&new, &[change], &[]) {
-                assert_same(&old, &p.image, &format!("{a} -> {b} with {} aligned", sym.name));
+                assert_same(
+                    &old,
+                    &p.image,
+                    &format!("{a} -> {b} with {} aligned", sym.name),
+                );
             }
         }
     }

@@ -4,8 +4,8 @@
 pub mod causes;
 pub mod changes;
 pub mod groups;
-mod judge;
 mod hot;
+mod judge;
 pub mod lines;
 mod names;
 pub mod pairing;
@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use changes::*;
-pub use judge::{Judgement, judge};
+pub use judge::{Judgement, OldSide, judge, judge_against};
 pub use verdict::Category;
 
 use crate::evidence::{Cold, Hotness};

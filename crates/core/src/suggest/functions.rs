@@ -128,7 +128,7 @@ fn for_function(
     let mut fixes: Vec<FunctionFix> = candidates
         .into_iter()
         .filter_map(|candidate| {
-            function_fix(old, new, options, f, sym, candidate, (lines_old, lines_new))
+            function_fix(new, options, f, sym, candidate, (lines_old, lines_new))
         })
         .collect();
     fixes.sort_by_key(|x| {
@@ -160,7 +160,6 @@ fn for_function(
 /// NEW, covering `lines` before and after), predicted and diffed; none when the
 /// prediction fails or the function is not in NEW.
 fn function_fix(
-    old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     f: &FunctionChange<'_>,
@@ -176,7 +175,7 @@ fn function_fix(
         Change::SymbolAlign { .. } => vec![sym.name],
         _ => Vec::new(),
     };
-    let after = crate::diff::judge(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     let now = after.functions.iter().find(|a| a.name.is(&name));
     let (phase, lines) = p
         .image

@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange};
 use crate::layout::groups::groups;
-use crate::model::Image;
 use crate::whatif::Change;
 
 /// One candidate fix for one group, checked.
@@ -67,7 +66,6 @@ pub struct GroupSuggestion {
 
 /// The suggestions for every flagged group of every flagged struct.
 pub fn suggest_groups(
-    old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     structs: &[StructChange],
@@ -79,12 +77,11 @@ pub fn suggest_groups(
         .collect();
     // Each is one prediction and one whole diff: side by side, in report order.
     todo.into_par_iter()
-        .filter_map(|(s, g)| for_group(old, new, options, s, g))
+        .filter_map(|(s, g)| for_group(new, options, s, g))
         .collect()
 }
 
 fn for_group(
-    old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     s: &StructChange,
@@ -120,7 +117,6 @@ fn for_group(
     let mut fixes = Vec::new();
     if exceeds_by.is_none() && (now.lines > needed || !now.line_aligned) {
         fixes.extend(align_group(
-            old,
             new,
             options,
             (name, &g.name),
@@ -129,14 +125,7 @@ fn for_group(
         ));
     }
     if let Some(over) = exceeds_by {
-        fixes.extend(leave(
-            old,
-            new,
-            options,
-            (name, &g.name),
-            over,
-            &added_or_grown,
-        ));
+        fixes.extend(leave(new, options, (name, &g.name), over, &added_or_grown));
     }
     // Restoring first; among equals, in the order tried.
     fixes.sort_by_key(|f| !f.restores);
@@ -161,7 +150,6 @@ fn for_group(
 /// The fix that aligns group `group` of struct `name` (`layout` in NEW) to a line,
 /// predicted and diffed; none when the prediction fails or loses the group.
 fn align_group(
-    old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     (name, group): (&str, &str),
@@ -180,7 +168,7 @@ fn align_group(
         layout,
         instances,
     };
-    fixed.predicted(old, new, options, vec![change], declaration)
+    fixed.predicted(new, options, vec![change], declaration)
 }
 
 /// A struct's group as a fix moves it: what `predicted` needs besides the builds.
@@ -199,7 +187,6 @@ impl Fixed<'_, '_> {
     /// the struct's instances pay; none when the prediction fails or loses the group.
     fn predicted(
         &self,
-        old: &Image<'_>,
         new: &super::base::Base<'_, '_>,
         options: &DiffOptions<'_>,
         changes: Vec<Change>,
@@ -215,7 +202,7 @@ impl Fixed<'_, '_> {
             .into_iter()
             .find(|x| x.name == group)
             .map_or(0, |x| x.lines);
-        let after = crate::diff::judge(old, &p.image, options);
+        let after = new.judge(&p.image, options);
         let still = after
             .structs
             .iter()
@@ -253,7 +240,6 @@ fn group_rule((name, group): (&str, &str), exceeds: bool, lines_old: u64, capaci
 /// the fewest trailing members that free it. Each set is declared after the group's
 /// end marker, predicted and diffed against OLD.
 fn leave(
-    old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     (name, g): (&str, &str),
@@ -304,7 +290,7 @@ fn leave(
         .par_iter()
         .filter_map(|set| {
             let (changes, declaration) = super::structs::out_of_group(layout, name, g, set);
-            let fix = fixed.predicted(old, new, options, changes, declaration)?;
+            let fix = fixed.predicted(new, options, changes, declaration)?;
             Some((set.len(), fix))
         })
         .collect();

@@ -41,7 +41,7 @@ pub(super) fn add_fixes(
             continue;
         };
         for (group, last) in candidates(was, now, &s.member, line) {
-            if let Some(fix) = check(old, new, options, now, &s.member, &group, &last) {
+            if let Some(fix) = check(new, options, now, &s.member, &group, &last) {
                 s.fixes.push(fix);
             }
         }
@@ -100,7 +100,6 @@ fn candidates(
 
 /// `member` declared after `last` inside `group`, predicted and diffed against OLD.
 fn check(
-    old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     now: &StructLayout<'_>,
@@ -120,7 +119,7 @@ fn check(
         .structs_named(|n| n == name)
         .find(|(_, s)| s.members.iter().any(|m| m.name == Some(member)))?;
     let m = relaid.members.iter().find(|m| m.name == Some(member))?;
-    let after = crate::diff::judge(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     let still = after
         .structs
         .iter()

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::diff::{DiffOptions, MemberChange, MemberChangeKind, Severity, StructChange};
 use crate::model::{AggregateKind, Image, StructLayout};
-use crate::whatif::nested;
 use crate::whatif::Change;
+use crate::whatif::nested;
 
 /// One candidate fix for one struct, checked.
 #[derive(Debug, Clone, Serialize)]
@@ -132,7 +132,6 @@ fn for_member(
         .into_par_iter()
         .filter_map(|candidate| {
             member_fix(
-                old,
                 new,
                 options,
                 layout,
@@ -180,7 +179,6 @@ fn note(unpushed: bool, unmovable: bool) -> Option<String> {
 /// `name` (`layout` in NEW), predicted and diffed; none when the prediction fails or
 /// loses the member.
 fn member_fix(
-    old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     layout: &StructLayout<'_>,
@@ -194,7 +192,7 @@ fn member_fix(
         let at = nested::find(s, name, hot).ok()?;
         Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
     })?;
-    let after = crate::diff::judge(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     let still = after
         .structs
         .iter()

@@ -124,7 +124,7 @@ pub fn suggest<'d>(
         }
     };
     let report = diff(old, new, options);
-    let new = &Base::new(new);
+    let new = &Base::new(old, new);
     // Members, functions and groups: each fix is a prediction and a whole diff, so the
     // three kinds are found side by side.
     let (mut members, (functions, groups)) = rayon::join(
@@ -132,7 +132,7 @@ pub fn suggest<'d>(
         || {
             rayon::join(
                 || functions::suggest_functions(old, new, options, &report.functions),
-                || groups::suggest_groups(old, new, options, &report.structs),
+                || groups::suggest_groups(new, options, &report.structs),
             )
         },
     );
@@ -240,7 +240,6 @@ fn object_suggestion(
     let mut fixes = Vec::new();
     if lost_read_mostly(old, new, c) {
         fixes.push(read_mostly_fix(
-            old,
             new,
             options,
             &name,
@@ -251,7 +250,7 @@ fn object_suggestion(
     // Each candidate is a prediction and a whole diff: side by side, in order.
     let candidates: Vec<Fix> = groups
         .par_iter()
-        .filter_map(|group| aligned_fix(old, new, options, &name, group, is_asked(asked, &name)))
+        .filter_map(|group| aligned_fix(new, options, &name, group, is_asked(asked, &name)))
         .collect();
     fixes.extend(candidates);
     // `__read_mostly` back first when it restores: it costs no alignment padding
@@ -346,7 +345,6 @@ fn candidate_groups(
 /// it was asked for), predicted and diffed; none when one of them is not an object
 /// of NEW or the prediction fails.
 fn aligned_fix(
-    old: &Image<'_>,
     new: &Base<'_, '_>,
     options: &DiffOptions<'_>,
     name: &str,
@@ -387,7 +385,7 @@ fn aligned_fix(
         (SymbolKind::Object, sym.space, sym.section),
         &names,
     );
-    let after = crate::diff::judge(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     let (still, restores) = object_after(&after, name, asked);
     let lines = still.map_or_else(
         || lines_of(&p.image, name),
@@ -455,7 +453,6 @@ fn lost_read_mostly(old: &Image<'_>, new: &Image<'_>, c: &PlacementChange<'_>) -
 /// `__read_mostly` put back on `name`, predicted when the link model finds the
 /// read-mostly data, else said to be not predicted.
 fn read_mostly_fix(
-    old: &Image<'_>,
     new: &Base<'_, '_>,
     options: &DiffOptions<'_>,
     name: &str,
@@ -495,7 +492,7 @@ fn read_mostly_fix(
             return fix;
         }
     };
-    let after = crate::diff::judge(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     fix.restores = object_after(&after, name, asked).1;
     fix.lines = lines_of(&p.image, name);
     let (moved, most) = shifts(
