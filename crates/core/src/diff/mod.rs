@@ -5,6 +5,7 @@ pub mod causes;
 pub mod changes;
 pub mod groups;
 mod hot;
+mod judge;
 pub mod lines;
 mod names;
 pub mod pairing;
@@ -22,6 +23,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use changes::*;
+pub use judge::{Judgement, OldSide, judge, judge_against};
 pub use verdict::Category;
 
 use crate::evidence::{Cold, Hotness};

@@ -181,9 +181,108 @@ fn key_ids<'d>(old: &[Symbol<'d>], new: &[Symbol<'d>]) -> (Vec<u32>, Vec<u32>, u
     (old_ids, new_ids, groups)
 }
 
+/// The key ids of one old build's symbols and where each key first appears: what
+/// pairing it with many new builds (the candidates of `suggest`) shares.
+pub struct OldKeys<'a, 'd> {
+    old: &'a [Symbol<'d>],
+    ids: Vec<u32>,
+    /// Per key: its first symbol's index and its id (as in `key_ids`).
+    table: hashbrown::HashTable<(u32, u32)>,
+    groups: u32,
+}
+
+impl<'a, 'd> OldKeys<'a, 'd> {
+    /// The keys of `old`'s symbols.
+    pub fn new(old: &'a [Symbol<'d>]) -> Self {
+        let mut table: hashbrown::HashTable<(u32, u32)> =
+            hashbrown::HashTable::with_capacity(old.len());
+        let mut groups = 0u32;
+        let ids = old
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let k = key(s);
+                let at = |e: u32| &old[e as usize];
+                match table.entry(
+                    key_hash(s),
+                    |&(e, _)| key(at(e)) == k,
+                    |&(e, _)| key_hash(at(e)),
+                ) {
+                    hashbrown::hash_table::Entry::Occupied(e) => e.get().1,
+                    hashbrown::hash_table::Entry::Vacant(e) => {
+                        e.insert((i as u32, groups));
+                        groups += 1;
+                        groups - 1
+                    }
+                }
+            })
+            .collect();
+        OldKeys {
+            old,
+            ids,
+            table,
+            groups,
+        }
+    }
+
+    /// The key id of each of `new`'s symbols, keys of the old build keeping their ids
+    /// and new ones numbered after them; and how many keys there are. The ids are not
+    /// `key_ids`' numbers, but equal exactly when those are, which is all the pairing
+    /// and its users compare.
+    fn new_ids(&self, new: &[Symbol<'d>]) -> (Vec<u32>, u32) {
+        let mut extra: hashbrown::HashTable<(u32, u32)> = hashbrown::HashTable::new();
+        let mut groups = self.groups;
+        let ids = new
+            .iter()
+            .enumerate()
+            .map(|(j, s)| {
+                let (k, h) = (key(s), key_hash(s));
+                if let Some(&(_, id)) = self
+                    .table
+                    .find(h, |&(e, _)| key(&self.old[e as usize]) == k)
+                {
+                    return id;
+                }
+                let at = |e: u32| &new[e as usize];
+                match extra.entry(h, |&(e, _)| key(at(e)) == k, |&(e, _)| key_hash(at(e))) {
+                    hashbrown::hash_table::Entry::Occupied(e) => e.get().1,
+                    hashbrown::hash_table::Entry::Vacant(e) => {
+                        e.insert((j as u32, groups));
+                        groups += 1;
+                        groups - 1
+                    }
+                }
+            })
+            .collect();
+        (ids, groups)
+    }
+}
+
+/// The hash of a symbol's key (FxHash, as `key_ids`).
+fn key_hash(s: &Symbol<'_>) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(key(s))
+}
+
 /// Pairs the symbols of the old build with those of the new one.
 pub fn pair<'a, 'd>(old: &'a [Symbol<'d>], new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
     let (old_ids, new_ids, groups) = key_ids(old, new);
+    pair_ids(old, new, (old_ids, new_ids, groups))
+}
+
+/// `pair(keys.old, new)`, the old build's keys found beforehand.
+pub fn pair_from<'a, 'd>(keys: &OldKeys<'a, 'd>, new: &'a [Symbol<'d>]) -> Pairing<'a, 'd> {
+    let (new_ids, groups) = keys.new_ids(new);
+    pair_ids(keys.old, new, (keys.ids.clone(), new_ids, groups))
+}
+
+/// The pairing of `old` and `new` from the key id of each symbol of each (`key_ids`)
+/// and how many keys there are.
+fn pair_ids<'a, 'd>(
+    old: &'a [Symbol<'d>],
+    new: &'a [Symbol<'d>],
+    (old_ids, new_ids, groups): (Vec<u32>, Vec<u32>, u32),
+) -> Pairing<'a, 'd> {
     // The i-th symbol of a key in one build pairs with the i-th of that key in the
     // other (both lists are in place order: the model sorts symbols). Each key's new
     // symbols are chained in place order (`first`, `next`) and taken in turn by its old

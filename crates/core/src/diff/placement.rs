@@ -64,6 +64,46 @@ impl<'a, 'd> Indexes<'a, 'd> {
             new_names,
         }
     }
+
+    /// `Indexes::new(old, new)`, OLD's indexes found beforehand (`judge::OldSide`).
+    pub fn with_old(old: OldIndexes<'a, 'd>, new: &'a Image<'d>) -> Self {
+        let (old_index, old_vars, old_names, old_quiet) = old;
+        Indexes {
+            old_index,
+            new_index: [
+                SpaceIndex::data(&new.symbols, Space::Global),
+                SpaceIndex::data(&new.symbols, Space::Percpu),
+            ],
+            old_vars,
+            new_vars: new.variables_of_symbols(),
+            quiet: Quiet::new(new),
+            old_quiet,
+            old_names,
+            new_names: super::hot::struct_names(new),
+        }
+    }
+}
+
+/// One build's part of `Indexes`: its line indexes, variables, structs by name and
+/// quiet ranges.
+pub type OldIndexes<'a, 'd> = (
+    [SpaceIndex<'a, 'd>; 2],
+    SymbolVariables<'a, 'd>,
+    StructNames<'d>,
+    Quiet,
+);
+
+/// `image`'s part of `Indexes` as the old build.
+pub fn old_indexes<'a, 'd>(image: &'a Image<'d>) -> OldIndexes<'a, 'd> {
+    (
+        [
+            SpaceIndex::data(&image.symbols, Space::Global),
+            SpaceIndex::data(&image.symbols, Space::Percpu),
+        ],
+        image.variables_of_symbols(),
+        super::hot::struct_names(image),
+        Quiet::new(image),
+    )
 }
 
 /// Both builds with their pairing and indexes.

@@ -42,6 +42,7 @@ const TYPES: &[&str] = &[
 ];
 
 /// The quiet ranges of one image.
+#[derive(Clone)]
 pub struct Quiet {
     ranges: Vec<(u64, u64, &'static str)>,
     /// The boundary pairs found, as `start..end` names.

@@ -65,6 +65,7 @@ pub struct LineTenants<'a, 'd> {
 }
 
 /// Symbols of one space sorted by place, answering "what overlaps this range".
+#[derive(Clone)]
 pub struct SpaceIndex<'a, 'd> {
     symbols: Vec<&'a Symbol<'d>>,
     /// `places[i]`: where `symbols[i]` starts (searched without touching the symbols).

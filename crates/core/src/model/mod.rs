@@ -332,6 +332,7 @@ impl<'d> Image<'d> {
 }
 
 /// The variable of each symbol of an image (`Image::variables_of_symbols`).
+#[derive(Clone)]
 pub struct SymbolVariables<'a, 'd> {
     image: &'a Image<'d>,
     /// Index of the variable of each symbol, `u32::MAX` for none.

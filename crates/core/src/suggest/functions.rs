@@ -7,9 +7,9 @@
 use serde::Serialize;
 
 use super::{section_end, shifts};
-use crate::diff::{DiffOptions, FunctionChange, diff};
+use crate::diff::{DiffOptions, FunctionChange};
 use crate::model::{Image, SymbolKind};
-use crate::whatif::{Change, predict};
+use crate::whatif::Change;
 
 /// One candidate fix for one function, checked.
 #[derive(Debug, Clone, Serialize)]
@@ -72,7 +72,7 @@ const MAX_FUNCTIONS: usize = 8;
 /// The suggestions for every function the diff flags for its phase.
 pub fn suggest_functions(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     functions: &[Box<FunctionChange<'_>>],
 ) -> Vec<FunctionSuggestion> {
@@ -86,7 +86,7 @@ pub fn suggest_functions(
 
 fn for_function(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     f: &FunctionChange<'_>,
 ) -> FunctionSuggestion {
@@ -128,7 +128,7 @@ fn for_function(
     let mut fixes: Vec<FunctionFix> = candidates
         .into_iter()
         .filter_map(|candidate| {
-            function_fix(old, new, options, f, sym, candidate, (lines_old, lines_new))
+            function_fix(new, options, f, sym, candidate, (lines_old, lines_new))
         })
         .collect();
     fixes.sort_by_key(|x| {
@@ -160,8 +160,7 @@ fn for_function(
 /// NEW, covering `lines` before and after), predicted and diffed; none when the
 /// prediction fails or the function is not in NEW.
 fn function_fix(
-    old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     f: &FunctionChange<'_>,
     sym: Option<&crate::model::Symbol<'_>>,
@@ -170,13 +169,13 @@ fn function_fix(
 ) -> Option<FunctionFix> {
     let name = f.name.to_string();
     let line = new.line_size.max(1);
-    let p = predict(new, std::slice::from_ref(&change), &[]).ok()?;
+    let p = new.predict(std::slice::from_ref(&change)).ok()?;
     let sym = sym?;
     let changed: Vec<&str> = match &change {
         Change::SymbolAlign { .. } => vec![sym.name],
         _ => Vec::new(),
     };
-    let after = diff(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     let now = after.functions.iter().find(|a| a.name.is(&name));
     let (phase, lines) = p
         .image

@@ -9,10 +9,9 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange, diff};
+use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange};
 use crate::layout::groups::groups;
-use crate::model::Image;
-use crate::whatif::{Change, predict};
+use crate::whatif::Change;
 
 /// One candidate fix for one group, checked.
 #[derive(Debug, Clone, Serialize)]
@@ -67,8 +66,7 @@ pub struct GroupSuggestion {
 
 /// The suggestions for every flagged group of every flagged struct.
 pub fn suggest_groups(
-    old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     structs: &[StructChange],
 ) -> Vec<GroupSuggestion> {
@@ -79,13 +77,12 @@ pub fn suggest_groups(
         .collect();
     // Each is one prediction and one whole diff: side by side, in report order.
     todo.into_par_iter()
-        .filter_map(|(s, g)| for_group(old, new, options, s, g))
+        .filter_map(|(s, g)| for_group(new, options, s, g))
         .collect()
 }
 
 fn for_group(
-    old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     s: &StructChange,
     g: &GroupChange,
@@ -120,7 +117,6 @@ fn for_group(
     let mut fixes = Vec::new();
     if exceeds_by.is_none() && (now.lines > needed || !now.line_aligned) {
         fixes.extend(align_group(
-            old,
             new,
             options,
             (name, &g.name),
@@ -129,14 +125,7 @@ fn for_group(
         ));
     }
     if let Some(over) = exceeds_by {
-        fixes.extend(leave(
-            old,
-            new,
-            options,
-            (name, &g.name),
-            over,
-            &added_or_grown,
-        ));
+        fixes.extend(leave(new, options, (name, &g.name), over, &added_or_grown));
     }
     // Restoring first; among equals, in the order tried.
     fixes.sort_by_key(|f| !f.restores);
@@ -161,8 +150,7 @@ fn for_group(
 /// The fix that aligns group `group` of struct `name` (`layout` in NEW) to a line,
 /// predicted and diffed; none when the prediction fails or loses the group.
 fn align_group(
-    old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     (name, group): (&str, &str),
     layout: &crate::model::StructLayout<'_>,
@@ -180,7 +168,7 @@ fn align_group(
         layout,
         instances,
     };
-    fixed.predicted(old, new, options, vec![change], declaration)
+    fixed.predicted(new, options, vec![change], declaration)
 }
 
 /// A struct's group as a fix moves it: what `predicted` needs besides the builds.
@@ -199,14 +187,13 @@ impl Fixed<'_, '_> {
     /// the struct's instances pay; none when the prediction fails or loses the group.
     fn predicted(
         &self,
-        old: &Image<'_>,
-        new: &Image<'_>,
+        new: &super::base::Base<'_, '_>,
         options: &DiffOptions<'_>,
         changes: Vec<Change>,
         declaration: String,
     ) -> Option<GroupFix> {
         let (name, group, line) = (self.name, self.group, new.line_size.max(1));
-        let p = predict(new, &changes, &[]).ok()?;
+        let p = new.predict(&changes).ok()?;
         let (_, relaid) = p
             .image
             .structs_named(|n| n == name)
@@ -215,7 +202,7 @@ impl Fixed<'_, '_> {
             .into_iter()
             .find(|x| x.name == group)
             .map_or(0, |x| x.lines);
-        let after = diff(old, &p.image, options);
+        let after = new.judge(&p.image, options);
         let still = after
             .structs
             .iter()
@@ -253,8 +240,7 @@ fn group_rule((name, group): (&str, &str), exceeds: bool, lines_old: u64, capaci
 /// the fewest trailing members that free it. Each set is declared after the group's
 /// end marker, predicted and diffed against OLD.
 fn leave(
-    old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     (name, g): (&str, &str),
     over: u64,
@@ -304,7 +290,7 @@ fn leave(
         .par_iter()
         .filter_map(|set| {
             let (changes, declaration) = super::structs::out_of_group(layout, name, g, set);
-            let fix = fixed.predicted(old, new, options, changes, declaration)?;
+            let fix = fixed.predicted(new, options, changes, declaration)?;
             Some((set.len(), fix))
         })
         .collect();

@@ -4,10 +4,10 @@
 //! by diffing the predicted build against OLD again, as `members.rs` checks its fixes,
 //! whose list it joins.
 
-use crate::diff::{DiffOptions, Severity, StructChange, diff};
+use crate::diff::{DiffOptions, Severity, StructChange};
 use crate::layout::groups::{END, groups};
 use crate::model::{Image, StructLayout};
-use crate::whatif::{Change, predict};
+use crate::whatif::Change;
 
 use super::members::{MemberFix, MemberSuggestion, member_decl, moved_hot};
 
@@ -15,7 +15,7 @@ use super::members::{MemberFix, MemberSuggestion, member_decl, moved_hot};
 /// in no group of NEW and shared its OLD line with members of a group.
 pub(super) fn add_fixes(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     structs: &[StructChange],
     found: &mut [MemberSuggestion],
@@ -41,7 +41,7 @@ pub(super) fn add_fixes(
             continue;
         };
         for (group, last) in candidates(was, now, &s.member, line) {
-            if let Some(fix) = check(old, new, options, now, &s.member, &group, &last) {
+            if let Some(fix) = check(new, options, now, &s.member, &group, &last) {
                 s.fixes.push(fix);
             }
         }
@@ -100,8 +100,7 @@ fn candidates(
 
 /// `member` declared after `last` inside `group`, predicted and diffed against OLD.
 fn check(
-    old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     now: &StructLayout<'_>,
     member: &str,
@@ -114,13 +113,13 @@ fn check(
         member: member.to_string(),
         after: Some(last.to_string()),
     };
-    let p = predict(new, std::slice::from_ref(&change), &[]).ok()?;
+    let p = new.predict(std::slice::from_ref(&change)).ok()?;
     let (_, relaid) = p
         .image
         .structs_named(|n| n == name)
         .find(|(_, s)| s.members.iter().any(|m| m.name == Some(member)))?;
     let m = relaid.members.iter().find(|m| m.name == Some(member))?;
-    let after = diff(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     let still = after
         .structs
         .iter()

@@ -6,10 +6,10 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::diff::{DiffOptions, MemberChange, MemberChangeKind, Severity, StructChange, diff};
+use crate::diff::{DiffOptions, MemberChange, MemberChangeKind, Severity, StructChange};
 use crate::model::{AggregateKind, Image, StructLayout};
+use crate::whatif::Change;
 use crate::whatif::nested;
-use crate::whatif::{Change, predict};
 
 /// One candidate fix for one struct, checked.
 #[derive(Debug, Clone, Serialize)]
@@ -61,7 +61,7 @@ const MAX_MEMBERS: usize = 8;
 /// The suggestions for every struct flagged for a hot member that changed line.
 pub fn suggest_members(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     structs: &[StructChange],
 ) -> Vec<MemberSuggestion> {
@@ -95,7 +95,7 @@ pub(super) fn moved_hot(m: &MemberChange) -> bool {
 
 fn for_member(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     change: &StructChange,
     layout: &StructLayout<'_>,
@@ -132,7 +132,6 @@ fn for_member(
         .into_par_iter()
         .filter_map(|candidate| {
             member_fix(
-                old,
                 new,
                 options,
                 layout,
@@ -180,8 +179,7 @@ fn note(unpushed: bool, unmovable: bool) -> Option<String> {
 /// `name` (`layout` in NEW), predicted and diffed; none when the prediction fails or
 /// loses the member.
 fn member_fix(
-    old: &Image<'_>,
-    new: &Image<'_>,
+    new: &super::base::Base<'_, '_>,
     options: &DiffOptions<'_>,
     layout: &StructLayout<'_>,
     (name, hot): (&str, &str),
@@ -189,12 +187,12 @@ fn member_fix(
     (changes, declaration): Candidate,
 ) -> Option<MemberFix> {
     let line = new.line_size.max(1);
-    let p = predict(new, &changes, &[]).ok()?;
+    let p = new.predict(&changes).ok()?;
     let (relaid, m) = p.image.structs_named(|n| n == name).find_map(|(_, s)| {
         let at = nested::find(s, name, hot).ok()?;
         Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
     })?;
-    let after = diff(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     let still = after
         .structs
         .iter()

@@ -5,6 +5,7 @@
 //! its cost in bytes and lines. The cheapest that clears the flag comes first. An
 //! object that lost `__read_mostly` is first offered it back.
 
+mod base;
 pub mod functions;
 pub mod groups;
 pub mod image;
@@ -22,7 +23,8 @@ pub use members::{MemberFix, MemberSuggestion};
 
 use crate::diff::{DiffOptions, PlacementChange, Root, Severity, diff};
 use crate::model::{Binding, Image, Space, SymbolKind};
-use crate::whatif::{Change, predict};
+use crate::whatif::Change;
+use base::Base;
 
 /// One candidate fix for one flagged object, checked.
 #[derive(Debug, Clone, Serialize)]
@@ -122,6 +124,7 @@ pub fn suggest<'d>(
         }
     };
     let report = diff(old, new, options);
+    let new = &Base::new(old, new);
     // Members, functions and groups: each fix is a prediction and a whole diff, so the
     // three kinds are found side by side.
     let (mut members, (functions, groups)) = rayon::join(
@@ -129,7 +132,7 @@ pub fn suggest<'d>(
         || {
             rayon::join(
                 || functions::suggest_functions(old, new, options, &report.functions),
-                || groups::suggest_groups(old, new, options, &report.structs),
+                || groups::suggest_groups(new, options, &report.structs),
             )
         },
     );
@@ -225,7 +228,7 @@ fn flagged_objects<'r, 'a>(
 /// candidate set aligned), best first.
 fn object_suggestion(
     old: &Image<'_>,
-    new: &Image<'_>,
+    new: &Base<'_, '_>,
     options: &DiffOptions<'_>,
     report: &crate::diff::Report<'_>,
     c: &PlacementChange<'_>,
@@ -237,7 +240,6 @@ fn object_suggestion(
     let mut fixes = Vec::new();
     if lost_read_mostly(old, new, c) {
         fixes.push(read_mostly_fix(
-            old,
             new,
             options,
             &name,
@@ -248,7 +250,7 @@ fn object_suggestion(
     // Each candidate is a prediction and a whole diff: side by side, in order.
     let candidates: Vec<Fix> = groups
         .par_iter()
-        .filter_map(|group| aligned_fix(old, new, options, &name, group, is_asked(asked, &name)))
+        .filter_map(|group| aligned_fix(new, options, &name, group, is_asked(asked, &name)))
         .collect();
     fixes.extend(candidates);
     // `__read_mostly` back first when it restores: it costs no alignment padding
@@ -343,8 +345,7 @@ fn candidate_groups(
 /// it was asked for), predicted and diffed; none when one of them is not an object
 /// of NEW or the prediction fails.
 fn aligned_fix(
-    old: &Image<'_>,
-    new: &Image<'_>,
+    new: &Base<'_, '_>,
     options: &DiffOptions<'_>,
     name: &str,
     group: &[String],
@@ -375,7 +376,7 @@ fn aligned_fix(
             },
         })
         .collect();
-    let p = predict(new, &changes, &[]).ok()?;
+    let p = new.predict(&changes).ok()?;
     let sym = syms[0];
     let names: Vec<&str> = syms.iter().map(|s| s.name).collect();
     let shifted = shifts(
@@ -384,7 +385,7 @@ fn aligned_fix(
         (SymbolKind::Object, sym.space, sym.section),
         &names,
     );
-    let after = diff(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     let (still, restores) = object_after(&after, name, asked);
     let lines = still.map_or_else(
         || lines_of(&p.image, name),
@@ -412,7 +413,7 @@ fn aligned_fix(
 /// restores it: it no longer counts on its line, nor (when its sharing was `asked`
 /// about) shares more.
 fn object_after<'r, 'a>(
-    after: &'r crate::diff::Report<'a>,
+    after: &'r crate::diff::Judgement<'a>,
     name: &str,
     asked: bool,
 ) -> (Option<&'r PlacementChange<'a>>, bool) {
@@ -452,8 +453,7 @@ fn lost_read_mostly(old: &Image<'_>, new: &Image<'_>, c: &PlacementChange<'_>) -
 /// `__read_mostly` put back on `name`, predicted when the link model finds the
 /// read-mostly data, else said to be not predicted.
 fn read_mostly_fix(
-    old: &Image<'_>,
-    new: &Image<'_>,
+    new: &Base<'_, '_>,
     options: &DiffOptions<'_>,
     name: &str,
     c: &PlacementChange<'_>,
@@ -485,14 +485,14 @@ fn read_mostly_fix(
         fix.not_predicted = Some(format!("{name} is not in the build"));
         return fix;
     };
-    let p = match predict(new, std::slice::from_ref(&change), &[]) {
+    let p = match new.predict(std::slice::from_ref(&change)) {
         Ok(p) => p,
         Err(e) => {
             fix.not_predicted = Some(e.to_string());
             return fix;
         }
     };
-    let after = diff(old, &p.image, options);
+    let after = new.judge(&p.image, options);
     fix.restores = object_after(&after, name, asked).1;
     fix.lines = lines_of(&p.image, name);
     let (moved, most) = shifts(
