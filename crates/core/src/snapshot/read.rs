@@ -546,12 +546,20 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bodies<'d>, A::Error> {
         let (ctx, with_units) = (self.ctx, self.with_units);
         let mut last_symbol = 0u64;
+        // Checked in order as they are read, each record still in cache (see `disorder`).
+        let mut last_key = None;
         let symbols = next_seed(
             &mut seq,
             list(ctx, |c, s: SymbolForm| {
                 let address = last_symbol.wrapping_add(s.address_step as u64);
                 last_symbol = address;
-                symbol(c, s, address, with_units)
+                let sym = symbol(c, s, address, with_units)?;
+                let key = (sym.space, sym.place);
+                if last_key.is_some_and(|last| key < last) {
+                    return Err(SYMBOLS_DISORDERED);
+                }
+                last_key = Some(key);
+                Ok(sym)
             }),
         )?;
         let structs = next_seed(&mut seq, Each(Layout { ctx, depth: 1 }))?;
@@ -563,13 +571,17 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                 if v.layout.is_some_and(|StructId(i)| i >= count) {
                     return Err("struct index out of range");
                 }
-                last_variable = last_variable.wrapping_add(v.address_step as u64);
-                variable(c, v, last_variable)
+                let address = last_variable.wrapping_add(v.address_step as u64);
+                if address < last_variable {
+                    return Err(VARIABLES_DISORDERED);
+                }
+                last_variable = address;
+                variable(c, v, address)
             }),
         )?;
         let units: u64 = next(&mut seq)?;
         let access = next_seed(&mut seq, AccessSeed)?;
-        if let Some(why) = disorder(&symbols, &variables, &access) {
+        if let Some(why) = disorder(symbols.len(), &access) {
             return Err(ctx.fail(why));
         }
         let alignments: Vec<Option<Alignment>> = next_seed(&mut seq, Each(PhantomData))?;
@@ -631,10 +643,16 @@ fn variable<'d>(c: &Ctx<'_, 'd>, v: VariableForm, address: u64) -> Result<Variab
     })
 }
 
-/// Why the records cannot be used as read, if they cannot: the access map names a
-/// symbol that is not there, or something is out of the order every loader writes.
-fn disorder(symbols: &[Symbol<'_>], variables: &[Variable<'_>], access: &AccessMap) -> Option<Bad> {
-    let n = symbols.len();
+/// Every loader writes symbols in (space, place) order and variables in address
+/// order, and the diff's pairing, shift runs and look-ups walk them so: a file out of
+/// order (crafted, or corrupted behind a valid checksum) is refused as it is read
+/// rather than sent down paths that are quadratic on it.
+const SYMBOLS_DISORDERED: Bad = "symbols out of (space, place) order";
+const VARIABLES_DISORDERED: Bad = "variables out of address order";
+
+/// Why the access map cannot be used as read, if it cannot: it names a symbol that is
+/// not among the `n` read, or it is out of the order every loader writes.
+fn disorder(n: usize, access: &AccessMap) -> Option<Bad> {
     let in_range = |i: u32| (i as usize) < n;
     if !access.refs.iter().all(|a| {
         let callee = match a.kind {
@@ -652,16 +670,6 @@ fn disorder(symbols: &[Symbol<'_>], variables: &[Variable<'_>], access: &AccessM
         || !access.writers.is_sorted_by_key(|w| w.function)
     {
         return Some("access map out of order");
-    }
-    // Every loader writes symbols in (space, place) order and variables in address
-    // order, and the diff's pairing, shift runs and look-ups walk them so: a file out
-    // of order (crafted, or corrupted behind a valid checksum) is refused here rather
-    // than sent down paths that are quadratic on it.
-    if !symbols.is_sorted_by_key(|s: &Symbol<'_>| (s.space, s.place)) {
-        return Some("symbols out of (space, place) order");
-    }
-    if !variables.is_sorted_by_key(|v: &Variable<'_>| v.address) {
-        return Some("variables out of address order");
     }
     None
 }
