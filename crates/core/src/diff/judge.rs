@@ -63,24 +63,10 @@ pub fn judge_against<'a, 'd>(
     let hotness: &'a Hotness = options
         .hotness
         .unwrap_or_else(|| crate::evidence::builtin());
-    let fail_on = options
-        .fail_on
-        .clone()
-        .unwrap_or_else(Category::default_fail_on);
-    let pinned_sym = |s: &crate::model::Symbol<'_>| {
-        options
-            .pinned_symbols
-            .as_ref()
-            .is_some_and(|g| s.any_name(|n| g.is_match(n)))
-    };
-    let listed_only = options.listed_only && options.pinned_symbols.is_none();
-    let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
-    let pinned_struct = |name: &str| {
-        options
-            .pinned_structs
-            .as_ref()
-            .is_some_and(|g| g.is_match(name))
-    };
+    let asked = Asked::of(options);
+    let pinned_sym = |s: &crate::model::Symbol<'_>| asked.pinned_symbol(s);
+    let pinned_struct = |name: &str| asked.pinned_struct(name);
+    let (listed_only, fails) = (asked.listed_only, |s| asked.fails(s));
     let (pairing, (structs, indexes)) = rayon::join(
         || pairing::pair_from(&old.keys, &new.symbols),
         || {

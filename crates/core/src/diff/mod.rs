@@ -210,6 +210,48 @@ fn run_counts(runs: &[ShiftRun], pick: impl Fn(&ShiftRun) -> bool) -> (usize, us
     (picked.count() - whole, whole)
 }
 
+/// What a diff's options ask of the judgement, read once for `diff` and `judge`: the
+/// categories that fail, the symbols and structs pinned, and whether only the changes
+/// a report lists are built.
+struct Asked<'o, 'a> {
+    options: &'o DiffOptions<'a>,
+    fail_on: Vec<Category>,
+    listed_only: bool,
+}
+
+impl<'o, 'a> Asked<'o, 'a> {
+    fn of(options: &'o DiffOptions<'a>) -> Self {
+        Asked {
+            options,
+            fail_on: options
+                .fail_on
+                .clone()
+                .unwrap_or_else(Category::default_fail_on),
+            listed_only: options.listed_only && options.pinned_symbols.is_none(),
+        }
+    }
+
+    /// A symbol is asked for by its name or by the qualified name the report prints.
+    fn pinned_symbol(&self, s: &crate::model::Symbol<'_>) -> bool {
+        self.options
+            .pinned_symbols
+            .as_ref()
+            .is_some_and(|g| s.any_name(|n| g.is_match(n)))
+    }
+
+    fn pinned_struct(&self, name: &str) -> bool {
+        self.options
+            .pinned_structs
+            .as_ref()
+            .is_some_and(|g| g.is_match(name))
+    }
+
+    /// A change of this severity fails the run (`--fail-on`).
+    fn fails(&self, s: Severity) -> bool {
+        s.category().is_some_and(|c| self.fail_on.contains(&c))
+    }
+}
+
 /// Compares `old` with `new`. Both must use the same line size.
 pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a>) -> Report<'a> {
     let line_size = new.line_size;
@@ -217,25 +259,10 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
         .hotness
         .unwrap_or_else(|| crate::evidence::builtin());
     let alignment = |s: &crate::model::Symbol<'_>| new.explicit_alignment(new.variable_for(s)?);
-    let fail_on = options
-        .fail_on
-        .clone()
-        .unwrap_or_else(Category::default_fail_on);
-    // A symbol is asked for by its name or by the qualified name the report prints.
-    let pinned_sym = |s: &crate::model::Symbol<'_>| {
-        options
-            .pinned_symbols
-            .as_ref()
-            .is_some_and(|g| s.any_name(|n| g.is_match(n)))
-    };
-    let listed_only = options.listed_only && options.pinned_symbols.is_none();
-    let fails = |s: Severity| s.category().is_some_and(|c| fail_on.contains(&c));
-    let pinned_struct = |name: &str| {
-        options
-            .pinned_structs
-            .as_ref()
-            .is_some_and(|g| g.is_match(name))
-    };
+    let asked = Asked::of(options);
+    let pinned_sym = |s: &crate::model::Symbol<'_>| asked.pinned_symbol(s);
+    let pinned_struct = |name: &str| asked.pinned_struct(name);
+    let (listed_only, fails) = (asked.listed_only, |s| asked.fails(s));
     let ((pairing, structs_added_removed), (structs, indexes)) =
         pair_and_compare(old, new, line_size, &pinned_struct, hotness);
     let sides = placement::Sides {
@@ -278,7 +305,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
         pinned_symbols,
         pinned_structs,
         flagged,
-        fail_on,
+        fail_on: asked.fail_on,
         failing,
         quiet_regions,
         patterns: pattern_counts(tallied.patterns),
