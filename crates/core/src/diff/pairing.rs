@@ -197,25 +197,8 @@ impl<'a, 'd> OldKeys<'a, 'd> {
         let mut table: hashbrown::HashTable<(u32, u32)> =
             hashbrown::HashTable::with_capacity(old.len());
         let mut groups = 0u32;
-        let ids = old
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let k = key(s);
-                let at = |e: u32| &old[e as usize];
-                match table.entry(
-                    key_hash(s),
-                    |&(e, _)| key(at(e)) == k,
-                    |&(e, _)| key_hash(at(e)),
-                ) {
-                    hashbrown::hash_table::Entry::Occupied(e) => e.get().1,
-                    hashbrown::hash_table::Entry::Vacant(e) => {
-                        e.insert((i as u32, groups));
-                        groups += 1;
-                        groups - 1
-                    }
-                }
-            })
+        let ids = (0..old.len())
+            .map(|i| id_in(&mut table, old, i, &mut groups))
             .collect();
         OldKeys {
             old,
@@ -236,25 +219,41 @@ impl<'a, 'd> OldKeys<'a, 'd> {
             .iter()
             .enumerate()
             .map(|(j, s)| {
-                let (k, h) = (key(s), key_hash(s));
-                if let Some(&(_, id)) = self
+                let k = key(s);
+                match self
                     .table
-                    .find(h, |&(e, _)| key(&self.old[e as usize]) == k)
+                    .find(key_hash(s), |&(e, _)| key(&self.old[e as usize]) == k)
                 {
-                    return id;
-                }
-                let at = |e: u32| &new[e as usize];
-                match extra.entry(h, |&(e, _)| key(at(e)) == k, |&(e, _)| key_hash(at(e))) {
-                    hashbrown::hash_table::Entry::Occupied(e) => e.get().1,
-                    hashbrown::hash_table::Entry::Vacant(e) => {
-                        e.insert((j as u32, groups));
-                        groups += 1;
-                        groups - 1
-                    }
+                    Some(&(_, id)) => id,
+                    None => id_in(&mut extra, new, j, &mut groups),
                 }
             })
             .collect();
         (ids, groups)
+    }
+}
+
+/// The id of the key of `list[i]` in `table` (entries: an index into `list` holding
+/// the key, and its id); a key not there yet is given the id `*next`, which moves on.
+fn id_in(
+    table: &mut hashbrown::HashTable<(u32, u32)>,
+    list: &[Symbol<'_>],
+    i: usize,
+    next: &mut u32,
+) -> u32 {
+    let k = key(&list[i]);
+    let at = |e: u32| &list[e as usize];
+    match table.entry(
+        key_hash(&list[i]),
+        |&(e, _)| key(at(e)) == k,
+        |&(e, _)| key_hash(at(e)),
+    ) {
+        hashbrown::hash_table::Entry::Occupied(e) => e.get().1,
+        hashbrown::hash_table::Entry::Vacant(e) => {
+            e.insert((i as u32, *next));
+            *next += 1;
+            *next - 1
+        }
     }
 }
 
