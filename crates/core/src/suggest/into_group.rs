@@ -9,7 +9,7 @@ use crate::layout::groups::{END, groups};
 use crate::model::{Image, StructLayout};
 use crate::whatif::Change;
 
-use super::members::{MemberFix, MemberSuggestion, member_decl, moved_hot};
+use super::members::{MemberFix, MemberSuggestion, member_decl, still_moved};
 
 /// Adds the "declare it inside group G" fix to each suggestion whose hot member is
 /// in no group of NEW and shared its OLD line with members of a group.
@@ -120,14 +120,7 @@ fn check(
         .find(|(_, s)| s.members.iter().any(|m| m.name == Some(member)))?;
     let m = relaid.members.iter().find(|m| m.name == Some(member))?;
     let after = new.judge(&p.image, options);
-    let still = after
-        .structs
-        .iter()
-        .find(|s| s.name == name)
-        .is_some_and(|s| {
-            s.severity == Severity::HotMember
-                && s.members.iter().any(|x| x.name == member && moved_hot(x))
-        });
+    let still = still_moved(&after.structs, name, member);
     let instances = super::instances_of(new, name);
     Some(MemberFix {
         change: super::change_args(&change),

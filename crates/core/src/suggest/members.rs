@@ -88,6 +88,14 @@ pub fn suggest_members(
         .collect()
 }
 
+/// Whether struct `name` is still flagged in `structs` (a prediction's judgement) for
+/// its hot member `hot` changing line.
+pub(super) fn still_moved(structs: &[StructChange], name: &str, hot: &str) -> bool {
+    structs.iter().find(|s| s.name == name).is_some_and(|s| {
+        s.severity == Severity::HotMember && s.members.iter().any(|x| x.name == hot && moved_hot(x))
+    })
+}
+
 /// A member with evidence whose line differs between the builds.
 pub(super) fn moved_hot(m: &MemberChange) -> bool {
     m.evidence.is_some() && matches!((m.line.old, m.line.new), (Some(a), Some(b)) if a != b)
@@ -193,14 +201,7 @@ fn member_fix(
         Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
     })?;
     let after = new.judge(&p.image, options);
-    let still = after
-        .structs
-        .iter()
-        .find(|s| s.name == name)
-        .is_some_and(|s| {
-            s.severity == Severity::HotMember
-                && s.members.iter().any(|x| x.name == hot && moved_hot(x))
-        });
+    let still = still_moved(&after.structs, name, hot);
     Some(MemberFix {
         change: super::changes_args(&changes),
         declaration,
