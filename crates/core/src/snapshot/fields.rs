@@ -114,7 +114,7 @@ fn distinct_variable(v: &mut Variable<'_>, n: &mut Counter) {
 fn round_trip(image: &Image<'_>) -> String {
     let form = form::from_image(image, &[], None);
     let names = postcard::to_stdvec(&form.names).unwrap();
-    let records = postcard::to_stdvec(&form.records).unwrap();
+    let records = super::form::records_bytes(&form.records).unwrap();
     let types = Types::default();
     let wanted = Wanted {
         listing: true,
@@ -185,7 +185,7 @@ fn the_link_alignments_read_back_as_the_link_model_finds_them() {
     let found = crate::link::LinkMap::build(&image).alignments(image.symbols.len());
     let form = form::from_image(&image, &[], None);
     let names = postcard::to_stdvec(&form.names).unwrap();
-    let records = postcard::to_stdvec(&form.records).unwrap();
+    let records = super::form::records_bytes(&form.records).unwrap();
     let types = Types::default();
     let wanted = Wanted {
         listing: false,

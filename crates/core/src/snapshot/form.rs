@@ -112,8 +112,8 @@ impl<'d> LineTable<'d> {
     }
 }
 
-/// The second part of a form (read back by `read::read`, in this order).
-#[derive(Serialize)]
+/// The second part of a form, read back by `read::read`. Each field is encoded on its
+/// own (`records_bytes`), so that a read decodes them side by side.
 pub(super) struct Records {
     pub symbols: Vec<SymbolForm>,
     pub structs: Vec<StructForm>,
@@ -328,6 +328,36 @@ pub(super) fn from_image<'a>(
     }
 }
 
+/// How many parts `records_bytes` lays out: the fields of `Records`, in its order.
+pub(super) const PARTS: usize = 6;
+
+/// The decompressed records block: the length of each part (`PARTS` of them, u64 little
+/// endian), then the parts, each the postcard encoding of one field of `records`.
+pub(super) fn records_bytes(records: &Records) -> Result<Vec<u8>, postcard::Error> {
+    let parts = [
+        postcard::to_stdvec(&records.symbols)?,
+        postcard::to_stdvec(&records.structs)?,
+        postcard::to_stdvec(&records.variables)?,
+        postcard::to_stdvec(&records.units)?,
+        postcard::to_stdvec(&records.access)?,
+        postcard::to_stdvec(&records.alignments)?,
+    ];
+    Ok(joined(&parts))
+}
+
+/// `parts` behind the table of their lengths.
+fn joined(parts: &[Vec<u8>; PARTS]) -> Vec<u8> {
+    let total: usize = parts.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(8 * PARTS + total);
+    for part in parts {
+        out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+    }
+    for part in parts {
+        out.extend_from_slice(part);
+    }
+    out
+}
+
 /// The link model's alignment of each of the image's symbols: the stored ones when
 /// they still hold, else the link model's, laid out once here.
 fn link_alignments(image: &Image<'_>) -> Vec<Option<crate::model::Alignment>> {
@@ -487,39 +517,36 @@ pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
     let one = chain_struct;
     let blank = CType::default();
     let names = chain_names(&blank);
-    let records = |structs: Vec<StructForm>| Records {
-        symbols: Vec::new(),
-        structs,
-        variables: Vec::new(),
-        units: 1,
-        access: Default::default(),
-        alignments: Vec::new(),
-    };
     // Encoding plain values into a vector cannot fail.
     fn bytes(v: &impl Serialize) -> Vec<u8> {
         postcard::to_stdvec(v).unwrap_or_default()
     }
     // A struct with `nested: None` is `a + [0] + b`; with `nested: Some(s)`, it is
-    // `a + [1] + s + b`. Records with no struct are `x + [0] + y`; with one, `x + [1] +
-    // s + y`.
+    // `a + [1] + s + b`. The structs part holding that one struct is its count, then it.
     let leaf = bytes(&one(None));
     let outer = bytes(&one(Some(Box::new(one(None)))));
     let a = common_prefix(&leaf, &outer);
     let b = &leaf[a + 1..];
-    let none = bytes(&records(Vec::new()));
-    let some = bytes(&records(vec![one(None)]));
-    let x = common_prefix(&none, &some);
-    let mut out = some[..x + 1].to_vec();
+    let mut structs = bytes(&1u32);
     for _ in 0..depth {
-        out.extend_from_slice(&leaf[..a]);
-        out.push(1);
+        structs.extend_from_slice(&leaf[..a]);
+        structs.push(1);
     }
-    out.extend_from_slice(&leaf);
+    structs.extend_from_slice(&leaf);
     for _ in 0..depth {
-        out.extend_from_slice(b);
+        structs.extend_from_slice(b);
     }
-    out.extend_from_slice(&none[x + 1..]);
-    (bytes(&names), out)
+    let none: Vec<u8> = bytes(&Vec::<()>::new());
+    let access = bytes(&crate::model::access::AccessMap::default());
+    let parts = [
+        none.clone(),
+        structs,
+        none.clone(),
+        bytes(&1u64),
+        access,
+        none,
+    ];
+    (bytes(&names), joined(&parts))
 }
 
 /// `nested_chain`'s struct: one 8-byte member, holding `nested` when given.

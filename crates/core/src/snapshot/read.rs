@@ -3,8 +3,9 @@
 //! seeds that hold the string table and the types, so each symbol, struct, member and
 //! variable is built where it is decoded. Decoding into the form's mirrors first and
 //! converting them afterwards wrote and read every record twice and kept both copies
-//! alive at once. The image borrows from the names only: the records can be dropped
-//! once read.
+//! alive at once. The records' fields are encoded apart, so they are decoded side by
+//! side on the rayon pool. The image borrows from the names only: the records can be
+//! dropped once read.
 
 use std::cell::Cell;
 use std::fmt;
@@ -15,7 +16,7 @@ use std::sync::OnceLock;
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
 use super::error::SnapshotError;
-use super::form::{Bad, CTypeForm, SectionForm, Str, SymbolForm, VariableForm};
+use super::form::{Bad, CTypeForm, PARTS, SectionForm, Str, SymbolForm, VariableForm};
 use crate::model::access::{AccessKind, AccessMap};
 use crate::model::{
     AggregateKind, Alignment, BitHole, CType, Declaration, Hole, Image, Member, Section,
@@ -58,20 +59,13 @@ pub(super) fn read<'d>(
     let failure = Cell::new(None);
     let head = head(names, Some(types), wanted.listing, false, &failure)?;
     let with_units = wanted.dwarf && head.has_debug_info;
-    let ctx = Ctx {
+    let decoder = Decoder {
         names: &head.strings,
         types: head.types,
         listing: wanted.listing,
-        failure: &failure,
     };
-    let body = Body {
-        ctx: &ctx,
-        with_units,
-    };
-    let mut de = postcard::Deserializer::from_bytes(records);
-    let (symbols, structs, variables, units, access, alignments) = de
-        .deserialize_tuple(RECORDS_FIELDS, body)
-        .map_err(|e| reason(&failure, e))?;
+    let (symbols, structs, variables, units, access, alignments) =
+        decoder.bodies(split(records)?, with_units)?;
     if !within_sections(&symbols, &head.sections) {
         return Err(SnapshotError::Invalid(
             "a symbol runs past the end of its section",
@@ -199,9 +193,8 @@ fn head<'d>(
         .map_err(|e| reason(failure, e))
 }
 
-/// Fields of `form::Names` and of `form::Records`, in order.
+/// Fields of `form::Names`, in order.
 const NAMES_FIELDS: usize = 18;
-const RECORDS_FIELDS: usize = 6;
 
 /// The strings of a payload.
 pub(super) struct Strings<'d> {
@@ -520,12 +513,30 @@ fn section(s: SectionForm<'_>) -> Section<'_> {
     }
 }
 
-/// Reads `form::Records` into symbols, structs, variables and the unit count, with the
-/// names and types of `ctx`.
-struct Body<'c, 'd> {
-    ctx: &'c Ctx<'c, 'd>,
-    /// Keep each local symbol's compile unit (and its unit-derived file name).
-    with_units: bool,
+/// The records' parts (`form::records_bytes`), each its slice of the block.
+fn split(records: &[u8]) -> Result<[&[u8]; PARTS], SnapshotError> {
+    const SHORT: SnapshotError = SnapshotError::Invalid("records shorter than their parts");
+    let table = records.get(..8 * PARTS).ok_or(SHORT)?;
+    let mut rest = &records[8 * PARTS..];
+    let mut parts = [&records[..0]; PARTS];
+    for (part, len) in parts.iter_mut().zip(table.chunks_exact(8)) {
+        let len = u64::from_le_bytes(len.try_into().map_err(|_| SHORT)?);
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l <= rest.len())
+            .ok_or(SHORT)?;
+        (*part, rest) = rest.split_at(len);
+    }
+    Ok(parts)
+}
+
+/// What decoding any part needs: the names and types, and what to keep. Each part is
+/// decoded with its own failure cell, on whichever thread takes it.
+#[derive(Clone, Copy)]
+struct Decoder<'c, 'd> {
+    names: &'c Strings<'d>,
+    types: &'d [CType],
+    listing: bool,
 }
 
 type Bodies<'d> = (
@@ -537,19 +548,81 @@ type Bodies<'d> = (
     Vec<Option<Alignment>>,
 );
 
-impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
-    type Value = Bodies<'d>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a snapshot's records")
+impl<'c, 'd> Decoder<'c, 'd> {
+    /// One part, decoded by `f` with a context of its own; the failure it recorded, or
+    /// postcard's message when the shape itself was wrong.
+    fn part<T>(
+        self,
+        bytes: &[u8],
+        f: impl FnOnce(&Ctx<'_, 'd>, &mut Postcard<'_>) -> Result<T, postcard::Error>,
+    ) -> Result<T, SnapshotError> {
+        let failure = Cell::new(None);
+        let ctx = Ctx {
+            names: self.names,
+            types: self.types,
+            listing: self.listing,
+            failure: &failure,
+        };
+        let mut de = postcard::Deserializer::from_bytes(bytes);
+        f(&ctx, &mut de).map_err(|e| reason(&failure, e))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bodies<'d>, A::Error> {
-        let (ctx, with_units) = (self.ctx, self.with_units);
-        let mut last_symbol = 0u64;
-        // Checked in order as they are read, each record still in cache (see `disorder`).
-        let mut last_key = None;
-        let symbols = next_seed(
-            &mut seq,
+    /// Every part, decoded side by side (a snapshot load was a third of a snapshot
+    /// diff, on one thread per build), then the checks that span parts. The first
+    /// failure in part order is the one reported, whichever thread found it first.
+    fn bodies(self, parts: [&[u8]; PARTS], with_units: bool) -> Result<Bodies<'d>, SnapshotError> {
+        let [symbols, structs, variables, units, access, alignments] = parts;
+        let ((symbols, alignments), (structs, (variables, (units, access)))) = rayon::join(
+            || {
+                rayon::join(
+                    || self.symbols(symbols, with_units),
+                    || self.alignments(alignments),
+                )
+            },
+            || {
+                rayon::join(
+                    || {
+                        self.part(structs, |ctx, de| {
+                            Each(Layout { ctx, depth: 1 }).deserialize(de)
+                        })
+                    },
+                    || {
+                        rayon::join(
+                            || self.variables(variables),
+                            || {
+                                (
+                                    self.part(units, |_, de| de::Deserialize::deserialize(de)),
+                                    self.part(access, |_, de| AccessSeed.deserialize(de)),
+                                )
+                            },
+                        )
+                    },
+                )
+            },
+        );
+        let (symbols, structs, variables) = (symbols?, structs?, variables?);
+        let (units, access, alignments) = (units?, access?, alignments?);
+        if variables
+            .iter()
+            .any(|v| v.layout.is_some_and(|StructId(i)| i >= structs.len()))
+        {
+            return Err(SnapshotError::Invalid("struct index out of range"));
+        }
+        if let Some(why) = disorder(symbols.len(), &access) {
+            return Err(SnapshotError::Invalid(why));
+        }
+        if alignments.len() != symbols.len() {
+            return Err(SnapshotError::Invalid("link alignments not one per symbol"));
+        }
+        Ok((symbols, structs, variables, units, access, alignments))
+    }
+
+    /// The symbols, checked in (space, place) order as each is read, still in cache
+    /// (see `disorder`).
+    fn symbols(self, bytes: &[u8], with_units: bool) -> Result<Vec<Symbol<'d>>, SnapshotError> {
+        self.part(bytes, |ctx, de| {
+            let mut last_symbol = 0u64;
+            let mut last_key = None;
             list(ctx, |c, s: SymbolForm| {
                 let address = last_symbol.wrapping_add(s.address_step as u64);
                 last_symbol = address;
@@ -560,37 +633,34 @@ impl<'de, 'd> Visitor<'de> for Body<'_, 'd> {
                 }
                 last_key = Some(key);
                 Ok(sym)
-            }),
-        )?;
-        let structs = next_seed(&mut seq, Each(Layout { ctx, depth: 1 }))?;
-        let mut last_variable = 0u64;
-        let count = structs.len();
-        let variables = next_seed(
-            &mut seq,
+            })
+            .deserialize(de)
+        })
+    }
+
+    /// The variables, checked in address order as each is read.
+    fn variables(self, bytes: &[u8]) -> Result<Vec<Variable<'d>>, SnapshotError> {
+        self.part(bytes, |ctx, de| {
+            let mut last_variable = 0u64;
             list(ctx, |c, v: VariableForm| {
-                if v.layout.is_some_and(|StructId(i)| i >= count) {
-                    return Err("struct index out of range");
-                }
                 let address = last_variable.wrapping_add(v.address_step as u64);
                 if address < last_variable {
                     return Err(VARIABLES_DISORDERED);
                 }
                 last_variable = address;
                 variable(c, v, address)
-            }),
-        )?;
-        let units: u64 = next(&mut seq)?;
-        let access = next_seed(&mut seq, AccessSeed)?;
-        if let Some(why) = disorder(symbols.len(), &access) {
-            return Err(ctx.fail(why));
-        }
-        let alignments: Vec<Option<Alignment>> = next_seed(&mut seq, Each(PhantomData))?;
-        if alignments.len() != symbols.len() {
-            return Err(ctx.fail("link alignments not one per symbol"));
-        }
-        Ok((symbols, structs, variables, units, access, alignments))
+            })
+            .deserialize(de)
+        })
+    }
+
+    fn alignments(self, bytes: &[u8]) -> Result<Vec<Option<Alignment>>, SnapshotError> {
+        self.part(bytes, |_, de| Each(PhantomData).deserialize(de))
     }
 }
+
+/// The deserializer each part is read with.
+type Postcard<'b> = postcard::Deserializer<'b, postcard::de_flavors::Slice<'b>>;
 
 /// A symbol record at `address`, its unit names kept only `with_units`.
 fn symbol<'d>(
@@ -896,7 +966,7 @@ mod tests {
         let read_back = |image: &Image<'_>| -> Result<(usize, usize), SnapshotError> {
             let form = super::super::form::from_image(image, &[], None);
             let names = postcard::to_stdvec(&form.names).unwrap();
-            let records = postcard::to_stdvec(&form.records).unwrap();
+            let records = super::super::form::records_bytes(&form.records).unwrap();
             let types = Types::default();
             let back = read(&names, &types, &records, Path::new("x"), wanted)?;
             Ok((back.symbols.len(), back.variables.len()))
@@ -922,6 +992,53 @@ mod tests {
         );
     }
 
+    /// The records block is cut into its parts by the table in front: a table that
+    /// claims more bytes than follow is refused, and when two parts fail, the first in
+    /// part order is named, whichever thread decoded it first.
+    #[test]
+    fn parts_are_cut_by_their_table_and_the_first_failure_is_named() {
+        let root = testdata!();
+        let file = crate::input::InputFile::open(&root.join("old.elf")).unwrap();
+        let options = crate::load::LoadOptions::default();
+        let wanted = Wanted {
+            listing: false,
+            dwarf: true,
+        };
+        let image = file.load(&options).unwrap();
+        let form = super::super::form::from_image(&image, &[], None);
+        let names = postcard::to_stdvec(&form.names).unwrap();
+        let records = super::super::form::records_bytes(&form.records).unwrap();
+        let parts = split(&records).unwrap();
+        let lengths: Vec<usize> = parts.iter().map(|p| p.len()).collect();
+        assert_eq!(lengths.len(), PARTS);
+        assert_eq!(lengths.iter().sum::<usize>() + 8 * PARTS, records.len());
+        assert_eq!(
+            parts[3],
+            postcard::to_stdvec(&(image.units as u64)).unwrap()
+        );
+        let short = SnapshotError::Invalid("records shorter than their parts");
+        assert_eq!(split(&records[..8 * PARTS - 1]).err(), Some(short.clone()));
+        assert_eq!(split(&records[..records.len() - 1]).err(), Some(short));
+        let mut both = file.load(&options).unwrap();
+        let first_apart = |places: Vec<u64>| places.windows(2).position(|w| w[0] != w[1]).unwrap();
+        let i = first_apart(both.symbols.iter().map(|s| s.place).collect());
+        both.symbols.swap(i, i + 1);
+        let j = first_apart(both.variables.iter().map(|v| v.address).collect());
+        both.variables.swap(j, j + 1);
+        let form = super::super::form::from_image(&both, &[], None);
+        let records = super::super::form::records_bytes(&form.records).unwrap();
+        for _ in 0..8 {
+            let types = Types::default();
+            let back = read(&names, &types, &records, Path::new("x"), wanted);
+            assert_eq!(
+                back.err(),
+                Some(SnapshotError::Invalid(
+                    "symbols out of (space, place) order"
+                ))
+            );
+        }
+    }
+
     /// A snapshot whose symbol runs past the end of its section is refused; one that
     /// ends exactly there reads back.
     #[test]
@@ -945,7 +1062,7 @@ mod tests {
             s.size = size(s.address, end);
             let form = super::super::form::from_image(&image, &[], None);
             let names = postcard::to_stdvec(&form.names).unwrap();
-            let records = postcard::to_stdvec(&form.records).unwrap();
+            let records = super::super::form::records_bytes(&form.records).unwrap();
             let types = Types::default();
             let back = read(&names, &types, &records, Path::new("x"), wanted)?;
             let s = back.symbols.iter().find(|s| s.name == "root_user").unwrap();
