@@ -7,7 +7,7 @@ mod common;
 
 use common::{load_image as load, object_places as places, run, testdata};
 use layout_diff_core::model::SymbolKind;
-use layout_diff_core::whatif::{Change, Position, Size, predict};
+use layout_diff_core::whatif::{Change, Position, Size, predict, predict_changed};
 use layout_diff_core::{InputFile, LoadOptions};
 
 fn predicted_matches_built(variant: &str, changes: &[Change]) {
@@ -20,6 +20,13 @@ fn predicted_matches_built(variant: &str, changes: &[Change]) {
     let built = load(&built_file);
     let p = predict(&base, changes, &[]).expect("prediction");
     assert_eq!(p.reproduced, p.objects, "the unchanged layout is the build");
+    // What suggest predicts with: the same layout, without the reproduction counts.
+    let vars = base.variables_of_symbols();
+    let link = layout_diff_core::link::LinkMap::build_from(&base, &vars);
+    let changed = predict_changed(&base, &link, &vars, changes).expect("prediction");
+    assert_eq!((changed.objects, changed.reproduced), (0, 0));
+    assert_eq!(places(&changed.image), places(&p.image), "{variant}");
+    assert_eq!(changed.moved, p.moved, "{variant}");
     let (want, got) = (places(&built), places(&p.image));
     assert_eq!(
         got, want,

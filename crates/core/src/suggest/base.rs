@@ -5,7 +5,7 @@
 use crate::diff::{DiffOptions, Judgement, OldSide, judge_against};
 use crate::link::LinkMap;
 use crate::model::{Image, SymbolVariables};
-use crate::whatif::{Change, PredictError, Prediction, predict_from};
+use crate::whatif::{Change, PredictError, Prediction, predict_changed};
 
 /// NEW with what predicting a change on it needs, and OLD with what judging a
 /// prediction against it needs; reads as NEW.
@@ -44,9 +44,10 @@ impl<'b, 'd> Base<'b, 'd> {
         judge_against(&self.old, predicted, options)
     }
 
-    /// `whatif::predict(image, changes, &[])`, from the model found once.
+    /// `whatif::predict(image, changes, &[])`, from the model found once, without the
+    /// reproduction counts (a layout of their own that no candidate reads).
     pub fn predict(&self, changes: &[Change]) -> Result<Prediction<'d>, PredictError> {
-        predict_from(self.image, &self.link, &self.vars, changes, &[], None)
+        predict_changed(self.image, &self.link, &self.vars, changes)
     }
 }
 

@@ -347,9 +347,46 @@ pub fn predict_from<'d>(
     objects: &'d [ObjectFile],
     tables: Tables<'_>,
 ) -> Result<Prediction<'d>, PredictError> {
+    let chain = Chain::build(image, base);
+    // How well the model reproduces the build is a layout of its own, independent of
+    // the changes: laid out beside them.
+    let (reproduced, prediction) = rayon::join(
+        || reproduced(image, base, &chain),
+        || laid_out(image, base, &chain, vars, changes, objects, tables),
+    );
+    Ok(Prediction {
+        objects: reproduced.objects,
+        reproduced: reproduced.objects_reproduced,
+        functions: reproduced.functions,
+        functions_reproduced: reproduced.functions_reproduced,
+        ..prediction?
+    })
+}
+
+/// `predict_from` without how well the link model reproduces the build (its counts
+/// left at 0): what `suggest` reads of each candidate's prediction.
+pub fn predict_changed<'d>(
+    image: &Image<'d>,
+    base: &LinkMap<'d>,
+    vars: &crate::model::SymbolVariables<'_, 'd>,
+    changes: &[Change],
+) -> Result<Prediction<'d>, PredictError> {
+    let chain = Chain::build(image, base);
+    laid_out(image, base, &chain, vars, changes, &[], None)
+}
+
+/// The prediction of `changes` (and `objects`) on the link model `base`, its
+/// reproduction counts left at 0.
+fn laid_out<'d>(
+    image: &Image<'d>,
+    base: &LinkMap<'d>,
+    chain: &Chain<'d>,
+    vars: &crate::model::SymbolVariables<'_, 'd>,
+    changes: &[Change],
+    objects: &'d [ObjectFile],
+    tables: Tables<'_>,
+) -> Result<Prediction<'d>, PredictError> {
     let mut map = std::borrow::Cow::Borrowed(base);
-    let chain = Chain::build(image, &map);
-    let reproduced = reproduced(image, &map, &chain);
     // Structs first, then the objects of their types.
     let struct_edits = struct_edits(image, changes)?;
     let (relaid, _) = propagate(image, &struct_edits)?;
@@ -369,14 +406,14 @@ pub fn predict_from<'d>(
         &mut edits,
         &mut assumptions,
     );
-    let (placed, section_moves) = map.layout_chained(&edits, &chain);
+    let (placed, section_moves) = map.layout_chained(&edits, chain);
     // Objects now in another output section (`__read_mostly` on a `.bss` object).
     let new_sections = map.moved_sections(image);
     let mut caveats = vec![code_caveat(objects).to_string()];
     caveats.extend(asked.notes);
     caveats.extend(unplaced);
     caveats.extend(tables_caveat);
-    caveats.extend(percpu_caveat(&chain, &map, &placed));
+    caveats.extend(percpu_caveat(chain, &map, &placed));
     let sections_moved = sections_moved(&section_moves);
     let mut symbols: Vec<Symbol<'d>> = image.symbols.iter().chain(&extra).cloned().collect();
     let (moved, growth) = place_symbols(image, &mut symbols, &placed, &hidden, &new_sections);
@@ -397,10 +434,10 @@ pub fn predict_from<'d>(
     Ok(Prediction {
         image: predicted,
         changes: changes.to_vec(),
-        objects: reproduced.objects,
-        reproduced: reproduced.objects_reproduced,
-        functions: reproduced.functions,
-        functions_reproduced: reproduced.functions_reproduced,
+        objects: 0,
+        reproduced: 0,
+        functions: 0,
+        functions_reproduced: 0,
         moved,
         caveats,
         assumptions,
