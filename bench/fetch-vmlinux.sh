@@ -13,7 +13,8 @@ for pkg in "${pkgs[@]}"; do
   [ -s "$out" ] && continue
   if ! ls "$cache"/"${pkg}"_*.deb >/dev/null 2>&1; then
     [ -n "$(find /var/lib/apt/lists -name '*Packages*' 2>/dev/null | head -1)" ] || apt-get update -qq >&2
-    apt-get download "$pkg" >&2
+    # Lists older than the archive name a package it no longer holds: update once, retry.
+    apt-get download "$pkg" >&2 || { apt-get update -qq >&2 && apt-get download "$pkg" >&2; }
   fi
   deb=$(ls "$cache"/"${pkg}"_*.deb | head -1)
   mkdir -p "$cache/$pkg.tmp"

@@ -17,28 +17,33 @@ fn pair<'a, 'd>(
     new: &'a Image<'d>,
     mixed: bool,
     types: &mut SameTypes,
-) -> Vec<(&'a StructLayout<'d>, &'a StructLayout<'d>)> {
+) -> Vec<(Indexed<'a, 'd>, Indexed<'a, 'd>)> {
     // Each build's structs by name, those of one name in image order: two sorted lists
     // walked side by side (a map of lists per build cost a quarter of the comparison).
     // A layout's language is part of its name here: bindgen's Rust copy of a struct
     // (`--lang all`) pairs with the other build's Rust copy only.
     let by_name = |img: &'a Image<'d>| {
-        let mut v: Vec<(usize, &'a StructLayout<'d>)> = img.structs.iter().enumerate().collect();
+        let mut v: Vec<Indexed<'a, 'd>> = img
+            .structs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (StructId(i), &**s))
+            .collect();
         v.sort_unstable_by(|a, b| (a.1.name, a.1.rust, a.0).cmp(&(b.1.name, b.1.rust, b.0)));
-        v.into_iter().map(|(_, s)| s).collect::<Vec<_>>()
+        v
     };
     let (go, gn) = (by_name(old), by_name(new));
-    let key = |s: &StructLayout<'d>| (s.name, s.rust);
+    let key = |s: &Indexed<'a, 'd>| (s.1.name, s.1.rust);
     let mut news = gn.chunk_by(|a, b| key(a) == key(b)).peekable();
     let mut out = Vec::new();
     for olds in go.chunk_by(|a, b| key(a) == key(b)) {
-        let name = olds[0].name;
+        let name = olds[0].1.name;
         // Anonymous structs (types of objects like `tk_core`) have no name to pair by.
         if name.is_empty() {
             continue;
         }
-        while news.next_if(|n| key(n[0]) < key(olds[0])).is_some() {}
-        let Some(news) = news.next_if(|n| key(n[0]) == key(olds[0])) else {
+        while news.next_if(|n| key(&n[0]) < key(&olds[0])).is_some() {}
+        let Some(news) = news.next_if(|n| key(&n[0]) == key(&olds[0])) else {
             continue;
         };
         if olds.len() == 1 && news.len() == 1 {
@@ -48,7 +53,7 @@ fn pair<'a, 'd>(
         // Several layouts: an identical one on both sides is no change; pair the rest
         // by declaring file.
         for o in olds {
-            if news.iter().any(|n| same(o, n, mixed, types)) {
+            if news.iter().any(|n| same(o.1, n.1, mixed, types)) {
                 continue;
             }
             // BTF names no declaring file: left-over layouts cannot be paired.
@@ -57,7 +62,7 @@ fn pair<'a, 'd>(
             }
             if let Some(n) = news
                 .iter()
-                .find(|n| n.decl_file == o.decl_file && !olds.contains(n))
+                .find(|n| n.1.decl_file == o.1.decl_file && !olds.iter().any(|x| x.1 == n.1))
             {
                 out.push((*o, *n));
             }
@@ -65,6 +70,9 @@ fn pair<'a, 'd>(
     }
     out
 }
+
+/// A struct of one build with its id there.
+type Indexed<'a, 'd> = (StructId, &'a StructLayout<'d>);
 
 /// Global and per-CPU objects whose type is one of the `wanted` structs: only the
 /// symbols at the address of a variable of such a type are looked up (a lookup for
@@ -94,15 +102,6 @@ fn instances<'a, 'd>(
         }
     }
     m
-}
-
-/// The id of `s`, one of `image`'s structs (found by its place in the list).
-fn id_of(image: &Image<'_>, s: &StructLayout<'_>) -> Option<StructId> {
-    let all = image.structs.as_ptr_range();
-    let at = s as *const StructLayout<'_> as usize;
-    let size = std::mem::size_of::<StructLayout<'_>>();
-    ((all.start as usize..all.end as usize).contains(&at))
-        .then(|| StructId((at - all.start as usize) / size))
 }
 
 /// Notes the evidence of each member of `changes` (new layout `n`): measured or known
@@ -286,14 +285,14 @@ pub fn changes(
     let mut types = SameTypes::default();
     // Old and new struct id of each change in `out`.
     let mut ids = Vec::new();
-    for (o, n) in pair(old, new, mixed, &mut types) {
+    for ((old_id, o), (new_id, n)) in pair(old, new, mixed, &mut types) {
         let full = pinned(n.name);
         if same(o, n, mixed, &mut types) && !full {
             continue;
         }
         if let Some(c) = struct_change(o, n, line_size, full, mixed, hotness) {
             out.push(c);
-            ids.push((id_of(old, o), id_of(new, n)));
+            ids.push((old_id, new_id));
         }
     }
     judge_with_instances(old, new, &mut out, ids);
@@ -376,11 +375,11 @@ fn judge_with_instances(
     old: &Image<'_>,
     new: &Image<'_>,
     out: &mut [StructChange],
-    ids: Vec<(Option<StructId>, Option<StructId>)>,
+    ids: Vec<(StructId, StructId)>,
 ) {
     let wanted = |side: Side| -> FxHashSet<StructId> {
         ids.iter()
-            .filter_map(|p| match side {
+            .map(|p| match side {
                 Side::Old => p.0,
                 Side::New => p.1,
             })
@@ -395,9 +394,9 @@ fn judge_with_instances(
             .unwrap_or_default()
     };
     for (c, (o, n)) in out.iter_mut().zip(ids) {
-        c.instances = names(n.and_then(|id| inst_new.get(&id)));
+        c.instances = names(inst_new.get(&n));
         if c.instances.is_empty() {
-            c.instances = names(o.and_then(|id| inst_old.get(&id)));
+            c.instances = names(inst_old.get(&o));
         }
         if c.severity != Severity::Info {
             let hot_moved = c.members.iter().any(|m| {

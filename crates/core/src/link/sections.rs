@@ -182,7 +182,7 @@ impl<'d> LinkMap<'d> {
         rustc_hash::FxHashMap<usize, (u64, u64)>,
         Vec<SectionMove<'d>>,
     ) {
-        let mut out = rustc_hash::FxHashMap::default();
+        let mut out = self.placements();
         let chained: Vec<usize> = chain
             .links
             .iter()

@@ -27,7 +27,7 @@ pub use symlist::SymbolList;
 pub use walk::{Walked, walk_dies};
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::model::Image;
@@ -102,7 +102,7 @@ pub fn elf_image<'d>(
         image.access = access;
         let types = types?;
         units::assign(&mut image.symbols, &types.sources);
-        image.structs = types.structs;
+        image.structs = types.structs.into_iter().map(Arc::new).collect();
         image.variables = types.variables;
         image.units = types.units;
         image.function_alignments = types.function_alignments;
@@ -112,7 +112,7 @@ pub fn elf_image<'d>(
         let types = btf::read(path, data, elf.percpu_address, options)?;
         // No units: locals are named by their `STT_FILE`, as without DWARF.
         units::assign(&mut image.symbols, &dwarf::UnitSources::default());
-        image.structs = types.structs;
+        image.structs = types.structs.into_iter().map(Arc::new).collect();
         image.variables = types.variables;
         if symbols.is_some() {
             size_percpu_from_btf(&mut image);
@@ -159,7 +159,7 @@ pub fn raw_btf_image<'d>(
     };
     if options.dwarf {
         let types = btf::read(path, bytes, Some(0), options)?;
-        image.structs = types.structs;
+        image.structs = types.structs.into_iter().map(Arc::new).collect();
         image.variables = types.variables;
     }
     if !image

@@ -22,6 +22,7 @@ pub use types::{
 
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Linker symbols that mark sub-sections merged away in a vmlinux (name pairs: start, end).
 pub const BOUNDARY_SYMBOLS: &[&str] = &[
@@ -116,7 +117,9 @@ pub struct Image<'d> {
     /// Functions and data objects, sorted by (space, address, name).
     pub symbols: Vec<Symbol<'d>>,
     /// Struct and union definitions, deduplicated, sorted by (name, decl_file, size).
-    pub structs: Vec<StructLayout<'d>>,
+    /// Each is shared: a prediction of this image holds the layouts it did not change
+    /// (all but a handful) by reference rather than copying every member of every one.
+    pub structs: Vec<Arc<StructLayout<'d>>>,
     /// Global variables found in DWARF, sorted by (address, name).
     pub variables: Vec<Variable<'d>>,
     /// Number of compile units read.
@@ -177,7 +180,7 @@ impl<'d> Image<'d> {
             .iter()
             .enumerate()
             .filter(move |(_, s)| pred(s.name))
-            .map(|(i, s)| (StructId(i), s))
+            .map(|(i, s)| (StructId(i), &**s))
     }
 
     /// The struct `id` names.
@@ -345,9 +348,14 @@ impl<'a, 'd> SymbolVariables<'a, 'd> {
         let Some(i) = self.image.index_of(sym) else {
             return self.image.variable_for(sym);
         };
-        match self.slots[i] {
-            u32::MAX => None,
-            v => self.image.variables.get(v as usize),
+        self.slot(i).and_then(|v| self.image.variables.get(v))
+    }
+
+    /// The index in the image's `variables` of the variable of its symbol number `i`.
+    pub fn slot(&self, i: usize) -> Option<usize> {
+        match self.slots.get(i) {
+            None | Some(&u32::MAX) => None,
+            Some(&v) => Some(v as usize),
         }
     }
 }

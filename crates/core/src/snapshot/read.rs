@@ -11,7 +11,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
@@ -541,7 +541,7 @@ struct Decoder<'c, 'd> {
 
 type Bodies<'d> = (
     Vec<Symbol<'d>>,
-    Vec<StructLayout<'d>>,
+    Vec<Arc<StructLayout<'d>>>,
     Vec<Variable<'d>>,
     u64,
     AccessMap,
@@ -583,7 +583,7 @@ impl<'c, 'd> Decoder<'c, 'd> {
                 rayon::join(
                     || {
                         self.part(structs, |ctx, de| {
-                            Each(Layout { ctx, depth: 1 }).deserialize(de)
+                            Each(Shared(Layout { ctx, depth: 1 })).deserialize(de)
                         })
                     },
                     || {
@@ -768,6 +768,18 @@ fn ctype(t: CTypeForm<'_>, listing: bool) -> CType {
     }
 }
 
+/// A struct layout of the image's list, shared (`Image::structs`): `Layout`'s, put
+/// behind an `Arc` where it is decoded.
+#[derive(Clone, Copy)]
+struct Shared<S>(S);
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Shared<S> {
+    type Value = Arc<S::Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.0.deserialize(d).map(Arc::new)
+    }
+}
+
 /// One struct layout (`form::StructForm`), `depth` levels deep.
 #[derive(Clone, Copy)]
 struct Layout<'c, 'd> {
@@ -928,7 +940,7 @@ mod tests {
         let levels = |(names, records): &(Vec<u8>, Vec<u8>)| -> Result<u32, SnapshotError> {
             let types = Types::default();
             let image = read(names, &types, records, Path::new("x"), wanted)?;
-            let mut s = image
+            let mut s: &StructLayout<'_> = image
                 .structs
                 .first()
                 .ok_or(SnapshotError::Invalid("no struct"))?;

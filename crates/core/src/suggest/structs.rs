@@ -53,7 +53,7 @@ fn target_layout<'a, 'd>(
         .iter()
         .filter(|s| s.name == name)
         .find(|s| file.is_none() || s.decl_file.as_deref() == file)
-        .map(|s| (s.name, s))
+        .map(|s| (s.name, &**s))
 }
 
 /// Index of top-level member `name`: whatif moves and aligns those only.

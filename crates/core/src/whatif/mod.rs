@@ -12,6 +12,7 @@ pub mod types;
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -427,7 +428,7 @@ fn laid_out<'d>(
     variables.sort_by(|a, b| (a.address, a.name).cmp(&(b.address, b.name)));
     let mut structs = image.structs.clone();
     for (id, s) in relaid {
-        structs[id.0] = s;
+        structs[id.0] = Arc::new(s);
     }
     let path = predicted_path(image, changes, objects);
     let predicted = predicted_image(image, path, symbols, structs, variables, &section_moves);
@@ -452,7 +453,7 @@ fn predicted_image<'d>(
     image: &Image<'d>,
     path: PathBuf,
     symbols: Vec<Symbol<'d>>,
-    structs: Vec<crate::model::StructLayout<'d>>,
+    structs: Vec<Arc<crate::model::StructLayout<'d>>>,
     variables: Vec<crate::model::Variable<'d>>,
     section_moves: &[SectionMove<'d>],
 ) -> Image<'d> {
@@ -896,26 +897,27 @@ fn moved_variables<'d>(
     asked_for: &FxHashMap<usize, u64>,
 ) -> Vec<crate::model::Variable<'d>> {
     let mut variables = image.variables.clone();
-    type Moved = (u64, u64, Option<u64>);
-    let mut at: FxHashMap<(u64, &str), Moved> = FxHashMap::default();
-    for (i, s) in image.symbols.iter().enumerate() {
-        if let Some(&(_, size)) = placed.get(&i)
-            && !removed.contains(&i)
-            && let Some(v) = vars.of(s)
-        {
-            let align = asked_for.get(&i).map(|&a| a.max(v.alignment.unwrap_or(1)));
-            at.insert((v.address, v.name), (symbols[i].address, size, align));
+    // Each placed symbol's variable, found by its index (variables are unique by
+    // address and name); of two symbols of one variable, the later one's place stands.
+    for i in 0..image.symbols.len() {
+        let Some(&(_, size)) = placed.get(&i) else {
+            continue;
+        };
+        if removed.contains(&i) {
+            continue;
         }
-    }
-    for v in &mut variables {
-        if let Some(&(address, size, align)) = at.get(&(v.address, v.name)) {
-            v.address = address;
-            if v.size.is_some() {
-                v.size = Some(size);
-            }
-            if align.is_some() {
-                v.alignment = align;
-            }
+        let Some(k) = vars.slot(i) else { continue };
+        let (Some(v), Some(s)) = (image.variables.get(k), symbols.get(i)) else {
+            continue;
+        };
+        let align = asked_for.get(&i).map(|&a| a.max(v.alignment.unwrap_or(1)));
+        let moved = &mut variables[k];
+        moved.address = s.address;
+        if moved.size.is_some() {
+            moved.size = Some(size);
+        }
+        if align.is_some() {
+            moved.alignment = align;
         }
     }
     variables

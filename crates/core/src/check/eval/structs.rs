@@ -72,7 +72,12 @@ pub(super) fn structs(
         line_size: ls,
         subject: None,
     };
-    let found: Vec<&StructLayout<'_>> = new.structs.iter().filter(|s| m.is_match(s.name)).collect();
+    let found: Vec<&StructLayout<'_>> = new
+        .structs
+        .iter()
+        .filter(|s| m.is_match(s.name))
+        .map(|s| &**s)
+        .collect();
     if found.is_empty() {
         out.extend(ctx.not_found(struct_keys(&r.rule)));
         return;
