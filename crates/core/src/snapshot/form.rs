@@ -6,7 +6,6 @@
 //! payload is smaller, and reading validates one UTF-8 string instead of each name.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -258,8 +257,8 @@ impl<'a> StringTable<'a> {
 /// Gives each distinct `CType` (by address, then by value) one index.
 #[derive(Default)]
 struct Interner<'a> {
-    by_ptr: HashMap<*const CType, u32>,
-    by_value: HashMap<&'a CType, u32>,
+    by_ptr: FxHashMap<*const CType, u32>,
+    by_value: FxHashMap<&'a CType, u32>,
     list: Vec<&'a CType>,
 }
 
