@@ -97,20 +97,19 @@ pub fn propagate<'d>(
         pending.push(name.clone());
     }
     // Embedders, to a fixed point (a struct is laid out again once per changed name
-    // it embeds; the walk ends because a changed name is queued once).
+    // it embeds; the walk ends because a changed name is queued once). Only the
+    // structs that hold a name are asked about it: asking every struct about every
+    // name made a change to `list_head` take seconds.
+    let holders = holders(image, &relaid);
     let mut queued: FxHashSet<String> = pending.iter().cloned().collect();
     while let Some(name) = pending.pop() {
         let shape = shapes[&name];
-        for (i, _) in image.structs.iter().enumerate() {
-            let id = StructId(i);
-            let current = relaid
-                .get(&id)
-                .cloned()
-                .unwrap_or_else(|| image.struct_by_id(id).clone());
+        for &id in holders.get(name.as_str()).map_or(&[][..], Vec::as_slice) {
+            let current = relaid.get(&id).unwrap_or_else(|| image.struct_by_id(id));
             if current.name == name {
                 continue;
             }
-            let Some(next) = embed(&current, &name, shape, &aligns) else {
+            let Some(next) = embed(current, &name, shape, &aligns) else {
                 continue;
             };
             if next.size != current.size || next.alignment != current.alignment {
@@ -132,6 +131,43 @@ pub fn propagate<'d>(
         }
     }
     Ok((relaid, shapes))
+}
+
+/// The structs that hold each struct or union name by value (`holds`), at any depth
+/// of their anonymous aggregates, by increasing id: `image`'s layouts, or the edited
+/// ones in `relaid` where a struct was edited (an insert can add a member of a type).
+/// Laying a struct out again keeps its members' types, so the holders stay these.
+fn holders(image: &Image<'_>, relaid: &Relaid<'_>) -> FxHashMap<String, Vec<StructId>> {
+    fn held<'s>(s: &'s StructLayout<'_>, out: &mut Vec<&'s str>) {
+        for m in &s.members {
+            if let Some(nested) = &m.nested {
+                held(nested, out);
+            }
+            if let Some(name) = m.ctype.aggregate.as_deref()
+                && holds(m, name)
+            {
+                out.push(name);
+            }
+        }
+    }
+    let mut by_name: FxHashMap<String, Vec<StructId>> = FxHashMap::default();
+    let mut names = Vec::new();
+    for i in 0..image.structs.len() {
+        let id = StructId(i);
+        let s = relaid.get(&id).unwrap_or_else(|| image.struct_by_id(id));
+        names.clear();
+        held(s, &mut names);
+        for name in &names {
+            match by_name.get_mut(*name) {
+                Some(ids) if ids.last() == Some(&id) => {}
+                Some(ids) => ids.push(id),
+                None => {
+                    by_name.insert((*name).to_string(), vec![id]);
+                }
+            }
+        }
+    }
+    by_name
 }
 
 /// Struct `old` (named `name`) with `edit` made: its members, then its alignment
@@ -249,15 +285,15 @@ fn embed<'d>(
     aligns: &Aligns,
 ) -> Option<StructLayout<'d>> {
     let mut sizes = FxHashMap::default();
-    let mut out = s.clone();
+    // Anonymous aggregates laid inline whose own size changes, by member index: `s`
+    // is copied only when it embeds `name` (most structs do not, and each is asked).
+    let mut inners = Vec::new();
     for (idx, m) in s.members.iter().enumerate() {
         if let Some(nested) = &m.nested
             && let Some(inner) = embed(nested, name, shape, aligns)
         {
-            // An anonymous aggregate laid inline: its own size changes.
-            let grown = inner.size;
-            out.members[idx].nested = Some(Box::new(inner));
-            sizes.insert(idx, (grown, member_align(m, aligns).max(shape.align)));
+            sizes.insert(idx, (inner.size, member_align(m, aligns).max(shape.align)));
+            inners.push((idx, inner));
             continue;
         }
         if !holds(m, name) {
@@ -281,6 +317,10 @@ fn embed<'d>(
     if sizes.is_empty() {
         return None;
     }
+    let mut out = s.clone();
+    for (idx, inner) in inners {
+        out.members[idx].nested = Some(Box::new(inner));
+    }
     let mut next = relay(&out, &sizes, aligns);
     finish(&mut next);
     Some(next)
@@ -295,4 +335,94 @@ fn holds(m: &Member<'_>, name: &str) -> bool {
         _ => false,
     };
     by_value && t.aggregate.as_deref() == Some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CType, TypeKind};
+    use std::sync::Arc;
+
+    /// A member holding `struct NAME` by value at `offset`.
+    fn holding(member: &'static str, name: &str, offset: u64, size: u64) -> Member<'static> {
+        Member {
+            ctype: Arc::new(CType {
+                kind: TypeKind::Struct,
+                aggregate: Some(name.into()),
+                c: format!("struct {name}").into(),
+                ..CType::default()
+            })
+            .into(),
+            ..Member::test_scalar(member, offset, size, 4)
+        }
+    }
+
+    fn layout(
+        name: &'static str,
+        size: u64,
+        members: Vec<Member<'static>>,
+    ) -> StructLayout<'static> {
+        StructLayout {
+            name,
+            size,
+            alignment: 4,
+            members,
+            ..StructLayout::default()
+        }
+    }
+
+    /// `struct inner { int a; }` grows from 4 to 8 bytes. `outer` holds it inside an
+    /// anonymous struct before `int b`, `wrap` holds `outer`, `other` holds neither:
+    /// the growth reaches `outer` through its anonymous struct, then `wrap`, and only
+    /// them, as laying out every struct again would find.
+    #[test]
+    fn a_growth_reaches_the_holders_of_a_name_at_any_depth_and_no_other() {
+        let mut anonymous = Member::test_scalar("", 0, 4, 4);
+        anonymous.name = None;
+        anonymous.nested = Some(Box::new(layout("", 4, vec![holding("x", "inner", 0, 4)])));
+        let mut image = crate::model::Image::test_empty();
+        image.structs = [
+            layout("inner", 4, vec![Member::test_scalar("a", 0, 4, 4)]),
+            layout("other", 4, vec![Member::test_scalar("c", 0, 4, 4)]),
+            layout(
+                "outer",
+                8,
+                vec![anonymous, Member::test_scalar("b", 4, 4, 4)],
+            ),
+            layout(
+                "wrap",
+                12,
+                vec![
+                    holding("o", "outer", 0, 8),
+                    Member::test_scalar("d", 8, 4, 4),
+                ],
+            ),
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+        let relaid: Relaid<'_> = FxHashMap::default();
+        let held = holders(&image, &relaid);
+        assert_eq!(held.get("inner"), Some(&vec![StructId(2)]));
+        assert_eq!(held.get("outer"), Some(&vec![StructId(3)]));
+        assert_eq!(held.len(), 2);
+        let mut edits = FxHashMap::default();
+        edits.insert(
+            "inner".to_string(),
+            StructEdit {
+                size: Some(8),
+                ..StructEdit::default()
+            },
+        );
+        let (relaid, shapes) = propagate(&image, &edits).unwrap();
+        let mut sizes: Vec<(usize, u64)> = relaid.iter().map(|(id, s)| (id.0, s.size)).collect();
+        sizes.sort_unstable();
+        assert_eq!(sizes, vec![(0, 8), (2, 12), (3, 16)]);
+        let b = relaid[&StructId(2)].members[1].offset;
+        assert_eq!(b, 8);
+        let mut named: Vec<(&str, u64)> =
+            shapes.iter().map(|(n, s)| (n.as_str(), s.size)).collect();
+        named.sort_unstable();
+        assert_eq!(named, vec![("inner", 8), ("outer", 12), ("wrap", 16)]);
+    }
 }
