@@ -136,6 +136,18 @@ impl<'d> Symbol<'d> {
             })
     }
 
+    /// Whether the symbol answers to exactly `asked` (`any_name` with equality). A C
+    /// symbol's every form ends with its bare name, so one that `asked` does not end
+    /// with is passed over without spelling any: finding one object by name among a
+    /// build's 100 K symbols, which whatif and every suggest candidate do, spelled
+    /// their qualified names one by one.
+    pub fn answers_to(&self, asked: &str) -> bool {
+        if !asked.ends_with(self.name) && rust_name(self.name).is_none() {
+            return false;
+        }
+        self.any_name(|n| n == asked)
+    }
+
     /// Where a local comes from, the same in both builds: its unit path, else its
     /// `STT_FILE` name.
     pub fn origin(&self) -> Option<&'d str> {
@@ -213,6 +225,35 @@ mod tests {
             false
         }));
         out
+    }
+
+    /// `answers_to` says what `any_name` with equality says, for every form and for
+    /// names that are not forms (a Rust symbol's demangled name does not end with
+    /// its mangled one, and is still found).
+    #[test]
+    fn answers_to_is_any_name_with_equality() {
+        let mut s = Symbol::test_object("x", 0x1000, 8);
+        s.file = Some("cpu/amd.c");
+        s.unit = Some("arch/x86/kernel/cpu/amd.c");
+        s.binding = Binding::Local;
+        let asked = [
+            "x",
+            "amd.c:x",
+            "cpu/amd.c:x",
+            "md.c:x",
+            "y",
+            "amd.c:y",
+            ":x",
+            "",
+        ];
+        let got: Vec<bool> = asked.iter().map(|a| s.answers_to(a)).collect();
+        assert_eq!(got, [true, true, true, false, false, false, false, false]);
+        for a in asked {
+            assert_eq!(s.answers_to(a), s.any_name(|n| n == a), "{a}");
+        }
+        let rust = Symbol::test_object("_RNvCs1234_5krate3foo", 0x2000, 8);
+        assert!(rust.answers_to("krate::foo"));
+        assert!(!rust.answers_to("krate::bar"));
     }
 
     #[test]

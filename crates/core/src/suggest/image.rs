@@ -276,7 +276,7 @@ fn object<'a, 'd>(image: &'a Image<'d>, name: &str) -> Option<&'a Symbol<'d>> {
     let mut found = image
         .symbols
         .iter()
-        .filter(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == name));
+        .filter(|s| s.kind == SymbolKind::Object && s.answers_to(name));
     let first = found.next()?;
     found.next().is_none().then_some(first)
 }
@@ -357,7 +357,7 @@ fn placement_cost(
     };
     let sym = match name {
         Some(n) => image.symbols.iter().find(|s| {
-            s.any_name(|x| x == n)
+            s.answers_to(n)
                 && matches!(s.kind, SymbolKind::Object | SymbolKind::Function)
         }),
         None => image.symbols.iter().find(|s| {
@@ -371,7 +371,7 @@ fn placement_cost(
             Change::SymbolAlign { name, .. } | Change::PercpuAligned { name, .. } => image
                 .symbols
                 .iter()
-                .find(|s| s.any_name(|x| x == name))
+                .find(|s| s.answers_to(name))
                 .map(|s| s.name),
             _ => None,
         })

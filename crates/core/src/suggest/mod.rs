@@ -332,7 +332,7 @@ fn candidate_groups(
         grown.retain(|g| {
             new.symbols
                 .iter()
-                .any(|s| s.space == c.space && s.any_name(|n| n == g))
+                .any(|s| s.space == c.space && s.answers_to(g))
         });
         if !grown.is_empty() && !groups.contains(&grown) {
             groups.push(grown);
@@ -356,7 +356,7 @@ fn aligned_fix(
         .filter_map(|t| {
             new.symbols
                 .iter()
-                .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == t))
+                .find(|s| s.kind == SymbolKind::Object && s.answers_to(t))
         })
         .collect();
     if syms.len() != group.len() {
@@ -658,7 +658,7 @@ fn lines_of(image: &Image<'_>, name: &str) -> u64 {
     image
         .symbols
         .iter()
-        .find(|s| s.kind == SymbolKind::Object && s.any_name(|n| n == name))
+        .find(|s| s.kind == SymbolKind::Object && s.answers_to(name))
         .map_or(0, |s| {
             crate::layout::place(s.place, s.size, image.line_size).lines
         })

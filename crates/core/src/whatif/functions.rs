@@ -19,7 +19,7 @@ pub fn names_function_only(image: &Image<'_>, name: &str) -> bool {
         image
             .symbols
             .iter()
-            .any(|s| s.kind == k && s.any_name(|n| n == name))
+            .any(|s| s.kind == k && s.answers_to(name))
     };
     !named(SymbolKind::Object) && named(SymbolKind::Function)
 }
@@ -30,7 +30,7 @@ pub fn find_function(image: &Image<'_>, name: &str) -> Result<usize, PredictErro
         .symbols
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.kind == SymbolKind::Function && s.any_name(|n| n == name))
+        .filter(|(_, s)| s.kind == SymbolKind::Function && s.answers_to(name))
         .map(|(i, _)| i)
         .collect();
     match found.as_slice() {

@@ -1361,7 +1361,7 @@ fn find_object(image: &Image<'_>, name: &str) -> Result<usize, PredictError> {
         .symbols
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.kind == SymbolKind::Object && s.any_name(|n| n == name))
+        .filter(|(_, s)| s.kind == SymbolKind::Object && s.answers_to(name))
         .map(|(i, _)| i)
         .collect();
     match found.as_slice() {
