@@ -8,16 +8,19 @@
 # Rows: the cold diff (--no-cache), the parallel walk of every DIE of both files (the
 # hidden bench-walk command, the cold path's floor), pahole -F dwarf on each file when
 # pahole is installed, the first diff that writes the cache, the diff of two snapshots,
-# whatif on a snapshot, the diff with the cache warm, and with SUGGEST=1 suggest OLD NEW
+# whatif on a snapshot (a small change and one that reaches thousands of structs), the
+# diff with the cache warm, and with SUGGEST=1 suggest OLD NEW
 # (cold, with its peak RSS). Settings (environment):
 #   LD=PATH        the layout-diff binary (default target/dist/layout-diff; build it
 #                  with `cargo build --profile dist`)
 #   RUNS=N         runs of the fast rows (default 10); COLD_RUNS=N of the slow ones (3)
 #   WHATIF='...'   the change whatif predicts (default: --struct user_struct=+8)
+#   WHATIF_WIDE='...'  a change that reaches thousands of structs (default: --struct
+#                  list_head=+8; a change is carried to every struct embedding it)
 #   SUGGEST=1      time suggest OLD NEW too (slow: minutes on a large pair)
 # Snapshots and the cache go to a temporary directory, removed at the end.
 set -euo pipefail
-# $whatif and $no_cache are lists of words (or none): unquoted on purpose.
+# $whatif, $whatif_wide and $no_cache are lists of words (or none): unquoted on purpose.
 # shellcheck disable=SC2086
 if [ $# -ne 2 ]; then
 	echo "usage: bash bench/bench.sh OLD NEW" >&2
@@ -29,6 +32,7 @@ ld=${LD:-$top/target/dist/layout-diff}
 runs=${RUNS:-10}
 cold_runs=${COLD_RUNS:-3}
 whatif=${WHATIF:---struct user_struct=+8}
+whatif_wide=${WHATIF_WIDE:---struct list_head=+8}
 for tool in "$ld" hyperfine python3; do
 	command -v "$tool" >/dev/null || { echo "bench.sh: $tool not found" >&2; exit 2; }
 done
@@ -82,6 +86,7 @@ if [ -n "$no_cache" ]; then
 fi
 snap=$(median snap "$runs" -w 2 -- "$ld" "$work/old.snap" "$work/new.snap")
 what=$(median whatif "$runs" -w 2 -- "$ld" whatif "$work/new.snap" $whatif)
+wide=$(median whatif-wide "$runs" -w 1 -- "$ld" whatif "$work/new.snap" $whatif_wide)
 if [ -n "$no_cache" ]; then
 	"$ld" "$old" "$new" >/dev/null 2>&1 || true
 	warm=$(median warm "$runs" -w 2 -- "$ld" "$old" "$new")
@@ -116,6 +121,7 @@ if [ -n "$first" ]; then
 fi
 echo "| diff of two snapshots | $snap | $(cpu snap) | cold diff $(ratio "$cold" "$snap") slower |"
 echo "| \`whatif\` on a snapshot (\`$whatif\`) | $what | $(cpu whatif) | |"
+echo "| \`whatif\` on a snapshot, a struct embedded everywhere (\`$whatif_wide\`) | $wide | $(cpu whatif-wide) | |"
 if [ -n "$warm" ]; then
 	echo "| \`layout-diff OLD NEW\`, cache warm | $warm | $(cpu warm) | cold diff $(ratio "$cold" "$warm") slower |"
 fi
