@@ -10,6 +10,7 @@ pub mod align;
 pub mod kallsyms;
 pub mod sections;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::model::{Image, Space, Symbol, SymbolKind, SymbolVariables};
@@ -164,7 +165,7 @@ impl<'d> LinkMap<'d> {
     pub fn alignments_in(
         image: &Image<'d>,
         vars: &SymbolVariables<'_, 'd>,
-        keep: &dyn Fn(Space, &str) -> bool,
+        keep: &(dyn Fn(Space, &str) -> bool + Sync),
     ) -> Vec<Option<Alignment>> {
         let (outputs, _) = outputs(image, &|s| asked_of(image, vars, s), keep);
         alignments_of(&outputs, image.symbols.len())
@@ -173,7 +174,7 @@ impl<'d> LinkMap<'d> {
     /// The link map with the alignment of each object given by `asked`.
     pub fn build_with(
         image: &Image<'d>,
-        asked: &dyn Fn(&Symbol<'d>) -> align::Asked,
+        asked: &(dyn Fn(&Symbol<'d>) -> align::Asked + Sync),
     ) -> LinkMap<'d> {
         let (outputs, lowered) = outputs(image, asked, &|_, _| true);
         LinkMap {
@@ -770,40 +771,46 @@ fn asked_of<'d>(image: &Image<'d>, vars: &SymbolVariables<'_, 'd>, s: &Symbol<'d
 /// them (`LinkMap::build_with`), and how many objects the addresses lowered.
 fn outputs<'d>(
     image: &Image<'d>,
-    asked: &dyn Fn(&Symbol<'d>) -> align::Asked,
-    keep: &dyn Fn(Space, &str) -> bool,
+    asked: &(dyn Fn(&Symbol<'d>) -> align::Asked + Sync),
+    keep: &(dyn Fn(Space, &str) -> bool + Sync),
 ) -> (Vec<Output<'d>>, usize) {
-    let mut outputs: Vec<Output<'d>> = Vec::new();
-    let mut lowered = 0;
-    for (key, list) in by_section(image, keep) {
-        let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
-        let start = start.min(list[0].1.place);
-        // x86's READ_MOSTLY_DATA(align) is input sections of their own, after
-        // `. = ALIGN(align)`: a unit's objects there start an input section, which
-        // begins on a line when it does in the build (so it stays on one when what
-        // precedes it grows).
-        let read_mostly_start = image
-            .boundaries
-            .iter()
-            .find(|b| b.0 == crate::model::READ_MOSTLY_START)
-            .map(|b| b.1)
-            .filter(|_| key.0 == Space::Global);
-        let (mut inputs, raisable) = input_sections(image, asked, &list, start, read_mostly_start);
-        lowered += bear_out(image, &mut inputs, &raisable, start, read_mostly_start);
-        let end = list
-            .iter()
-            .map(|(_, s)| s.place_end())
-            .max()
-            .unwrap_or(start);
-        outputs.push(Output {
-            space: key.0,
-            section: key.1,
-            start,
-            end,
-            inputs,
-        });
-    }
-    (outputs, lowered)
+    // x86's READ_MOSTLY_DATA(align) is input sections of their own, after
+    // `. = ALIGN(align)`: a unit's objects there start an input section, which
+    // begins on a line when it does in the build (so it stays on one when what
+    // precedes it grows).
+    let read_mostly = image
+        .boundaries
+        .iter()
+        .find(|b| b.0 == crate::model::READ_MOSTLY_START)
+        .map(|b| b.1);
+    // Each output section is modelled on its own: side by side, in section order
+    // (`.text` alone is about half the symbols, the data sections the other half).
+    let built: Vec<(Output<'d>, usize)> = by_section(image, keep)
+        .into_par_iter()
+        .map(|(key, list)| {
+            let start = section_start(image, key.0, key.1).unwrap_or(list[0].1.place);
+            let start = start.min(list[0].1.place);
+            let read_mostly_start = read_mostly.filter(|_| key.0 == Space::Global);
+            let (mut inputs, raisable) =
+                input_sections(image, asked, &list, start, read_mostly_start);
+            let lowered = bear_out(image, &mut inputs, &raisable, start, read_mostly_start);
+            let end = list
+                .iter()
+                .map(|(_, s)| s.place_end())
+                .max()
+                .unwrap_or(start);
+            let output = Output {
+                space: key.0,
+                section: key.1,
+                start,
+                end,
+                inputs,
+            };
+            (output, lowered)
+        })
+        .collect();
+    let lowered = built.iter().map(|(_, l)| l).sum();
+    (built.into_iter().map(|(o, _)| o).collect(), lowered)
 }
 
 /// The objects and functions `keep` accepts, by output section (in order of each
@@ -812,7 +819,7 @@ fn outputs<'d>(
 #[allow(clippy::type_complexity)]
 fn by_section<'s, 'd>(
     image: &'s Image<'d>,
-    keep: &dyn Fn(Space, &str) -> bool,
+    keep: &(dyn Fn(Space, &str) -> bool + Sync),
 ) -> Vec<((Space, &'d str), Vec<(usize, &'s Symbol<'d>)>)> {
     let objects: Vec<(usize, &Symbol<'d>)> = image
         .symbols
@@ -854,7 +861,7 @@ fn by_section<'s, 'd>(
 /// whose alignment the compiler may raise, by symbol index, with their sizes.
 fn input_sections<'d>(
     image: &Image<'d>,
-    asked: &dyn Fn(&Symbol<'d>) -> align::Asked,
+    asked: &(dyn Fn(&Symbol<'d>) -> align::Asked + Sync),
     list: &[(usize, &Symbol<'d>)],
     start: u64,
     read_mostly_start: Option<u64>,
