@@ -59,19 +59,44 @@ pub fn judge_against<'a, 'd>(
     new: &'a Image<'d>,
     options: &DiffOptions<'a>,
 ) -> Judgement<'a> {
+    judge_knowing(old, new, options, None)
+}
+
+/// The struct changes of `old.image -> new` (`Judgement::structs`), as `judge_against`
+/// finds them.
+pub fn struct_changes(
+    old: &OldSide<'_, '_>,
+    new: &Image<'_>,
+    options: &DiffOptions<'_>,
+) -> Vec<StructChange> {
+    let hotness: &Hotness = options
+        .hotness
+        .unwrap_or_else(|| crate::evidence::builtin());
+    let asked = Asked::of(options);
+    let pinned_struct = |name: &str| asked.pinned_struct(name);
+    structs::changes(old.image, new, new.line_size, &pinned_struct, hotness)
+}
+
+/// `judge_against`, with `new`'s struct changes given when the caller knows them
+/// (`struct_changes` of a build whose layouts and symbol order `new` shares).
+pub fn judge_knowing<'a, 'd>(
+    old: &OldSide<'a, 'd>,
+    new: &'a Image<'d>,
+    options: &DiffOptions<'a>,
+    structs: Option<Vec<StructChange>>,
+) -> Judgement<'a> {
     let line_size = new.line_size;
     let hotness: &'a Hotness = options
         .hotness
         .unwrap_or_else(|| crate::evidence::builtin());
     let asked = Asked::of(options);
     let pinned_sym = |s: &crate::model::Symbol<'_>| asked.pinned_symbol(s);
-    let pinned_struct = |name: &str| asked.pinned_struct(name);
     let (listed_only, fails) = (asked.listed_only, |s| asked.fails(s));
     let (pairing, (structs, indexes)) = rayon::join(
         || pairing::pair_from(&old.keys, &new.symbols),
         || {
             rayon::join(
-                || structs::changes(old.image, new, line_size, &pinned_struct, hotness),
+                || structs.unwrap_or_else(|| struct_changes(old, new, options)),
                 || placement::Indexes::with_old(old.indexes.clone(), new),
             )
         },

@@ -1,8 +1,11 @@
 //! The pair as every candidate fix is predicted and judged: NEW's variables and link
 //! model, and OLD's pairing keys and indexes, found once for all the candidates, not
-//! once per prediction and per diff.
+//! once per prediction and per diff; and NEW's struct changes, which a candidate that
+//! changes no struct and keeps the symbols' order shares.
 
-use crate::diff::{DiffOptions, Judgement, OldSide, judge_against};
+use std::sync::{Arc, OnceLock};
+
+use crate::diff::{DiffOptions, Judgement, OldSide, StructChange, judge_knowing, struct_changes};
 use crate::link::LinkMap;
 use crate::model::{Image, SymbolVariables};
 use crate::whatif::{Change, PredictError, Prediction, predict_changed};
@@ -14,11 +17,16 @@ pub struct Base<'b, 'd> {
     vars: SymbolVariables<'b, 'd>,
     link: LinkMap<'d>,
     old: OldSide<'b, 'd>,
+    /// What every candidate is judged with.
+    options: &'b DiffOptions<'b>,
+    /// NEW's struct changes against OLD, found the first time a candidate can use them.
+    structs: OnceLock<Vec<StructChange>>,
 }
 
 impl<'b, 'd> Base<'b, 'd> {
-    /// NEW's (`image`'s) variables and link model, and OLD's keys and indexes.
-    pub fn new(old: &'b Image<'d>, image: &'b Image<'d>) -> Self {
+    /// NEW's (`image`'s) variables and link model, and OLD's keys and indexes; every
+    /// candidate is judged with `options`.
+    pub fn new(old: &'b Image<'d>, image: &'b Image<'d>, options: &'b DiffOptions<'b>) -> Self {
         let ((vars, link), old) = rayon::join(
             || {
                 let vars = image.variables_of_symbols();
@@ -32,16 +40,22 @@ impl<'b, 'd> Base<'b, 'd> {
             vars,
             link,
             old,
+            options,
+            structs: OnceLock::new(),
         }
     }
 
     /// `diff::judge(old, predicted, options)`, from OLD's keys and indexes found once.
-    pub fn judge<'p>(
-        &'p self,
-        predicted: &'p Image<'d>,
-        options: &DiffOptions<'p>,
-    ) -> Judgement<'p> {
-        judge_against(&self.old, predicted, options)
+    /// A prediction that shares every layout of NEW and the order of its symbols has
+    /// NEW's struct changes (they read the layouts, and name each struct's instances
+    /// in symbol order): those are found once and copied.
+    pub fn judge<'p>(&'p self, predicted: &'p Image<'d>) -> Judgement<'p> {
+        let known = shares_layouts_and_order(self.image, predicted).then(|| {
+            self.structs
+                .get_or_init(|| struct_changes(&self.old, self.image, self.options))
+                .clone()
+        });
+        judge_knowing(&self.old, predicted, self.options, known)
     }
 
     /// `whatif::predict(image, changes, &[])`, from the model found once, without the
@@ -51,10 +65,115 @@ impl<'b, 'd> Base<'b, 'd> {
     }
 }
 
+/// Whether `predicted` holds `image`'s very layouts (shared, not equal copies) and its
+/// symbols in the same order (by their names' storage and space), so that the struct
+/// changes of the two against one build are the same.
+fn shares_layouts_and_order(image: &Image<'_>, predicted: &Image<'_>) -> bool {
+    let named = |s: &crate::model::Symbol<'_>| (s.name.as_ptr(), s.name.len(), s.space);
+    image.structs.len() == predicted.structs.len()
+        && image
+            .structs
+            .iter()
+            .zip(&predicted.structs)
+            .all(|(a, b)| Arc::ptr_eq(a, b))
+        && image.symbols.len() == predicted.symbols.len()
+        && image
+            .symbols
+            .iter()
+            .zip(&predicted.symbols)
+            .all(|(a, b)| named(a) == named(b))
+}
+
 impl<'d> std::ops::Deref for Base<'_, 'd> {
     type Target = Image<'d>;
 
     fn deref(&self) -> &Image<'d> {
         self.image
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::judge_against;
+    use crate::input::InputFile;
+    use crate::load::LoadOptions;
+    use crate::model::SymbolKind;
+
+    /// What a judgement says, its struct changes spelled out.
+    fn said(j: &Judgement<'_>) -> (usize, String, [usize; 3]) {
+        (
+            j.flagged,
+            format!("{:?}", j.structs),
+            [j.data.len(), j.percpu.len(), j.functions.len()],
+        )
+    }
+
+    /// A candidate that aligns an object shares NEW's layouts and symbol order, and is
+    /// judged with NEW's struct changes: what judging it whole gives. One that resizes
+    /// a struct does not share them, and is judged whole.
+    #[test]
+    fn a_candidate_sharing_new_layouts_is_judged_as_judged_whole() {
+        let root = testdata!();
+        let pairs = [
+            ("old.elf", "new.elf"),
+            ("suggest/old.elf", "suggest/new.elf"),
+            ("suggest/structs.elf", "suggest/structs-new.elf"),
+        ];
+        let mut shared = 0;
+        for (a, b) in pairs {
+            let open = |f: &str| InputFile::open(&root.join(f)).unwrap();
+            let (fa, fb) = (open(a), open(b));
+            let old = fa.load(&LoadOptions::default()).unwrap();
+            let new = fb.load(&LoadOptions::default()).unwrap();
+            let link = LinkMap::build(&old);
+            let options = DiffOptions {
+                old_link: Some(&link),
+                ..DiffOptions::default()
+            };
+            let base = Base::new(&old, &new, &options);
+            let whole = OldSide::new(&old);
+            for sym in new
+                .symbols
+                .iter()
+                .filter(|s| s.kind == SymbolKind::Object)
+                .take(3)
+            {
+                let change = Change::SymbolAlign {
+                    name: sym.qualified_name(),
+                    align: new.line_size,
+                };
+                let Ok(p) = base.predict(&[change]) else {
+                    continue;
+                };
+                assert!(
+                    shares_layouts_and_order(&new, &p.image),
+                    "{a} -> {b}: {}",
+                    sym.name
+                );
+                shared += 1;
+                assert_eq!(
+                    said(&base.judge(&p.image)),
+                    said(&judge_against(&whole, &p.image, &options)),
+                    "{a} -> {b} with {} aligned",
+                    sym.name
+                );
+            }
+            let Some(s) = new.structs.iter().find(|s| !s.name.is_empty()) else {
+                continue;
+            };
+            let grown = Change::Resize {
+                name: s.name.to_string(),
+                size: crate::whatif::Size::Grow(8),
+            };
+            if let Ok(p) = base.predict(&[grown]) {
+                assert!(
+                    !shares_layouts_and_order(&new, &p.image),
+                    "{a} -> {b}: {}",
+                    s.name
+                );
+            }
+        }
+        assert!(shared >= 6, "{shared} candidates shared NEW's layouts");
     }
 }

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::{section_end, shifts};
-use crate::diff::{DiffOptions, FunctionChange};
+use crate::diff::FunctionChange;
 use crate::model::{Image, SymbolKind};
 use crate::whatif::Change;
 
@@ -73,21 +73,19 @@ const MAX_FUNCTIONS: usize = 8;
 pub fn suggest_functions(
     old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
     functions: &[Box<FunctionChange<'_>>],
 ) -> Vec<FunctionSuggestion> {
     functions
         .iter()
         .filter(|f| f.flagged)
         .take(MAX_FUNCTIONS)
-        .map(|f| for_function(old, new, options, f))
+        .map(|f| for_function(old, new, f))
         .collect()
 }
 
 fn for_function(
     old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
     f: &FunctionChange<'_>,
 ) -> FunctionSuggestion {
     let name = f.name.to_string();
@@ -127,9 +125,7 @@ fn for_function(
     }
     let mut fixes: Vec<FunctionFix> = candidates
         .into_iter()
-        .filter_map(|candidate| {
-            function_fix(new, options, f, sym, candidate, (lines_old, lines_new))
-        })
+        .filter_map(|candidate| function_fix(new, f, sym, candidate, (lines_old, lines_new)))
         .collect();
     fixes.sort_by_key(|x| {
         (
@@ -161,7 +157,7 @@ fn for_function(
 /// prediction fails or the function is not in NEW.
 fn function_fix(
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
+
     f: &FunctionChange<'_>,
     sym: Option<&crate::model::Symbol<'_>>,
     (change, declaration): (Change, String),
@@ -175,7 +171,7 @@ fn function_fix(
         Change::SymbolAlign { .. } => vec![sym.name],
         _ => Vec::new(),
     };
-    let after = new.judge(&p.image, options);
+    let after = new.judge(&p.image);
     let now = after.functions.iter().find(|a| a.name.is(&name));
     let (phase, lines) = p
         .image

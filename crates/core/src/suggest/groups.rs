@@ -9,7 +9,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::diff::{DiffOptions, GroupChange, MemberChangeKind, StructChange};
+use crate::diff::{GroupChange, MemberChangeKind, StructChange};
 use crate::layout::groups::groups;
 use crate::whatif::Change;
 
@@ -67,7 +67,6 @@ pub struct GroupSuggestion {
 /// The suggestions for every flagged group of every flagged struct.
 pub fn suggest_groups(
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
     structs: &[StructChange],
 ) -> Vec<GroupSuggestion> {
     let todo: Vec<(&StructChange, &GroupChange)> = structs
@@ -77,13 +76,12 @@ pub fn suggest_groups(
         .collect();
     // Each is one prediction and one whole diff: side by side, in report order.
     todo.into_par_iter()
-        .filter_map(|(s, g)| for_group(new, options, s, g))
+        .filter_map(|(s, g)| for_group(new, s, g))
         .collect()
 }
 
 fn for_group(
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
     s: &StructChange,
     g: &GroupChange,
 ) -> Option<GroupSuggestion> {
@@ -116,16 +114,10 @@ fn for_group(
     let instances = super::instances_of(new, name.as_str());
     let mut fixes = Vec::new();
     if exceeds_by.is_none() && (now.lines > needed || !now.line_aligned) {
-        fixes.extend(align_group(
-            new,
-            options,
-            (name, &g.name),
-            layout,
-            instances,
-        ));
+        fixes.extend(align_group(new, (name, &g.name), layout, instances));
     }
     if let Some(over) = exceeds_by {
-        fixes.extend(leave(new, options, (name, &g.name), over, &added_or_grown));
+        fixes.extend(leave(new, (name, &g.name), over, &added_or_grown));
     }
     // Restoring first; among equals, in the order tried.
     fixes.sort_by_key(|f| !f.restores);
@@ -151,7 +143,6 @@ fn for_group(
 /// predicted and diffed; none when the prediction fails or loses the group.
 fn align_group(
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
     (name, group): (&str, &str),
     layout: &crate::model::StructLayout<'_>,
     instances: usize,
@@ -168,7 +159,7 @@ fn align_group(
         layout,
         instances,
     };
-    fixed.predicted(new, options, vec![change], declaration)
+    fixed.predicted(new, vec![change], declaration)
 }
 
 /// A struct's group as a fix moves it: what `predicted` needs besides the builds.
@@ -188,7 +179,7 @@ impl Fixed<'_, '_> {
     fn predicted(
         &self,
         new: &super::base::Base<'_, '_>,
-        options: &DiffOptions<'_>,
+
         changes: Vec<Change>,
         declaration: String,
     ) -> Option<GroupFix> {
@@ -202,7 +193,7 @@ impl Fixed<'_, '_> {
             .into_iter()
             .find(|x| x.name == group)
             .map_or(0, |x| x.lines);
-        let after = new.judge(&p.image, options);
+        let after = new.judge(&p.image);
         let still = after
             .structs
             .iter()
@@ -241,7 +232,6 @@ fn group_rule((name, group): (&str, &str), exceeds: bool, lines_old: u64, capaci
 /// end marker, predicted and diffed against OLD.
 fn leave(
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
     (name, g): (&str, &str),
     over: u64,
     added_or_grown: &[String],
@@ -290,7 +280,7 @@ fn leave(
         .par_iter()
         .filter_map(|set| {
             let (changes, declaration) = super::structs::out_of_group(layout, name, g, set);
-            let fix = fixed.predicted(new, options, changes, declaration)?;
+            let fix = fixed.predicted(new, changes, declaration)?;
             Some((set.len(), fix))
         })
         .collect();

@@ -4,7 +4,7 @@
 //! by diffing the predicted build against OLD again, as `members.rs` checks its fixes,
 //! whose list it joins.
 
-use crate::diff::{DiffOptions, Severity, StructChange};
+use crate::diff::{Severity, StructChange};
 use crate::layout::groups::{END, groups};
 use crate::model::{Image, StructLayout};
 use crate::whatif::Change;
@@ -16,7 +16,6 @@ use super::members::{MemberFix, MemberSuggestion, member_decl, still_moved};
 pub(super) fn add_fixes(
     old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
     structs: &[StructChange],
     found: &mut [MemberSuggestion],
 ) {
@@ -41,7 +40,7 @@ pub(super) fn add_fixes(
             continue;
         };
         for (group, last) in candidates(was, now, &s.member, line) {
-            if let Some(fix) = check(new, options, now, &s.member, &group, &last) {
+            if let Some(fix) = check(new, now, &s.member, &group, &last) {
                 s.fixes.push(fix);
             }
         }
@@ -101,7 +100,7 @@ fn candidates(
 /// `member` declared after `last` inside `group`, predicted and diffed against OLD.
 fn check(
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
+
     now: &StructLayout<'_>,
     member: &str,
     group: &str,
@@ -119,7 +118,7 @@ fn check(
         .structs_named(|n| n == name)
         .find(|(_, s)| s.members.iter().any(|m| m.name == Some(member)))?;
     let m = relaid.members.iter().find(|m| m.name == Some(member))?;
-    let after = new.judge(&p.image, options);
+    let after = new.judge(&p.image);
     let still = still_moved(&after.structs, name, member);
     let instances = super::instances_of(new, name);
     Some(MemberFix {

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::diff::{DiffOptions, MemberChange, MemberChangeKind, Severity, StructChange};
+use crate::diff::{MemberChange, MemberChangeKind, Severity, StructChange};
 use crate::model::{AggregateKind, Image, StructLayout};
 use crate::whatif::Change;
 use crate::whatif::nested;
@@ -62,7 +62,6 @@ const MAX_MEMBERS: usize = 8;
 pub fn suggest_members(
     old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
     structs: &[StructChange],
 ) -> Vec<MemberSuggestion> {
     let mut todo = Vec::new();
@@ -84,7 +83,7 @@ pub fn suggest_members(
     todo.truncate(MAX_MEMBERS);
     // In report order, whatever the thread count.
     todo.into_par_iter()
-        .map(|(change, layout, hot)| for_member(old, new, options, change, layout, hot))
+        .map(|(change, layout, hot)| for_member(old, new, change, layout, hot))
         .collect()
 }
 
@@ -104,7 +103,6 @@ pub(super) fn moved_hot(m: &MemberChange) -> bool {
 fn for_member(
     old: &Image<'_>,
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
     change: &StructChange,
     layout: &StructLayout<'_>,
     hot: &MemberChange,
@@ -138,16 +136,7 @@ fn for_member(
     // kept in candidate order.
     let mut fixes: Vec<MemberFix> = candidates
         .into_par_iter()
-        .filter_map(|candidate| {
-            member_fix(
-                new,
-                options,
-                layout,
-                (name, &hot.name),
-                instances,
-                candidate,
-            )
-        })
+        .filter_map(|candidate| member_fix(new, layout, (name, &hot.name), instances, candidate))
         .collect();
     fixes.sort_by_key(|f| (!f.restores, f.instance_bytes.abs(), f.flags_after));
     MemberSuggestion {
@@ -188,7 +177,7 @@ fn note(unpushed: bool, unmovable: bool) -> Option<String> {
 /// loses the member.
 fn member_fix(
     new: &super::base::Base<'_, '_>,
-    options: &DiffOptions<'_>,
+
     layout: &StructLayout<'_>,
     (name, hot): (&str, &str),
     instances: usize,
@@ -200,7 +189,7 @@ fn member_fix(
         let at = nested::find(s, name, hot).ok()?;
         Some((s, nested::declaring(s, &at)?.members.get(*at.last()?)?))
     })?;
-    let after = new.judge(&p.image, options);
+    let after = new.judge(&p.image);
     let still = still_moved(&after.structs, name, hot);
     Some(MemberFix {
         change: super::changes_args(&changes),

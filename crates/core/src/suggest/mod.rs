@@ -124,23 +124,23 @@ pub fn suggest<'d>(
         }
     };
     let report = diff(old, new, options);
-    let new = &Base::new(old, new);
+    let new = &Base::new(old, new, options);
     // Members, functions and groups: each fix is a prediction and a whole diff, so the
     // three kinds are found side by side.
     let (mut members, (functions, groups)) = rayon::join(
-        || members::suggest_members(old, new, options, &report.structs),
+        || members::suggest_members(old, new, &report.structs),
         || {
             rayon::join(
-                || functions::suggest_functions(old, new, options, &report.functions),
-                || groups::suggest_groups(new, options, &report.structs),
+                || functions::suggest_functions(old, new, &report.functions),
+                || groups::suggest_groups(new, &report.structs),
             )
         },
     );
-    into_group::add_fixes(old, new, options, &report.structs, &mut members);
+    into_group::add_fixes(old, new, &report.structs, &mut members);
     let other_flags = other_flags(&report, &members, functions.len(), &groups);
     let out = flagged_objects(&report, asked)
         .into_iter()
-        .map(|c| object_suggestion(old, new, options, &report, c, asked))
+        .map(|c| object_suggestion(old, new, &report, c, asked))
         .collect();
     Suggestions {
         suggestions: out,
@@ -229,7 +229,6 @@ fn flagged_objects<'r, 'a>(
 fn object_suggestion(
     old: &Image<'_>,
     new: &Base<'_, '_>,
-    options: &DiffOptions<'_>,
     report: &crate::diff::Report<'_>,
     c: &PlacementChange<'_>,
     asked: &[String],
@@ -239,18 +238,12 @@ fn object_suggestion(
     let groups = candidate_groups(new, report, c, &name, &neighbours);
     let mut fixes = Vec::new();
     if lost_read_mostly(old, new, c) {
-        fixes.push(read_mostly_fix(
-            new,
-            options,
-            &name,
-            c,
-            is_asked(asked, &name),
-        ));
+        fixes.push(read_mostly_fix(new, &name, c, is_asked(asked, &name)));
     }
     // Each candidate is a prediction and a whole diff: side by side, in order.
     let candidates: Vec<Fix> = groups
         .par_iter()
-        .filter_map(|group| aligned_fix(new, options, &name, group, is_asked(asked, &name)))
+        .filter_map(|group| aligned_fix(new, &name, group, is_asked(asked, &name)))
         .collect();
     fixes.extend(candidates);
     // `__read_mostly` back first when it restores: it costs no alignment padding
@@ -344,13 +337,7 @@ fn candidate_groups(
 /// The fix that aligns each object of `group` to a line (`name`'s fix, `asked` when
 /// it was asked for), predicted and diffed; none when one of them is not an object
 /// of NEW or the prediction fails.
-fn aligned_fix(
-    new: &Base<'_, '_>,
-    options: &DiffOptions<'_>,
-    name: &str,
-    group: &[String],
-    asked: bool,
-) -> Option<Fix> {
+fn aligned_fix(new: &Base<'_, '_>, name: &str, group: &[String], asked: bool) -> Option<Fix> {
     let syms: Vec<&crate::model::Symbol<'_>> = group
         .iter()
         .filter_map(|t| {
@@ -385,7 +372,7 @@ fn aligned_fix(
         (SymbolKind::Object, sym.space, sym.section),
         &names,
     );
-    let after = new.judge(&p.image, options);
+    let after = new.judge(&p.image);
     let (still, restores) = object_after(&after, name, asked);
     let lines = still.map_or_else(
         || lines_of(&p.image, name),
@@ -452,13 +439,7 @@ fn lost_read_mostly(old: &Image<'_>, new: &Image<'_>, c: &PlacementChange<'_>) -
 
 /// `__read_mostly` put back on `name`, predicted when the link model finds the
 /// read-mostly data, else said to be not predicted.
-fn read_mostly_fix(
-    new: &Base<'_, '_>,
-    options: &DiffOptions<'_>,
-    name: &str,
-    c: &PlacementChange<'_>,
-    asked: bool,
-) -> Fix {
+fn read_mostly_fix(new: &Base<'_, '_>, name: &str, c: &PlacementChange<'_>, asked: bool) -> Fix {
     let change = Change::ReadMostly {
         name: name.to_string(),
     };
@@ -492,7 +473,7 @@ fn read_mostly_fix(
             return fix;
         }
     };
-    let after = new.judge(&p.image, options);
+    let after = new.judge(&p.image);
     fix.restores = object_after(&after, name, asked).1;
     fix.lines = lines_of(&p.image, name);
     let (moved, most) = shifts(
