@@ -133,19 +133,18 @@ pub fn propagate<'d>(
     Ok((relaid, shapes))
 }
 
-/// The structs that hold each struct or union name by value (`holds`), at any depth
-/// of their anonymous aggregates, by increasing id: `image`'s layouts, or the edited
-/// ones in `relaid` where a struct was edited (an insert can add a member of a type).
-/// Laying a struct out again keeps its members' types, so the holders stay these.
+/// The structs that hold each struct or union name by value (`held_by_value`), at
+/// any depth of their anonymous aggregates, by increasing id: `image`'s layouts, or
+/// the edited ones in `relaid` where a struct was edited (an insert can add a member
+/// of a type). Laying a struct out again keeps its members' types, so the holders
+/// stay these.
 fn holders(image: &Image<'_>, relaid: &Relaid<'_>) -> FxHashMap<String, Vec<StructId>> {
     fn held<'s>(s: &'s StructLayout<'_>, out: &mut Vec<&'s str>) {
         for m in &s.members {
             if let Some(nested) = &m.nested {
                 held(nested, out);
             }
-            if let Some(name) = m.ctype.aggregate.as_deref()
-                && holds(m, name)
-            {
+            if let Some(name) = held_by_value(m) {
                 out.push(name);
             }
         }
@@ -328,13 +327,18 @@ fn embed<'d>(
 
 /// Whether a member's storage is a `name` by value (or an array of them).
 fn holds(m: &Member<'_>, name: &str) -> bool {
+    held_by_value(m) == Some(name)
+}
+
+/// The struct or union name a member's storage is by value (or an array of), if any.
+fn held_by_value<'m>(m: &'m Member<'_>) -> Option<&'m str> {
     let t = &m.ctype;
     let by_value = match t.kind {
         TypeKind::Struct | TypeKind::Union => true,
         TypeKind::Array => matches!(t.element, TypeKind::Struct | TypeKind::Union),
         _ => false,
     };
-    by_value && t.aggregate.as_deref() == Some(name)
+    t.aggregate.as_deref().filter(|_| by_value)
 }
 
 #[cfg(test)]
