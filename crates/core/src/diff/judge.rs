@@ -64,7 +64,7 @@ pub fn judge_against<'a, 'd>(
 
 /// The struct changes of `old.image -> new` (`Judgement::structs`), as `judge_against`
 /// finds them.
-pub fn struct_changes(
+fn struct_changes(
     old: &OldSide<'_, '_>,
     new: &Image<'_>,
     options: &DiffOptions<'_>,
@@ -77,13 +77,34 @@ pub fn struct_changes(
     structs::changes(old.image, new, new.line_size, &pinned_struct, hotness)
 }
 
-/// `judge_against`, with `new`'s struct changes given when the caller knows them
-/// (`struct_changes` of a build whose layouts and symbol order `new` shares).
+/// What judging a build against OLD finds that another build shares when it holds
+/// the first one's very layouts and its symbols in the same order under the same
+/// names (a prediction that aligned objects): the struct changes (they read the
+/// layouts, and name each struct's instances in symbol order) and the pairing (by
+/// name: only the places differ, `Pairing::moved_to`).
+pub struct Known<'a, 'd> {
+    structs: Vec<StructChange>,
+    pairing: pairing::Pairing<'a, 'd>,
+}
+
+impl<'a, 'd> Known<'a, 'd> {
+    /// `new`'s struct changes and pairing against `old.image`.
+    pub fn of(old: &OldSide<'a, 'd>, new: &'a Image<'d>, options: &DiffOptions<'_>) -> Self {
+        let (structs, pairing) = rayon::join(
+            || struct_changes(old, new, options),
+            || pairing::pair_from(&old.keys, &new.symbols),
+        );
+        Known { structs, pairing }
+    }
+}
+
+/// `judge_against`, with what the caller knows of `new` (`Known::of` a build whose
+/// layouts, symbol names and symbol order `new` shares).
 pub fn judge_knowing<'a, 'd>(
     old: &OldSide<'a, 'd>,
     new: &'a Image<'d>,
     options: &DiffOptions<'a>,
-    structs: Option<Vec<StructChange>>,
+    known: Option<&Known<'a, 'd>>,
 ) -> Judgement<'a> {
     let line_size = new.line_size;
     let hotness: &'a Hotness = options
@@ -93,10 +114,16 @@ pub fn judge_knowing<'a, 'd>(
     let pinned_sym = |s: &crate::model::Symbol<'_>| asked.pinned_symbol(s);
     let (listed_only, fails) = (asked.listed_only, |s| asked.fails(s));
     let (pairing, (structs, indexes)) = rayon::join(
-        || pairing::pair_from(&old.keys, &new.symbols),
+        || match known {
+            Some(k) => k.pairing.moved_to(&new.symbols),
+            None => pairing::pair_from(&old.keys, &new.symbols),
+        },
         || {
             rayon::join(
-                || structs.unwrap_or_else(|| struct_changes(old, new, options)),
+                || match known {
+                    Some(k) => k.structs.clone(),
+                    None => struct_changes(old, new, options),
+                },
                 || placement::Indexes::with_old(old.indexes.clone(), new),
             )
         },

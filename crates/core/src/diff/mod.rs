@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use changes::*;
-pub use judge::{Judgement, OldSide, judge, judge_against, judge_knowing, struct_changes};
+pub use judge::{Judgement, Known, OldSide, judge, judge_against, judge_knowing};
 pub use verdict::Category;
 
 use crate::evidence::{Cold, Hotness};

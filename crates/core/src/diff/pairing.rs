@@ -316,16 +316,56 @@ fn pair_ids<'a, 'd>(
         .map(|(s, _)| s)
         .collect();
     pair_leftovers(&mut pairs, &mut added, &mut removed);
-    let order = |s: &Symbol<'d>| (s.space, s.place, s.name, s.file);
-    pairs.sort_by(|a, b| order(a.old).cmp(&order(b.old)));
-    added.sort_by(|a, b| order(a).cmp(&order(b)));
-    removed.sort_by(|a, b| order(a).cmp(&order(b)));
+    pairs.sort_by(|a, b| place_order(a.old).cmp(&place_order(b.old)));
+    added.sort_by(|a, b| place_order(a).cmp(&place_order(b)));
+    removed.sort_by(|a, b| place_order(a).cmp(&place_order(b)));
     Pairing {
         pairs,
         added,
         removed,
         keys: [(old, old_ids), (new, new_ids)],
     }
+}
+
+impl<'a, 'd> Pairing<'a, 'd> {
+    /// This pairing of OLD and NEW, made for `moved`: a build holding NEW's symbols in
+    /// NEW's order under NEW's names, some at other places (a prediction that aligned
+    /// objects). It is what `pair_from` gives for `moved` (the keys, and so the pairs,
+    /// are the same), without keying its symbols again: only the added ones, kept in
+    /// place order, are sorted again.
+    pub fn moved_to<'m>(&self, moved: &'m [Symbol<'d>]) -> Pairing<'m, 'd>
+    where
+        'a: 'm,
+    {
+        let new = self.keys[1].0;
+        let at = |s: &Symbol<'d>| index_in(new, s);
+        let pairs = self
+            .pairs
+            .iter()
+            .map(|p| Paired {
+                old: p.old,
+                new: &moved[at(p.new)],
+            })
+            .collect();
+        // In `pair_ids` the added symbols are sorted from symbol order: ties stay in it.
+        let mut added: Vec<(usize, &'m Symbol<'d>)> =
+            self.added.iter().map(|s| (at(s), &moved[at(s)])).collect();
+        added.sort_by(|a, b| (place_order(a.1), a.0).cmp(&(place_order(b.1), b.0)));
+        Pairing {
+            pairs,
+            added: added.into_iter().map(|(_, s)| s).collect(),
+            removed: self.removed.clone(),
+            keys: [
+                (self.keys[0].0, self.keys[0].1.clone()),
+                (moved, self.keys[1].1.clone()),
+            ],
+        }
+    }
+}
+
+/// The order the pairing keeps its lists in: space, place, name, file.
+fn place_order<'d>(s: &Symbol<'d>) -> (Space, u64, &'d str, Option<&'d str>) {
+    (s.space, s.place, s.name, s.file)
 }
 
 /// A local whose unit was found in one build only (its `STT_FILE` group lost or gained
@@ -441,6 +481,65 @@ mod tests {
             name,
             ..local(name, None, "x.c")
         }
+    }
+
+    /// A pairing made for a build whose symbols moved (`moved_to`) is the one made from
+    /// the old build's keys: the same pairs, the added ones in the moved places'
+    /// order, the same key ids.
+    #[test]
+    fn a_pairing_moved_to_moved_symbols_is_the_pairing_of_them() {
+        let old = [
+            global("a", 0x1000),
+            global("b.3", 0x1040),
+            global("gone", 0x1080),
+        ];
+        let new = [
+            global("a", 0x2000),
+            global("b.4", 0x2040),
+            global("p", 0x2080),
+            global("q", 0x20c0),
+        ];
+        // `p` aligned past `q`: the added ones change order.
+        let mut moved = new.clone();
+        moved[2].place = 0x2100;
+        let keys = OldKeys::new(&old);
+        let made = pair_from(&keys, &moved);
+        let from = pair_from(&keys, &new).moved_to(&moved);
+        let said = |p: &Pairing<'_, 'static>| {
+            let key = |side: Side, s: &Symbol<'_>| p.key_id(side, s);
+            (
+                p.pairs
+                    .iter()
+                    .map(|x| (x.old.name, x.new.name, x.new.place, key(Side::New, x.new)))
+                    .collect::<Vec<_>>(),
+                p.added
+                    .iter()
+                    .map(|s| (s.name, s.place, key(Side::New, s)))
+                    .collect::<Vec<_>>(),
+                p.removed
+                    .iter()
+                    .map(|s| (s.name, key(Side::Old, s)))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(said(&from), said(&made));
+        assert_eq!(
+            said(&from).1,
+            [
+                ("q", 0x20c0, made.key_id(Side::New, &moved[3])),
+                ("p", 0x2100, made.key_id(Side::New, &moved[2]))
+            ]
+        );
+        assert_eq!(
+            said(&from).0,
+            [("a", "a", 0x2000, 0), ("b.3", "b.4", 0x2040, 1)]
+        );
+        // Every pair's new symbol is the moved build's own.
+        assert!(
+            from.pairs
+                .iter()
+                .all(|x| moved.as_ptr_range().contains(&(x.new as *const _)))
+        );
     }
 
     #[test]

@@ -501,29 +501,48 @@ fn parts<'a, 'd>(
     }
     let element = layout.size.max(1);
     let is_array = var.is_some_and(|v| v.is_array);
-    let count = if is_array {
-        (s.size / element).clamp(1, 64)
-    } else {
-        1
-    };
-    let mut out = Vec::new();
-    for i in 0..count {
-        let prefix = if is_array {
-            format!("[{i}].")
-        } else {
-            String::new()
-        };
-        let before = out.len();
-        open(types, side, layout, i * element, &prefix, 0, &mut out);
-        for p in &mut out[before..] {
-            p.path_at = prefix.len();
-            p.in_element = p.from - i * element;
-        }
-    }
-    if out.is_empty() {
+    // The element's members are found once and laid at each element's offset.
+    let mut first = Vec::new();
+    open(types, side, layout, 0, "", 0, &mut first);
+    if first.is_empty() {
         return vec![whole()];
     }
+    if !is_array {
+        return first;
+    }
+    let count = (s.size / element).clamp(1, 64);
+    let mut out = Vec::with_capacity(first.len() * count as usize);
+    for i in 0..count {
+        let prefix = element_prefix(i);
+        let at = i * element;
+        out.extend(first.iter().map(|p| Part {
+            name: Cow::Owned(joined(&prefix, &p.name)),
+            from: at.saturating_add(p.from),
+            to: at.saturating_add(p.to),
+            path_at: prefix.len(),
+            in_element: p.from,
+            ..*p
+        }));
+    }
     out
+}
+
+/// `[i].`, the start of the names of an array's element `i`.
+fn element_prefix(i: u64) -> String {
+    let mut prefix = String::with_capacity(8);
+    prefix.push('[');
+    prefix.push_str(itoa::Buffer::new().format(i));
+    prefix.push_str("].");
+    prefix
+}
+
+/// `prefix` followed by `name`, without the formatting machinery (a judgement spells
+/// hundreds of thousands of member names).
+fn joined(prefix: &str, name: &str) -> String {
+    let mut s = String::with_capacity(prefix.len() + name.len());
+    s.push_str(prefix);
+    s.push_str(name);
+    s
 }
 
 /// The leaf members of `layout` laid at `base`, named after `prefix`, into `out`.
@@ -547,7 +566,7 @@ fn open<'a, 'd>(
                 side,
                 inner,
                 from,
-                &format!("{prefix}{name}."),
+                &joined(prefix, &joined(name, ".")),
                 depth + 1,
                 out,
             );
@@ -558,7 +577,7 @@ fn open<'a, 'd>(
         out.push(Part {
             name: match prefix.is_empty() {
                 true => Cow::Borrowed(name),
-                false => Cow::Owned(format!("{prefix}{name}")),
+                false => Cow::Owned(joined(prefix, name)),
             },
             from,
             to: from.saturating_add(m.size.max(1)),

@@ -1,11 +1,11 @@
 //! The pair as every candidate fix is predicted and judged: NEW's variables and link
 //! model, and OLD's pairing keys and indexes, found once for all the candidates, not
-//! once per prediction and per diff; and NEW's struct changes, which a candidate that
-//! changes no struct and keeps the symbols' order shares.
+//! once per prediction and per diff; and NEW's struct changes and pairing with OLD,
+//! which a candidate that changes no struct and keeps the symbols' order shares.
 
 use std::sync::{Arc, OnceLock};
 
-use crate::diff::{DiffOptions, Judgement, OldSide, StructChange, judge_knowing, struct_changes};
+use crate::diff::{DiffOptions, Judgement, Known, OldSide, judge_knowing};
 use crate::link::LinkMap;
 use crate::model::{Image, SymbolVariables};
 use crate::whatif::{Change, PredictError, Prediction, predict_changed};
@@ -19,8 +19,9 @@ pub struct Base<'b, 'd> {
     old: OldSide<'b, 'd>,
     /// What every candidate is judged with.
     options: &'b DiffOptions<'b>,
-    /// NEW's struct changes against OLD, found the first time a candidate can use them.
-    structs: OnceLock<Vec<StructChange>>,
+    /// NEW's struct changes and pairing against OLD, found the first time a candidate
+    /// can use them.
+    known: OnceLock<Known<'b, 'd>>,
 }
 
 impl<'b, 'd> Base<'b, 'd> {
@@ -41,19 +42,17 @@ impl<'b, 'd> Base<'b, 'd> {
             link,
             old,
             options,
-            structs: OnceLock::new(),
+            known: OnceLock::new(),
         }
     }
 
     /// `diff::judge(old, predicted, options)`, from OLD's keys and indexes found once.
-    /// A prediction that shares every layout of NEW and the order of its symbols has
-    /// NEW's struct changes (they read the layouts, and name each struct's instances
-    /// in symbol order): those are found once and copied.
+    /// A prediction that shares every layout of NEW and the names and order of its
+    /// symbols has NEW's struct changes and pairing (`Known`): those are found once.
     pub fn judge<'p>(&'p self, predicted: &'p Image<'d>) -> Judgement<'p> {
         let known = shares_layouts_and_order(self.image, predicted).then(|| {
-            self.structs
-                .get_or_init(|| struct_changes(&self.old, self.image, self.options))
-                .clone()
+            self.known
+                .get_or_init(|| Known::of(&self.old, self.image, self.options))
         });
         judge_knowing(&self.old, predicted, self.options, known)
     }
@@ -66,10 +65,21 @@ impl<'b, 'd> Base<'b, 'd> {
 }
 
 /// Whether `predicted` holds `image`'s very layouts (shared, not equal copies) and its
-/// symbols in the same order (by their names' storage and space), so that the struct
-/// changes of the two against one build are the same.
+/// symbols in the same order (by the storage of their names, units and files, their
+/// space and kind: what the pairing keys them by), so that the struct changes and the
+/// pairings of the two against one build are the same.
 fn shares_layouts_and_order(image: &Image<'_>, predicted: &Image<'_>) -> bool {
-    let named = |s: &crate::model::Symbol<'_>| (s.name.as_ptr(), s.name.len(), s.space);
+    // What the pairing keys a symbol by, by the storage of its strings.
+    let named = |s: &crate::model::Symbol<'_>| {
+        let at = |t: Option<&str>| t.map(|t| (t.as_ptr(), t.len()));
+        (
+            (s.name.as_ptr(), s.name.len()),
+            s.space,
+            s.kind,
+            at(s.unit),
+            at(s.file),
+        )
+    };
     image.structs.len() == predicted.structs.len()
         && image
             .structs
@@ -100,17 +110,18 @@ mod tests {
     use crate::load::LoadOptions;
     use crate::model::SymbolKind;
 
-    /// What a judgement says, its struct changes spelled out.
-    fn said(j: &Judgement<'_>) -> (usize, String, [usize; 3]) {
+    /// What a judgement says, its changes spelled out.
+    fn said(j: &Judgement<'_>) -> (usize, String, String, [usize; 3]) {
         (
             j.flagged,
             format!("{:?}", j.structs),
+            format!("{:?} {:?}", j.data, j.percpu),
             [j.data.len(), j.percpu.len(), j.functions.len()],
         )
     }
 
     /// A candidate that aligns an object shares NEW's layouts and symbol order, and is
-    /// judged with NEW's struct changes: what judging it whole gives. One that resizes
+    /// judged with NEW's struct changes and pairing: what judging it whole gives. One that resizes
     /// a struct does not share them, and is judged whole.
     #[test]
     fn a_candidate_sharing_new_layouts_is_judged_as_judged_whole() {
