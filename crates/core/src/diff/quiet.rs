@@ -77,7 +77,7 @@ impl Quiet {
         {
             return Some(what);
         }
-        let t = type_name?.trim_start_matches("const ");
+        let t = crate::model::trim_leading(type_name?, "const ");
         TYPES.contains(&t).then_some(READ_MOSTLY)
     }
 

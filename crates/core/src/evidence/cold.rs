@@ -73,9 +73,8 @@ fn by_type(c: &str) -> Option<Cold> {
     if c.contains('*') {
         return None;
     }
-    let c = c
-        .trim_start_matches("const ")
-        .trim_start_matches("volatile ");
+    use crate::model::trim_leading;
+    let c = trim_leading(trim_leading(c, "const "), "volatile ");
     let name = c.strip_prefix("struct ")?;
     let name = name.split([' ', '[']).next().unwrap_or(name);
     super::conventions::conventions().cold_struct(name)

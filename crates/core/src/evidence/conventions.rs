@@ -12,8 +12,9 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::{AhoCorasick, Anchored, Input, MatchKind, StartKind};
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 
 use super::Cold;
@@ -75,14 +76,25 @@ enum TableError {
     /// A hot type with neither or both of a name and a glob (its reason given).
     #[error("hot_type {0:?}: give a name or a glob")]
     Pattern(String),
+    /// The cold prefixes do not build into one matcher.
+    #[error("cold_prefix: {0}")]
+    Prefixes(aho_corasick::BuildError),
 }
 
-/// The conventions, read and indexed.
+/// The conventions, read and indexed: the diff asks the cold tables of every object
+/// it judges and of each of their neighbours, tens of thousands of times a run.
 #[derive(Debug)]
 pub struct Conventions {
     tables: Tables,
     hot_exact: FxHashSet<String>,
     hot_globs: GlobSet,
+    /// `cold_section` and `cold_type` by name: the first entry of each name's kind.
+    cold_sections: FxHashMap<String, Option<Cold>>,
+    cold_structs: FxHashMap<String, Option<Cold>>,
+    /// `cold_prefix`: every prefix, matched at a name's start, the first entry that
+    /// matches winning; and each pattern's kind.
+    cold_prefixes: AhoCorasick,
+    prefix_kinds: Vec<Option<Cold>>,
 }
 
 static CONVENTIONS: LazyLock<Conventions> = LazyLock::new(|| {
@@ -112,7 +124,30 @@ impl Conventions {
             }
         }
         let hot_globs = globs.build().map_err(TableError::Glob)?;
+        let by_name = |entries: &[Entry]| {
+            let mut map: FxHashMap<String, Option<Cold>> = FxHashMap::default();
+            for e in entries {
+                if let Some(n) = &e.name {
+                    map.entry(n.clone()).or_insert(e.kind);
+                }
+            }
+            map
+        };
+        let prefixed: Vec<&Entry> = tables
+            .cold_prefix
+            .iter()
+            .filter(|e| e.prefix.is_some())
+            .collect();
+        let cold_prefixes = AhoCorasick::builder()
+            .start_kind(StartKind::Anchored)
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(prefixed.iter().filter_map(|e| e.prefix.as_deref()))
+            .map_err(TableError::Prefixes)?;
         Ok(Conventions {
+            cold_sections: by_name(&tables.cold_section),
+            cold_structs: by_name(&tables.cold_type),
+            prefix_kinds: prefixed.iter().map(|e| e.kind).collect(),
+            cold_prefixes,
             tables,
             hot_exact,
             hot_globs,
@@ -147,7 +182,7 @@ impl Conventions {
 
     /// Whether the type spelled `c` (`volatile` left out) is a sleeping lock.
     pub fn is_sleeping_lock(&self, c: &str) -> bool {
-        let c = c.trim_start_matches("volatile ");
+        let c = crate::model::trim_leading(c, "volatile ");
         self.tables
             .sleeping_lock
             .iter()
@@ -164,42 +199,35 @@ impl Conventions {
 
     /// The cold kind of `section`, when its objects are cold by it.
     pub fn cold_section(&self, section: &str) -> Option<Cold> {
-        self.tables
-            .cold_section
-            .iter()
-            .find(|e| e.name.as_deref() == Some(section))
-            .and_then(|e| e.kind)
+        self.cold_sections.get(section).copied().flatten()
     }
 
     /// The cold kind of struct `name` (no `struct`), exactly or by its ending.
     pub fn cold_struct(&self, name: &str) -> Option<Cold> {
-        let t = &self.tables;
-        t.cold_type
-            .iter()
-            .find(|e| e.name.as_deref() == Some(name))
-            .or_else(|| {
-                t.cold_type_suffix
-                    .iter()
-                    .find(|e| e.suffix.as_deref().is_some_and(|s| name.ends_with(s)))
-            })
-            .and_then(|e| e.kind)
+        match self.cold_structs.get(name) {
+            Some(&kind) => kind,
+            None => self
+                .tables
+                .cold_type_suffix
+                .iter()
+                .find(|e| e.suffix.as_deref().is_some_and(|s| name.ends_with(s)))
+                .and_then(|e| e.kind),
+        }
     }
 
     /// The cold kind of an object named `base` (before any `.N`) in `section`, by a
     /// name the macros generate or its beginning.
     pub fn cold_name(&self, base: &str, section: &str) -> Option<Cold> {
-        let t = &self.tables;
-        t.cold_name
-            .iter()
-            .find(|e| {
-                e.name.as_deref() == Some(base) && e.section.as_deref().is_none_or(|s| s == section)
-            })
-            .or_else(|| {
-                t.cold_prefix
-                    .iter()
-                    .find(|e| e.prefix.as_deref().is_some_and(|p| base.starts_with(p)))
-            })
-            .and_then(|e| e.kind)
+        let named = self.tables.cold_name.iter().find(|e| {
+            e.name.as_deref() == Some(base) && e.section.as_deref().is_none_or(|s| s == section)
+        });
+        match named {
+            Some(e) => e.kind,
+            None => self
+                .cold_prefixes
+                .find(Input::new(base).anchored(Anchored::Yes))
+                .and_then(|m| self.prefix_kinds[m.pattern().as_usize()]),
+        }
     }
 }
 
@@ -208,9 +236,8 @@ impl Conventions {
 fn bare_type(c: &str) -> &str {
     let mut c = c;
     loop {
-        let rest = c
-            .trim_start_matches("const ")
-            .trim_start_matches("volatile ");
+        use crate::model::trim_leading;
+        let rest = trim_leading(trim_leading(c, "const "), "volatile ");
         if rest.len() == c.len() {
             break;
         }

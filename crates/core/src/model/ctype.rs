@@ -158,3 +158,48 @@ impl std::hash::Hash for TypeRef<'_> {
         (**self).hash(state)
     }
 }
+
+/// `c` without any number of leading `word`s (`trim_start_matches(word)`, without
+/// building a substring searcher on every call: the judgement asks it of tens of
+/// thousands of type spellings).
+pub(crate) fn trim_leading<'c>(c: &'c str, word: &str) -> &'c str {
+    let mut c = c;
+    while let Some(rest) = c.strip_prefix(word).filter(|_| !word.is_empty()) {
+        c = rest;
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trim_leading;
+
+    /// Every leading copy of the word goes, and nothing else: what
+    /// `trim_start_matches` gives.
+    #[test]
+    fn trim_leading_removes_each_leading_word_as_trim_start_matches() {
+        let cases = [
+            ("const const atomic_t", "const "),
+            ("const volatile int", "const "),
+            ("volatile int", "const "),
+            ("const", "const "),
+            ("", "const "),
+            ("struct mutex", ""),
+        ];
+        let got: Vec<&str> = cases.iter().map(|(c, w)| trim_leading(c, w)).collect();
+        assert_eq!(
+            got,
+            [
+                "atomic_t",
+                "volatile int",
+                "volatile int",
+                "const",
+                "",
+                "struct mutex"
+            ]
+        );
+        for (c, w) in cases.iter().filter(|(_, w)| !w.is_empty()) {
+            assert_eq!(trim_leading(c, w), c.trim_start_matches(w), "{c:?}");
+        }
+    }
+}

@@ -13,6 +13,7 @@ mod types;
 
 pub use aligned::{Alignment, StoredAlignments};
 pub use code::CodeSection;
+pub(crate) use ctype::trim_leading;
 pub use ctype::{CType, Declaration, TypeKind, TypeRef};
 pub use header::Header;
 pub use symbols::{Binding, Section, Space, Symbol, SymbolKind, rust_name};

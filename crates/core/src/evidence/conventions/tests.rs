@@ -183,3 +183,71 @@ fn the_substring_tests_hot_spellings_on_real_kernels_are_all_entries() {
         assert!(markers.iter().any(|m| p.contains(m)), "{p}");
     }
 }
+
+/// The cold tables answered from their indexes give what reading each table in order
+/// gives (the first entry that matches), for every entry's own name, prefix and
+/// suffix, with text after them, and for names no entry has.
+#[test]
+fn cold_lookups_by_index_are_the_tables_read_in_order() {
+    let c = conventions();
+    let t = &c.tables;
+    let first = |entries: &[Entry], hit: &dyn Fn(&Entry) -> bool| {
+        entries.iter().find(|e| hit(e)).and_then(|e| e.kind)
+    };
+    let mut asked = vec![
+        String::new(),
+        "x".to_string(),
+        ".data".to_string(),
+        "struct".to_string(),
+    ];
+    for e in t
+        .cold_section
+        .iter()
+        .chain(&t.cold_type)
+        .chain(&t.cold_name)
+    {
+        let n = e.name.clone().unwrap_or_default();
+        asked.extend([n.clone(), format!("{n}_x"), format!("x{n}")]);
+    }
+    for e in &t.cold_prefix {
+        let p = e.prefix.clone().unwrap_or_default();
+        asked.extend([
+            p.clone(),
+            format!("{p}x"),
+            p[..p.len().saturating_sub(1)].to_string(),
+        ]);
+    }
+    for e in &t.cold_type_suffix {
+        let s = e.suffix.clone().unwrap_or_default();
+        asked.extend([s.clone(), format!("x{s}"), format!("{s}x")]);
+    }
+    let mut cold = 0;
+    for a in &asked {
+        let section = first(&t.cold_section, &|e| e.name.as_deref() == Some(a));
+        assert_eq!(c.cold_section(a), section, "section {a:?}");
+        let by_struct = first(&t.cold_type, &|e| e.name.as_deref() == Some(a));
+        let by_suffix = || {
+            first(&t.cold_type_suffix, &|e| {
+                e.suffix.as_deref().is_some_and(|s| a.ends_with(s))
+            })
+        };
+        let exact = t.cold_type.iter().any(|e| e.name.as_deref() == Some(a));
+        let want = if exact { by_struct } else { by_suffix() };
+        assert_eq!(c.cold_struct(a), want, "struct {a:?}");
+        for sec in [".data", ".bss"] {
+            let named = t.cold_name.iter().find(|e| {
+                e.name.as_deref() == Some(a) && e.section.as_deref().is_none_or(|s| s == sec)
+            });
+            let want = match named {
+                Some(e) => e.kind,
+                None => first(&t.cold_prefix, &|e| {
+                    e.prefix.as_deref().is_some_and(|p| a.starts_with(p))
+                }),
+            };
+            assert_eq!(c.cold_name(a, sec), want, "name {a:?} in {sec}");
+            cold += usize::from(want.is_some());
+        }
+    }
+    // Every prefix entry, and the names of the section and struct tables, were met.
+    assert!(cold >= 2 * t.cold_prefix.len(), "{cold} cold names");
+}
