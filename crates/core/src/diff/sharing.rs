@@ -660,11 +660,16 @@ struct CodeWrite<'a, 'd> {
     function: &'a Symbol<'d>,
     how: AccessKind,
     by_address: bool,
+    /// The function's own evidence of hotness, if any.
+    hot: Option<Evidence<'a>>,
 }
 
-/// The code's writes to object `s` by functions outside boot-only code, and whether
-/// any code references it at all; `None` when the build has no code evidence.
+/// The code's writes to object `s` by functions outside boot-only code, by function
+/// name and how (in the access map's order where those are equal), each with its
+/// function's evidence of hotness; and whether any code references the object at all.
+/// `None` when the build has no code evidence.
 fn code_writes<'a, 'd>(
+    hotness: &'a Hotness,
     side: &Side<'_, 'a, 'd>,
     s: &Symbol<'d>,
 ) -> Option<(bool, Vec<CodeWrite<'a, 'd>>)> {
@@ -687,15 +692,19 @@ fn code_writes<'a, 'd>(
                 true => s.size.max(1),
                 false => a.offset.saturating_add(u64::from(a.size.max(1))),
             };
-            (!boot).then_some(CodeWrite {
+            (!boot).then(|| CodeWrite {
                 from: a.offset,
                 to,
                 function: f,
                 how: a.kind,
                 by_address,
+                hot: hotness.function(f.name),
             })
         })
-        .collect();
+        .collect::<Vec<_>>();
+    // Stable: writes of one function and kind stay in the access map's order.
+    let mut writes = writes;
+    writes.sort_by(|a, b| (a.function.name, a.how).cmp(&(b.function.name, b.how)));
     Some((!refs.is_empty(), writes))
 }
 
@@ -706,30 +715,43 @@ fn code_writes<'a, 'd>(
 /// operations, so it is counted on the object's members of those types, or on all of
 /// them when it has none.
 fn writer_of<'a, 'd>(
-    hotness: &'a Hotness,
     writes: &[CodeWrite<'a, 'd>],
     (from, to): (u64, u64),
     by_address: bool,
 ) -> Option<(&'a Symbol<'d>, AccessKind, u32, Option<Evidence<'a>>)> {
-    let mut here: Vec<(&'a Symbol<'d>, AccessKind)> = writes
+    // `writes` is in name order (`code_writes`), and so is every part of it.
+    let mut here = writes
         .iter()
-        .filter(|w| w.from < to && w.to > from && (by_address || !w.by_address))
-        .map(|w| (w.function, w.how))
-        .collect();
-    if here.is_empty() {
-        return None;
+        .filter(|w| w.from < to && w.to > from && (by_address || !w.by_address));
+    let first = here.next()?;
+    let (mut names, mut last) = (1u32, first.function.name);
+    let mut hot = first.hot.map(|e| (first, e));
+    for w in here {
+        if w.function.name != last {
+            names += 1;
+            last = w.function.name;
+        }
+        // The strongest, the first by name on a tie (the last of equal keys, as
+        // `max_by_key`).
+        if let Some(e) = w.hot
+            && hot.is_none_or(|(hw, he)| writer_key(w, e) >= writer_key(hw, he))
+        {
+            hot = Some((w, e));
+        }
     }
-    here.sort_by(|a, b| (a.0.name, a.1).cmp(&(b.0.name, b.1)));
-    let mut names: Vec<&str> = here.iter().map(|w| w.0.name).collect();
-    names.dedup();
-    let hot = here
-        .iter()
-        .filter_map(|w| hotness.function(w.0.name).map(|e| (w, e)))
-        .max_by_key(|(w, e)| (e.strength(), std::cmp::Reverse(w.0.name)));
     Some(match hot {
-        Some((w, e)) => (w.0, w.1, names.len() as u32, Some(e)),
-        None => (here[0].0, here[0].1, names.len() as u32, None),
+        Some((w, e)) => (w.function, w.how, names, Some(e)),
+        None => (first.function, first.how, names, None),
     })
+}
+
+/// What ranks the writers of a part: the strength of their evidence, then the first
+/// name.
+fn writer_key<'d>(
+    w: &CodeWrite<'_, 'd>,
+    e: Evidence<'_>,
+) -> (Strength, std::cmp::Reverse<&'d str>) {
+    (e.strength(), std::cmp::Reverse(w.function.name))
 }
 
 /// `parts` of `s`, each marked whether its type is a lock, an atomic, a refcount or
@@ -766,7 +788,9 @@ fn own_members<'a, 'd>(
     let image = side.image;
     let parts = typed_parts(judge, side, s, var);
     let reach = address_reaches(&parts);
-    let writes = code_writes(side, s).map(|w| w.1).unwrap_or_default();
+    let writes = code_writes(judge.hotness, side, s)
+        .map(|w| w.1)
+        .unwrap_or_default();
     let struct_name = var.and_then(|v| image.struct_name(v));
     let mut named = false;
     let mut out: Vec<(Part<'a, 'd>, LineMember<'a>)> = parts
@@ -774,14 +798,12 @@ fn own_members<'a, 'd>(
         .zip(reach)
         .map(|(p, reach)| {
             let member_evidence = member_evidence(judge.hotness, struct_name, &p);
-            let by_writer = writer_of(judge.hotness, &writes, (p.from, p.to), reach).and_then(
-                |(f, _, _, e)| {
-                    e.map(|evidence| Hot::Writer {
-                        function: f.name,
-                        evidence,
-                    })
-                },
-            );
+            let by_writer = writer_of(&writes, (p.from, p.to), reach).and_then(|(f, _, _, e)| {
+                e.map(|evidence| Hot::Writer {
+                    function: f.name,
+                    evidence,
+                })
+            });
             let hot = member_evidence
                 .map(|evidence| Hot::Member { evidence })
                 .or(by_writer);
@@ -836,7 +858,7 @@ fn written_members<'a, 'd>(
     {
         return Vec::new();
     }
-    let code = code_writes(side, t);
+    let code = code_writes(judge.hotness, side, t);
     let own = judge
         .hotness
         .object(t.name, var.and_then(|v| image.struct_name(v)))
@@ -853,29 +875,28 @@ fn written_members<'a, 'd>(
     let reach = address_reaches(&parts);
     let mut out = Vec::new();
     for (p, reach) in parts.into_iter().zip(reach) {
-        let written = if let Some((f, how, writers, hot)) =
-            writer_of(judge.hotness, &writes, (p.from, p.to), reach)
-        {
-            Some(Written::Code {
-                function: f.name,
-                how,
-                writers,
-                hot: hot.map(|e| e.strength()),
-            })
-        } else if whole {
-            own.map(|evidence| Written::Evidence { evidence })
-        } else if !p.write_type || sleeping_lock(p.ty.map_or("", |ty| &*ty.c)) {
-            None
-        } else if let Some(evidence) = own {
-            Some(Written::Evidence { evidence })
-        } else if refs.iter().all(|a| {
-            let end = a.offset.saturating_add(u64::from(a.size.max(1)));
-            !(a.offset < p.to && end > p.from)
-        }) {
-            Some(Written::Inferred)
-        } else {
-            None
-        };
+        let written =
+            if let Some((f, how, writers, hot)) = writer_of(&writes, (p.from, p.to), reach) {
+                Some(Written::Code {
+                    function: f.name,
+                    how,
+                    writers,
+                    hot: hot.map(|e| e.strength()),
+                })
+            } else if whole {
+                own.map(|evidence| Written::Evidence { evidence })
+            } else if !p.write_type || sleeping_lock(p.ty.map_or("", |ty| &*ty.c)) {
+                None
+            } else if let Some(evidence) = own {
+                Some(Written::Evidence { evidence })
+            } else if refs.iter().all(|a| {
+                let end = a.offset.saturating_add(u64::from(a.size.max(1)));
+                !(a.offset < p.to && end > p.from)
+            }) {
+                Some(Written::Inferred)
+            } else {
+                None
+            };
         if let Some(w) = written {
             out.push(LineMember {
                 name: p.name,
@@ -887,4 +908,88 @@ fn written_members<'a, 'd>(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::Measured;
+
+    fn function(name: &'static str, place: u64) -> Symbol<'static> {
+        Symbol {
+            name,
+            file: None,
+            unit: None,
+            compile_unit: None,
+            group: 0,
+            kind: crate::model::SymbolKind::Function,
+            binding: crate::model::Binding::Global,
+            section: ".text",
+            address: place,
+            size: 16,
+            space: crate::model::Space::Global,
+            place,
+        }
+    }
+
+    /// The writer of a part is the one with the strongest evidence, the first by
+    /// name among equals, else the first by name; every function writing there is
+    /// counted once; a write through the object's address counts only where allowed.
+    #[test]
+    fn the_writer_of_a_part_is_the_hottest_then_the_first_by_name() {
+        let (a, b, c, z) = (
+            function("a_fn", 0x10),
+            function("b_fn", 0x20),
+            function("c_fn", 0x30),
+            function("z_fn", 0x40),
+        );
+        let mut measured = Measured::default();
+        for n in ["b_fn", "c_fn"] {
+            measured.add_function(n, "perf report", "10%".to_string());
+        }
+        let hotness = Hotness {
+            known: crate::evidence::KnownList::builtin(),
+            measured,
+        };
+        fn write<'a>(
+            hotness: &'a Hotness,
+            f: &'a Symbol<'static>,
+            (from, to): (u64, u64),
+            by_address: bool,
+        ) -> CodeWrite<'a, 'static> {
+            CodeWrite {
+                from,
+                to,
+                function: f,
+                how: AccessKind::Write,
+                by_address,
+                hot: hotness.function(f.name),
+            }
+        }
+        let h = &hotness;
+        // In name order, as `code_writes` gives them: a twice, then b, c, z.
+        let writes = [
+            write(h, &a, (0, 8), false),
+            write(h, &a, (4, 8), false),
+            write(h, &b, (0, 4), false),
+            write(h, &c, (0, 8), false),
+            write(h, &z, (0, 64), true),
+        ];
+        let said = |range, by_address| {
+            writer_of(&writes, range, by_address).map(|(f, _, n, e)| (f.name, n, e.is_some()))
+        };
+        // b and c are equally hot: b, the first by name; a, b, c write [0, 8).
+        assert_eq!(said((0, 8), false), Some(("b_fn", 3, true)));
+        // Only a and c reach [4, 8): c is hot.
+        assert_eq!(said((4, 8), false), Some(("c_fn", 2, true)));
+        // Past every direct write: z's write through the address, when it reaches.
+        assert_eq!(said((16, 24), false), None);
+        assert_eq!(said((16, 24), true), Some(("z_fn", 1, false)));
+        // No hot writer among a and z: a, the first by name.
+        let cold = [writes[0], writes[4]];
+        assert_eq!(
+            writer_of(&cold, (0, 8), true).map(|(f, _, n, _)| (f.name, n)),
+            Some(("a_fn", 2))
+        );
+    }
 }

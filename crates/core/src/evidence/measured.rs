@@ -165,6 +165,11 @@ impl Measured {
 
     /// A member of `type_name` by its offset (perf's key), else by its name.
     pub fn member(&self, type_name: &str, member: &str, offset: u64) -> Option<Evidence<'_>> {
+        // Asked of every member the judgement lays out, measured or not: without a
+        // profile, no key is built to find nothing.
+        if self.members.is_empty() {
+            return None;
+        }
         if let Some((_, d)) = self.members.get(&(type_name.to_string(), offset)) {
             return Some(evidence(d));
         }
