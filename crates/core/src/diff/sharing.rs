@@ -513,10 +513,12 @@ fn parts<'a, 'd>(
     let count = (s.size / element).clamp(1, 64);
     let mut out = Vec::with_capacity(first.len() * count as usize);
     for i in 0..count {
-        let prefix = element_prefix(i);
+        // Names are joined with `concat`, not `format!`: a judgement spells hundreds of
+        // thousands of them.
+        let prefix = ["[", itoa::Buffer::new().format(i), "]."].concat();
         let at = i * element;
         out.extend(first.iter().map(|p| Part {
-            name: Cow::Owned(joined(&prefix, &p.name)),
+            name: Cow::Owned([prefix.as_str(), &p.name].concat()),
             from: at.saturating_add(p.from),
             to: at.saturating_add(p.to),
             path_at: prefix.len(),
@@ -525,24 +527,6 @@ fn parts<'a, 'd>(
         }));
     }
     out
-}
-
-/// `[i].`, the start of the names of an array's element `i`.
-fn element_prefix(i: u64) -> String {
-    let mut prefix = String::with_capacity(8);
-    prefix.push('[');
-    prefix.push_str(itoa::Buffer::new().format(i));
-    prefix.push_str("].");
-    prefix
-}
-
-/// `prefix` followed by `name`, without the formatting machinery (a judgement spells
-/// hundreds of thousands of member names).
-fn joined(prefix: &str, name: &str) -> String {
-    let mut s = String::with_capacity(prefix.len() + name.len());
-    s.push_str(prefix);
-    s.push_str(name);
-    s
 }
 
 /// The leaf members of `layout` laid at `base`, named after `prefix`, into `out`.
@@ -566,7 +550,7 @@ fn open<'a, 'd>(
                 side,
                 inner,
                 from,
-                &joined(prefix, &joined(name, ".")),
+                &[prefix, name, "."].concat(),
                 depth + 1,
                 out,
             );
@@ -577,7 +561,7 @@ fn open<'a, 'd>(
         out.push(Part {
             name: match prefix.is_empty() {
                 true => Cow::Borrowed(name),
-                false => Cow::Owned(joined(prefix, name)),
+                false => Cow::Owned([prefix, name].concat()),
             },
             from,
             to: from.saturating_add(m.size.max(1)),
@@ -679,7 +663,7 @@ fn code_writes<'a, 'd>(
     }
     let i = image.index_of(s)?;
     let refs = image.access.of_object(u32::try_from(i).ok()?);
-    let writes = refs
+    let mut writes: Vec<CodeWrite<'a, 'd>> = refs
         .iter()
         .filter(|a| a.kind.writes())
         .filter_map(|a| {
@@ -701,9 +685,8 @@ fn code_writes<'a, 'd>(
                 hot: hotness.function(f.name),
             })
         })
-        .collect::<Vec<_>>();
+        .collect();
     // Stable: writes of one function and kind stay in the access map's order.
-    let mut writes = writes;
     writes.sort_by(|a, b| (a.function.name, a.how).cmp(&(b.function.name, b.how)));
     Some((!refs.is_empty(), writes))
 }
@@ -917,18 +900,9 @@ mod tests {
 
     fn function(name: &'static str, place: u64) -> Symbol<'static> {
         Symbol {
-            name,
-            file: None,
-            unit: None,
-            compile_unit: None,
-            group: 0,
             kind: crate::model::SymbolKind::Function,
-            binding: crate::model::Binding::Global,
             section: ".text",
-            address: place,
-            size: 16,
-            space: crate::model::Space::Global,
-            place,
+            ..Symbol::test_object(name, place, 16)
         }
     }
 

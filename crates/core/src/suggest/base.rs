@@ -121,8 +121,8 @@ mod tests {
     }
 
     /// A candidate that aligns an object shares NEW's layouts and symbol order, and is
-    /// judged with NEW's struct changes and pairing: what judging it whole gives. One that resizes
-    /// a struct does not share them, and is judged whole.
+    /// judged with NEW's struct changes and pairing: what judging it whole gives. One
+    /// that resizes a struct does not share them, and is judged whole.
     #[test]
     fn a_candidate_sharing_new_layouts_is_judged_as_judged_whole() {
         let root = testdata!();
