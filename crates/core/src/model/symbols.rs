@@ -186,10 +186,16 @@ impl<'d> Symbol<'d> {
 /// A Rust symbol (`_R...` v0 or legacy `_ZN...E`) demangled (rustc-demangle), as every
 /// report prints it; `None` for a C name.
 pub fn rust_name(name: &str) -> Option<rustc_demangle::Demangle<'_>> {
-    if !(name.starts_with("_R") || name.starts_with("_ZN")) {
+    if !rust_prefixed(name) {
         return None;
     }
     rustc_demangle::try_demangle(name).ok()
+}
+
+/// Whether `name` starts as a Rust symbol's does (`_R`, `_ZN`): every name `rust_name`
+/// demangles does, without demangling it.
+pub fn rust_prefixed(name: &str) -> bool {
+    name.starts_with("_R") || name.starts_with("_ZN")
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::{section_end, shifts};
+use super::section_end;
 use crate::diff::FunctionChange;
 use crate::model::{Image, SymbolKind};
 use crate::whatif::Change;
@@ -182,8 +182,7 @@ fn function_fix(
             (s.address % line, covered(s.address, s.size, line))
         });
     let restores = now.is_none_or(|a| !a.flagged) && phase == f.phase.old;
-    let (moved, most) = shifts(
-        new,
+    let (moved, most) = new.shifts(
         &p.image,
         (SymbolKind::Function, sym.space, sym.section),
         &changed,

@@ -297,7 +297,7 @@ fn gained_neighbours(c: &PlacementChange<'_>) -> Vec<String> {
 /// and the objects whose growth shifted it (its root cause: the resized instances of
 /// a grown struct, as mces_seen and injectm of struct mce).
 fn candidate_groups(
-    new: &Image<'_>,
+    new: &Base<'_, '_>,
     report: &crate::diff::Report<'_>,
     c: &PlacementChange<'_>,
     name: &str,
@@ -322,11 +322,7 @@ fn candidate_groups(
             _ => Vec::new(),
         };
         // Those that shifted it: in its own space.
-        grown.retain(|g| {
-            new.symbols
-                .iter()
-                .any(|s| s.space == c.space && s.answers_to(g))
-        });
+        grown.retain(|g| new.any_answering(g, c.space));
         if !grown.is_empty() && !groups.contains(&grown) {
             groups.push(grown);
         }
@@ -340,11 +336,7 @@ fn candidate_groups(
 fn aligned_fix(new: &Base<'_, '_>, name: &str, group: &[String], asked: bool) -> Option<Fix> {
     let syms: Vec<&crate::model::Symbol<'_>> = group
         .iter()
-        .filter_map(|t| {
-            new.symbols
-                .iter()
-                .find(|s| s.kind == SymbolKind::Object && s.answers_to(t))
-        })
+        .filter_map(|t| new.object_answering(t))
         .collect();
     if syms.len() != group.len() {
         return None;
@@ -366,8 +358,7 @@ fn aligned_fix(new: &Base<'_, '_>, name: &str, group: &[String], asked: bool) ->
     let p = new.predict(&changes).ok()?;
     let sym = syms[0];
     let names: Vec<&str> = syms.iter().map(|s| s.name).collect();
-    let shifted = shifts(
-        new,
+    let shifted = new.shifts(
         &p.image,
         (SymbolKind::Object, sym.space, sym.section),
         &names,
@@ -476,8 +467,7 @@ fn read_mostly_fix(new: &Base<'_, '_>, name: &str, c: &PlacementChange<'_>, aske
     let after = new.judge(&p.image);
     fix.restores = object_after(&after, name, asked).1;
     fix.lines = lines_of(&p.image, name);
-    let (moved, most) = shifts(
-        new,
+    let (moved, most) = new.shifts(
         &p.image,
         (SymbolKind::Object, sym.space, sym.section),
         &[sym.name],
@@ -605,9 +595,8 @@ fn shifts(
     changed: &[&str],
 ) -> (usize, i64) {
     let (kind, space, section) = where_;
-    let of = |i: &Image<'_>| {
-        let mut v: Vec<(String, u64)> = i
-            .symbols
+    let of = |i: &Image<'_>| -> Vec<(String, u64)> {
+        i.symbols
             .iter()
             .filter(|s| {
                 s.kind == kind
@@ -616,14 +605,23 @@ fn shifts(
                     && !changed.contains(&s.name)
             })
             .map(|s| (s.qualified_name(), s.place))
-            .collect();
-        v.sort();
-        v
+            .collect()
     };
+    fn sorted(v: &[(String, u64)]) -> Vec<(&str, u64)> {
+        let mut out: Vec<(&str, u64)> = v.iter().map(|(q, p)| (q.as_str(), *p)).collect();
+        out.sort_unstable();
+        out
+    }
     let (a, b) = (of(before), of(after));
+    count_shifts(&sorted(&a), &sorted(&b))
+}
+
+/// `shifts` of two lists of (qualified name, place), each sorted: the moves of equal
+/// names counted in order.
+fn count_shifts(a: &[(&str, u64)], b: &[(&str, u64)]) -> (usize, i64) {
     let mut count = 0;
     let mut most = 0i64;
-    for (x, y) in a.iter().zip(&b) {
+    for (x, y) in a.iter().zip(b) {
         if x.0 == y.0 && x.1 != y.1 {
             count += 1;
             let d = y.1 as i64 - x.1 as i64;
