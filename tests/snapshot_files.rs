@@ -214,7 +214,7 @@ fn damaged_snapshots_exit_2_with_one_line() {
                 b[8] = 9;
                 b
             },
-            "format version 9, this layout-diff reads version 12",
+            "format version 9, this layout-diff reads version 13",
         ),
     ];
     for (data, message) in cases {
@@ -531,4 +531,65 @@ fn with_lines_on_a_forged_function_size_ends() {
         "{shown}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A snapshot stored (not compressed), as the cache keeps them, reads to the same
+/// image as the LZ4 file `layout-diff snapshot` writes: the same structs and symbols,
+/// rendered; it holds the same parts, uncompressed, and a truncation or a bit flip in any byte of it
+/// is refused as in an LZ4 one.
+#[test]
+fn a_stored_snapshot_reads_as_the_packed_one() {
+    use layout_diff_core::snapshot::{Packing, to_bytes};
+    let elf = InputFile::open(std::path::Path::new(&testdata("old.elf"))).unwrap();
+    let parts = elf.for_snapshot(false).unwrap();
+    let name = std::path::Path::new("old.snap");
+    let all = layout_diff_core::show::globs(&["*".to_string()]).unwrap();
+    let shown = |packing| {
+        let bytes = to_bytes(&parts.image, &parts.elf_files, None, packing, name).unwrap();
+        let file = InputFile::from_bytes(name, &bytes).unwrap();
+        let image = file.load(&LoadOptions::default()).unwrap();
+        let header = layout_diff_core::show::Header::of(&image);
+        let laid = layout_diff_core::show::structs(&image, &all);
+        let views = layout_diff_core::show::symbols(&image, &all);
+        let text = layout_diff_report::show_text::structs(&header, &laid, true).unwrap()
+            + &layout_diff_report::show_text::symbols(&header, &views).unwrap();
+        (bytes, text)
+    };
+    let ((small, packed_text), (stored, stored_text)) =
+        (shown(Packing::Small), shown(Packing::Stored));
+    assert_eq!(stored_text, packed_text);
+    assert!(
+        stored_text.contains("struct user_struct {"),
+        "{stored_text}"
+    );
+    // Stored: the 48-byte header, then the two parts at the lengths it gives them.
+    let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    assert_eq!(
+        stored.len() as u64,
+        48 + word(&stored, 16) + word(&stored, 24)
+    );
+    assert_eq!(
+        (word(&stored, 16), word(&stored, 24)),
+        (word(&small, 16), word(&small, 24))
+    );
+    assert_eq!((word(&small, 40), word(&stored, 40)), (0, 1));
+    assert!(
+        stored.len() > small.len(),
+        "{} {}",
+        stored.len(),
+        small.len()
+    );
+    let refused = |data: &[u8]| match InputFile::from_bytes(name, data) {
+        Err(_) => true,
+        Ok(file) => file.load(&LoadOptions::default()).is_err(),
+    };
+    assert!(!refused(&stored));
+    for len in (1..stored.len()).step_by(7) {
+        assert!(refused(&stored[..len]), "truncated to {len}");
+    }
+    for i in 0..stored.len() {
+        let mut b = stored.clone();
+        b[i] ^= 1 << (i % 8);
+        assert!(refused(&b), "bit flip in byte {i}");
+    }
 }

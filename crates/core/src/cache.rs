@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
+use crate::input::bytes::Bytes;
 
 /// The limit when none is given: 2 GiB, a few hundred builds' snapshots.
 pub const DEFAULT_LIMIT: u64 = 2 << 30;
@@ -149,22 +150,26 @@ impl Cache {
         Ok(cleared)
     }
 
-    /// The snapshot bytes kept for `key`, when its entry exists, whole, and this tool
-    /// wrote it; the entry is touched (most recently used). Any failure is a miss.
-    pub(crate) fn find(&self, key: &Key) -> Option<Vec<u8>> {
+    /// The snapshot bytes kept for `key`, mapped, when its entry exists, whole, and
+    /// this tool wrote it; the entry is touched (most recently used). Any failure is a
+    /// miss. Mapping is safe from other processes: an entry is never written in place
+    /// (a writer renames a whole new file over it, an eviction unlinks it), so the
+    /// mapped file keeps its bytes.
+    pub(crate) fn find(&self, key: &Key) -> Option<Bytes> {
         let path = self.dir.join(key.file_name());
-        let mut bytes = std::fs::read(&path).ok()?;
-        let (stamp, _, at) = header(&bytes)?;
+        let file = File::open(&path).ok()?;
+        // SAFETY: read-only and private; entries are never modified in place (above).
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let (stamp, _, at) = header(&map)?;
         if stamp != self.stamp {
             return None;
         }
-        bytes.drain(..at);
         // Least recently used by modification time: reading does not change it, and
         // atime is often not kept (noatime, relatime).
         if let Ok(f) = File::options().write(true).open(&path) {
             let _ = f.set_modified(SystemTime::now());
         }
-        Some(bytes)
+        Some(Bytes::MappedFrom(map, at))
     }
 
     /// Keeps `snapshot` (a snapshot file's bytes, written from `source`) under `key`:
@@ -336,9 +341,9 @@ mod tests {
             .store(&key(1), Path::new("/b/vmlinux"), b"SNAP")
             .unwrap();
         assert_eq!(cache.find(&key(1)).as_deref(), Some(&b"SNAP"[..]));
-        assert_eq!(cache.find(&key(2)), None);
+        assert!(cache.find(&key(2)).is_none());
         let other = Cache::new(dir.clone(), DEFAULT_LIMIT, "tool 2".into());
-        assert_eq!(other.find(&key(1)), None);
+        assert!(other.find(&key(1)).is_none());
         let entries = cache.entries().unwrap();
         assert_eq!(entries.len(), 1);
         assert_eq!(entries[0].source.as_deref(), Some(Path::new("/b/vmlinux")));
@@ -379,7 +384,7 @@ mod tests {
         assert_eq!(sorted, vec![PathBuf::from("/a"), PathBuf::from("/c")]);
         // An entry larger than the limit is not kept.
         cache.store(&key(4), Path::new("/d"), &[0u8; 300]).unwrap();
-        assert_eq!(cache.find(&key(4)), None);
+        assert!(cache.find(&key(4)).is_none());
         assert_eq!(
             cache.clear().unwrap(),
             Cleared {

@@ -25,6 +25,9 @@ pub enum Bytes {
     Mapped(Mmap),
     /// The file read to its end (it could not be mapped).
     Read(Vec<u8>),
+    /// The part of a mapped file from this offset on (a cache entry's snapshot, after
+    /// the entry's header).
+    MappedFrom(Mmap, usize),
 }
 
 impl Deref for Bytes {
@@ -34,6 +37,7 @@ impl Deref for Bytes {
         match self {
             Bytes::Mapped(map) => map,
             Bytes::Read(bytes) => bytes,
+            Bytes::MappedFrom(map, at) => map.get(*at..).unwrap_or_default(),
         }
     }
 }
@@ -81,7 +85,7 @@ impl Bytes {
     }
 
     /// `bytes` kept as they are: for a snapshot, whose reader needs no alignment (it
-    /// decompresses its blocks first).
+    /// decodes its records byte by byte).
     pub(crate) fn owned(bytes: Vec<u8>) -> Bytes {
         Bytes::Read(bytes)
     }

@@ -3,7 +3,7 @@
 //! or a snapshot); loading then hands it to the one reader of that kind (`load` for
 //! ELF and BTF, `snapshot` for snapshots), each of which returns an `Image`.
 
-mod bytes;
+pub(crate) mod bytes;
 mod kind;
 
 use bytes::Bytes;
@@ -121,7 +121,7 @@ impl InputFile {
         // Not kept (an unwritable directory): this run still reads the snapshot, so
         // that its output is the one later runs give.
         let _ = cache.store(&key, &self.path, &bytes);
-        Self::from_snapshot_bytes(&self.path, bytes).unwrap_or(self)
+        Self::from_snapshot_bytes(&self.path, Bytes::owned(bytes)).unwrap_or(self)
     }
 
     /// `through_cache` on two inputs side by side.
@@ -196,26 +196,27 @@ impl InputFile {
         ))
     }
 
-    /// The snapshot file of this vmlinux, packed fast, without source lines (finding
-    /// them for every function was a fifth of the first read; the two views that print
-    /// them, `show --symbol` and `show --line`, read the vmlinux instead).
+    /// The snapshot file of this vmlinux, stored (not compressed: a cached build is
+    /// read in place from its map), without source lines (finding them for every
+    /// function was a fifth of the first read; the two views that print them, `show
+    /// --symbol` and `show --line`, read the vmlinux instead).
     fn snapshot_bytes(&self) -> Result<Vec<u8>> {
         let parts = self.for_snapshot(false)?;
         snapshot::to_bytes(
             &parts.image,
             &parts.elf_files,
             parts.lines.as_deref(),
-            snapshot::Packing::Fast,
+            snapshot::Packing::Stored,
             &self.path,
         )
     }
 
     /// The input at `path` read from its snapshot's `bytes`.
-    fn from_snapshot_bytes(path: &Path, bytes: Vec<u8>) -> Result<InputFile> {
+    fn from_snapshot_bytes(path: &Path, bytes: Bytes) -> Result<InputFile> {
         let opened = snapshot::open(path, &bytes)?;
         Ok(InputFile {
             path: path.to_path_buf(),
-            map: Bytes::owned(bytes),
+            map: bytes,
             opened: Opened::Snapshot(opened),
             symbol_list: None,
             cached: true,
@@ -288,7 +289,7 @@ impl InputFile {
     pub fn source_lines(&self) -> Result<Option<SourceLines<'_>>> {
         match &self.opened {
             Opened::Snapshot(opened) => {
-                Ok(snapshot::lines(&self.path, opened)?.map(SourceLines::from_table))
+                Ok(snapshot::lines(&self.path, opened, &self.map)?.map(SourceLines::from_table))
             }
             Opened::Elf(copies) => load::source_lines(&self.path, &self.map, copies),
             Opened::RawBtf { .. } | Opened::Refused(_) => Err(Error::NotElf {

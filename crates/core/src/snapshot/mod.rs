@@ -1,11 +1,12 @@
 //! Snapshots: one build's layout facts in a few megabytes, so a series of builds can be
 //! kept and compared without their vmlinux files. The file is a fixed header (magic,
-//! format version, CRC-32 of the rest, the lengths of the two parts) and two LZ4
-//! blocks holding the postcard encodings of `form::Names` and `form::Records`. Reading
-//! checks the header before decoding, so a foreign, truncated or corrupted file fails
-//! with one line, never a panic. The names are decompressed when the file is opened
-//! and live as long as it (the model borrows them); the records, two thirds of the
-//! payload, are decompressed by each load and freed once read.
+//! format version, CRC-32 of the rest, the lengths of the two parts, how they are
+//! packed) and two blocks, LZ4 or stored, holding the postcard encodings of
+//! `form::Names` and `form::Records`. Reading checks the header before decoding, so a
+//! foreign, truncated or corrupted file fails with one line, never a panic. LZ4 names
+//! are decompressed when the file is opened and live as long as it (the model borrows
+//! them); LZ4 records, two thirds of the payload, are decompressed by each load and
+//! freed once read. Stored blocks are read where they lie in the file's map.
 
 mod error;
 mod form;
@@ -31,11 +32,17 @@ pub const MAGIC: &[u8; 8] = b"LDSNAP\x00\x01";
 /// a symbol list, units' function alignments, variables' earlier declarations, and
 /// source lines with each file named once; 11: the link model's alignment of each
 /// symbol; 12: the records' fields encoded apart behind a table of their lengths, so
-/// that they decode side by side); other versions are refused.
-pub const VERSION: u32 = 12;
-/// Magic, version, CRC-32, then the decompressed lengths of the names and the records
-/// and the compressed length of the names.
-const HEADER: usize = 8 + 4 + 4 + 3 * 8;
+/// that they decode side by side; 13: how the blocks are packed, LZ4 or stored); other
+/// versions are refused.
+pub const VERSION: u32 = 13;
+/// Magic, version, CRC-32, then the decompressed lengths of the names and the records,
+/// the compressed length of the names, and how the blocks are packed (`STORED` or
+/// `LZ4`).
+const HEADER: usize = 8 + 4 + 4 + 4 * 8;
+/// The blocks are LZ4 blocks.
+const LZ4: u64 = 0;
+/// The blocks are stored as they are.
+const STORED: u64 = 1;
 /// Largest payload accepted (guards against a forged length; an LZ4 block holds less
 /// than 2 GiB).
 const MAX_PAYLOAD: u64 = 1 << 30;
@@ -61,17 +68,38 @@ pub struct Written {
     pub file: u64,
 }
 
-/// A snapshot file checked and opened: its names decompressed (an image borrows them),
-/// its records still compressed in the file.
+/// A snapshot file checked and opened: its names decompressed, or found in the file
+/// when stored (an image borrows them), its records still in the file.
 #[derive(Debug)]
 pub struct Opened {
-    names: Vec<u8>,
-    /// Where the compressed records are in the file.
+    names: Names,
+    /// Where the records are in the file (compressed unless `stored`).
     records: std::ops::Range<usize>,
     /// Their length once decompressed.
     records_len: usize,
+    /// Whether both blocks are stored as they are, not compressed.
+    stored: bool,
     /// The names' type table, built by the first load (an image borrows it too).
     types: Types,
+}
+
+/// Where an opened snapshot's names are.
+#[derive(Debug)]
+enum Names {
+    /// Decompressed when the file was opened.
+    Unpacked(Vec<u8>),
+    /// Stored in the file, at this range.
+    InFile(std::ops::Range<usize>),
+}
+
+impl Opened {
+    /// The names' bytes; `file` must be the bytes this was opened from.
+    fn names<'a>(&'a self, file: &'a [u8]) -> &'a [u8] {
+        match &self.names {
+            Names::Unpacked(bytes) => bytes,
+            Names::InFile(range) => file.get(range.clone()).unwrap_or_default(),
+        }
+    }
 }
 
 /// Granule of the source lines a snapshot keeps: `show --line` asks for the line of
@@ -79,15 +107,16 @@ pub struct Opened {
 /// (enough for any line size of 64 bytes or more).
 pub const LINE_GRANULE: u64 = 64;
 
-/// How hard LZ4 works on a snapshot's two blocks. Reading is as fast either way.
+/// How a snapshot's two blocks are packed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packing {
-    /// High compression (`LZ4_LEVEL`): the files `layout-diff snapshot` writes, kept
-    /// and copied around.
+    /// LZ4 at high compression (`LZ4_LEVEL`): the files `layout-diff snapshot` writes,
+    /// kept and copied around (3.8 MB for a 6.1 cloud vmlinux).
     Small,
-    /// LZ4's default mode: a larger file written in a fraction of the time, for the
-    /// cache, which writes one on the first read of a build, inside that command.
-    Fast,
+    /// Not compressed (10.6 MB for the same build): read in place from the file's map,
+    /// with nothing to decompress into fresh memory; the cache's entries, which stay on
+    /// the machine that reads them.
+    Stored,
 }
 
 /// Writes the snapshot of `image` to `out`: `elf_files` are its symbols' file names as
@@ -139,34 +168,23 @@ fn encode<'a>(
 }
 
 /// A snapshot file holding the encoded `names` and `records`: the header, then each
-/// compressed.
+/// packed as `packing` says.
 fn file_bytes(
     names: &[u8],
     records: &[u8],
     packing: Packing,
 ) -> std::result::Result<Vec<u8>, SnapshotError> {
-    let pack = |part: &[u8]| {
-        if part.len() as u64 > MAX_PAYLOAD {
-            return Err(SnapshotError::TooLarge(part.len()));
-        }
-        let mode = match packing {
-            Packing::Small => lz4::block::CompressionMode::HIGHCOMPRESSION(LZ4_LEVEL),
-            Packing::Fast => lz4::block::CompressionMode::DEFAULT,
-        };
-        lz4::block::compress(part, Some(mode), false)
-            .map_err(|e| SnapshotError::Compress(e.to_string()))
-    };
-    let (packed_names, packed_records) = if packing == Packing::Fast {
-        // The two blocks side by side: the cache writes inside a command's run.
-        let (n, r) = rayon::join(|| pack(names), || pack(records));
-        (n?, r?)
+    let (packed_names, packed_records) = (pack(names, packing)?, pack(records, packing)?);
+    let how = if packing == Packing::Stored {
+        STORED
     } else {
-        (pack(names)?, pack(records)?)
+        LZ4
     };
-    let mut rest = Vec::with_capacity(24 + packed_names.len() + packed_records.len());
+    let mut rest = Vec::with_capacity(HEADER - 16 + packed_names.len() + packed_records.len());
     for n in [names.len(), records.len(), packed_names.len()] {
         rest.extend_from_slice(&(n as u64).to_le_bytes());
     }
+    rest.extend_from_slice(&how.to_le_bytes());
     rest.extend_from_slice(&packed_names);
     rest.extend_from_slice(&packed_records);
     let mut out = Vec::with_capacity(16 + rest.len());
@@ -175,6 +193,24 @@ fn file_bytes(
     out.extend_from_slice(&crc32fast::hash(&rest).to_le_bytes());
     out.extend_from_slice(&rest);
     Ok(out)
+}
+
+/// One block of a snapshot file: `part` as `packing` says.
+fn pack(
+    part: &[u8],
+    packing: Packing,
+) -> std::result::Result<std::borrow::Cow<'_, [u8]>, SnapshotError> {
+    use std::borrow::Cow;
+    if part.len() as u64 > MAX_PAYLOAD {
+        return Err(SnapshotError::TooLarge(part.len()));
+    }
+    if packing == Packing::Stored {
+        return Ok(Cow::Borrowed(part));
+    }
+    let mode = lz4::block::CompressionMode::HIGHCOMPRESSION(LZ4_LEVEL);
+    lz4::block::compress(part, Some(mode), false)
+        .map(Cow::Owned)
+        .map_err(|e| SnapshotError::Compress(e.to_string()))
 }
 
 /// A snapshot file, valid in every other respect, whose one struct holds a chain of
@@ -187,8 +223,8 @@ pub fn nested_chain_file(depth: usize) -> Vec<u8> {
 }
 
 /// The source lines kept in an opened snapshot (`None` when written without them).
-pub fn lines(path: &Path, opened: &Opened) -> Result<Option<Vec<(u64, String)>>> {
-    read::lines(&opened.names).map_err(|e| bad(path, e.to_string()))
+pub fn lines(path: &Path, opened: &Opened, file: &[u8]) -> Result<Option<Vec<(u64, String)>>> {
+    read::lines(opened.names(file)).map_err(|e| bad(path, e.to_string()))
 }
 
 /// Checks the header and checksum of a snapshot file's bytes and decompresses its
@@ -228,15 +264,29 @@ pub fn open(path: &Path, bytes: &[u8]) -> Result<Opened> {
             return Err(bad(path, format!("a part of {len} bytes is too large")));
         }
     }
+    let stored = match length(40) {
+        LZ4 => false,
+        STORED => true,
+        how => return Err(bad(path, format!("unknown packing {how}"))),
+    };
     let names_end = usize::try_from(packed)
         .ok()
         .and_then(|p| HEADER.checked_add(p))
         .filter(|&end| end <= bytes.len())
         .ok_or_else(|| bad(path, "names block runs past the end of the file"))?;
+    let names = if stored {
+        if packed != names_len || (bytes.len() - names_end) as u64 != records_len {
+            return Err(bad(path, "a stored part's length is not its header's"));
+        }
+        Names::InFile(HEADER..names_end)
+    } else {
+        Names::Unpacked(unpack(path, &bytes[HEADER..names_end], names_len)?)
+    };
     Ok(Opened {
-        names: unpack(path, &bytes[HEADER..names_end], names_len)?,
+        names,
         records: names_end..bytes.len(),
         records_len: records_len as usize,
+        stored,
         types: Types::default(),
     })
 }
@@ -257,18 +307,26 @@ fn unpack(path: &Path, block: &[u8], len: u64) -> Result<Vec<u8>> {
 pub fn image<'d>(
     path: &Path,
     opened: &'d Opened,
-    file: &[u8],
+    file: &'d [u8],
     options: &LoadOptions,
 ) -> Result<Image<'d>> {
     let records = records(path, opened, file)?;
-    decode(path, &opened.names, &opened.types, &records, options)
+    decode(path, opened.names(file), &opened.types, &records, options)
 }
 
-fn records(path: &Path, opened: &Opened, file: &[u8]) -> Result<Vec<u8>> {
+/// The records, decompressed, or borrowed from `file` when stored.
+fn records<'f>(path: &Path, opened: &Opened, file: &'f [u8]) -> Result<std::borrow::Cow<'f, [u8]>> {
     let block = file
         .get(opened.records.clone())
         .ok_or_else(|| bad(path, "records block out of range"))?;
-    unpack(path, block, opened.records_len as u64)
+    if opened.stored {
+        return Ok(std::borrow::Cow::Borrowed(block));
+    }
+    Ok(std::borrow::Cow::Owned(unpack(
+        path,
+        block,
+        opened.records_len as u64,
+    )?))
 }
 
 /// A snapshot file's two parts, decompressed: names, then records (for tests that
@@ -276,8 +334,8 @@ fn records(path: &Path, opened: &Opened, file: &[u8]) -> Result<Vec<u8>> {
 #[doc(hidden)]
 pub fn parts(path: &Path, file: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
     let opened = open(path, file)?;
-    let records = records(path, &opened, file)?;
-    Ok((opened.names, records))
+    let records = records(path, &opened, file)?.into_owned();
+    Ok((opened.names(file).to_vec(), records))
 }
 
 /// The image that decompressed `names` and `records` hold, shaped by `options`, its
