@@ -141,21 +141,8 @@ impl<'b, 'd> Base<'b, 'd> {
             .map(|(i, q)| (q.as_str(), new[*i as usize].place))
             .collect();
         if !same_symbols(self.image, after) {
-            let (kind, space, section) = where_;
-            let owned: Vec<(String, u64)> = after
-                .symbols
-                .iter()
-                .filter(|s| {
-                    s.kind == kind
-                        && s.space == space
-                        && s.section == section
-                        && !changed.contains(&s.name)
-                })
-                .map(|s| (s.qualified_name(), s.place))
-                .collect();
-            let mut moved: Vec<(&str, u64)> = owned.iter().map(|(q, p)| (q.as_str(), *p)).collect();
-            moved.sort_unstable();
-            return super::count_shifts(&before, &moved);
+            let owned = super::spellings(after, where_, changed);
+            return super::count_shifts(&before, &super::sorted(&owned));
         }
         let mut moved: Vec<(&str, u64)> = spelled
             .iter()
@@ -198,28 +185,14 @@ impl<'b, 'd> Base<'b, 'd> {
 /// pairings of the two against one build are the same.
 fn shares_layouts_and_order(image: &Image<'_>, predicted: &Image<'_>) -> bool {
     // What the pairing keys a symbol by, by the storage of its strings.
-    let named = |s: &crate::model::Symbol<'_>| {
-        let at = |t: Option<&str>| t.map(|t| (t.as_ptr(), t.len()));
-        (
-            (s.name.as_ptr(), s.name.len()),
-            s.space,
-            s.kind,
-            at(s.unit),
-            at(s.file),
-        )
-    };
+    let named = |s: &Symbol<'_>| (at(Some(s.name)), s.space, s.kind, at(s.unit), at(s.file));
     image.structs.len() == predicted.structs.len()
         && image
             .structs
             .iter()
             .zip(&predicted.structs)
             .all(|(a, b)| Arc::ptr_eq(a, b))
-        && image.symbols.len() == predicted.symbols.len()
-        && image
-            .symbols
-            .iter()
-            .zip(&predicted.symbols)
-            .all(|(a, b)| named(a) == named(b))
+        && same_order(image, predicted, named)
 }
 
 /// Whether `predicted` holds `image`'s symbols in the same order, each with the same
@@ -227,21 +200,34 @@ fn shares_layouts_and_order(image: &Image<'_>, predicted: &Image<'_>) -> bool {
 /// symbol `i` of one is symbol `i` of the other, at a place of its own, and spells the
 /// same qualified name.
 fn same_symbols(image: &Image<'_>, predicted: &Image<'_>) -> bool {
-    let at = |t: Option<&str>| t.map(|t| (t.as_ptr(), t.len()));
-    let named = |s: &Symbol<'_>| {
+    same_order(image, predicted, |s| {
         (
-            (s.name.as_ptr(), s.name.len()),
+            at(Some(s.name)),
             (s.kind, s.space, s.binding),
             at(Some(s.section)),
             at(s.file),
         )
-    };
+    })
+}
+
+/// A string by its storage (where it is, how long), for comparing names shared by
+/// reference.
+fn at(t: Option<&str>) -> Option<(*const u8, usize)> {
+    t.map(|t| (t.as_ptr(), t.len()))
+}
+
+/// Whether the two builds hold as many symbols, pairwise equal by `key`.
+fn same_order<K: PartialEq>(
+    image: &Image<'_>,
+    predicted: &Image<'_>,
+    key: impl Fn(&Symbol<'_>) -> K,
+) -> bool {
     image.symbols.len() == predicted.symbols.len()
         && image
             .symbols
             .iter()
             .zip(&predicted.symbols)
-            .all(|(a, b)| named(a) == named(b))
+            .all(|(a, b)| key(a) == key(b))
 }
 
 impl<'d> std::ops::Deref for Base<'_, 'd> {

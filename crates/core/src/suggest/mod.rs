@@ -594,26 +594,35 @@ fn shifts(
     where_: (SymbolKind, Space, &str),
     changed: &[&str],
 ) -> (usize, i64) {
-    let (kind, space, section) = where_;
-    let of = |i: &Image<'_>| -> Vec<(String, u64)> {
-        i.symbols
-            .iter()
-            .filter(|s| {
-                s.kind == kind
-                    && s.space == space
-                    && s.section == section
-                    && !changed.contains(&s.name)
-            })
-            .map(|s| (s.qualified_name(), s.place))
-            .collect()
-    };
-    fn sorted(v: &[(String, u64)]) -> Vec<(&str, u64)> {
-        let mut out: Vec<(&str, u64)> = v.iter().map(|(q, p)| (q.as_str(), *p)).collect();
-        out.sort_unstable();
-        out
-    }
-    let (a, b) = (of(before), of(after));
+    let (a, b) = (
+        spellings(before, where_, changed),
+        spellings(after, where_, changed),
+    );
     count_shifts(&sorted(&a), &sorted(&b))
+}
+
+/// The qualified names and places of `image`'s symbols of kind, space and section
+/// `where_`, but those named in `changed`, in symbol order.
+fn spellings(
+    image: &Image<'_>,
+    (kind, space, section): (SymbolKind, Space, &str),
+    changed: &[&str],
+) -> Vec<(String, u64)> {
+    image
+        .symbols
+        .iter()
+        .filter(|s| {
+            s.kind == kind && s.space == space && s.section == section && !changed.contains(&s.name)
+        })
+        .map(|s| (s.qualified_name(), s.place))
+        .collect()
+}
+
+/// `spellings` borrowed and sorted by name, then place.
+fn sorted(v: &[(String, u64)]) -> Vec<(&str, u64)> {
+    let mut out: Vec<(&str, u64)> = v.iter().map(|(q, p)| (q.as_str(), *p)).collect();
+    out.sort_unstable();
+    out
 }
 
 /// `shifts` of two lists of (qualified name, place), each sorted: the moves of equal
