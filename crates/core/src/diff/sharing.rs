@@ -104,8 +104,8 @@ pub fn judge<'a, 'd>(
 }
 
 /// What one thread's judgement of lines reuses from one object to the next instead of
-/// allocating it again: the tenants on each line of the object's 128-byte pairs, and
-/// the object's members on the line at hand.
+/// allocating it again: the tenants on each line of the object's 128-byte pairs, the
+/// object's members on the line at hand, and the members of each struct opened.
 #[derive(Default)]
 pub struct LineScratch<'a> {
     /// The other objects' parts on each line of `[lo, hi)` (`tenants_by_line`), by
@@ -115,6 +115,11 @@ pub struct LineScratch<'a> {
     /// The object's members on each of its lines: which of its members, cut to which
     /// bytes (`members_by_line`).
     mine: Vec<Vec<(usize, u64, u64)>>,
+    /// The typed members of one element of each struct met so far, by build and layout
+    /// (`typed_parts`): a judgement opens thousands of objects of a few thousand types.
+    /// Keyed by address: the images and their layouts are borrowed for `'a`, so none
+    /// moves or is freed while this lives.
+    members: FxHashMap<(usize, usize), Vec<Part<'a>>>,
 }
 
 impl<'a> LineScratch<'a> {
@@ -241,12 +246,12 @@ fn members_by_line<M>(
 
 /// The object's members on one line: `on` indexes `members` with the bytes there.
 #[derive(Clone, Copy)]
-struct ClippedOf<'m, 'a, 'd> {
-    members: &'m [(Part<'a, 'd>, LineMember<'a>)],
+struct ClippedOf<'m, 'a> {
+    members: &'m [(Part<'a>, LineMember<'a>)],
     on: &'m [(usize, u64, u64)],
 }
 
-impl<'m, 'a> ClippedOf<'m, 'a, '_> {
+impl<'m, 'a> ClippedOf<'m, 'a> {
     fn iter(self) -> impl Iterator<Item = Clipped<'m, 'a>> + 'm {
         let members = self.members;
         self.on.iter().map(move |&(i, from, to)| Clipped {
@@ -319,7 +324,7 @@ fn add_line<'a, 'd>(
     s: &'a Symbol<'d>,
     (ls, base): (u64, u64),
     line: u64,
-    mine: ClippedOf<'_, 'a, 'd>,
+    mine: ClippedOf<'_, 'a>,
     tenants_of: &LineScratch<'a>,
 ) {
     let here = tenants_of.on(base, line);
@@ -380,7 +385,7 @@ fn add_line<'a, 'd>(
 /// The meetings of `mine` (the object's members on the line starting at `line`) with
 /// the written members of `tenants` (on the line starting at `their_line`).
 fn meetings<'m, 'a: 'm, 'd>(
-    mine: ClippedOf<'m, 'a, 'd>,
+    mine: ClippedOf<'m, 'a>,
     line: u64,
     tenants: &'m [LineTenant<'a>],
     their_line: u64,
@@ -449,21 +454,24 @@ fn bytes_on(place: u64, size: u64, line: u64, ls: u64) -> (u64, u64) {
 }
 
 /// One member of an object as the judgement sees it: a name, a byte range, a type.
-struct Part<'a, 'd> {
+#[derive(Clone)]
+struct Part<'a> {
     name: Cow<'a, str>,
     from: u64,
     to: u64,
     ty: Option<&'a CType>,
-    member: Option<&'a Member<'d>>,
+    member: Option<&'a Member<'a>>,
     /// The struct that declares the member (an embedded struct's own type for
     /// `ns.count`), for the known members of that type.
-    owner: Option<&'d str>,
+    owner: Option<&'a str>,
     /// Where the name's member path starts (after an array element's `[3].`), and the
     /// member's offset in its element.
     path_at: usize,
     in_element: u64,
     /// Its type is a lock, an atomic, a refcount or a counter (`Judge::write_type`).
     write_type: bool,
+    /// The evidence naming it as a member (`member_evidence`), found with its type.
+    evidence: Option<Evidence<'a>>,
 }
 
 /// How deep embedded structs are opened (`ns.count` is one level).
@@ -473,43 +481,46 @@ const EMBED_DEPTH: usize = 4;
 /// to their own members (`ratelimit.lock`, `ns.count`) unless the embedded type is
 /// itself a lock, an atomic or a counter (`spinlock_t` stays one member); each
 /// element's for an array of structs, up to 64 elements; else the object itself.
-fn parts<'a, 'd>(
-    types: &mut dyn TypeFacts,
+/// Each part is marked whether its type is a lock, an atomic, a refcount or a counter.
+fn typed_parts<'a, 'd>(
+    judge: &mut Judge<'_, 'a>,
     side: &Side<'_, 'a, 'd>,
     s: &'a Symbol<'d>,
     var: Option<&'a Variable<'d>>,
-) -> Vec<Part<'a, 'd>> {
+) -> Vec<Part<'a>> {
     let image = side.image;
-    let whole = || Part {
-        name: Cow::Borrowed(s.name),
-        from: 0,
-        to: s.size.max(1),
-        ty: var.map(|v| &*v.ctype),
-        member: None,
-        owner: None,
-        path_at: 0,
-        in_element: 0,
-        write_type: false,
-    };
     let Some(layout) = var.and_then(|v| v.layout).map(|id| image.struct_by_id(id)) else {
-        return vec![whole()];
+        return vec![whole_part(judge, image, s, var)];
     };
     // A lock, an atomic or a counter is one member, as inside a struct (`oom_lock`,
     // not its `owner` and `wait_lock`); an array of them is one member an element.
-    if var.is_some_and(|v| !v.is_array && types.hot_name(&v.ctype)) {
-        return vec![whole()];
+    if var.is_some_and(|v| !v.is_array && judge.types.hot_name(&v.ctype)) {
+        return vec![whole_part(judge, image, s, var)];
+    }
+    // The element's members are found once per build and struct, and laid at each
+    // element's offset.
+    let key = (
+        image as *const Image<'_> as usize,
+        layout as *const StructLayout<'_> as usize,
+    );
+    let (types, hotness) = (&mut *judge.types, judge.hotness);
+    let first = judge.scratch.members.entry(key).or_insert_with(|| {
+        let mut first = Vec::new();
+        open(types, side, layout, 0, "", 0, &mut first);
+        let struct_name = Some(layout.name).filter(|n| !n.is_empty());
+        for p in &mut first {
+            p.write_type = p.ty.is_some_and(|t| types.is_write_type(t));
+            p.evidence = member_evidence(hotness, struct_name, p);
+        }
+        first
+    });
+    if first.is_empty() {
+        return vec![whole_part(judge, image, s, var)];
+    }
+    if !var.is_some_and(|v| v.is_array) {
+        return first.clone();
     }
     let element = layout.size.max(1);
-    let is_array = var.is_some_and(|v| v.is_array);
-    // The element's members are found once and laid at each element's offset.
-    let mut first = Vec::new();
-    open(types, side, layout, 0, "", 0, &mut first);
-    if first.is_empty() {
-        return vec![whole()];
-    }
-    if !is_array {
-        return first;
-    }
     let count = (s.size / element).clamp(1, 64);
     let mut out = Vec::with_capacity(first.len() * count as usize);
     for i in 0..count {
@@ -529,6 +540,31 @@ fn parts<'a, 'd>(
     out
 }
 
+/// The object `s` as one part: no struct to open, or a lock, an atomic or a counter.
+fn whole_part<'a>(
+    judge: &mut Judge<'_, 'a>,
+    image: &'a Image<'_>,
+    s: &'a Symbol<'_>,
+    var: Option<&'a Variable<'_>>,
+) -> Part<'a> {
+    let ty = var.map(|v| &*v.ctype);
+    let mut part = Part {
+        name: Cow::Borrowed(s.name),
+        from: 0,
+        to: s.size.max(1),
+        ty,
+        member: None,
+        owner: None,
+        path_at: 0,
+        in_element: 0,
+        write_type: ty.is_some_and(|t| judge.types.is_write_type(t)),
+        evidence: None,
+    };
+    let struct_name = var.and_then(|v| image.struct_name(v));
+    part.evidence = member_evidence(judge.hotness, struct_name, &part);
+    part
+}
+
 /// The leaf members of `layout` laid at `base`, named after `prefix`, into `out`.
 fn open<'a, 'd>(
     types: &mut dyn TypeFacts,
@@ -537,7 +573,7 @@ fn open<'a, 'd>(
     base: u64,
     prefix: &str,
     depth: usize,
-    out: &mut Vec<Part<'a, 'd>>,
+    out: &mut Vec<Part<'a>>,
 ) {
     for m in leaves(layout) {
         let Some(name) = m.name else { continue };
@@ -571,6 +607,7 @@ fn open<'a, 'd>(
             path_at: 0,
             in_element: from,
             write_type: false,
+            evidence: None,
         });
     }
 }
@@ -597,7 +634,7 @@ fn embedded<'a, 'd>(
 fn member_evidence<'a>(
     hotness: &'a Hotness,
     struct_name: Option<&str>,
-    p: &Part<'_, '_>,
+    p: &Part<'_>,
 ) -> Option<Evidence<'a>> {
     let path = p.name.get(p.path_at..).unwrap_or(&p.name);
     let outer = struct_name.and_then(|t| hotness.member(t, path, p.in_element));
@@ -737,24 +774,9 @@ fn writer_key<'d>(
     (e.strength(), std::cmp::Reverse(w.function.name))
 }
 
-/// `parts` of `s`, each marked whether its type is a lock, an atomic, a refcount or
-/// a counter.
-fn typed_parts<'a, 'd>(
-    judge: &mut Judge<'_, '_>,
-    side: &Side<'_, 'a, 'd>,
-    s: &'a Symbol<'d>,
-    var: Option<&'a Variable<'d>>,
-) -> Vec<Part<'a, 'd>> {
-    let mut parts = parts(judge.types, side, s, var);
-    for p in &mut parts {
-        p.write_type = p.ty.is_some_and(|t| judge.types.is_write_type(t));
-    }
-    parts
-}
-
 /// Which of `parts` a write through the object's address reaches (`writer_of`): its
 /// write-type members, or every part when it has none.
-fn address_reaches(parts: &[Part<'_, '_>]) -> Vec<bool> {
+fn address_reaches(parts: &[Part<'_>]) -> Vec<bool> {
     let any = parts.iter().any(|p| p.write_type);
     parts.iter().map(|p| p.write_type || !any).collect()
 }
@@ -767,20 +789,18 @@ fn own_members<'a, 'd>(
     s: &'a Symbol<'d>,
     var: Option<&'a Variable<'d>>,
     evidence: ObjectEvidence<'a>,
-) -> (Vec<(Part<'a, 'd>, LineMember<'a>)>, &'static str) {
-    let image = side.image;
+) -> (Vec<(Part<'a>, LineMember<'a>)>, &'static str) {
     let parts = typed_parts(judge, side, s, var);
     let reach = address_reaches(&parts);
     let writes = code_writes(judge.hotness, side, s)
         .map(|w| w.1)
         .unwrap_or_default();
-    let struct_name = var.and_then(|v| image.struct_name(v));
     let mut named = false;
-    let mut out: Vec<(Part<'a, 'd>, LineMember<'a>)> = parts
+    let mut out: Vec<(Part<'a>, LineMember<'a>)> = parts
         .into_iter()
         .zip(reach)
         .map(|(p, reach)| {
-            let member_evidence = member_evidence(judge.hotness, struct_name, &p);
+            let member_evidence = p.evidence;
             let by_writer = writer_of(&writes, (p.from, p.to), reach).and_then(|(f, _, _, e)| {
                 e.map(|evidence| Hot::Writer {
                     function: f.name,
@@ -895,8 +915,88 @@ fn written_members<'a, 'd>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::hot::HotTypes;
     use super::*;
     use crate::evidence::Measured;
+
+    /// What a judgement reads of a part.
+    type PartFacts = (String, u64, u64, bool, Option<String>);
+
+    fn facts(parts: Vec<Part<'_>>) -> Vec<PartFacts> {
+        parts
+            .into_iter()
+            .map(|p| {
+                let evidence = p.evidence.map(|e| format!("{e:?}"));
+                (p.name.into_owned(), p.from, p.to, p.write_type, evidence)
+            })
+            .collect()
+    }
+
+    /// `typed_parts` of `s` judged with `types` and `scratch`, as facts.
+    fn parts_of<'a>(
+        side: &Side<'_, 'a, '_>,
+        hotness: &'a Hotness,
+        types: &mut HotTypes<'_, '_>,
+        scratch: &mut LineScratch<'a>,
+        s: &'a Symbol<'_>,
+    ) -> Vec<PartFacts> {
+        let mut written = WrittenMemo::default();
+        let mut judge = Judge {
+            hotness,
+            line_size: 64,
+            types,
+            written: &mut written,
+            scratch,
+        };
+        facts(typed_parts(&mut judge, side, s, side.vars.of(s)))
+    }
+
+    /// Every data object of the fixture build has the same parts (names, bytes, write
+    /// types, member evidence) whether one judge opened other objects of its struct
+    /// first (the members of each struct are kept, `LineScratch::members`) or a fresh
+    /// judge opens it alone.
+    #[test]
+    fn an_objects_parts_do_not_depend_on_the_objects_opened_before() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/new.elf");
+        let file = crate::InputFile::open(std::path::Path::new(path)).unwrap();
+        let image = file.load(&crate::LoadOptions::default()).unwrap();
+        let ix = super::super::placement::Indexes::new(&image, &image);
+        let pairing = super::super::pairing::pair(&image.symbols, &image.symbols);
+        let side = Side {
+            image: &image,
+            index: &ix.new_index,
+            vars: &ix.new_vars,
+            quiet: &ix.quiet,
+            pairing: &pairing,
+            which: super::super::changes::Side::New,
+            code: image.access.supported,
+            names: &ix.new_names,
+        };
+        let hotness = crate::evidence::builtin();
+        let objects: Vec<&Symbol<'_>> = image
+            .symbols
+            .iter()
+            .filter(|s| s.kind != crate::model::SymbolKind::Function && s.size > 0)
+            .collect();
+        let mut types = HotTypes::sharing(&image, &ix.new_names);
+        let mut shared = LineScratch::default();
+        let in_turn: Vec<Vec<PartFacts>> = objects
+            .iter()
+            .map(|s| parts_of(&side, hotness, &mut types, &mut shared, s))
+            .collect();
+        let alone: Vec<Vec<PartFacts>> = objects
+            .iter()
+            .map(|s| {
+                let mut types = HotTypes::sharing(&image, &ix.new_names);
+                parts_of(&side, hotness, &mut types, &mut LineScratch::default(), s)
+            })
+            .collect();
+        assert_eq!(in_turn, alone);
+        // Objects, those opened into more than one part, and the structs opened for
+        // them: fewer structs than objects, so some were opened from the kept members.
+        let opened = in_turn.iter().filter(|parts| parts.len() > 1).count();
+        assert_eq!((objects.len(), opened, shared.members.len()), (48, 19, 18));
+    }
 
     fn function(name: &'static str, place: u64) -> Symbol<'static> {
         Symbol {
