@@ -535,8 +535,8 @@ fn with_lines_on_a_forged_function_size_ends() {
 
 /// A snapshot stored (not compressed), as the cache keeps them, reads to the same
 /// image as the LZ4 file `layout-diff snapshot` writes: the same structs and symbols,
-/// rendered; it holds the same parts, uncompressed, and a truncation or a bit flip in any byte of it
-/// is refused as in an LZ4 one.
+/// rendered; it holds the same parts, uncompressed, and a truncation or a bit flip in
+/// any byte of it is refused as in an LZ4 one.
 #[test]
 fn a_stored_snapshot_reads_as_the_packed_one() {
     use layout_diff_core::snapshot::{Packing, to_bytes};

@@ -73,12 +73,11 @@ pub struct Written {
 #[derive(Debug)]
 pub struct Opened {
     names: Names,
-    /// Where the records are in the file (compressed unless `stored`).
+    /// Where the records are in the file (compressed unless the names are stored in
+    /// it: both blocks are packed alike).
     records: std::ops::Range<usize>,
     /// Their length once decompressed.
     records_len: usize,
-    /// Whether both blocks are stored as they are, not compressed.
-    stored: bool,
     /// The names' type table, built by the first load (an image borrows it too).
     types: Types,
 }
@@ -93,6 +92,11 @@ enum Names {
 }
 
 impl Opened {
+    /// Whether both blocks are stored as they are, not compressed.
+    fn stored(&self) -> bool {
+        matches!(self.names, Names::InFile(_))
+    }
+
     /// The names' bytes; `file` must be the bytes this was opened from.
     fn names<'a>(&'a self, file: &'a [u8]) -> &'a [u8] {
         match &self.names {
@@ -286,7 +290,6 @@ pub fn open(path: &Path, bytes: &[u8]) -> Result<Opened> {
         names,
         records: names_end..bytes.len(),
         records_len: records_len as usize,
-        stored,
         types: Types::default(),
     })
 }
@@ -319,7 +322,7 @@ fn records<'f>(path: &Path, opened: &Opened, file: &'f [u8]) -> Result<std::borr
     let block = file
         .get(opened.records.clone())
         .ok_or_else(|| bad(path, "records block out of range"))?;
-    if opened.stored {
+    if opened.stored() {
         return Ok(std::borrow::Cow::Borrowed(block));
     }
     Ok(std::borrow::Cow::Owned(unpack(
