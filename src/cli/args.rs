@@ -519,6 +519,10 @@ pub struct ShowArgs {
     /// forced alignment (the plain listing is pahole's text, byte for byte).
     #[arg(long)]
     pub annotate: bool,
+    /// With --struct: who reads and writes each member, from the machine code and the
+    /// DWARF of the build (the typed access map: members reached through pointers).
+    #[arg(long, requires = "structs")]
+    pub access: bool,
     /// Addresses from a symbol list (`System.map`, `/proc/kallsyms`): needed for a raw
     /// BTF file (`vmlinux.btf`); beside an ELF, replaces its symbol table.
     #[arg(long = "symbols", value_name = "SYSTEM.MAP")]

@@ -195,7 +195,9 @@ impl Request {
                 .collect(),
             all_typedefs: false,
             // Who writes a symbol's bytes and each line's: the code of the build.
-            code: !symbol_args.is_empty() || args.line.is_some(),
+            code: !symbol_args.is_empty() || args.line.is_some() || args.access,
+            // Who touches each member of a type through a pointer.
+            typed: args.access,
         }
     }
 

@@ -23,6 +23,7 @@ pub mod load;
 pub mod model;
 pub mod perf;
 pub mod snapshot;
+pub mod typed;
 
 pub use error::{Error, Result};
 pub use input::InputFile;

@@ -325,6 +325,7 @@ impl InputFile {
         let full = LoadOptions {
             all_typedefs: true,
             code: true,
+            typed: true,
             ..LoadOptions::default()
         };
         let elf_only = LoadOptions {

@@ -68,7 +68,7 @@ pub(crate) struct ElfInfo<'d> {
 
 /// The DWARF sections read. For layouts, line programs are read only for their
 /// headers (file names); location lists and relocation sections are never read.
-pub(crate) const DWARF_SECTIONS: [&str; 10] = [
+pub(crate) const DWARF_SECTIONS: [&str; 12] = [
     ".debug_info",
     ".debug_abbrev",
     ".debug_str",
@@ -80,6 +80,9 @@ pub(crate) const DWARF_SECTIONS: [&str; 10] = [
     ".debug_aranges",
     ".debug_rnglists",
     ".debug_ranges",
+    // Where parameters and locals live, for the typed access map.
+    ".debug_loclists",
+    ".debug_loc",
 ];
 
 /// Cache line size of the target when the user gives none.

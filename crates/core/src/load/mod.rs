@@ -21,6 +21,11 @@ mod unit;
 mod units;
 mod walk;
 
+/// The DWARF reader types other modules (the typed access map) read units with.
+pub(crate) mod dwarf_reader {
+    pub(crate) use super::dies::{Dwarf, Reader, Unit};
+}
+
 pub use code::code_sections;
 pub use common::common_ground;
 pub use symlist::SymbolList;
@@ -86,7 +91,7 @@ pub fn elf_image<'d>(
         symbols: elf.symbols,
         ..Image::new(path.to_path_buf(), elf.arch, line_size)
     };
-    let code = match options.code {
+    let code = match options.code || options.typed {
         true => code::code_sections(path, bytes)?,
         false => Vec::new(),
     };
@@ -95,11 +100,21 @@ pub fn elf_image<'d>(
     {
         let around = around::around(options, &image.symbols, image.line_size);
         // The code is read beside the DWARF: it needs the symbols only.
-        let (access, types) = rayon::join(
-            || crate::access::build(&image, &code),
+        let reader = debug.dwarf(path)?;
+        let ((access, typed), types) = rayon::join(
+            || {
+                rayon::join(
+                    || crate::access::build(&image, &code),
+                    || match options.typed {
+                        true => crate::typed::build(&image, &code, &reader),
+                        false => crate::typed::TypedMap::default(),
+                    },
+                )
+            },
             || dwarf::read(path, debug, options, around.as_ref()),
         );
         image.access = access;
+        image.typed = typed;
         let types = types?;
         units::assign(&mut image.symbols, &types.sources);
         image.structs = types.structs.into_iter().map(Arc::new).collect();

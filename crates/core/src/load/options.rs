@@ -56,6 +56,9 @@ pub struct LoadOptions {
     /// Read the machine code's data references (the access map, `crate::access`):
     /// the diff and `show` judge sharing by them; a struct query needs none.
     pub code: bool,
+    /// Read the typed access map (`crate::typed`): members reached through pointers,
+    /// with their readers and writers. `show --access` and snapshots want it.
+    pub typed: bool,
     /// Read Rust units' types and variables too (`--lang all`); by default only C and
     /// assembly units are read, as `pahole --lang_exclude rust`.
     pub rust: bool,
@@ -94,6 +97,7 @@ impl Default for LoadOptions {
             variables_for: Vec::new(),
             rust: false,
             code: false,
+            typed: false,
         }
     }
 }

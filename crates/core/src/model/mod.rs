@@ -9,6 +9,7 @@ mod ctype;
 pub mod header;
 pub mod hex;
 mod symbols;
+pub mod typed;
 mod types;
 
 pub use aligned::{Alignment, StoredAlignments};
@@ -134,6 +135,9 @@ pub struct Image<'d> {
     /// loaded with `LoadOptions::code`); empty and unsupported otherwise.
     #[serde(skip)]
     pub access: access::AccessMap,
+    /// Who touches which member of which struct type through a pointer (x86-64 with
+    /// DWARF; empty otherwise).
+    pub typed: typed::TypedMap,
     /// What the link model says aligned each symbol, when it came stored with the
     /// image (a snapshot keeps it): read through `stored_alignments`, which refuses it
     /// once the symbols or the line size are no longer those it was found for.
@@ -168,6 +172,7 @@ impl<'d> Image<'d> {
             units: 0,
             function_alignments: Vec::new(),
             access: access::AccessMap::default(),
+            typed: typed::TypedMap::default(),
             link_alignments: None,
         }
     }

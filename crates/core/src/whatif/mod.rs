@@ -481,6 +481,7 @@ fn predicted_image<'d>(
         // No code of its own: the judgement reads the code of the build it was
         // predicted from, through each object's pair there.
         access: Default::default(),
+        typed: Default::default(),
         // Laid out again: what the build's link model said no longer holds.
         link_alignments: None,
     }

@@ -1,0 +1,431 @@
+//! One compile unit's DWARF read for the typed scan: its types, its functions' code
+//! ranges, its variables' types by name and address, and where every pointer-typed
+//! parameter or local lives: which register holds it over which addresses, in the
+//! subprogram and in every inlined subroutine and lexical block.
+
+use gimli::{AttributeValue, DwTag, Section, constants as dw};
+use rustc_hash::FxHashMap;
+
+use super::ctypes::{MemberNode, Name, Node, Types, UNSIZED};
+use crate::load::dwarf_reader::{Dwarf, Reader, Unit};
+use crate::model::typed::NONE;
+
+/// A register holding a pointer to a type over `[lo, hi)`: the value is the register
+/// plus `bias` (`DW_OP_breg r, k; DW_OP_stack_value` gives `bias` `k`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Fact {
+    pub lo: u64,
+    pub hi: u64,
+    /// The register, numbered as iced-x86's 64-bit registers (`RAX` = 0 ... `R15` = 15).
+    pub reg: u8,
+    /// Nesting depth of the scope: the innermost scope wins.
+    pub depth: u16,
+    /// The pointer's type (not stripped).
+    pub ty: u32,
+    /// What it points to (stripped).
+    pub pointee: u32,
+    pub bias: i32,
+}
+
+/// A function with code: its ranges (the first the entry's, a `.cold` part after).
+#[derive(Debug, Clone)]
+pub(super) struct Function {
+    pub ranges: Vec<(u64, u64)>,
+}
+
+/// What one unit gives the scan.
+#[derive(Debug, Default)]
+pub(super) struct UnitFacts<'d> {
+    pub types: Types<'d>,
+    pub functions: Vec<Function>,
+    /// Sorted by `lo`.
+    pub facts: Vec<Fact>,
+    /// Variables (declared or defined) by name, with their type.
+    pub globals: FxHashMap<&'d str, u32>,
+    /// Variables with a fixed address (`DW_OP_addr`), with their type, sorted.
+    pub statics: Vec<(u64, u32)>,
+}
+
+/// A variable or parameter seen in a scope, resolved once the unit is read.
+struct Raw<'d> {
+    ty: u32,
+    origin: u32,
+    location: Option<AttributeValue<Reader<'d>>>,
+    scope: usize,
+    depth: u16,
+}
+
+/// DWARF register numbers (x86-64 psABI) to iced-x86's order (RAX RCX RDX RBX RSP
+/// RBP RSI RDI R8..R15).
+const DWARF_TO_ICED: [u8; 16] = [0, 2, 1, 3, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15];
+
+/// Reads unit `unit` of `dwarf`; `None` for a unit that is not x86-64 C-like code.
+pub(super) fn read<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>) -> gimli::Result<UnitFacts<'d>> {
+    let mut out = UnitFacts::default();
+    out.types.strings = (
+        dwarf.debug_str.reader().slice(),
+        dwarf.debug_line_str.reader().slice(),
+    );
+    let mut members: Vec<(u32, MemberNode<'d>)> = Vec::new();
+    let mut raws: Vec<Raw<'d>> = Vec::new();
+    // Variables and parameters by unit offset, with their type or origin, for origins.
+    let mut declared: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
+    // Scopes with code ranges: (ranges, depth).
+    let mut scopes: Vec<Vec<(u64, u64)>> = Vec::new();
+    // Open entries: (depth, tag, unit offset, scope index or usize::MAX).
+    let mut stack: Vec<(isize, DwTag, u32, usize)> = Vec::new();
+    let mut cursor = unit.entries();
+    while let Some(entry) = cursor.next_dfs()? {
+        let depth = entry.depth();
+        while stack.last().is_some_and(|s| s.0 >= depth) {
+            stack.pop();
+        }
+        let offset = u32::try_from(entry.offset().0).unwrap_or(NONE);
+        let tag = entry.tag();
+        let parent = stack.last().copied();
+        let mut scope_here = usize::MAX;
+        match tag {
+            dw::DW_TAG_typedef
+            | dw::DW_TAG_const_type
+            | dw::DW_TAG_volatile_type
+            | dw::DW_TAG_restrict_type
+            | dw::DW_TAG_atomic_type => {
+                let name = match tag {
+                    dw::DW_TAG_typedef => name_of(entry),
+                    _ => Name::None,
+                };
+                let target = type_ref(entry);
+                out.types.nodes.insert(offset, Node::Alias { target, name });
+            }
+            dw::DW_TAG_pointer_type | dw::DW_TAG_reference_type => {
+                out.types
+                    .nodes
+                    .insert(offset, Node::Pointer(type_ref(entry)));
+            }
+            dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type => {
+                let size = udata(entry, dw::DW_AT_byte_size).unwrap_or(0);
+                let node = Node::Aggregate {
+                    name: name_of(entry),
+                    union: tag == dw::DW_TAG_union_type,
+                    size: u32::try_from(size).unwrap_or(u32::MAX),
+                    first: 0,
+                    len: 0,
+                };
+                out.types.nodes.insert(offset, node);
+            }
+            dw::DW_TAG_member => {
+                if let Some((_, ptag, poff, _)) = parent
+                    && matches!(
+                        ptag,
+                        dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type
+                    )
+                {
+                    let at = udata(entry, dw::DW_AT_data_member_location)
+                        .or_else(|| udata(entry, dw::DW_AT_data_bit_offset).map(|b| b / 8))
+                        .unwrap_or(0);
+                    members.push((
+                        poff,
+                        MemberNode {
+                            name: name_of(entry),
+                            offset: u32::try_from(at).unwrap_or(u32::MAX),
+                            ty: type_ref(entry),
+                            size: std::cell::Cell::new(UNSIZED),
+                        },
+                    ));
+                }
+            }
+            dw::DW_TAG_array_type => {
+                let node = Node::Array {
+                    elem: type_ref(entry),
+                    count: 0,
+                    inner: 1,
+                };
+                out.types.nodes.insert(offset, node);
+            }
+            dw::DW_TAG_subrange_type => {
+                if let Some((_, dw::DW_TAG_array_type, poff, _)) = parent {
+                    let count = udata(entry, dw::DW_AT_count)
+                        .or_else(|| udata(entry, dw::DW_AT_upper_bound).map(|u| u + 1))
+                        .unwrap_or(0);
+                    let count = u32::try_from(count).unwrap_or(0);
+                    if let Some(Node::Array {
+                        count: c, inner, ..
+                    }) = out.types.nodes.get_mut(&poff)
+                    {
+                        if *c == 0 && *inner == 1 {
+                            *c = count;
+                        } else {
+                            *inner = inner.saturating_mul(count.max(1));
+                        }
+                    }
+                }
+            }
+            dw::DW_TAG_base_type | dw::DW_TAG_enumeration_type => {
+                let size = udata(entry, dw::DW_AT_byte_size).unwrap_or(0);
+                let node = Node::Base {
+                    size: u32::try_from(size).unwrap_or(0),
+                    name: name_of(entry),
+                };
+                out.types.nodes.insert(offset, node);
+            }
+            dw::DW_TAG_subroutine_type | dw::DW_TAG_unspecified_type => {
+                out.types.nodes.insert(offset, Node::Other);
+            }
+            dw::DW_TAG_subprogram | dw::DW_TAG_inlined_subroutine | dw::DW_TAG_lexical_block => {
+                let ranges = ranges_of(dwarf, unit, entry)?;
+                if !ranges.is_empty() {
+                    if tag == dw::DW_TAG_subprogram {
+                        out.functions.push(Function {
+                            ranges: ranges.clone(),
+                        });
+                    }
+                    scopes.push(ranges);
+                    scope_here = scopes.len() - 1;
+                } else if let Some((.., s)) = parent
+                    && tag == dw::DW_TAG_lexical_block
+                {
+                    // A block without ranges of its own covers its parent's.
+                    scope_here = s;
+                }
+            }
+            dw::DW_TAG_formal_parameter | dw::DW_TAG_variable => {
+                let ty = type_ref(entry);
+                let origin = match entry
+                    .attr_value(dw::DW_AT_abstract_origin)
+                    .or_else(|| entry.attr_value(dw::DW_AT_specification))
+                {
+                    Some(AttributeValue::UnitRef(o)) => u32::try_from(o.0).unwrap_or(NONE),
+                    _ => NONE,
+                };
+                declared.insert(offset, (ty, origin));
+                let location = entry.attr_value(dw::DW_AT_location);
+                if tag == dw::DW_TAG_variable
+                    && let Some(AttributeValue::Exprloc(expr)) = &location
+                    && let Some(address) = fixed_address(dwarf, unit, expr)
+                {
+                    let ty = resolve_origin(ty, origin, &declared);
+                    if ty != NONE {
+                        out.statics.push((address, ty));
+                    }
+                }
+                if tag == dw::DW_TAG_variable
+                    && depth == 1
+                    && let Some(name) = name_text(dwarf, unit, entry)
+                    && ty != NONE
+                {
+                    out.globals.entry(name).or_insert(ty);
+                }
+                let scope = parent.map_or(usize::MAX, |p| p.3);
+                if scope != usize::MAX && location.is_some() {
+                    let depth = u16::try_from(stack.len()).unwrap_or(u16::MAX);
+                    raws.push(Raw {
+                        ty,
+                        origin,
+                        location,
+                        scope,
+                        depth,
+                    });
+                }
+            }
+            _ => {}
+        }
+        if entry.has_children() {
+            let inherited = match scope_here {
+                usize::MAX => parent.map_or(usize::MAX, |p| p.3),
+                s => s,
+            };
+            stack.push((depth, tag, offset, inherited));
+        }
+    }
+    attach_members(&mut out.types, members);
+    out.statics.sort_unstable();
+    for raw in raws {
+        let ty = resolve_origin(raw.ty, raw.origin, &declared);
+        let Some(pointee) = out.types.pointee(ty).filter(|_| ty != NONE) else {
+            continue;
+        };
+        facts_of(
+            dwarf,
+            unit,
+            &raw,
+            (ty, pointee),
+            &scopes[raw.scope],
+            &mut out.facts,
+        )?;
+    }
+    out.facts
+        .sort_unstable_by_key(|f| (f.lo, f.hi, f.reg, f.depth));
+    Ok(out)
+}
+
+/// Gives each aggregate its members, in the order DWARF lists them.
+fn attach_members<'d>(types: &mut Types<'d>, mut members: Vec<(u32, MemberNode<'d>)>) {
+    members.sort_by_key(|m| m.0);
+    let mut i = 0;
+    while i < members.len() {
+        let parent = members[i].0;
+        let first = types.members.len();
+        while i < members.len() && members[i].0 == parent {
+            types.members.push(members[i].1.clone());
+            i += 1;
+        }
+        if let Some(Node::Aggregate { first: f, len, .. }) = types.nodes.get_mut(&parent) {
+            *f = u32::try_from(first).unwrap_or(0);
+            *len = u32::try_from(types.members.len() - first).unwrap_or(0);
+        }
+    }
+}
+
+/// A variable's type, through up to four `DW_AT_abstract_origin` links.
+fn resolve_origin(mut ty: u32, mut origin: u32, declared: &FxHashMap<u32, (u32, u32)>) -> u32 {
+    for _ in 0..4 {
+        if ty != NONE {
+            return ty;
+        }
+        let Some(&(t, o)) = declared.get(&origin) else {
+            return NONE;
+        };
+        ty = t;
+        origin = o;
+    }
+    ty
+}
+
+/// The facts of one variable: each range over which its value is a register (plus a
+/// constant).
+fn facts_of<'d>(
+    dwarf: &Dwarf<'d>,
+    unit: &Unit<'d>,
+    raw: &Raw<'d>,
+    (ty, pointee): (u32, u32),
+    scope: &[(u64, u64)],
+    out: &mut Vec<Fact>,
+) -> gimli::Result<()> {
+    let Some(location) = &raw.location else {
+        return Ok(());
+    };
+    let mut push = |lo: u64, hi: u64, expr: gimli::Expression<Reader<'d>>| {
+        if let Some((reg, bias)) = register_value(unit, expr)
+            && lo < hi
+        {
+            out.push(Fact {
+                lo,
+                hi,
+                reg,
+                depth: raw.depth,
+                ty,
+                pointee,
+                bias,
+            });
+        }
+    };
+    match location {
+        AttributeValue::Exprloc(expr) => {
+            for &(lo, hi) in scope {
+                push(lo, hi, *expr);
+            }
+        }
+        other => {
+            if let Some(mut list) = dwarf.attr_locations(unit, *other)? {
+                while let Some(entry) = list.next()? {
+                    push(entry.range.begin, entry.range.end, entry.data);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The register a location expression says holds the value, and the constant added:
+/// `DW_OP_regN`, or `DW_OP_bregN k; DW_OP_stack_value`.
+fn register_value<'d>(unit: &Unit<'d>, expr: gimli::Expression<Reader<'d>>) -> Option<(u8, i32)> {
+    let mut ops = expr.operations(unit.encoding());
+    let first = ops.next().ok()??;
+    let second = ops.next().ok()?;
+    let (register, bias) = match (first, second) {
+        (gimli::Operation::Register { register }, None) => (register, 0),
+        (
+            gimli::Operation::RegisterOffset {
+                register, offset, ..
+            },
+            Some(second),
+        ) => {
+            if !matches!(second, gimli::Operation::StackValue) || ops.next().ok()?.is_some() {
+                return None;
+            }
+            (register, i32::try_from(offset).ok()?)
+        }
+        _ => return None,
+    };
+    let reg = *DWARF_TO_ICED.get(usize::from(register.0))?;
+    Some((reg, bias))
+}
+
+/// A `DW_OP_addr` (or `DW_OP_addrx`) location: a variable with a fixed address.
+fn fixed_address<'d>(
+    dwarf: &Dwarf<'d>,
+    unit: &Unit<'d>,
+    expr: &gimli::Expression<Reader<'d>>,
+) -> Option<u64> {
+    let mut ops = (*expr).operations(unit.encoding());
+    let op = ops.next().ok()??;
+    if ops.next().ok()?.is_some() {
+        return None;
+    }
+    match op {
+        gimli::Operation::Address { address } => Some(address),
+        gimli::Operation::AddressIndex { index } => dwarf.address(unit, index).ok(),
+        _ => None,
+    }
+}
+
+fn ranges_of<'d>(
+    dwarf: &Dwarf<'d>,
+    unit: &Unit<'d>,
+    entry: &gimli::DebuggingInformationEntry<Reader<'d>>,
+) -> gimli::Result<Vec<(u64, u64)>> {
+    let mut out = Vec::new();
+    if entry.attr_value(dw::DW_AT_low_pc).is_none() && entry.attr_value(dw::DW_AT_ranges).is_none()
+    {
+        return Ok(out);
+    }
+    let mut ranges = dwarf.die_ranges(unit, entry)?;
+    while let Some(r) = ranges.next()? {
+        if r.begin < r.end {
+            out.push((r.begin, r.end));
+        }
+    }
+    Ok(out)
+}
+
+fn type_ref(entry: &gimli::DebuggingInformationEntry<Reader<'_>>) -> u32 {
+    match entry.attr_value(dw::DW_AT_type) {
+        Some(AttributeValue::UnitRef(o)) => u32::try_from(o.0).unwrap_or(NONE),
+        _ => NONE,
+    }
+}
+
+fn udata(entry: &gimli::DebuggingInformationEntry<Reader<'_>>, at: gimli::DwAt) -> Option<u64> {
+    entry.attr_value(at)?.udata_value()
+}
+
+/// An entry's name, left where it is stored.
+fn name_of<'d>(entry: &gimli::DebuggingInformationEntry<Reader<'d>>) -> Name<'d> {
+    match entry.attr_value(dw::DW_AT_name) {
+        Some(AttributeValue::DebugStrRef(o)) => Name::Str(o.0 as u64),
+        Some(AttributeValue::DebugLineStrRef(o)) => Name::LineStr(o.0 as u64),
+        Some(AttributeValue::String(s)) => Name::Bytes(s.slice()),
+        _ => Name::None,
+    }
+}
+
+/// An entry's name as text, wherever it is stored.
+fn name_text<'d>(
+    dwarf: &Dwarf<'d>,
+    unit: &Unit<'d>,
+    entry: &gimli::DebuggingInformationEntry<Reader<'d>>,
+) -> Option<&'d str> {
+    let value = entry.attr_value(dw::DW_AT_name)?;
+    let bytes = dwarf.attr_string(unit, value).ok()?;
+    std::str::from_utf8(bytes.slice()).ok()
+}
