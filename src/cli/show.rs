@@ -1,6 +1,8 @@
 //! `layout-diff show`: one build's summary, structs, symbols or one line, in text,
 //! JSON or HTML.
 
+use std::fmt::Write as _;
+
 use anyhow::{Context, Result};
 
 use super::args::ShowArgs;
@@ -41,6 +43,9 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     }
     if !args.structs.is_empty() {
         out.structs(args, &image, &request.structs)?;
+    }
+    if args.access {
+        out.access(&image, &file, &request.structs)?;
     }
     if !request.symbol_args.is_empty() {
         out.symbols(&image, &file, &request)?;
@@ -298,6 +303,55 @@ impl<'h> Sections<'h> {
         }
         self.push("layout-diff-show", "structs", &laid, || {
             string(|o| show_text::write_structs(o, header, &laid, args.annotate))
+        })
+    }
+
+    /// Who touches each member of the `--struct` types through a pointer (the typed
+    /// access map), with the first functions' source lines when the build has them.
+    fn access(
+        &mut self,
+        image: &Image<'_>,
+        file: &InputFile,
+        structs: &globset::GlobSet,
+    ) -> Result<()> {
+        if !image.typed.supported {
+            self.missing.push(
+                "--access needs an x86-64 build with DWARF and code: this one has no typed access map"
+                    .to_string(),
+            );
+            return Ok(());
+        }
+        // A cached build keeps no source lines: the vmlinux it came from has them.
+        let reopened = match file.is_cached() {
+            true => InputFile::open(file.path()).ok(),
+            false => None,
+        };
+        let lines = reopened.as_ref().unwrap_or(file).source_lines().ok().flatten();
+        let find = |a: u64| lines.as_ref().and_then(|l| l.find(a));
+        let lookup: Option<&show::SourceLookup> = lines.is_some().then_some(&find);
+        let mut names: Vec<&str> = image
+            .typed
+            .types
+            .iter()
+            .map(String::as_str)
+            .chain(image.structs_named(|_| true).map(|(_, s)| s.name))
+            .filter(|n| !n.is_empty() && structs.is_match(n))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let views: Vec<_> = names
+            .iter()
+            .filter_map(|n| layout_diff_core::typed::view::type_view(image, n, lookup))
+            .collect();
+        self.push("layout-diff-access", "access", &views, || {
+            // The `--struct` section before it printed the header.
+            string(|o| {
+                for v in &views {
+                    writeln!(o)?;
+                    layout_diff_report::access_text::write_type_access(o, v)?;
+                }
+                Ok(())
+            })
         })
     }
 

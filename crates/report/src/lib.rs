@@ -7,6 +7,7 @@
 #[macro_use]
 mod fixtures;
 
+pub mod access_text;
 pub mod check_markdown;
 pub mod check_text;
 pub mod diff_lines;

@@ -123,6 +123,8 @@ pub(super) struct Records {
     /// What the link model says aligned each symbol, by index into `symbols`: a diff
     /// reads them instead of laying the build's sections out again.
     pub alignments: Vec<Option<crate::model::Alignment>>,
+    /// The typed access map (`model::typed`), decoded only when a load asks for it.
+    pub typed: super::typed_form::TypedForm,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -323,12 +325,13 @@ pub(super) fn from_image<'a>(
             units: image.units as u64,
             access: image.access.clone(),
             alignments: link_alignments(image),
+            typed: super::typed_form::TypedForm::of(&image.typed, &image.symbols),
         },
     }
 }
 
 /// How many parts `records_bytes` lays out: the fields of `Records`, in its order.
-pub(super) const PARTS: usize = 6;
+pub(super) const PARTS: usize = 7;
 
 /// The decompressed records block: the length of each part (`PARTS` of them, u64 little
 /// endian), then the parts, each the postcard encoding of one field of `records`.
@@ -340,6 +343,7 @@ pub(super) fn records_bytes(records: &Records) -> Result<Vec<u8>, postcard::Erro
         postcard::to_stdvec(&records.units)?,
         postcard::to_stdvec(&records.access)?,
         postcard::to_stdvec(&records.alignments)?,
+        postcard::to_stdvec(&records.typed)?,
     ];
     Ok(joined(&parts))
 }
@@ -544,6 +548,7 @@ pub(super) fn nested_chain(depth: usize) -> (Vec<u8>, Vec<u8>) {
         bytes(&1u64),
         access,
         none,
+        bytes(&super::typed_form::TypedForm::default()),
     ];
     (bytes(&names), joined(&parts))
 }

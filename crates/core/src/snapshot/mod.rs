@@ -11,6 +11,7 @@
 mod error;
 mod form;
 mod read;
+mod typed_form;
 
 #[cfg(test)]
 mod fields;
@@ -32,9 +33,9 @@ pub const MAGIC: &[u8; 8] = b"LDSNAP\x00\x01";
 /// a symbol list, units' function alignments, variables' earlier declarations, and
 /// source lines with each file named once; 11: the link model's alignment of each
 /// symbol; 12: the records' fields encoded apart behind a table of their lengths, so
-/// that they decode side by side; 13: how the blocks are packed, LZ4 or stored); other
-/// versions are refused.
-pub const VERSION: u32 = 13;
+/// that they decode side by side; 13: how the blocks are packed, LZ4 or stored; 14: the
+/// typed access map); other versions are refused.
+pub const VERSION: u32 = 14;
 /// Magic, version, CRC-32, then the decompressed lengths of the names and the records,
 /// the compressed length of the names, and how the blocks are packed (`STORED` or
 /// `LZ4`).
@@ -354,6 +355,7 @@ pub fn decode<'d>(
     let wanted = read::Wanted {
         listing: options.pahole_text,
         dwarf: options.dwarf,
+        typed: options.typed,
     };
     let mut image =
         read::read(names, types, records, path, wanted).map_err(|e| bad(path, e.to_string()))?;

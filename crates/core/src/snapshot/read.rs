@@ -36,6 +36,8 @@ pub(super) struct Wanted {
     pub listing: bool,
     /// Keep structs, variables and units (a load without DWARF has none).
     pub dwarf: bool,
+    /// Decode the typed access map (`show --access`); others leave it empty.
+    pub typed: bool,
 }
 
 /// The type table of a snapshot's names, built by the first read that asks for it in
@@ -64,8 +66,19 @@ pub(super) fn read<'d>(
         types: head.types,
         listing: wanted.listing,
     };
-    let (symbols, structs, variables, units, access, alignments) =
-        decoder.bodies(split(records)?, with_units)?;
+    let [symbols, structs, variables, units, access, alignments, typed] = split(records)?;
+    let (symbols, structs, variables, units, access, alignments) = decoder.bodies(
+        [symbols, structs, variables, units, access, alignments],
+        with_units,
+    )?;
+    let typed = match wanted.typed && with_units {
+        true => {
+            let form: super::typed_form::TypedForm =
+                postcard::from_bytes(typed).map_err(|_| SnapshotError::Invalid("typed access map does not decode"))?;
+            form.into_map(&symbols).map_err(SnapshotError::Invalid)?
+        }
+        false => Default::default(),
+    };
     if !within_sections(&symbols, &head.sections) {
         return Err(SnapshotError::Invalid(
             "a symbol runs past the end of its section",
@@ -100,6 +113,7 @@ pub(super) fn read<'d>(
         variables,
         units,
         access,
+        typed,
         link_alignments,
         ..Image::new(path.to_path_buf(), head.arch.to_string(), head.line_size)
     })
@@ -570,7 +584,7 @@ impl<'c, 'd> Decoder<'c, 'd> {
     /// Every part, decoded side by side (a snapshot load was a third of a snapshot
     /// diff, on one thread per build), then the checks that span parts. The first
     /// failure in part order is the one reported, whichever thread found it first.
-    fn bodies(self, parts: [&[u8]; PARTS], with_units: bool) -> Result<Bodies<'d>, SnapshotError> {
+    fn bodies(self, parts: [&[u8]; PARTS - 1], with_units: bool) -> Result<Bodies<'d>, SnapshotError> {
         let [symbols, structs, variables, units, access, alignments] = parts;
         let ((symbols, alignments), (structs, (variables, (units, access)))) = rayon::join(
             || {

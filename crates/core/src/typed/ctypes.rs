@@ -63,6 +63,18 @@ pub(super) struct MemberNode<'d> {
     pub ty: u32,
     /// The member's size in bytes, found on first use (`UNSIZED` until then).
     pub size: Cell<u32>,
+    /// A bitfield's first bit (from the start of the aggregate) and width.
+    pub bits: Option<(u32, u32)>,
+}
+
+/// The bytes an access touches, relative to the type it is looked up in, and the bits
+/// an immediate operand selects in them (`testb $0x10`, `andb $0xdf`), bit 0 the
+/// lowest of the first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Span {
+    pub offset: u64,
+    pub size: u64,
+    pub mask: Option<u64>,
 }
 
 /// What holds a byte of a type: its member path, and the type of the innermost
@@ -172,46 +184,59 @@ impl<'d> Types<'d> {
     /// What holds byte `offset` of the stripped type `ty`: the member path (the
     /// alternatives of a union joined by ` | `) and the innermost type.
     pub fn held(&self, ty: u32, offset: u64) -> Held {
+        self.held_span(
+            ty,
+            Span {
+                offset,
+                size: 1,
+                mask: None,
+            },
+        )
+    }
+
+    /// What holds the bytes of `span` of the stripped type `ty`: one member's path, or
+    /// several joined by ` + ` when the access spans them (a struct copy, a bitfield
+    /// load), the alternatives of a union by ` | `.
+    pub fn held_span(&self, ty: u32, span: Span) -> Held {
         let mut path = String::new();
-        let leaf = self.descend(ty, offset, &mut path, 0);
+        let leaf = self.descend(ty, span, &mut path, 0);
         Held { path, leaf }
     }
 
-    fn descend(&self, ty: u32, offset: u64, path: &mut String, depth: usize) -> u32 {
+    fn descend(&self, ty: u32, span: Span, path: &mut String, depth: usize) -> u32 {
         let (ty, _) = self.strip(ty);
         if depth > DEPTH {
             return NONE;
         }
         match self.nodes.get(&ty) {
-            Some(Node::Aggregate { union: false, .. }) => {
-                let Some(m) = self
-                    .members_of(ty)
-                    .iter()
-                    .rev()
-                    .find(|m| self.holds(m, offset))
-                else {
-                    return NONE;
-                };
-                self.step(m, offset, path, depth)
-            }
-            Some(Node::Aggregate { union: true, .. }) => {
-                let prefix = path.clone();
-                let mut leaf = NONE;
-                let holding = self.members_of(ty).iter().filter(|m| self.holds(m, offset));
-                for (alternatives, m) in holding.enumerate() {
-                    let mut alternative = prefix.clone();
-                    let l = self.step(m, offset, &mut alternative, depth);
-                    if alternatives == 0 {
-                        *path = alternative;
-                    } else {
-                        path.push_str(" | ");
-                        path.push_str(&alternative);
-                    }
-                    if leaf == NONE || (self.pointee(l).is_some() && self.pointee(leaf).is_none()) {
-                        leaf = l;
+            Some(Node::Aggregate { union, .. }) => {
+                let members = self.members_of(ty);
+                let mut touched: Vec<&MemberNode<'d>> =
+                    members.iter().filter(|m| self.overlaps(m, span)).collect();
+                // A bitfield's bits named by the operand's mask.
+                if let Some(mask) = span.mask {
+                    let selected: Vec<&MemberNode<'d>> = touched
+                        .iter()
+                        .copied()
+                        .filter(|m| bit_range(m, span).is_some_and(|b| b & mask != 0))
+                        .collect();
+                    if !selected.is_empty() {
+                        touched = selected;
                     }
                 }
-                leaf
+                // Members that hold the whole access, when some do.
+                let whole: Vec<&MemberNode<'d>> =
+                    touched.iter().copied().filter(|m| self.contains(m, span)).collect();
+                if !whole.is_empty() && (*union || whole.len() == 1) {
+                    touched = whole;
+                }
+                if !*union && touched.len() > 1 && touched.iter().all(|m| m.bits.is_none()) {
+                    // Overlapping plain members (a DWARF quirk): the last one wins.
+                    if touched.iter().all(|m| self.contains(m, span)) {
+                        touched.drain(..touched.len() - 1);
+                    }
+                }
+                self.join(&touched, span, path, depth, if *union { " | " } else { " + " })
             }
             Some(Node::Array { elem, .. }) => {
                 let stride = self.size(*elem).unwrap_or(0) * self.inner(ty);
@@ -219,9 +244,14 @@ impl<'d> Types<'d> {
                     return NONE;
                 }
                 path.push('[');
-                path.push_str(itoa::Buffer::new().format(offset / stride));
+                path.push_str(itoa::Buffer::new().format(span.offset / stride));
                 path.push(']');
-                self.descend(*elem, offset % stride, path, depth + 1)
+                let inner = Span {
+                    offset: span.offset % stride,
+                    size: span.size.min(stride - span.offset % stride),
+                    mask: span.mask,
+                };
+                self.descend(*elem, inner, path, depth + 1)
             }
             Some(Node::Pointer(_) | Node::Base { .. }) => ty,
             _ => NONE,
@@ -251,8 +281,14 @@ impl<'d> Types<'d> {
         }
         match self.nodes.get(&ty) {
             Some(Node::Aggregate { .. }) => self.members_of(ty).iter().any(|m| {
-                self.holds(m, offset)
-                    && self.holds_type_at(m.ty, offset - u64::from(m.offset), inner, depth + 1)
+                self.overlaps(
+                    m,
+                    Span {
+                        offset,
+                        size: 1,
+                        mask: None,
+                    },
+                ) && self.holds_type_at(m.ty, offset - u64::from(m.offset), inner, depth + 1)
             }),
             Some(Node::Array { elem, .. }) => {
                 let stride = self.size(*elem).unwrap_or(0) * self.inner(ty);
@@ -262,24 +298,105 @@ impl<'d> Types<'d> {
         }
     }
 
-    /// Whether member `m` holds byte `offset` of its aggregate.
-    fn holds(&self, m: &MemberNode<'d>, offset: u64) -> bool {
-        let at = u64::from(m.offset);
+    /// The member's size, found once (a flexible array counts as unbounded).
+    fn member_size(&self, m: &MemberNode<'d>) -> u64 {
         let mut size = m.size.get();
         if size == UNSIZED {
-            size = u32::try_from(self.size(m.ty).unwrap_or(0)).unwrap_or(UNSIZED - 1);
+            let (t, _) = self.strip(m.ty);
+            size = match self.nodes.get(&t) {
+                Some(Node::Array { count: 0, .. }) => UNSIZED - 1,
+                _ => u32::try_from(self.size(m.ty).unwrap_or(0)).unwrap_or(UNSIZED - 1),
+            };
             m.size.set(size);
         }
-        offset >= at && offset - at < u64::from(size)
+        u64::from(size)
     }
 
-    fn step(&self, m: &MemberNode<'d>, offset: u64, path: &mut String, depth: usize) -> u32 {
+    /// The bytes `[from, to)` member `m` takes (a bitfield: the bytes of its bits).
+    fn bytes(&self, m: &MemberNode<'d>) -> (u64, u64) {
+        match m.bits {
+            Some((bit, width)) => (
+                u64::from(bit) / 8,
+                (u64::from(bit) + u64::from(width.max(1))).div_ceil(8),
+            ),
+            None => (u64::from(m.offset), u64::from(m.offset) + self.member_size(m)),
+        }
+    }
+
+    fn overlaps(&self, m: &MemberNode<'d>, span: Span) -> bool {
+        let (from, to) = self.bytes(m);
+        from < span.offset + span.size.max(1) && span.offset < to
+    }
+
+    fn contains(&self, m: &MemberNode<'d>, span: Span) -> bool {
+        let (from, to) = self.bytes(m);
+        from <= span.offset && span.offset + span.size.max(1) <= to
+    }
+
+    /// The paths of `members` joined by `sep`, each member stepped into with its part
+    /// of the access; the leaf is the one member's, or a union's pointer alternative.
+    fn join(
+        &self,
+        members: &[&MemberNode<'d>],
+        span: Span,
+        path: &mut String,
+        depth: usize,
+        sep: &str,
+    ) -> u32 {
+        let prefix = path.clone();
+        let mut leaf = NONE;
+        for (i, m) in members.iter().enumerate() {
+            let mut one = prefix.clone();
+            let l = self.step(m, span, &mut one, depth);
+            if i == 0 {
+                *path = one;
+            } else {
+                path.push_str(sep);
+                path.push_str(&one);
+            }
+            let better = leaf == NONE || (self.pointee(l).is_some() && self.pointee(leaf).is_none());
+            if sep == " | " && better || i == 0 {
+                leaf = l;
+            }
+        }
+        if sep == " + " && members.len() > 1 {
+            return NONE;
+        }
+        leaf
+    }
+
+    fn step(&self, m: &MemberNode<'d>, span: Span, path: &mut String, depth: usize) -> u32 {
         if let Some(name) = self.text(m.name) {
             if !path.is_empty() {
                 path.push('.');
             }
             path.push_str(name);
         }
-        self.descend(m.ty, offset - u64::from(m.offset), path, depth + 1)
+        if m.bits.is_some() {
+            return NONE;
+        }
+        let at = u64::from(m.offset);
+        let from = span.offset.max(at);
+        let end = (span.offset + span.size.max(1)).min(at + self.member_size(m));
+        let inner = Span {
+            offset: from - at,
+            size: end.saturating_sub(from).max(1),
+            mask: (span.offset >= at).then_some(span.mask).flatten(),
+        };
+        self.descend(m.ty, inner, path, depth + 1)
     }
+}
+
+/// The bits of the access (bit 0 the lowest of its first byte) that bitfield `m`
+/// takes; `None` for a member that is no bitfield.
+fn bit_range(m: &MemberNode<'_>, span: Span) -> Option<u64> {
+    let (bit, width) = m.bits?;
+    let start = i64::from(bit) - (span.offset * 8) as i64;
+    let mut mask = 0u64;
+    for b in start..start + i64::from(width) {
+        if (0..64).contains(&b) {
+            mask |= 1 << b;
+        }
+    }
+    Some(mask)
 }

@@ -14,7 +14,7 @@ use iced_x86::{
 };
 use rustc_hash::FxHashMap;
 
-use super::ctypes::{Name, Node, Types};
+use super::ctypes::{Name, Node, Span, Types};
 use super::symbols::Symbols;
 use super::unit::{Fact, UnitFacts};
 use crate::model::access::AccessKind;
@@ -126,7 +126,7 @@ pub(super) struct Scan<'a, 'd> {
     insns: Vec<Instruction>,
     out: Scanned<'d>,
     name_ids: FxHashMap<&'d str, u32>,
-    path_ids: FxHashMap<(u32, i64, bool), u32>,
+    path_ids: FxHashMap<(u32, Span, bool), u32>,
     path_index: FxHashMap<String, u32>,
     /// The function and part being scanned.
     function: u32,
@@ -182,29 +182,7 @@ impl<'a, 'd> Scan<'a, 'd> {
             decoder.decode_out(&mut insn);
             self.insns.push(insn);
         }
-        // Branch targets inside the part, and whether a later instruction jumps back.
-        let mut targets: Vec<(u64, bool)> = Vec::new();
-        for i in &self.insns {
-            if matches!(
-                i.flow_control(),
-                FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch
-            ) && i.op0_kind() == OpKind::NearBranch64
-            {
-                let t = i.near_branch_target();
-                if t >= start && t < end {
-                    targets.push((t, t <= i.ip()));
-                }
-            }
-        }
-        targets.sort_unstable();
-        targets.dedup_by(|b, a| {
-            if a.0 == b.0 {
-                a.1 |= b.1;
-                true
-            } else {
-                false
-            }
-        });
+        let targets = self.targets(start, end);
         let facts = self.facts_in(start, end);
         let mut active: Vec<Fact> = Vec::new();
         let mut next_fact = 0;
@@ -214,29 +192,10 @@ impl<'a, 'd> Scan<'a, 'd> {
         for k in 0..self.insns.len() {
             let insn = self.insns[k];
             let ip = insn.ip();
-            if let Ok(t) = targets.binary_search_by_key(&ip, |t| t.0) {
-                let incoming = pending.remove(&ip);
-                if targets[t].1 {
-                    let (rsp, rbp) = (state.rsp, state.rbp);
-                    state = State::unknown(Untyped::Join);
-                    if live {
-                        state.rsp = rsp;
-                        state.rbp = rbp;
-                    } else {
-                        state.rsp = None;
-                    }
-                } else {
-                    match (live, incoming) {
-                        (true, Some(p)) => state.meet(&p),
-                        (true, None) => {}
-                        (false, Some(p)) => state = p,
-                        (false, None) => state = State::unknown(Untyped::Join),
-                    }
-                }
-            } else if !live {
-                state = State::unknown(Untyped::Join);
-                state.rsp = None;
-            }
+            let target = targets.binary_search_by_key(&ip, |t| t.0).ok();
+            let back = target.is_some_and(|t| targets[t].1);
+            let incoming = target.and_then(|_| pending.remove(&ip));
+            join(&mut state, live, target.is_some(), back, incoming);
             // What DWARF says at this address.
             while next_fact < facts.len() && facts[next_fact].lo <= ip {
                 active.push(facts[next_fact]);
@@ -273,6 +232,34 @@ impl<'a, 'd> Scan<'a, 'd> {
                     | FlowControl::Exception
             ) && insn.mnemonic() != Mnemonic::Ud2;
         }
+    }
+
+    /// The branch targets inside `[start, end)`, each with whether a later instruction
+    /// jumps back to it (a loop head).
+    fn targets(&self, start: u64, end: u64) -> Vec<(u64, bool)> {
+        let mut targets: Vec<(u64, bool)> = Vec::new();
+        for i in &self.insns {
+            if matches!(
+                i.flow_control(),
+                FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch
+            ) && i.op0_kind() == OpKind::NearBranch64
+            {
+                let t = i.near_branch_target();
+                if t >= start && t < end {
+                    targets.push((t, t <= i.ip()));
+                }
+            }
+        }
+        targets.sort_unstable();
+        targets.dedup_by(|b, a| {
+            if a.0 == b.0 {
+                a.1 |= b.1;
+                true
+            } else {
+                false
+            }
+        });
+        targets
     }
 
     /// The unit's facts that start in `[start, end)` (facts lie inside their function).
@@ -423,7 +410,12 @@ impl<'a, 'd> Scan<'a, 'd> {
         let Some(kind) = self.kind(insn) else {
             return;
         };
-        let member = self.path(ty, offset, indexed);
+        let span = Span {
+            offset: offset as u64,
+            size: insn.memory_size().size() as u64,
+            mask: mask_of(insn),
+        };
+        let member = self.path(ty, span, indexed);
         let ty_name = self.name_id(name);
         let (function, cold) = (self.function, self.cold);
         self.out.found.push(Found {
@@ -476,6 +468,15 @@ impl<'a, 'd> Scan<'a, 'd> {
             _ => disp,
         };
         match pointer {
+            // A pointer into a member, indexed back from a later element
+            // (`memcpy`'s tail `-8(%base,%len)`): the member it points into.
+            Val::Ptr {
+                ty,
+                named,
+                bias,
+                percpu,
+                remote,
+            } if indexed && disp < 0 && bias > 0 => Ok((ty, named, bias, percpu, remote, indexed)),
             Val::Ptr {
                 ty,
                 named,
@@ -497,11 +498,11 @@ impl<'a, 'd> Scan<'a, 'd> {
     }
 
     /// The member path at `offset` of `ty`, interned; `NONE` in padding.
-    fn path(&mut self, ty: u32, offset: i64, indexed: bool) -> u32 {
-        if let Some(&id) = self.path_ids.get(&(ty, offset, indexed)) {
+    fn path(&mut self, ty: u32, span: Span, indexed: bool) -> u32 {
+        if let Some(&id) = self.path_ids.get(&(ty, span, indexed)) {
             return id;
         }
-        let held = self.unit.types.held(ty, offset as u64);
+        let held = self.unit.types.held_span(ty, span);
         let id = if held.path.is_empty() {
             NONE
         } else {
@@ -520,7 +521,7 @@ impl<'a, 'd> Scan<'a, 'd> {
                 }
             }
         };
-        self.path_ids.insert((ty, offset, indexed), id);
+        self.path_ids.insert((ty, span, indexed), id);
         id
     }
 
@@ -774,8 +775,12 @@ impl<'a, 'd> Scan<'a, 'd> {
                 if offset < 0 || indexed && !self.types().is_aggregate(ty) {
                     return Val::Unknown(Untyped::Indirect);
                 }
-                let held = self.unit.types.held(ty, offset as u64);
-                self.pointer_to(held.leaf)
+                let span = Span {
+                    offset: offset as u64,
+                    size: 8,
+                    mask: None,
+                };
+                self.pointer_to(self.unit.types.held_span(ty, span).leaf)
             }
             Err(_) => Val::Unknown(Untyped::Indirect),
         }
@@ -911,6 +916,39 @@ impl<'a, 'd> Scan<'a, 'd> {
     }
 }
 
+/// The state at an instruction: what falls through from the one before (`live`), met
+/// with what forward branches bring (`incoming`) at a branch target; at a loop head
+/// (`back`) nothing flows but the stack pointer (what DWARF says is set after).
+fn join<'d>(
+    state: &mut State<'d>,
+    live: bool,
+    target: bool,
+    back: bool,
+    incoming: Option<State<'d>>,
+) {
+    if back {
+        let (rsp, rbp) = (state.rsp, state.rbp);
+        *state = State::unknown(Untyped::Join);
+        if live {
+            (state.rsp, state.rbp) = (rsp, rbp);
+        } else {
+            state.rsp = None;
+        }
+        return;
+    }
+    match (live, incoming) {
+        (true, Some(p)) => state.meet(&p),
+        (true, None) => {}
+        (false, Some(p)) => *state = p,
+        (false, None) => {
+            *state = State::unknown(Untyped::Join);
+            if !target {
+                state.rsp = None;
+            }
+        }
+    }
+}
+
 /// `val` moved by `delta` bytes.
 fn offset_by<'d>(scan: &Scan<'_, 'd>, val: Val<'d>, delta: i64) -> Val<'d> {
     match val {
@@ -1004,6 +1042,24 @@ fn is_immediate(kind: OpKind) -> bool {
             | OpKind::Immediate32
             | OpKind::Immediate8
     )
+}
+
+/// The bits an immediate operand selects in the memory operand (bit 0 its lowest):
+/// `test`, `or`, `xor`, `bts`... name theirs, `and` the ones it clears, `bt*` one bit.
+fn mask_of(insn: &Instruction) -> Option<u64> {
+    if insn.op0_kind() != OpKind::Memory || !is_immediate(insn.op1_kind()) {
+        return None;
+    }
+    let bits = insn.memory_size().size() * 8;
+    let width = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let imm = insn.immediate(1);
+    let mask = match insn.mnemonic() {
+        Mnemonic::Test | Mnemonic::Or | Mnemonic::Xor => imm,
+        Mnemonic::And => !imm,
+        Mnemonic::Bt | Mnemonic::Bts | Mnemonic::Btr | Mnemonic::Btc => 1u64.checked_shl(imm as u32)?,
+        _ => return None,
+    } & width;
+    (mask != 0).then_some(mask)
 }
 
 /// Instructions whose memory operand is not accessed.

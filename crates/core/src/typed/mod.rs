@@ -14,6 +14,7 @@ mod ctypes;
 mod flow;
 mod symbols;
 mod unit;
+pub mod view;
 
 use iced_x86::{Decoder, DecoderOptions, Instruction, OpKind, Register};
 use rayon::prelude::*;

@@ -59,203 +59,259 @@ struct Raw<'d> {
 /// RBP RSI RDI R8..R15).
 const DWARF_TO_ICED: [u8; 16] = [0, 2, 1, 3, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15];
 
-/// Reads unit `unit` of `dwarf`; `None` for a unit that is not x86-64 C-like code.
+/// An open entry: its depth, tag, unit offset, and the scope its children are in
+/// (`usize::MAX`: none).
+type Open = (isize, DwTag, u32, usize);
+
+/// The state of one unit's walk.
+struct Walk<'a, 'd> {
+    dwarf: &'a Dwarf<'d>,
+    unit: &'a Unit<'d>,
+    out: UnitFacts<'d>,
+    members: Vec<(u32, MemberNode<'d>)>,
+    raws: Vec<Raw<'d>>,
+    /// Variables and parameters by unit offset, with their type and origin.
+    declared: FxHashMap<u32, (u32, u32)>,
+    /// Code ranges of the scopes that have them.
+    scopes: Vec<Vec<(u64, u64)>>,
+    stack: Vec<Open>,
+}
+
+type Entry<'d> = gimli::DebuggingInformationEntry<Reader<'d>>;
+
+/// Reads unit `unit` of `dwarf`.
 pub(super) fn read<'d>(dwarf: &Dwarf<'d>, unit: &Unit<'d>) -> gimli::Result<UnitFacts<'d>> {
-    let mut out = UnitFacts::default();
-    out.types.strings = (
+    let mut walk = Walk {
+        dwarf,
+        unit,
+        out: UnitFacts::default(),
+        members: Vec::new(),
+        raws: Vec::new(),
+        declared: FxHashMap::default(),
+        scopes: Vec::new(),
+        stack: Vec::new(),
+    };
+    walk.out.types.strings = (
         dwarf.debug_str.reader().slice(),
         dwarf.debug_line_str.reader().slice(),
     );
-    let mut members: Vec<(u32, MemberNode<'d>)> = Vec::new();
-    let mut raws: Vec<Raw<'d>> = Vec::new();
-    // Variables and parameters by unit offset, with their type or origin, for origins.
-    let mut declared: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
-    // Scopes with code ranges: (ranges, depth).
-    let mut scopes: Vec<Vec<(u64, u64)>> = Vec::new();
-    // Open entries: (depth, tag, unit offset, scope index or usize::MAX).
-    let mut stack: Vec<(isize, DwTag, u32, usize)> = Vec::new();
     let mut cursor = unit.entries();
     while let Some(entry) = cursor.next_dfs()? {
+        walk.entry(entry)?;
+    }
+    walk.finish()
+}
+
+impl<'d> Walk<'_, 'd> {
+    fn entry(&mut self, entry: &Entry<'d>) -> gimli::Result<()> {
         let depth = entry.depth();
-        while stack.last().is_some_and(|s| s.0 >= depth) {
-            stack.pop();
+        while self.stack.last().is_some_and(|s| s.0 >= depth) {
+            self.stack.pop();
         }
         let offset = u32::try_from(entry.offset().0).unwrap_or(NONE);
         let tag = entry.tag();
-        let parent = stack.last().copied();
+        let parent = self.stack.last().copied();
         let mut scope_here = usize::MAX;
         match tag {
-            dw::DW_TAG_typedef
-            | dw::DW_TAG_const_type
-            | dw::DW_TAG_volatile_type
-            | dw::DW_TAG_restrict_type
-            | dw::DW_TAG_atomic_type => {
-                let name = match tag {
-                    dw::DW_TAG_typedef => name_of(entry),
-                    _ => Name::None,
-                };
-                let target = type_ref(entry);
-                out.types.nodes.insert(offset, Node::Alias { target, name });
-            }
-            dw::DW_TAG_pointer_type | dw::DW_TAG_reference_type => {
-                out.types
-                    .nodes
-                    .insert(offset, Node::Pointer(type_ref(entry)));
-            }
-            dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type => {
-                let size = udata(entry, dw::DW_AT_byte_size).unwrap_or(0);
-                let node = Node::Aggregate {
-                    name: name_of(entry),
-                    union: tag == dw::DW_TAG_union_type,
-                    size: u32::try_from(size).unwrap_or(u32::MAX),
-                    first: 0,
-                    len: 0,
-                };
-                out.types.nodes.insert(offset, node);
-            }
-            dw::DW_TAG_member => {
-                if let Some((_, ptag, poff, _)) = parent
-                    && matches!(
-                        ptag,
-                        dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type
-                    )
-                {
-                    let at = udata(entry, dw::DW_AT_data_member_location)
-                        .or_else(|| udata(entry, dw::DW_AT_data_bit_offset).map(|b| b / 8))
-                        .unwrap_or(0);
-                    members.push((
-                        poff,
-                        MemberNode {
-                            name: name_of(entry),
-                            offset: u32::try_from(at).unwrap_or(u32::MAX),
-                            ty: type_ref(entry),
-                            size: std::cell::Cell::new(UNSIZED),
-                        },
-                    ));
-                }
-            }
-            dw::DW_TAG_array_type => {
-                let node = Node::Array {
-                    elem: type_ref(entry),
-                    count: 0,
-                    inner: 1,
-                };
-                out.types.nodes.insert(offset, node);
-            }
-            dw::DW_TAG_subrange_type => {
-                if let Some((_, dw::DW_TAG_array_type, poff, _)) = parent {
-                    let count = udata(entry, dw::DW_AT_count)
-                        .or_else(|| udata(entry, dw::DW_AT_upper_bound).map(|u| u + 1))
-                        .unwrap_or(0);
-                    let count = u32::try_from(count).unwrap_or(0);
-                    if let Some(Node::Array {
-                        count: c, inner, ..
-                    }) = out.types.nodes.get_mut(&poff)
-                    {
-                        if *c == 0 && *inner == 1 {
-                            *c = count;
-                        } else {
-                            *inner = inner.saturating_mul(count.max(1));
-                        }
-                    }
-                }
-            }
-            dw::DW_TAG_base_type | dw::DW_TAG_enumeration_type => {
-                let size = udata(entry, dw::DW_AT_byte_size).unwrap_or(0);
-                let node = Node::Base {
-                    size: u32::try_from(size).unwrap_or(0),
-                    name: name_of(entry),
-                };
-                out.types.nodes.insert(offset, node);
-            }
-            dw::DW_TAG_subroutine_type | dw::DW_TAG_unspecified_type => {
-                out.types.nodes.insert(offset, Node::Other);
-            }
+            dw::DW_TAG_member => self.member(entry, parent),
+            dw::DW_TAG_subrange_type => self.subrange(entry, parent),
             dw::DW_TAG_subprogram | dw::DW_TAG_inlined_subroutine | dw::DW_TAG_lexical_block => {
-                let ranges = ranges_of(dwarf, unit, entry)?;
-                if !ranges.is_empty() {
-                    if tag == dw::DW_TAG_subprogram {
-                        out.functions.push(Function {
-                            ranges: ranges.clone(),
-                        });
-                    }
-                    scopes.push(ranges);
-                    scope_here = scopes.len() - 1;
-                } else if let Some((.., s)) = parent
-                    && tag == dw::DW_TAG_lexical_block
-                {
-                    // A block without ranges of its own covers its parent's.
-                    scope_here = s;
-                }
+                scope_here = self.scope(entry, parent)?;
             }
             dw::DW_TAG_formal_parameter | dw::DW_TAG_variable => {
-                let ty = type_ref(entry);
-                let origin = match entry
-                    .attr_value(dw::DW_AT_abstract_origin)
-                    .or_else(|| entry.attr_value(dw::DW_AT_specification))
-                {
-                    Some(AttributeValue::UnitRef(o)) => u32::try_from(o.0).unwrap_or(NONE),
-                    _ => NONE,
-                };
-                declared.insert(offset, (ty, origin));
-                let location = entry.attr_value(dw::DW_AT_location);
-                if tag == dw::DW_TAG_variable
-                    && let Some(AttributeValue::Exprloc(expr)) = &location
-                    && let Some(address) = fixed_address(dwarf, unit, expr)
-                {
-                    let ty = resolve_origin(ty, origin, &declared);
-                    if ty != NONE {
-                        out.statics.push((address, ty));
-                    }
-                }
-                if tag == dw::DW_TAG_variable
-                    && depth == 1
-                    && let Some(name) = name_text(dwarf, unit, entry)
-                    && ty != NONE
-                {
-                    out.globals.entry(name).or_insert(ty);
-                }
-                let scope = parent.map_or(usize::MAX, |p| p.3);
-                if scope != usize::MAX && location.is_some() {
-                    let depth = u16::try_from(stack.len()).unwrap_or(u16::MAX);
-                    raws.push(Raw {
-                        ty,
-                        origin,
-                        location,
-                        scope,
-                        depth,
-                    });
+                self.variable(entry, offset, depth, parent);
+            }
+            _ => {
+                if let Some(node) = type_node(entry) {
+                    self.out.types.nodes.insert(offset, node);
                 }
             }
-            _ => {}
         }
         if entry.has_children() {
             let inherited = match scope_here {
                 usize::MAX => parent.map_or(usize::MAX, |p| p.3),
                 s => s,
             };
-            stack.push((depth, tag, offset, inherited));
+            self.stack.push((depth, tag, offset, inherited));
+        }
+        Ok(())
+    }
+
+    fn member(&mut self, entry: &Entry<'d>, parent: Option<Open>) {
+        let Some((_, ptag, poff, _)) = parent else {
+            return;
+        };
+        if !matches!(
+            ptag,
+            dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type
+        ) {
+            return;
+        }
+        let location = udata(entry, dw::DW_AT_data_member_location);
+        let data_bit = udata(entry, dw::DW_AT_data_bit_offset);
+        let at = location.or(data_bit.map(|b| b / 8)).unwrap_or(0);
+        let bits = udata(entry, dw::DW_AT_bit_size).and_then(|width| {
+            let first = match (data_bit, udata(entry, dw::DW_AT_bit_offset)) {
+                (Some(b), _) => b,
+                // DWARF 4: bits counted from the storage unit's most significant end.
+                (None, Some(from_top)) => {
+                    let unit_bits = 8 * udata(entry, dw::DW_AT_byte_size).unwrap_or(0);
+                    (8 * at + unit_bits).checked_sub(from_top + width)?
+                }
+                (None, None) => 8 * at,
+            };
+            Some((u32::try_from(first).ok()?, u32::try_from(width).ok()?))
+        });
+        self.members.push((
+            poff,
+            MemberNode {
+                name: name_of(entry),
+                offset: u32::try_from(at).unwrap_or(u32::MAX),
+                ty: type_ref(entry),
+                size: std::cell::Cell::new(UNSIZED),
+                bits,
+            },
+        ));
+    }
+
+    /// An array's dimension: the first gives the count, the others multiply `inner`.
+    fn subrange(&mut self, entry: &Entry<'d>, parent: Option<Open>) {
+        let Some((_, dw::DW_TAG_array_type, poff, _)) = parent else {
+            return;
+        };
+        let count = udata(entry, dw::DW_AT_count)
+            .or_else(|| udata(entry, dw::DW_AT_upper_bound).map(|u| u + 1))
+            .unwrap_or(0);
+        let count = u32::try_from(count).unwrap_or(0);
+        if let Some(Node::Array {
+            count: c, inner, ..
+        }) = self.out.types.nodes.get_mut(&poff)
+        {
+            if *c == 0 && *inner == 1 {
+                *c = count;
+            } else {
+                *inner = inner.saturating_mul(count.max(1));
+            }
         }
     }
-    attach_members(&mut out.types, members);
-    out.statics.sort_unstable();
-    for raw in raws {
-        let ty = resolve_origin(raw.ty, raw.origin, &declared);
-        let Some(pointee) = out.types.pointee(ty).filter(|_| ty != NONE) else {
-            continue;
-        };
-        facts_of(
-            dwarf,
-            unit,
-            &raw,
-            (ty, pointee),
-            &scopes[raw.scope],
-            &mut out.facts,
-        )?;
+
+    /// A subprogram, inlined subroutine or lexical block: its ranges become a scope
+    /// (a subprogram's, a function); returns the scope's index, `usize::MAX` for none.
+    fn scope(&mut self, entry: &Entry<'d>, parent: Option<Open>) -> gimli::Result<usize> {
+        let ranges = ranges_of(self.dwarf, self.unit, entry)?;
+        if ranges.is_empty() {
+            // A block without ranges of its own covers its parent's.
+            return Ok(match (entry.tag(), parent) {
+                (dw::DW_TAG_lexical_block, Some((.., s))) => s,
+                _ => usize::MAX,
+            });
+        }
+        if entry.tag() == dw::DW_TAG_subprogram {
+            self.out.functions.push(Function {
+                ranges: ranges.clone(),
+            });
+        }
+        self.scopes.push(ranges);
+        Ok(self.scopes.len() - 1)
     }
-    out.facts
-        .sort_unstable_by_key(|f| (f.lo, f.hi, f.reg, f.depth));
-    Ok(out)
+
+    fn variable(&mut self, entry: &Entry<'d>, offset: u32, depth: isize, parent: Option<Open>) {
+        let tag = entry.tag();
+        let ty = type_ref(entry);
+        let origin = match entry
+            .attr_value(dw::DW_AT_abstract_origin)
+            .or_else(|| entry.attr_value(dw::DW_AT_specification))
+        {
+            Some(AttributeValue::UnitRef(o)) => u32::try_from(o.0).unwrap_or(NONE),
+            _ => NONE,
+        };
+        self.declared.insert(offset, (ty, origin));
+        let location = entry.attr_value(dw::DW_AT_location);
+        if tag == dw::DW_TAG_variable
+            && let Some(AttributeValue::Exprloc(expr)) = &location
+            && let Some(address) = fixed_address(self.dwarf, self.unit, expr)
+        {
+            let ty = resolve_origin(ty, origin, &self.declared);
+            if ty != NONE {
+                self.out.statics.push((address, ty));
+            }
+        }
+        if tag == dw::DW_TAG_variable
+            && depth == 1
+            && ty != NONE
+            && let Some(name) = name_text(self.dwarf, self.unit, entry)
+        {
+            self.out.globals.entry(name).or_insert(ty);
+        }
+        let scope = parent.map_or(usize::MAX, |p| p.3);
+        if scope != usize::MAX && location.is_some() {
+            self.raws.push(Raw {
+                ty,
+                origin,
+                location,
+                scope,
+                depth: u16::try_from(self.stack.len()).unwrap_or(u16::MAX),
+            });
+        }
+    }
+
+    /// Members attached, and every pointer-typed variable's facts.
+    fn finish(mut self) -> gimli::Result<UnitFacts<'d>> {
+        attach_members(&mut self.out.types, std::mem::take(&mut self.members));
+        self.out.statics.sort_unstable();
+        for raw in std::mem::take(&mut self.raws) {
+            let ty = resolve_origin(raw.ty, raw.origin, &self.declared);
+            let Some(pointee) = self.out.types.pointee(ty).filter(|_| ty != NONE) else {
+                continue;
+            };
+            let scope = &self.scopes[raw.scope];
+            facts_of(self.dwarf, self.unit, &raw, (ty, pointee), scope, &mut self.out.facts)?;
+        }
+        self.out
+            .facts
+            .sort_unstable_by_key(|f| (f.lo, f.hi, f.reg, f.depth));
+        Ok(self.out)
+    }
+}
+
+/// The node of a type entry (not a member or a subrange); `None` for other entries.
+fn type_node<'d>(entry: &Entry<'d>) -> Option<Node<'d>> {
+    let tag = entry.tag();
+    Some(match tag {
+        dw::DW_TAG_typedef => Node::Alias {
+            target: type_ref(entry),
+            name: name_of(entry),
+        },
+        dw::DW_TAG_const_type
+        | dw::DW_TAG_volatile_type
+        | dw::DW_TAG_restrict_type
+        | dw::DW_TAG_atomic_type => Node::Alias {
+            target: type_ref(entry),
+            name: Name::None,
+        },
+        dw::DW_TAG_pointer_type | dw::DW_TAG_reference_type => Node::Pointer(type_ref(entry)),
+        dw::DW_TAG_structure_type | dw::DW_TAG_union_type | dw::DW_TAG_class_type => {
+            Node::Aggregate {
+                name: name_of(entry),
+                union: tag == dw::DW_TAG_union_type,
+                size: u32::try_from(udata(entry, dw::DW_AT_byte_size).unwrap_or(0))
+                    .unwrap_or(u32::MAX),
+                first: 0,
+                len: 0,
+            }
+        }
+        dw::DW_TAG_array_type => Node::Array {
+            elem: type_ref(entry),
+            count: 0,
+            inner: 1,
+        },
+        dw::DW_TAG_base_type | dw::DW_TAG_enumeration_type => Node::Base {
+            size: u32::try_from(udata(entry, dw::DW_AT_byte_size).unwrap_or(0)).unwrap_or(0),
+            name: name_of(entry),
+        },
+        dw::DW_TAG_subroutine_type | dw::DW_TAG_unspecified_type => Node::Other,
+        _ => return None,
+    })
 }
 
 /// Gives each aggregate its members, in the order DWARF lists them.

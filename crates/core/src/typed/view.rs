@@ -1,0 +1,278 @@
+//! What `show --struct NAME --access` prints: for one struct type, every member with
+//! the functions that write and read it through a pointer, and per cache line how many
+//! functions write and read it. A static c2c for a type: it holds for every instance.
+
+use serde::Serialize;
+
+use crate::model::Image;
+use crate::model::access::AccessKind;
+use crate::model::typed::{Coverage, NONE, TypedAccess, TypedMap};
+use crate::show::SourceLookup;
+
+/// How many functions of each side a member lists by name (the count says the rest).
+pub const LISTED: usize = 4;
+
+/// One struct type's accesses.
+#[derive(Debug, Clone, Serialize)]
+pub struct TypeAccessView {
+    /// The type's name.
+    pub name: String,
+    /// Its size in bytes, from the layout when there is one.
+    pub size: Option<u64>,
+    /// The cache line size the lines are cut by.
+    pub line_size: u64,
+    /// Per line of the type (offset `index * line_size`), functions writing and reading.
+    pub lines: Vec<LineAccess>,
+    /// Every member touched, and every named member of the layout that is not, by offset.
+    pub members: Vec<MemberAccess>,
+    /// Distinct functions that touch the type.
+    pub functions: usize,
+    /// The whole build's coverage: how much of the code the map could type.
+    pub coverage: Coverage,
+}
+
+/// One cache line of the type.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineAccess {
+    /// Line index within the type.
+    pub index: u64,
+    /// Distinct functions writing a member on it.
+    pub writers: usize,
+    /// Distinct functions only reading members on it.
+    pub readers: usize,
+}
+
+/// One member (a path down to the member touched) and who touches it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberAccess {
+    /// The path, `ns.count`, union alternatives joined by ` | `; `(padding)` when the
+    /// bytes are no member's.
+    pub member: String,
+    /// Offset of its first byte touched (or the layout's offset when untouched).
+    pub offset: u64,
+    /// Bytes spanned by its accesses (or the layout's size).
+    pub size: u64,
+    /// Functions writing it (stores, read-modify-writes, atomics), most instructions
+    /// first, at most `LISTED`.
+    pub writers: Vec<FunctionAccess>,
+    /// How many distinct functions write it.
+    pub writer_count: usize,
+    /// Functions reading it and not writing it, as `writers`.
+    pub readers: Vec<FunctionAccess>,
+    /// How many distinct functions only read it.
+    pub reader_count: usize,
+}
+
+/// One function's accesses to one member.
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionAccess {
+    /// The function (a `.cold` part's parent).
+    pub function: String,
+    /// The strongest kind it uses: atomic, read-modify-write, write, read.
+    pub kind: AccessKind,
+    /// How many instructions.
+    pub count: u32,
+    /// The first instruction.
+    #[serde(serialize_with = "crate::model::hex::addr")]
+    pub insn: u64,
+    /// That instruction's source line (`file:line`), when lines were read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Only in the function's `.cold` part.
+    pub cold: bool,
+    /// Through another CPU's per-CPU offset (`per_cpu()`), naming the per-CPU object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+}
+
+/// How strong a kind is, for keeping one per function.
+fn strength(kind: AccessKind) -> u8 {
+    match kind {
+        AccessKind::Atomic => 3,
+        AccessKind::ReadWrite => 2,
+        AccessKind::Write => 1,
+        _ => 0,
+    }
+}
+
+/// The view of type `name` in `image`'s typed map; `None` when the map names no access
+/// to it and the image has no layout of it. `source` finds instructions' lines.
+pub fn type_view(
+    image: &Image<'_>,
+    name: &str,
+    source: Option<&SourceLookup<'_>>,
+) -> Option<TypeAccessView> {
+    let map = &image.typed;
+    let accesses = map.of_type(name);
+    let layout = image.structs_named(|n| n == name).map(|(_, s)| s).next();
+    if accesses.is_empty() && layout.is_none() {
+        return None;
+    }
+    let mut members: Vec<MemberAccess> = Vec::new();
+    let mut start = 0;
+    // Accesses are sorted by offset; one member path's may interleave with another's
+    // (a union), so group by path, keeping the first offset's order.
+    let mut by_member: Vec<(u32, Vec<&TypedAccess>)> = Vec::new();
+    while start < accesses.len() {
+        let a = &accesses[start];
+        match by_member.iter_mut().find(|(m, _)| *m == a.member) {
+            Some((_, list)) => list.push(a),
+            None => by_member.push((a.member, vec![a])),
+        }
+        start += 1;
+    }
+    for (member, list) in &by_member {
+        members.push(member_view(image, map, *member, list, source));
+    }
+    if let Some(layout) = layout {
+        for (_, m) in layout.flat_members() {
+            let Some(n) = m.name else { continue };
+            if m.nested.is_some() {
+                continue;
+            }
+            let seen = members.iter().any(|x| {
+                x.offset < m.offset + m.size.max(1) && m.offset < x.offset + x.size.max(1)
+            });
+            if !seen {
+                members.push(MemberAccess {
+                    member: n.to_string(),
+                    offset: m.offset,
+                    size: m.size,
+                    writers: Vec::new(),
+                    writer_count: 0,
+                    readers: Vec::new(),
+                    reader_count: 0,
+                });
+            }
+        }
+    }
+    members.sort_by(|a, b| (a.offset, &a.member).cmp(&(b.offset, &b.member)));
+    let line_size = image.line_size.max(1);
+    let lines = lines_of(accesses, line_size, layout.map(|l| l.size));
+    let mut functions: Vec<u32> = accesses.iter().map(|a| a.function).collect();
+    functions.sort_unstable();
+    functions.dedup();
+    Some(TypeAccessView {
+        name: name.to_string(),
+        size: layout.map(|l| l.size),
+        line_size,
+        lines,
+        members,
+        functions: functions.len(),
+        coverage: map.coverage,
+    })
+}
+
+fn member_view(
+    image: &Image<'_>,
+    map: &TypedMap,
+    member: u32,
+    list: &[&TypedAccess],
+    source: Option<&SourceLookup<'_>>,
+) -> MemberAccess {
+    let offset = list.iter().map(|a| u64::from(a.offset)).min().unwrap_or(0);
+    let end = list
+        .iter()
+        .map(|a| u64::from(a.offset) + u64::from(a.size.max(1)))
+        .max()
+        .unwrap_or(offset);
+    // Per function: strongest kind, count, first instruction, cold everywhere.
+    let mut per: Vec<(u32, AccessKind, u32, u64, bool, u32)> = Vec::new();
+    for a in list {
+        match per.iter_mut().find(|p| p.0 == a.function) {
+            Some(p) => {
+                if strength(a.kind) > strength(p.1) {
+                    p.1 = a.kind;
+                }
+                p.2 += 1;
+                p.3 = p.3.min(a.insn);
+                p.4 &= a.cold;
+                if a.remote {
+                    p.5 = a.percpu;
+                }
+            }
+            None => per.push((
+                a.function,
+                a.kind,
+                1,
+                a.insn,
+                a.cold,
+                if a.remote { a.percpu } else { NONE },
+            )),
+        }
+    }
+    let row = |p: &(u32, AccessKind, u32, u64, bool, u32)| FunctionAccess {
+        function: image
+            .symbols
+            .get(p.0 as usize)
+            .map(|s| s.qualified_name())
+            .unwrap_or_default(),
+        kind: p.1,
+        count: p.2,
+        insn: p.3,
+        source: source.and_then(|find| find(p.3)),
+        cold: p.4,
+        remote: (p.5 != NONE)
+            .then(|| image.symbols.get(p.5 as usize).map(|s| s.name.to_string()))
+            .flatten(),
+    };
+    let (mut w, mut r): (Vec<_>, Vec<_>) = per.into_iter().partition(|p| strength(p.1) > 0);
+    // Most instructions first, then by name: the same order with any thread count.
+    let name = |f: u32| image.symbols.get(f as usize).map_or("", |s| s.name);
+    let order = |a: &(u32, AccessKind, u32, u64, bool, u32),
+                 b: &(u32, AccessKind, u32, u64, bool, u32)| {
+        (a.4, std::cmp::Reverse(a.2), name(a.0)).cmp(&(b.4, std::cmp::Reverse(b.2), name(b.0)))
+    };
+    w.sort_by(order);
+    r.sort_by(order);
+    MemberAccess {
+        member: map
+            .members
+            .get(member as usize)
+            .cloned()
+            .unwrap_or_else(|| "(padding)".to_string()),
+        offset,
+        size: end - offset,
+        writer_count: w.len(),
+        reader_count: r.len(),
+        writers: w.iter().take(LISTED).map(row).collect(),
+        readers: r.iter().take(LISTED).map(row).collect(),
+    }
+}
+
+/// Per line of the type: distinct writers, and distinct readers that do not write it.
+fn lines_of(accesses: &[TypedAccess], line_size: u64, size: Option<u64>) -> Vec<LineAccess> {
+    let last = accesses
+        .iter()
+        .map(|a| u64::from(a.offset) / line_size)
+        .max()
+        .unwrap_or(0)
+        .max(size.map_or(0, |s| s.saturating_sub(1) / line_size));
+    (0..=last)
+        .map(|index| {
+            let on: Vec<&TypedAccess> = accesses
+                .iter()
+                .filter(|a| u64::from(a.offset) / line_size == index)
+                .collect();
+            let mut writers: Vec<u32> = on
+                .iter()
+                .filter(|a| strength(a.kind) > 0)
+                .map(|a| a.function)
+                .collect();
+            writers.sort_unstable();
+            writers.dedup();
+            let mut readers: Vec<u32> = on
+                .iter()
+                .map(|a| a.function)
+                .filter(|f| writers.binary_search(f).is_err())
+                .collect();
+            readers.sort_unstable();
+            readers.dedup();
+            LineAccess {
+                index,
+                writers: writers.len(),
+                readers: readers.len(),
+            }
+        })
+        .collect()
+}
