@@ -32,8 +32,9 @@ is reported beside it, with a few of them.
 
 THE MATCHING RULE. For a sampled access with type T and member path P:
 
-1. Alternatives. P is split at ` | ` into union alternatives; the access agrees
-   if any alternative matches. Each alternative is split at `.` into
+1. Alternatives. P is split at ` | ` into union alternatives, and at ` + `
+   into the members one access spans (a byte of bitfields loaded whole, a
+   struct copied by a wide load); the access agrees if any of them matches. Each alternative is split at `.` into
    components; an array subscript (`[2]`, `[*]`) is dropped from its component
    (`slots[2].x` -> `slots`, `x`).
 
@@ -632,7 +633,7 @@ def objdump_around(vmlinux, addr, before=6):
 
 def alternatives(member):
     alts = []
-    for alt in member.split(" | "):
+    for alt in re.split(r" \| | \+ ", member):
         comps = [re.sub(r"\[[^\]]*\]", "", c) for c in alt.split(".")]
         comps = [c for c in comps if c]
         if comps:

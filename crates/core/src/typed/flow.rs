@@ -32,6 +32,8 @@ enum Val<'d> {
         bias: i64,
         percpu: u32,
         remote: bool,
+        /// Moved by an unknown amount (`t + 16 * i`): only an array member is named.
+        varying: bool,
     },
     /// The per-CPU offset of `offset` bytes into per-CPU object `var` of type `ty`.
     PcpuOff {
@@ -46,6 +48,16 @@ enum Val<'d> {
 }
 
 const REGS: usize = 16;
+/// Passes over a part with loops before its loop heads give up on what changes in them.
+const PASSES: usize = 4;
+
+/// What a pass assumes at loop heads: the back edges' states of the pass before (none
+/// in the first), or only what the loop body does not change.
+#[derive(Clone, Copy)]
+enum Heads<'h, 'd> {
+    Assumed(Option<&'h FxHashMap<u64, State<'d>>>),
+    Kills,
+}
 /// Caller-saved registers in iced-x86's order: RAX RCX RDX RSI RDI R8-R11.
 const CLOBBERED: [usize; 9] = [0, 1, 2, 6, 7, 8, 9, 10, 11];
 const RSP: usize = 4;
@@ -184,18 +196,58 @@ impl<'a, 'd> Scan<'a, 'd> {
         }
         let targets = self.targets(start, end);
         let facts = self.facts_in(start, end);
+        let loops = targets.iter().any(|t| t.1.is_some());
+        let mark = (self.out.found.len(), self.out.coverage, self.here);
+        // Loop heads first assume what enters them, then what the back edges brought
+        // the pass before, until that settles (each pass only loses types, so it does);
+        // the settled pass's accesses stand.
+        let mut heads: Option<FxHashMap<u64, State<'d>>> = None;
+        for _ in 0..PASSES {
+            let back = self.pass(end, &targets, &facts, Heads::Assumed(heads.as_ref()));
+            if !loops || heads.as_ref() == Some(&back) {
+                return;
+            }
+            (self.out.found.truncate(mark.0), self.out.coverage = mark.1);
+            self.here = mark.2;
+            heads = Some(back);
+        }
+        // Not settled: each loop head keeps only what its body does not change.
+        self.pass(end, &targets, &facts, Heads::Kills);
+    }
+
+    /// One pass over the part's instructions; returns, per loop head, the state met over
+    /// the branches back to it.
+    fn pass(
+        &mut self,
+        end: u64,
+        targets: &[(u64, Option<u64>)],
+        facts: &[Fact],
+        heads: Heads<'_, 'd>,
+    ) -> FxHashMap<u64, State<'d>> {
         let mut active: Vec<Fact> = Vec::new();
         let mut next_fact = 0;
         let mut pending: FxHashMap<u64, State<'d>> = FxHashMap::default();
+        let mut back: FxHashMap<u64, State<'d>> = FxHashMap::default();
         let mut state = State::unknown(Untyped::NoLocation);
         let mut live = true;
         for k in 0..self.insns.len() {
             let insn = self.insns[k];
             let ip = insn.ip();
             let target = targets.binary_search_by_key(&ip, |t| t.0).ok();
-            let back = target.is_some_and(|t| targets[t].1);
             let incoming = target.and_then(|_| pending.remove(&ip));
-            join(&mut state, live, target.is_some(), back, incoming);
+            match (target.and_then(|t| targets[t].1), heads) {
+                (Some(last), Heads::Kills) => {
+                    let kills = self.loop_kills(k, last, &state);
+                    loop_head(&mut state, live, incoming, &kills);
+                }
+                (Some(_), Heads::Assumed(assumed)) => {
+                    join(&mut state, live, true, incoming);
+                    if let Some(h) = assumed.and_then(|a| a.get(&ip)) {
+                        state.meet(h);
+                    }
+                }
+                (None, _) => join(&mut state, live, target.is_some(), incoming),
+            }
             // What DWARF says at this address.
             while next_fact < facts.len() && facts[next_fact].lo <= ip {
                 active.push(facts[next_fact]);
@@ -208,6 +260,7 @@ impl<'a, 'd> Scan<'a, 'd> {
                 continue;
             }
             self.step(&insn, &mut state);
+            self.loaded_variable(&insn, facts, &mut state);
             let flow = insn.flow_control();
             if matches!(
                 flow,
@@ -215,11 +268,16 @@ impl<'a, 'd> Scan<'a, 'd> {
             ) && insn.op0_kind() == OpKind::NearBranch64
             {
                 let t = insn.near_branch_target();
-                if t > ip && t < end {
-                    match pending.get_mut(&t) {
+                let to = match t > ip {
+                    true if t < end => Some(&mut pending),
+                    false if targets.binary_search_by_key(&t, |x| x.0).is_ok() => Some(&mut back),
+                    _ => None,
+                };
+                if let Some(to) = to {
+                    match to.get_mut(&t) {
                         Some(p) => p.meet(&state),
                         None => {
-                            pending.insert(t, state.clone());
+                            to.insert(t, state.clone());
                         }
                     }
                 }
@@ -232,12 +290,13 @@ impl<'a, 'd> Scan<'a, 'd> {
                     | FlowControl::Exception
             ) && insn.mnemonic() != Mnemonic::Ud2;
         }
+        back
     }
 
-    /// The branch targets inside `[start, end)`, each with whether a later instruction
-    /// jumps back to it (a loop head).
-    fn targets(&self, start: u64, end: u64) -> Vec<(u64, bool)> {
-        let mut targets: Vec<(u64, bool)> = Vec::new();
+    /// The branch targets inside `[start, end)`, each with the last instruction that
+    /// jumps back to it, when one does (a loop head).
+    fn targets(&self, start: u64, end: u64) -> Vec<(u64, Option<u64>)> {
+        let mut targets: Vec<(u64, Option<u64>)> = Vec::new();
         for i in &self.insns {
             if matches!(
                 i.flow_control(),
@@ -246,20 +305,68 @@ impl<'a, 'd> Scan<'a, 'd> {
             {
                 let t = i.near_branch_target();
                 if t >= start && t < end {
-                    targets.push((t, t <= i.ip()));
+                    targets.push((t, (t <= i.ip()).then_some(i.ip())));
                 }
             }
         }
         targets.sort_unstable();
         targets.dedup_by(|b, a| {
             if a.0 == b.0 {
-                a.1 |= b.1;
+                a.1 = a.1.max(b.1);
                 true
             } else {
                 false
             }
         });
         targets
+    }
+
+    /// What the instructions from `first` up to the one at `last` (a loop's body)
+    /// change, with the stack pointer as it is at the loop head.
+    fn loop_kills(&mut self, first: usize, last: u64, state: &State<'d>) -> Kills {
+        let mut kills = Kills {
+            regs: 0,
+            slots: Vec::new(),
+            rsp: false,
+        };
+        for k in first..self.insns.len() {
+            let insn = self.insns[k];
+            if insn.ip() > last {
+                break;
+            }
+            if insn.mnemonic() == Mnemonic::Call {
+                for r in CLOBBERED {
+                    kills.regs |= 1 << r;
+                }
+                continue;
+            }
+            if insn.op0_kind() == OpKind::Memory
+                && Self::stack_base(insn.memory_base(), state)
+                && !matches!(insn.mnemonic(), Mnemonic::Cmp | Mnemonic::Test)
+            {
+                match self.stack_slot(&insn, state) {
+                    Some(at) => kills.slots.push(at),
+                    None => kills.rsp = true,
+                }
+            }
+            let info = self
+                .factory
+                .info_options(&insn, InstructionInfoOptions::NO_MEMORY_USAGE);
+            for u in info.used_registers() {
+                if matches!(
+                    u.access(),
+                    OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+                ) && let Some(r) = reg_index(u.register().full_register())
+                {
+                    if r == RSP {
+                        kills.rsp = true;
+                    } else {
+                        kills.regs |= 1 << r;
+                    }
+                }
+            }
+        }
+        kills
     }
 
     /// The unit's facts that start in `[start, end)` (facts lie inside their function).
@@ -287,7 +394,7 @@ impl<'a, 'd> Scan<'a, 'd> {
     /// handed to an inlined `atomic_long_inc(v)` stays `f`'s member).
     fn apply_facts(&self, active: &[Fact], _ip: u64, state: &mut State<'d>) {
         let mut best: [Option<&Fact>; REGS] = [None; REGS];
-        for f in active {
+        for f in active.iter().filter(|f| f.load.is_none()) {
             let r = usize::from(f.reg);
             if r >= REGS || r == RSP {
                 continue;
@@ -314,6 +421,7 @@ impl<'a, 'd> Scan<'a, 'd> {
                         bias: -i64::from(o.bias),
                         percpu: NONE,
                         remote: false,
+                        varying: false,
                     };
                     (!std::ptr::eq(o, *f) && self.embeds(view, ty, bias)).then_some(view)
                 });
@@ -326,6 +434,7 @@ impl<'a, 'd> Scan<'a, 'd> {
                 bias,
                 percpu: NONE,
                 remote: false,
+                varying: false,
             });
         }
     }
@@ -348,6 +457,43 @@ impl<'a, 'd> Scan<'a, 'd> {
         match types.nodes.get(&p) {
             Some(Node::Pointer(target)) => types.strip(*target).1,
             _ => Name::None,
+        }
+    }
+
+    /// A load that DWARF says yields a variable's value plus a constant: a pointer read
+    /// from a member and turned into its container (`container_of(p->next, ...)`),
+    /// described over the load or from right after it.
+    fn loaded_variable(&self, insn: &Instruction, facts: &[Fact], state: &mut State<'d>) {
+        if insn.mnemonic() != Mnemonic::Mov
+            || insn.op1_kind() != OpKind::Memory
+            || insn.memory_size().size() != 8
+            || insn.memory_index() != Register::None
+        {
+            return;
+        }
+        let (Some(dst), Some(base)) = (
+            reg_index(insn.op0_register()),
+            reg_index(insn.memory_base()),
+        ) else {
+            return;
+        };
+        let (ip, next) = (insn.ip(), insn.next_ip());
+        let disp = insn.memory_displacement64() as i64;
+        let upto = facts.partition_point(|f| f.lo <= next);
+        let fact = facts[..upto].iter().rev().find(|f| {
+            f.hi > ip && usize::from(f.reg) == base && f.load.is_some_and(|k| i64::from(k) == disp)
+        });
+        if let Some(f) = fact
+            && !self.embeds(state.regs[dst], f.pointee, -i64::from(f.bias))
+        {
+            state.regs[dst] = Val::Ptr {
+                ty: f.pointee,
+                named: self.named(f.ty),
+                bias: -i64::from(f.bias),
+                percpu: NONE,
+                remote: false,
+                varying: false,
+            };
         }
     }
 
@@ -393,8 +539,21 @@ impl<'a, 'd> Scan<'a, 'd> {
             self.out.coverage.miss(Untyped::Other);
             return;
         }
-        self.here.1 += 1;
         let aggregate = types.is_aggregate(ty);
+        let span = Span {
+            offset: offset as u64,
+            size: insn.memory_size().size() as u64,
+            mask: mask_of(insn),
+        };
+        // A pointer moved by an unknown amount names only an element of an array.
+        let varying = [insn.memory_base(), insn.memory_index()].iter().any(|r| {
+            reg_index(*r).is_some_and(|i| matches!(state.regs[i], Val::Ptr { varying: true, .. }))
+        });
+        if varying && (!aggregate || !types.held_span(ty, span).path.contains('[')) {
+            self.out.coverage.miss(Untyped::Other);
+            return;
+        }
+        self.here.1 += 1;
         self.out.coverage.operands += 1;
         if aggregate {
             self.out.coverage.members += 1;
@@ -409,11 +568,6 @@ impl<'a, 'd> Scan<'a, 'd> {
         };
         let Some(kind) = self.kind(insn) else {
             return;
-        };
-        let span = Span {
-            offset: offset as u64,
-            size: insn.memory_size().size() as u64,
-            mask: mask_of(insn),
         };
         let member = self.path(ty, span, indexed);
         let ty_name = self.name_id(name);
@@ -476,14 +630,18 @@ impl<'a, 'd> Scan<'a, 'd> {
                 bias,
                 percpu,
                 remote,
-            } if indexed && disp < 0 && bias > 0 => Ok((ty, named, bias, percpu, remote, indexed)),
+                varying,
+            } if (indexed || varying) && disp < 0 && bias > 0 => {
+                Ok((ty, named, bias, percpu, remote, true))
+            }
             Val::Ptr {
                 ty,
                 named,
                 bias,
                 percpu,
                 remote,
-            } => Ok((ty, named, bias.wrapping_add(disp), percpu, remote, indexed)),
+                varying,
+            } => Ok((ty, named, bias.wrapping_add(disp), percpu, remote, indexed || varying)),
             Val::Unknown(why) => Err(why),
             _ => Err(Untyped::Other),
         }
@@ -798,6 +956,7 @@ impl<'a, 'd> Scan<'a, 'd> {
                 bias: 0,
                 percpu: NONE,
                 remote: false,
+                varying: false,
             },
             None => Val::Unknown(Untyped::Indirect),
         }
@@ -847,6 +1006,7 @@ impl<'a, 'd> Scan<'a, 'd> {
                 bias: offset as i64,
                 percpu: NONE,
                 remote: false,
+                varying: false,
             };
         }
         if rip && let Some((var, ty, offset)) = self.variable(address, true) {
@@ -890,7 +1050,12 @@ impl<'a, 'd> Scan<'a, 'd> {
                 let Some(s) = reg_index(insn.op1_register()) else {
                     return Val::Unknown(Untyped::Other);
                 };
-                combine(self, cur, state.regs[s])
+                match (cur, state.regs[s]) {
+                    // A pointer plus a number: an element somewhere in an array of it.
+                    (Val::Ptr { .. }, Val::Unknown(_)) => vary(cur),
+                    (Val::Unknown(_), other @ Val::Ptr { .. }) => vary(other),
+                    (a, b) => combine(self, a, b),
+                }
             }
             OpKind::Memory if !sub => {
                 let base = insn.memory_base();
@@ -916,26 +1081,44 @@ impl<'a, 'd> Scan<'a, 'd> {
     }
 }
 
-/// The state at an instruction: what falls through from the one before (`live`), met
-/// with what forward branches bring (`incoming`) at a branch target; at a loop head
-/// (`back`) nothing flows but the stack pointer (what DWARF says is set after).
-fn join<'d>(
-    state: &mut State<'d>,
-    live: bool,
-    target: bool,
-    back: bool,
-    incoming: Option<State<'d>>,
-) {
-    if back {
-        let (rsp, rbp) = (state.rsp, state.rbp);
-        *state = State::unknown(Untyped::Join);
-        if live {
-            (state.rsp, state.rbp) = (rsp, rbp);
-        } else {
+/// What a loop's body changes: the registers it writes (bit per register), the stack
+/// slots it stores to, and whether it moves the stack pointer.
+struct Kills {
+    regs: u16,
+    slots: Vec<i64>,
+    rsp: bool,
+}
+
+/// The state at a loop head: what enters it (falling through, forward branches), less
+/// what the loop's body changes before it jumps back.
+fn loop_head<'d>(state: &mut State<'d>, live: bool, incoming: Option<State<'d>>, kills: &Kills) {
+    match (live, incoming) {
+        (true, Some(p)) => state.meet(&p),
+        (true, None) => {}
+        (false, Some(p)) => *state = p,
+        (false, None) => {
+            *state = State::unknown(Untyped::Join);
             state.rsp = None;
         }
-        return;
     }
+    for (r, v) in state.regs.iter_mut().enumerate() {
+        if kills.regs & (1 << r) != 0 {
+            *v = Val::Unknown(Untyped::Join);
+        }
+    }
+    if kills.rsp {
+        state.rsp = None;
+        state.slots.clear();
+    } else {
+        state
+            .slots
+            .retain(|s| !kills.slots.iter().any(|&k| k + 8 > s.0 && k < s.0 + 8));
+    }
+}
+
+/// The state at an instruction: what falls through from the one before (`live`), met
+/// with what forward branches bring (`incoming`) at a branch target.
+fn join<'d>(state: &mut State<'d>, live: bool, target: bool, incoming: Option<State<'d>>) {
     match (live, incoming) {
         (true, Some(p)) => state.meet(&p),
         (true, None) => {}
@@ -949,22 +1132,25 @@ fn join<'d>(
     }
 }
 
+/// `val` moved by an amount not known.
+fn vary(val: Val<'_>) -> Val<'_> {
+    let mut out = val;
+    if let Val::Ptr { varying, .. } = &mut out {
+        *varying = true;
+    }
+    out
+}
+
 /// `val` moved by `delta` bytes.
 fn offset_by<'d>(scan: &Scan<'_, 'd>, val: Val<'d>, delta: i64) -> Val<'d> {
     match val {
-        Val::Ptr {
-            ty,
-            named,
-            bias,
-            percpu,
-            remote,
-        } => Val::Ptr {
-            ty,
-            named,
-            bias: bias.wrapping_add(delta),
-            percpu,
-            remote,
-        },
+        Val::Ptr { bias, .. } => {
+            let mut moved = val;
+            if let Val::Ptr { bias: b, .. } = &mut moved {
+                *b = bias.wrapping_add(delta);
+            }
+            moved
+        }
         Val::PcpuOff { var, ty, offset } => Val::PcpuOff {
             var,
             ty,
@@ -1009,6 +1195,7 @@ fn percpu_pointer<'d>(
         bias: offset,
         percpu: var,
         remote,
+        varying: false,
     }
 }
 

@@ -18,6 +18,9 @@ pub(super) struct Fact {
     pub hi: u64,
     /// The register, numbered as iced-x86's 64-bit registers (`RAX` = 0 ... `R15` = 15).
     pub reg: u8,
+    /// The value is the 8 bytes loaded from the register plus this offset (plus `bias`),
+    /// not the register.
+    pub load: Option<i32>,
     /// Nesting depth of the scope: the innermost scope wins.
     pub depth: u16,
     /// The pointer's type (not stripped).
@@ -361,13 +364,14 @@ fn facts_of<'d>(
         return Ok(());
     };
     let mut push = |lo: u64, hi: u64, expr: gimli::Expression<Reader<'d>>| {
-        if let Some((reg, bias)) = register_value(unit, expr)
+        if let Some((reg, load, bias)) = register_value(unit, expr)
             && lo < hi
         {
             out.push(Fact {
                 lo,
                 hi,
                 reg,
+                load,
                 depth: raw.depth,
                 ty,
                 pointee,
@@ -392,29 +396,51 @@ fn facts_of<'d>(
     Ok(())
 }
 
-/// The register a location expression says holds the value, and the constant added:
-/// `DW_OP_regN`, or `DW_OP_bregN k; DW_OP_stack_value`.
-fn register_value<'d>(unit: &Unit<'d>, expr: gimli::Expression<Reader<'d>>) -> Option<(u8, i32)> {
+/// Where a location expression says the value is: a register plus a constant
+/// (`DW_OP_regN`; `DW_OP_bregN k; DW_OP_stack_value`), or the 8 bytes loaded from a
+/// register plus an offset, plus a constant (`DW_OP_bregN k; DW_OP_deref;
+/// DW_OP_const c; DW_OP_minus; DW_OP_stack_value`: `container_of(p->next, ...)`).
+/// Returns (register, load offset when loaded, constant).
+fn register_value<'d>(
+    unit: &Unit<'d>,
+    expr: gimli::Expression<Reader<'d>>,
+) -> Option<(u8, Option<i32>, i32)> {
+    use gimli::Operation as Op;
     let mut ops = expr.operations(unit.encoding());
-    let first = ops.next().ok()??;
-    let second = ops.next().ok()?;
-    let (register, bias) = match (first, second) {
-        (gimli::Operation::Register { register }, None) => (register, 0),
-        (
-            gimli::Operation::RegisterOffset {
-                register, offset, ..
-            },
-            Some(second),
-        ) => {
-            if !matches!(second, gimli::Operation::StackValue) || ops.next().ok()?.is_some() {
-                return None;
-            }
-            (register, i32::try_from(offset).ok()?)
+    let (register, mut value) = match ops.next().ok()?? {
+        Op::Register { register } => {
+            return match ops.next().ok()? {
+                None => Some((*DWARF_TO_ICED.get(usize::from(register.0))?, None, 0)),
+                Some(_) => None,
+            };
         }
+        Op::RegisterOffset {
+            register, offset, ..
+        } => (register, offset),
         _ => return None,
     };
+    let mut load = None;
+    let mut constant: Option<i64> = None;
+    loop {
+        match ops.next().ok()?? {
+            Op::Deref { size: 8, space: false, .. } if load.is_none() && constant.is_none() => {
+                load = Some(i32::try_from(value).ok()?);
+                value = 0;
+            }
+            Op::UnsignedConstant { value: c } => constant = Some(i64::try_from(c).ok()?),
+            Op::SignedConstant { value: c } => constant = Some(c),
+            Op::Minus => value = value.checked_sub(constant.take()?)?,
+            Op::Plus => value = value.checked_add(constant.take()?)?,
+            Op::PlusConstant { value: c } => value = value.checked_add(i64::try_from(c).ok()?)?,
+            Op::StackValue if constant.is_none() => break,
+            _ => return None,
+        }
+    }
+    if ops.next().ok()?.is_some() {
+        return None;
+    }
     let reg = *DWARF_TO_ICED.get(usize::from(register.0))?;
-    Some((reg, bias))
+    Some((reg, load, i32::try_from(value).ok()?))
 }
 
 /// A `DW_OP_addr` (or `DW_OP_addrx`) location: a variable with a fixed address.
