@@ -44,7 +44,10 @@ fn ticked(cell: &str) -> Vec<&str> {
 fn facts(column: usize) -> Vec<Fact> {
     let text = std::fs::read_to_string("testdata/typed/FACTS.md").unwrap();
     let mut out = Vec::new();
-    for line in text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| #")) {
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| #"))
+    {
         let cells: Vec<&str> = line.split(" | ").collect();
         if cells.len() < 8 || cells[5].contains("not a base register") {
             continue;
@@ -131,9 +134,7 @@ fn check(path: &str, column: usize) {
         let at: Vec<&TypedAccess> = map.accesses.iter().filter(|a| a.insn == f.insn).collect();
         let ok = at.iter().any(|a| {
             let ty = &map.types[a.ty as usize];
-            f.accepted
-                .iter()
-                .any(|(t, m)| t == ty && names(map, a, m))
+            f.accepted.iter().any(|(t, m)| t == ty && names(map, a, m))
                 && a.kind == f.kind
                 && f.remote.is_none_or(|r| {
                     a.percpu != NONE
@@ -183,7 +184,11 @@ fn the_fixtures_base_register_operands_are_typed_and_the_rest_have_reasons() {
         let image = file.load(&options).unwrap();
         let c = image.typed.coverage;
         assert_eq!((c.operands, c.typed()), (operands, typed), "{path}: {c:?}");
-        assert_eq!(c.typed() + c.untyped.iter().sum::<u64>(), c.operands, "{path}");
+        assert_eq!(
+            c.typed() + c.untyped.iter().sum::<u64>(),
+            c.operands,
+            "{path}"
+        );
         assert!(
             c.typed() * 100 >= 95 * c.operands,
             "{path}: {} of {} typed",

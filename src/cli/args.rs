@@ -519,9 +519,11 @@ pub struct ShowArgs {
     /// forced alignment (the plain listing is pahole's text, byte for byte).
     #[arg(long)]
     pub annotate: bool,
-    /// With --struct: who reads and writes each member, from the machine code and the
-    /// DWARF of the build (the typed access map: members reached through pointers).
-    #[arg(long, requires = "structs")]
+    /// Who reads and writes each member through a pointer, from the machine code and
+    /// the DWARF of the build (the typed access map): for --struct, every member; for
+    /// --symbol and --line, the members of each object's type there (type-level), and
+    /// who reaches a per-CPU object from another CPU.
+    #[arg(long)]
     pub access: bool,
     /// Addresses from a symbol list (`System.map`, `/proc/kallsyms`): needed for a raw
     /// BTF file (`vmlinux.btf`); beside an ELF, replaces its symbol table.

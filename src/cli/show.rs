@@ -44,7 +44,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if !args.structs.is_empty() {
         out.structs(args, &image, &request.structs)?;
     }
-    if args.access {
+    if args.access && !args.structs.is_empty() {
         out.access(&image, &file, &request.structs)?;
     }
     if !request.symbol_args.is_empty() {
@@ -97,6 +97,9 @@ fn cache_unless_lines(
 fn check_hot_flags(args: &ShowArgs, hot: Option<&HotInput>) -> Result<()> {
     if args.annotate && args.structs.is_empty() {
         anyhow::bail!("--annotate annotates --struct layouts; give --struct NAME");
+    }
+    if args.access && args.structs.is_empty() && args.symbols.is_empty() && args.line.is_none() {
+        anyhow::bail!("--access shows who touches members: give --struct, --symbol or --line");
     }
     if args.kaslr_offset.is_some() && !matches!(hot, Some(HotInput::C2c(_))) {
         anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
@@ -326,7 +329,12 @@ impl<'h> Sections<'h> {
             true => InputFile::open(file.path()).ok(),
             false => None,
         };
-        let lines = reopened.as_ref().unwrap_or(file).source_lines().ok().flatten();
+        let lines = reopened
+            .as_ref()
+            .unwrap_or(file)
+            .source_lines()
+            .ok()
+            .flatten();
         let find = |a: u64| lines.as_ref().and_then(|l| l.find(a));
         let lookup: Option<&show::SourceLookup> = lines.is_some().then_some(&find);
         let mut names: Vec<&str> = image

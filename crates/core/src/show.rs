@@ -116,6 +116,10 @@ pub struct SymbolView<'a, 'd> {
     /// Who writes and reads it, from the machine code (empty without code evidence).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accesses: Option<Accesses>,
+    /// Type-level evidence (`--access`): who touches its struct type's members through
+    /// any pointer, and who reaches a per-CPU object from another CPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub type_level: Option<crate::typed::view::InstanceAccess>,
 }
 
 /// The code's references to one object, one row per function, kind and member.
@@ -272,6 +276,12 @@ fn view<'a, 'd>(
         accesses: is_data
             .then(|| accesses(image, s, (0, u64::MAX), None))
             .flatten(),
+        type_level: is_data
+            .then(|| {
+                let i = image.index_of(s)?;
+                crate::typed::view::instance(image, i, (0, s.size.max(1)), None)
+            })
+            .flatten(),
     }
 }
 
@@ -297,6 +307,10 @@ pub struct LineView<'a, 'd> {
     /// its bytes there, from the machine code: a static `perf c2c` view.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub accesses: Vec<(String, Accesses)>,
+    /// For each data object on the line with type-level evidence (`--access`), who
+    /// touches its members there through any pointer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub type_level: Vec<(String, crate::typed::view::InstanceAccess)>,
 }
 
 /// A code address and the source line it was compiled from.
@@ -349,6 +363,17 @@ pub fn line<'a, 'd>(
             Some((s.qualified_name(), accesses(image, s, (from, to), source)?))
         })
         .collect();
+    let type_level = symbols
+        .iter()
+        .filter(|s| s.kind != SymbolKind::Function)
+        .filter_map(|s| {
+            let from = start.saturating_sub(s.place);
+            let to = end.saturating_sub(s.place).min(s.size.max(1));
+            let i = image.index_of(s)?;
+            let level = crate::typed::view::instance(image, i, (from, to), source)?;
+            Some((s.qualified_name(), level))
+        })
+        .collect();
     LineView {
         space,
         line: at / image.line_size,
@@ -357,6 +382,7 @@ pub fn line<'a, 'd>(
         symbols,
         sources,
         accesses,
+        type_level,
     }
 }
 

@@ -199,6 +199,9 @@ pub fn write_symbol(out: &mut impl Write, v: &SymbolView<'_, '_>, line_size: u64
     if let Some(a) = &v.accesses {
         write_accesses(out, a, "  ")?;
     }
+    if let Some(t) = &v.type_level {
+        write_type_level(out, t, "  ")?;
+    }
     if let Some(l) = &v.laid {
         writeln!(out, "laid at {}:", place_str(s.space, s.place))?;
         out.write_str(&pahole::listing(l, true))?;
@@ -347,6 +350,57 @@ pub fn write_line(out: &mut impl Write, h: &Header, v: &LineView<'_, '_>) -> fmt
     for (name, a) in &v.accesses {
         writeln!(out, "  {name}")?;
         write_accesses(out, a, "    ")?;
+    }
+    for (name, t) in &v.type_level {
+        writeln!(out, "  {name}")?;
+        write_type_level(out, t, "    ")?;
+    }
+    Ok(())
+}
+
+/// Type-level evidence of an instance: each member's writers and readers through any
+/// pointer to its type, and a per-CPU object's remote readers and writers.
+fn write_type_level(
+    out: &mut impl Write,
+    t: &layout_diff_core::typed::view::InstanceAccess,
+    indent: &str,
+) -> fmt::Result {
+    let names = |list: &[layout_diff_core::typed::view::FunctionAccess], count: usize| {
+        let mut s: Vec<String> = list.iter().take(2).map(|f| f.function.clone()).collect();
+        if count > s.len() {
+            s.push(format!("{} more", count - s.len()));
+        }
+        s.join(", ")
+    };
+    if !t.members.is_empty() {
+        writeln!(
+            out,
+            "{indent}type-level (every struct {}, through pointers; not this instance alone):",
+            t.type_name
+        )?;
+    }
+    for m in &t.members {
+        let mut parts = Vec::new();
+        if m.writer_count > 0 {
+            parts.push(format!("written by {}", names(&m.writers, m.writer_count)));
+        }
+        if m.reader_count > 0 {
+            parts.push(format!("read by {}", names(&m.readers, m.reader_count)));
+        }
+        writeln!(
+            out,
+            "{indent}  +{:#x} {}: {}",
+            m.offset,
+            m.member,
+            parts.join("; ")
+        )?;
+    }
+    if !t.remote.is_empty() {
+        writeln!(
+            out,
+            "{indent}reached from other CPUs (per_cpu()): {}",
+            names(&t.remote, t.remote_count)
+        )?;
     }
     Ok(())
 }

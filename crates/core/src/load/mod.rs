@@ -21,11 +21,6 @@ mod unit;
 mod units;
 mod walk;
 
-/// The DWARF reader types other modules (the typed access map) read units with.
-pub(crate) mod dwarf_reader {
-    pub(crate) use super::dies::{Dwarf, Reader, Unit};
-}
-
 pub use code::code_sections;
 pub use common::common_ground;
 pub use symlist::SymbolList;

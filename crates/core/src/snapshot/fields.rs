@@ -119,6 +119,7 @@ fn round_trip(image: &Image<'_>) -> String {
     let wanted = Wanted {
         listing: true,
         dwarf: true,
+        typed: true,
     };
     let back = read(&names, &types, &records, Path::new("x"), wanted).unwrap();
     records_of(&back)
@@ -190,6 +191,7 @@ fn the_link_alignments_read_back_as_the_link_model_finds_them() {
     let wanted = Wanted {
         listing: false,
         dwarf: true,
+        typed: true,
     };
     let mut back = read(&names, &types, &records, Path::new("x"), wanted).unwrap();
     assert_eq!(back.stored_alignments(), Some(found.as_slice()));
@@ -206,6 +208,7 @@ fn the_link_alignments_read_back_as_the_link_model_finds_them() {
     let bare = Wanted {
         listing: false,
         dwarf: false,
+        typed: false,
     };
     let without = read(&names, &types, &records, Path::new("x"), bare).unwrap();
     assert_eq!(without.link_alignments, None);

@@ -66,15 +66,23 @@ pub(super) fn read<'d>(
         types: head.types,
         listing: wanted.listing,
     };
-    let [symbols, structs, variables, units, access, alignments, typed] = split(records)?;
+    let [
+        symbols,
+        structs,
+        variables,
+        units,
+        access,
+        alignments,
+        typed,
+    ] = split(records)?;
     let (symbols, structs, variables, units, access, alignments) = decoder.bodies(
         [symbols, structs, variables, units, access, alignments],
         with_units,
     )?;
     let typed = match wanted.typed && with_units {
         true => {
-            let form: super::typed_form::TypedForm =
-                postcard::from_bytes(typed).map_err(|_| SnapshotError::Invalid("typed access map does not decode"))?;
+            let form: super::typed_form::TypedForm = postcard::from_bytes(typed)
+                .map_err(|_| SnapshotError::Invalid("typed access map does not decode"))?;
             form.into_map(&symbols).map_err(SnapshotError::Invalid)?
         }
         false => Default::default(),
@@ -584,7 +592,11 @@ impl<'c, 'd> Decoder<'c, 'd> {
     /// Every part, decoded side by side (a snapshot load was a third of a snapshot
     /// diff, on one thread per build), then the checks that span parts. The first
     /// failure in part order is the one reported, whichever thread found it first.
-    fn bodies(self, parts: [&[u8]; PARTS - 1], with_units: bool) -> Result<Bodies<'d>, SnapshotError> {
+    fn bodies(
+        self,
+        parts: [&[u8]; PARTS - 1],
+        with_units: bool,
+    ) -> Result<Bodies<'d>, SnapshotError> {
         let [symbols, structs, variables, units, access, alignments] = parts;
         let ((symbols, alignments), (structs, (variables, (units, access)))) = rayon::join(
             || {
@@ -950,6 +962,7 @@ mod tests {
         let wanted = Wanted {
             listing: true,
             dwarf: true,
+            typed: true,
         };
         let levels = |(names, records): &(Vec<u8>, Vec<u8>)| -> Result<u32, SnapshotError> {
             let types = Types::default();
@@ -988,6 +1001,7 @@ mod tests {
         let wanted = Wanted {
             listing: false,
             dwarf: true,
+            typed: true,
         };
         let read_back = |image: &Image<'_>| -> Result<(usize, usize), SnapshotError> {
             let form = super::super::form::from_image(image, &[], None);
@@ -1029,6 +1043,7 @@ mod tests {
         let wanted = Wanted {
             listing: false,
             dwarf: true,
+            typed: true,
         };
         let image = file.load(&options).unwrap();
         let form = super::super::form::from_image(&image, &[], None);
@@ -1075,6 +1090,7 @@ mod tests {
         let wanted = Wanted {
             listing: false,
             dwarf: true,
+            typed: true,
         };
         let sized = |size: fn(u64, u64) -> u64| -> Result<u64, SnapshotError> {
             let mut image = file.load(&options).unwrap();

@@ -225,8 +225,11 @@ impl<'d> Types<'d> {
                     }
                 }
                 // Members that hold the whole access, when some do.
-                let whole: Vec<&MemberNode<'d>> =
-                    touched.iter().copied().filter(|m| self.contains(m, span)).collect();
+                let whole: Vec<&MemberNode<'d>> = touched
+                    .iter()
+                    .copied()
+                    .filter(|m| self.contains(m, span))
+                    .collect();
                 if !whole.is_empty() && (*union || whole.len() == 1) {
                     touched = whole;
                 }
@@ -236,7 +239,13 @@ impl<'d> Types<'d> {
                         touched.drain(..touched.len() - 1);
                     }
                 }
-                self.join(&touched, span, path, depth, if *union { " | " } else { " + " })
+                self.join(
+                    &touched,
+                    span,
+                    path,
+                    depth,
+                    if *union { " | " } else { " + " },
+                )
             }
             Some(Node::Array { elem, .. }) => {
                 let stride = self.size(*elem).unwrap_or(0) * self.inner(ty);
@@ -319,7 +328,10 @@ impl<'d> Types<'d> {
                 u64::from(bit) / 8,
                 (u64::from(bit) + u64::from(width.max(1))).div_ceil(8),
             ),
-            None => (u64::from(m.offset), u64::from(m.offset) + self.member_size(m)),
+            None => (
+                u64::from(m.offset),
+                u64::from(m.offset) + self.member_size(m),
+            ),
         }
     }
 
@@ -354,7 +366,8 @@ impl<'d> Types<'d> {
                 path.push_str(sep);
                 path.push_str(&one);
             }
-            let better = leaf == NONE || (self.pointee(l).is_some() && self.pointee(leaf).is_none());
+            let better =
+                leaf == NONE || (self.pointee(l).is_some() && self.pointee(leaf).is_none());
             if sep == " | " && better || i == 0 {
                 leaf = l;
             }

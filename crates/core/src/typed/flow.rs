@@ -207,7 +207,8 @@ impl<'a, 'd> Scan<'a, 'd> {
             if !loops || heads.as_ref() == Some(&back) {
                 return;
             }
-            (self.out.found.truncate(mark.0), self.out.coverage = mark.1);
+            self.out.found.truncate(mark.0);
+            self.out.coverage = mark.1;
             self.here = mark.2;
             heads = Some(back);
         }
@@ -228,12 +229,19 @@ impl<'a, 'd> Scan<'a, 'd> {
         let mut next_fact = 0;
         let mut pending: FxHashMap<u64, State<'d>> = FxHashMap::default();
         let mut back: FxHashMap<u64, State<'d>> = FxHashMap::default();
+        let mut next_target = 0;
         let mut state = State::unknown(Untyped::NoLocation);
         let mut live = true;
         for k in 0..self.insns.len() {
             let insn = self.insns[k];
             let ip = insn.ip();
-            let target = targets.binary_search_by_key(&ip, |t| t.0).ok();
+            while next_target < targets.len() && targets[next_target].0 < ip {
+                next_target += 1;
+            }
+            let target = targets
+                .get(next_target)
+                .is_some_and(|t| t.0 == ip)
+                .then_some(next_target);
             let incoming = target.and_then(|_| pending.remove(&ip));
             match (target.and_then(|t| targets[t].1), heads) {
                 (Some(last), Heads::Kills) => {
@@ -355,7 +363,10 @@ impl<'a, 'd> Scan<'a, 'd> {
             for u in info.used_registers() {
                 if matches!(
                     u.access(),
-                    OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+                    OpAccess::Write
+                        | OpAccess::CondWrite
+                        | OpAccess::ReadWrite
+                        | OpAccess::ReadCondWrite
                 ) && let Some(r) = reg_index(u.register().full_register())
                 {
                     if r == RSP {
@@ -641,7 +652,14 @@ impl<'a, 'd> Scan<'a, 'd> {
                 percpu,
                 remote,
                 varying,
-            } => Ok((ty, named, bias.wrapping_add(disp), percpu, remote, indexed || varying)),
+            } => Ok((
+                ty,
+                named,
+                bias.wrapping_add(disp),
+                percpu,
+                remote,
+                indexed || varying,
+            )),
             Val::Unknown(why) => Err(why),
             _ => Err(Untyped::Other),
         }
@@ -1238,12 +1256,18 @@ fn mask_of(insn: &Instruction) -> Option<u64> {
         return None;
     }
     let bits = insn.memory_size().size() * 8;
-    let width = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let width = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let imm = insn.immediate(1);
     let mask = match insn.mnemonic() {
         Mnemonic::Test | Mnemonic::Or | Mnemonic::Xor => imm,
         Mnemonic::And => !imm,
-        Mnemonic::Bt | Mnemonic::Bts | Mnemonic::Btr | Mnemonic::Btc => 1u64.checked_shl(imm as u32)?,
+        Mnemonic::Bt | Mnemonic::Bts | Mnemonic::Btr | Mnemonic::Btc => {
+            1u64.checked_shl(imm as u32)?
+        }
         _ => return None,
     } & width;
     (mask != 0).then_some(mask)

@@ -20,12 +20,16 @@ use iced_x86::{Decoder, DecoderOptions, Instruction, OpKind, Register};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
-use crate::load::dwarf_reader::Dwarf;
 pub use crate::model::typed::{
     Coverage, FunctionCoverage, NONE, TypedAccess, TypedMap, UNTYPED, Untyped,
 };
 use crate::model::{CodeSection, Image, SymbolKind};
 use flow::{Scan, Scanned};
+
+/// The DWARF reader types the map reads units with (the loader's own).
+pub(crate) type Reader<'d> = gimli::EndianSlice<'d, gimli::RunTimeEndian>;
+pub(crate) type Dwarf<'d> = gimli::Dwarf<Reader<'d>>;
+pub(crate) type Unit<'d> = gimli::Unit<Reader<'d>>;
 use symbols::Symbols;
 
 /// The typed access map of `image`, whose code is `code` and whose DWARF is `dwarf`;

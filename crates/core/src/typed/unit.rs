@@ -7,7 +7,7 @@ use gimli::{AttributeValue, DwTag, Section, constants as dw};
 use rustc_hash::FxHashMap;
 
 use super::ctypes::{MemberNode, Name, Node, Types, UNSIZED};
-use crate::load::dwarf_reader::{Dwarf, Reader, Unit};
+use super::{Dwarf, Reader, Unit};
 use crate::model::typed::NONE;
 
 /// A register holding a pointer to a type over `[lo, hi)`: the value is the register
@@ -268,7 +268,14 @@ impl<'d> Walk<'_, 'd> {
                 continue;
             };
             let scope = &self.scopes[raw.scope];
-            facts_of(self.dwarf, self.unit, &raw, (ty, pointee), scope, &mut self.out.facts)?;
+            facts_of(
+                self.dwarf,
+                self.unit,
+                &raw,
+                (ty, pointee),
+                scope,
+                &mut self.out.facts,
+            )?;
         }
         self.out
             .facts
@@ -423,7 +430,11 @@ fn register_value<'d>(
     let mut constant: Option<i64> = None;
     loop {
         match ops.next().ok()?? {
-            Op::Deref { size: 8, space: false, .. } if load.is_none() && constant.is_none() => {
+            Op::Deref {
+                size: 8,
+                space: false,
+                ..
+            } if load.is_none() && constant.is_none() => {
                 load = Some(i32::try_from(value).ok()?);
                 value = 0;
             }

@@ -7,7 +7,9 @@ use serde::Serialize;
 use crate::model::Image;
 use crate::model::access::AccessKind;
 use crate::model::typed::{Coverage, NONE, TypedAccess, TypedMap};
-use crate::show::SourceLookup;
+
+/// Finds the source line (`file:line`) of a code address (`show::SourceLookup`).
+pub type SourceLookup<'x> = dyn Fn(u64) -> Option<String> + 'x;
 
 /// How many functions of each side a member lists by name (the count says the rest).
 pub const LISTED: usize = 4;
@@ -275,4 +277,78 @@ fn lines_of(accesses: &[TypedAccess], line_size: u64, size: Option<u64>) -> Vec<
             }
         })
         .collect()
+}
+
+/// The type-level evidence of one instance: for the bytes of an object that are members
+/// of its struct type, who touches those members through any pointer (every instance
+/// of the type), and for a per-CPU object, who reaches it through another CPU's offset.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstanceAccess {
+    /// The object's struct type.
+    pub type_name: String,
+    /// The members in the bytes asked for, by offset within the type.
+    pub members: Vec<MemberAccess>,
+    /// Functions reaching this per-CPU object through another CPU's offset
+    /// (`per_cpu(v, cpu)`), with how; empty for other objects.
+    pub remote: Vec<FunctionAccess>,
+    /// How many distinct functions do.
+    pub remote_count: usize,
+}
+
+/// The type-level evidence of `symbol` (an index into `image.symbols`) over its bytes
+/// `[from, to)`; `None` without a typed map or when nothing is known.
+pub fn instance(
+    image: &Image<'_>,
+    symbol: usize,
+    (from, to): (u64, u64),
+    source: Option<&SourceLookup<'_>>,
+) -> Option<InstanceAccess> {
+    let map = &image.typed;
+    if !map.supported {
+        return None;
+    }
+    let s = image.symbols.get(symbol)?;
+    let layout = image
+        .variable_for(s)
+        .and_then(|v| v.layout)
+        .map(|id| image.struct_by_id(id))?;
+    let size = layout.size.max(1);
+    let accesses = map.of_type(layout.name);
+    // The byte range within one element (an array's elements share the type's).
+    let (lo, hi) = match to.saturating_sub(from) >= size {
+        true => (0, size),
+        false => (from % size, (from % size) + (to - from)),
+    };
+    let mut by_member: Vec<(u32, Vec<&TypedAccess>)> = Vec::new();
+    for a in accesses {
+        let at = u64::from(a.offset);
+        if at < lo || at >= hi {
+            continue;
+        }
+        match by_member.iter_mut().find(|(m, _)| *m == a.member) {
+            Some((_, list)) => list.push(a),
+            None => by_member.push((a.member, vec![a])),
+        }
+    }
+    let members: Vec<MemberAccess> = by_member
+        .iter()
+        .map(|(m, list)| member_view(image, map, *m, list, source))
+        .collect();
+    let index = u32::try_from(symbol).ok()?;
+    let remote: Vec<&TypedAccess> = map
+        .of_percpu(index)
+        .filter(|a| a.remote && u64::from(a.offset) >= lo && u64::from(a.offset) < hi)
+        .collect();
+    let remote_view = member_view(image, map, NONE, &remote, source);
+    let mut remote_rows = remote_view.writers;
+    remote_rows.extend(remote_view.readers);
+    if members.is_empty() && remote_rows.is_empty() {
+        return None;
+    }
+    Some(InstanceAccess {
+        type_name: layout.name.to_string(),
+        members,
+        remote: remote_rows,
+        remote_count: remote_view.writer_count + remote_view.reader_count,
+    })
 }
