@@ -223,16 +223,95 @@ fn show_access_names_the_remote_readers_and_the_local_writer_of_runqueues() {
         "  3 functions touch it; the build's code is 100.0% typed (75 of 75 operands)
 line 0 (+0x0..+0x3f): 1 writers, 2 readers that do not write it
   +0x0 nr_running (4 B): 0 writers, 1 readers
-      r rq_load                            read   remote runqueues ./typed.c:266
+      r rq_load                        read   remote runqueues ./typed.c:266
   +0x4 cpu (4 B): no access seen
   +0x8 clock (8 B): 1 writers, 1 readers
-      w rq_enqueue                         rmw    ./typed.c:260
-      r rq_curr_pid                        read   remote runqueues ./typed.c:274
+      w rq_enqueue                     rmw    ./typed.c:260
+      r rq_curr_pid                    read   remote runqueues ./typed.c:274
   +0x10 curr (8 B): 0 writers, 1 readers
-      r rq_curr_pid                        read   remote runqueues ./typed.c:274
+      r rq_curr_pid                    read   remote runqueues ./typed.c:274
   +0x18 stat.count (8 B): 1 writers, 0 readers
-      w rq_enqueue                         rmw    ./typed.c:261
+      w rq_enqueue                     rmw    ./typed.c:261
   +0x20 stat.bytes (8 B): 0 writers, 1 readers
-      r rq_load                            read   remote runqueues ./typed.c:266"
+      r rq_load                        read   remote runqueues ./typed.c:266"
     );
+}
+
+/// The text of `show FILE --struct rq --access` from its `rq:` line on, without the
+/// source lines (a snapshot keeps none).
+fn rq_access(file: &str, extra: &[&str]) -> String {
+    let mut args = vec!["show", file, "--struct", "rq", "--access"];
+    args.extend_from_slice(extra);
+    let out = Command::cargo_bin("layout-diff")
+        .unwrap()
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip_while(|l| !l.starts_with("rq: who touches"))
+        .map(|l| l.split(" ./typed.c").next().unwrap().trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_snapshot_and_the_cache_carry_the_typed_map() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("typed-snapshot");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let snap = dir.join("typed.lds").display().to_string();
+    let status = Command::cargo_bin("layout-diff")
+        .unwrap()
+        .args(["snapshot", "testdata/typed/typed.elf", "-o", &snap])
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let direct = rq_access("testdata/typed/typed.elf", &["--no-cache"]);
+    assert_eq!(direct.lines().count(), 15, "{direct}");
+    assert_eq!(rq_access(&snap, &[]), direct);
+    // A diff writes cache entries without the map; `show --access` writes its build's
+    // again with it, and prints what it prints without the cache.
+    let cache = dir.join("cache");
+    let run = |args: &[&str]| {
+        Command::cargo_bin("layout-diff")
+            .unwrap()
+            .env("XDG_CACHE_HOME", &cache)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let (old, new) = ("testdata/cache/old.elf", "testdata/cache/new.elf");
+    assert_eq!(run(&[old, new]).status.code(), Some(0));
+    let size = || -> Vec<u64> {
+        let mut sizes: Vec<u64> = std::fs::read_dir(cache.join("layout-diff"))
+            .unwrap()
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .collect();
+        sizes.sort_unstable();
+        sizes
+    };
+    let before = size();
+    assert_eq!(before.len(), 2, "{before:?}");
+    let access = ["show", old, "--struct", "user_struct", "--access"];
+    let through_cache = run(&access);
+    let after = size();
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert!(
+        after.iter().sum::<u64>() > before.iter().sum::<u64>(),
+        "{before:?} -> {after:?}"
+    );
+    let mut direct = access.to_vec();
+    direct.push("--no-cache");
+    assert_eq!(
+        String::from_utf8(through_cache.stdout).unwrap(),
+        String::from_utf8(run(&direct).stdout).unwrap()
+    );
+    // Read from the entry now: the same again, and the entry stays.
+    assert_eq!(run(&access).status.code(), Some(0));
+    assert_eq!(size(), after);
 }

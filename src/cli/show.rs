@@ -31,7 +31,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     request.check_html()?;
     let options = request.load_options(args);
     let bar = progress(&format!("loading {}", args.file.display()));
-    let file = file.through_cache(cache.as_ref());
+    let file = file.through_cache_for(cache.as_ref(), args.access);
     let image = loaded(args, bar, file.load(&options))?;
     let header = Header::of(&image);
     if request.html {

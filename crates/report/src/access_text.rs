@@ -8,7 +8,7 @@ use layout_diff_core::model::access::AccessKind;
 use layout_diff_core::typed::view::{FunctionAccess, MemberAccess, TypeAccessView};
 
 /// Widest function name printed in full.
-const FUNCTION: usize = 34;
+const FUNCTION: usize = 30;
 
 /// One type's accesses.
 pub fn write_type_access(out: &mut impl Write, v: &TypeAccessView) -> fmt::Result {
@@ -102,27 +102,32 @@ fn function(out: &mut impl Write, side: char, f: &FunctionAccess) -> fmt::Result
     let line = format!(
         "      {side} {:<width$} {kind:<6}{notes} {}",
         clip(&f.function, FUNCTION),
-        clip(source, 40),
+        clip(source, 44),
         width = FUNCTION
     );
     writeln!(out, "{}", line.trim_end())
 }
 
-/// A source path without the build directory's prefix (up to the kernel tree's first
-/// directory) and at most its last two components.
+/// The kernel tree's top-level directories: a source path is printed from the first
+/// of them, without the build directory before it (Debian's
+/// `debian/build/build_amd64_none_cloud-amd64/`, a `/build/linux-*/` checkout).
+const TOP_DIRS: [&str; 22] = [
+    "arch", "block", "certs", "crypto", "drivers", "fs", "include", "init", "io_uring", "ipc",
+    "kernel", "lib", "mm", "net", "rust", "samples", "scripts", "security", "sound", "tools",
+    "usr", "virt",
+];
+
+/// A source path from the kernel tree's top-level directory on (the whole path when
+/// none is in it).
 fn short_source(s: &str) -> &str {
-    let mut cut = 0;
-    let mut slashes = 0;
-    for (i, c) in s.char_indices().rev() {
-        if c == '/' {
-            slashes += 1;
-            if slashes == 3 {
-                cut = i + 1;
-                break;
-            }
+    let mut at = 0;
+    for part in s.split('/') {
+        if TOP_DIRS.contains(&part) {
+            return &s[at..];
         }
+        at += part.len() + 1;
     }
-    &s[cut..]
+    s
 }
 
 /// `s` cut to `n` characters, ending in `~` when cut.

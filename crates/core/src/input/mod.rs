@@ -104,6 +104,13 @@ impl InputFile {
     /// the way (a damaged entry, a full disk, a part of the file only the snapshot
     /// reads) leaves the input as it was, so the command reads the vmlinux.
     pub fn through_cache(self, cache: Option<&crate::cache::Cache>) -> InputFile {
+        self.through_cache_for(cache, false)
+    }
+
+    /// `through_cache`, for a command that reads the typed access map (`typed`): an
+    /// entry written without it (the map costs a diff's first run as much as the rest
+    /// of the snapshot, and only `show --access` reads it) is written again with it.
+    pub fn through_cache_for(self, cache: Option<&crate::cache::Cache>, typed: bool) -> InputFile {
         let Some(cache) = cache else {
             return self;
         };
@@ -112,10 +119,11 @@ impl InputFile {
         };
         if let Some(found) = cache.find(&key)
             && let Ok(file) = Self::from_snapshot_bytes(&self.path, found)
+            && (!typed || file.has_typed_map() || !self.is_x86_64())
         {
             return file;
         }
-        let Ok(bytes) = self.snapshot_bytes() else {
+        let Ok(bytes) = self.snapshot_bytes(typed) else {
             return self;
         };
         // Not kept (an unwritable directory): this run still reads the snapshot, so
@@ -200,8 +208,8 @@ impl InputFile {
     /// read in place from its map), without source lines (finding them for every
     /// function was a fifth of the first read; the two views that print them, `show
     /// --symbol` and `show --line`, read the vmlinux instead).
-    fn snapshot_bytes(&self) -> Result<Vec<u8>> {
-        let parts = self.for_snapshot(false)?;
+    fn snapshot_bytes(&self, typed: bool) -> Result<Vec<u8>> {
+        let parts = self.for_snapshot_with(false, typed)?;
         snapshot::to_bytes(
             &parts.image,
             &parts.elf_files,
@@ -221,6 +229,22 @@ impl InputFile {
             symbol_list: None,
             cached: true,
         })
+    }
+
+    /// Whether this snapshot input holds a typed access map (true for any other input:
+    /// it is read from the build itself).
+    fn has_typed_map(&self) -> bool {
+        match &self.opened {
+            Opened::Snapshot(opened) => opened.has_typed_map(&self.map),
+            _ => true,
+        }
+    }
+
+    /// Whether this is an x86-64 ELF file (the typed access map reads only its code).
+    fn is_x86_64(&self) -> bool {
+        use object::Object;
+        object::File::parse(&*self.map)
+            .is_ok_and(|f| f.architecture() == object::Architecture::X86_64)
     }
 
     /// Whether this input is read through its snapshot from the cache.
@@ -322,10 +346,15 @@ impl InputFile {
     /// symbols' file names as the ELF alone gives them, and with `with_lines` the
     /// source lines `show --line` prints. `snapshot::write` writes them.
     pub fn for_snapshot(&self, with_lines: bool) -> Result<ForSnapshot<'_>> {
+        self.for_snapshot_with(with_lines, true)
+    }
+
+    /// `for_snapshot`, with the typed access map only when `typed` asks for it.
+    fn for_snapshot_with(&self, with_lines: bool, typed: bool) -> Result<ForSnapshot<'_>> {
         let full = LoadOptions {
             all_typedefs: true,
             code: true,
-            typed: true,
+            typed,
             ..LoadOptions::default()
         };
         let elf_only = LoadOptions {

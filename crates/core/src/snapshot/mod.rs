@@ -93,6 +93,20 @@ enum Names {
 }
 
 impl Opened {
+    /// Whether the snapshot holds a typed access map that was built (a cache entry
+    /// written for a diff has none). A compressed snapshot, as `layout-diff snapshot`
+    /// writes them with the map, is taken to; `file` is the bytes this was opened from.
+    pub fn has_typed_map(&self, file: &[u8]) -> bool {
+        if !self.stored() {
+            return true;
+        }
+        let Some(records) = file.get(self.records.clone()) else {
+            return false;
+        };
+        // The map's first field is `supported`, one byte.
+        read::split(records).is_ok_and(|parts| parts[form::PARTS - 1].first() == Some(&1))
+    }
+
     /// Whether both blocks are stored as they are, not compressed.
     fn stored(&self) -> bool {
         matches!(self.names, Names::InFile(_))

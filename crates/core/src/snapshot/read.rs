@@ -536,7 +536,7 @@ fn section(s: SectionForm<'_>) -> Section<'_> {
 }
 
 /// The records' parts (`form::records_bytes`), each its slice of the block.
-fn split(records: &[u8]) -> Result<[&[u8]; PARTS], SnapshotError> {
+pub(super) fn split(records: &[u8]) -> Result<[&[u8]; PARTS], SnapshotError> {
     const SHORT: SnapshotError = SnapshotError::Invalid("records shorter than their parts");
     let table = records.get(..8 * PARTS).ok_or(SHORT)?;
     let mut rest = &records[8 * PARTS..];

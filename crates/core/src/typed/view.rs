@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use crate::model::Image;
 use crate::model::access::AccessKind;
 use crate::model::typed::{Coverage, NONE, TypedAccess, TypedMap};
+use crate::model::{Image, TypeKind};
 
 /// Finds the source line (`file:line`) of a code address (`show::SourceLookup`).
 pub type SourceLookup<'x> = dyn Fn(u64) -> Option<String> + 'x;
@@ -146,6 +146,27 @@ pub fn type_view(
                     reader_count: 0,
                 });
             }
+        }
+    }
+    // An embedded struct is also written through pointers to its own type (the lock
+    // and refcount helpers out of line): its type's accesses, any instance's.
+    if let Some(layout) = layout {
+        for (_, m) in layout.flat_members() {
+            let (Some(n), Some(inner)) = (m.name, m.ctype.aggregate.as_deref()) else {
+                continue;
+            };
+            let kind = m.ctype.kind;
+            if inner == name || !matches!(kind, TypeKind::Struct | TypeKind::Union) {
+                continue;
+            }
+            let list: Vec<&TypedAccess> = map.of_type(inner).iter().collect();
+            if list.is_empty() {
+                continue;
+            }
+            let mut row = member_view(image, map, NONE, &list, source);
+            row.member = format!("{n} (through struct {inner} *, any instance)");
+            (row.offset, row.size) = (m.offset, m.size);
+            members.push(row);
         }
     }
     members.sort_by(|a, b| (a.offset, &a.member).cmp(&(b.offset, &b.member)));
