@@ -315,3 +315,39 @@ fn a_snapshot_and_the_cache_carry_the_typed_map() {
     assert_eq!(run(&access).status.code(), Some(0));
     assert_eq!(size(), after);
 }
+
+#[test]
+fn show_access_alone_gives_the_coverage_by_reason_and_by_function() {
+    let out = Command::cargo_bin("layout-diff")
+        .unwrap()
+        .args([
+            "show",
+            "testdata/typed/typed-os.elf",
+            "--access",
+            "--no-cache",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let coverage: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("typed access map"))
+        .take(12)
+        .collect();
+    assert_eq!(
+        coverage.join("\n"),
+        "typed access map: 75 memory operands through a register other than the stack's
+  typed 75 (100.0%): struct or union members 75 (100.0%), pointers to others 0 (0.0%)
+  untyped, no location: 0 (0.0%)
+  untyped, lost across a call: 0 (0.0%)
+  untyped, indirect: 0 (0.0%)
+  untyped, lost at a join: 0 (0.0%)
+  untyped, other: 0 (0.0%)
+  untyped, no DWARF: 0 (0.0%)
+  on the stack (not counted above): 14
+functions with the most untyped operands (--format json lists all):
+  __fput                                                2 of      2 typed
+  __mmput                                               2 of      2 typed"
+    );
+}

@@ -40,6 +40,9 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     let mut out = Sections::new(args, &header);
     if request.summary_only {
         out.summary(&image)?;
+        if args.access {
+            out.coverage(&image)?;
+        }
     }
     if !args.structs.is_empty() {
         out.structs(args, &image, &request.structs)?;
@@ -97,9 +100,6 @@ fn cache_unless_lines(
 fn check_hot_flags(args: &ShowArgs, hot: Option<&HotInput>) -> Result<()> {
     if args.annotate && args.structs.is_empty() {
         anyhow::bail!("--annotate annotates --struct layouts; give --struct NAME");
-    }
-    if args.access && args.structs.is_empty() && args.symbols.is_empty() && args.line.is_none() {
-        anyhow::bail!("--access shows who touches members: give --struct, --symbol or --line");
     }
     if args.kaslr_offset.is_some() && !matches!(hot, Some(HotInput::C2c(_))) {
         anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
@@ -306,6 +306,23 @@ impl<'h> Sections<'h> {
         }
         self.push("layout-diff-show", "structs", &laid, || {
             string(|o| show_text::write_structs(o, header, &laid, args.annotate))
+        })
+    }
+
+    /// How much of the build's code the typed access map could type.
+    fn coverage(&mut self, image: &Image<'_>) -> Result<()> {
+        let Some(view) = layout_diff_core::typed::view::coverage(image) else {
+            self.missing.push(
+                "--access needs an x86-64 build with DWARF and code: this one has no typed access map"
+                    .to_string(),
+            );
+            return Ok(());
+        };
+        self.push("layout-diff-coverage", "coverage", &view, || {
+            string(|o| {
+                writeln!(o)?;
+                layout_diff_report::access_text::write_coverage(o, &view)
+            })
         })
     }
 

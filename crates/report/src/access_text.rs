@@ -5,7 +5,8 @@
 use std::fmt::{self, Write};
 
 use layout_diff_core::model::access::AccessKind;
-use layout_diff_core::typed::view::{FunctionAccess, MemberAccess, TypeAccessView};
+use layout_diff_core::typed::UNTYPED;
+use layout_diff_core::typed::view::{CoverageView, FunctionAccess, MemberAccess, TypeAccessView};
 
 /// Widest function name printed in full.
 const FUNCTION: usize = 30;
@@ -138,4 +139,47 @@ fn clip(s: &str, n: usize) -> String {
     let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
     out.push('~');
     out
+}
+
+/// How many functions the coverage lists by name.
+const WORST: usize = 20;
+
+/// The build's coverage by reason, and the functions with the most untyped operands.
+pub fn write_coverage(out: &mut impl Write, v: &CoverageView) -> fmt::Result {
+    let c = &v.coverage;
+    let pct = |n: u64| 100.0 * n as f64 / c.operands.max(1) as f64;
+    writeln!(
+        out,
+        "typed access map: {} memory operands through a register other than the stack's",
+        c.operands
+    )?;
+    writeln!(
+        out,
+        "  typed {} ({:.1}%): struct or union members {} ({:.1}%), pointers to others {} ({:.1}%)",
+        c.typed(),
+        pct(c.typed()),
+        c.members,
+        pct(c.members),
+        c.scalars,
+        pct(c.scalars)
+    )?;
+    for why in UNTYPED {
+        let n = c.untyped[why as usize];
+        writeln!(out, "  untyped, {}: {n} ({:.1}%)", why.label(), pct(n))?;
+    }
+    writeln!(out, "  on the stack (not counted above): {}", c.stack)?;
+    writeln!(
+        out,
+        "functions with the most untyped operands (--format json lists all):"
+    )?;
+    for f in v.functions.iter().take(WORST) {
+        writeln!(
+            out,
+            "  {:<48} {:>6} of {:>6} typed",
+            clip(&f.function, 48),
+            f.typed,
+            f.operands
+        )?;
+    }
+    Ok(())
 }

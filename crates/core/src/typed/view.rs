@@ -373,3 +373,52 @@ pub fn instance(
         remote_count: remote_view.writer_count + remote_view.reader_count,
     })
 }
+
+/// How much of a build's code the typed access map could type (`show FILE --access`):
+/// the whole build's counts by reason, and each function's, most untyped first.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoverageView {
+    /// The whole build's.
+    pub coverage: Coverage,
+    /// Per function with an operand: name, operands, typed.
+    pub functions: Vec<FunctionCoverageRow>,
+}
+
+/// One function's coverage.
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionCoverageRow {
+    /// The function.
+    pub function: String,
+    /// Its operands through a register other than the stack's.
+    pub operands: u32,
+    /// Of them, typed.
+    pub typed: u32,
+}
+
+/// The coverage of `image`'s typed map; `None` without one.
+pub fn coverage(image: &Image<'_>) -> Option<CoverageView> {
+    let map = &image.typed;
+    if !map.supported {
+        return None;
+    }
+    let mut functions: Vec<FunctionCoverageRow> = map
+        .functions
+        .iter()
+        .map(|f| FunctionCoverageRow {
+            function: image
+                .symbols
+                .get(f.function as usize)
+                .map(|s| s.qualified_name())
+                .unwrap_or_default(),
+            operands: f.operands,
+            typed: f.typed,
+        })
+        .collect();
+    functions.sort_by(|a, b| {
+        (b.operands - b.typed, &a.function).cmp(&(a.operands - a.typed, &b.function))
+    });
+    Some(CoverageView {
+        coverage: map.coverage,
+        functions,
+    })
+}
