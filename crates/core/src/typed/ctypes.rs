@@ -312,13 +312,34 @@ impl<'d> Types<'d> {
         let mut size = m.size.get();
         if size == UNSIZED {
             let (t, _) = self.strip(m.ty);
-            size = match self.nodes.get(&t) {
-                Some(Node::Array { count: 0, .. }) => UNSIZED - 1,
-                _ => u32::try_from(self.size(m.ty).unwrap_or(0)).unwrap_or(UNSIZED - 1),
+            size = match self.flexible(t, 0) {
+                true => UNSIZED - 1,
+                false => u32::try_from(self.size(m.ty).unwrap_or(0)).unwrap_or(UNSIZED - 1),
             };
             m.size.set(size);
         }
         u64::from(size)
+    }
+
+    /// Whether the stripped type `ty` is a flexible array (`[]`, `[0]`), or an
+    /// aggregate ending in one (`DECLARE_FLEX_ARRAY`'s struct): it runs past its size.
+    /// Whether the stripped type `ty` ends in a flexible array (its bytes run past its
+    /// size).
+    pub fn runs_past(&self, ty: u32) -> bool {
+        self.flexible(ty, 0)
+    }
+
+    fn flexible(&self, ty: u32, depth: usize) -> bool {
+        match self.nodes.get(&ty) {
+            Some(Node::Array { count: 0, .. }) => true,
+            Some(Node::Aggregate { .. }) if depth < DEPTH => {
+                self.members_of(ty).last().is_some_and(|m| {
+                    let (t, _) = self.strip(m.ty);
+                    self.flexible(t, depth + 1)
+                })
+            }
+            _ => false,
+        }
     }
 
     /// The bytes `[from, to)` member `m` takes (a bitfield: the bytes of its bits).

@@ -546,7 +546,7 @@ impl<'a, 'd> Scan<'a, 'd> {
         };
         let types = self.types();
         let size = types.size(ty).unwrap_or(0);
-        if offset < 0 || (size > 0 && offset as u64 >= size) {
+        if offset < 0 || (size > 0 && offset as u64 >= size && !types.runs_past(ty)) {
             self.out.coverage.miss(Untyped::Other);
             return;
         }
