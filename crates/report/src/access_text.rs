@@ -6,7 +6,9 @@ use std::fmt::{self, Write};
 
 use layout_diff_core::model::access::AccessKind;
 use layout_diff_core::typed::UNTYPED;
-use layout_diff_core::typed::view::{CoverageView, FunctionAccess, MemberAccess, TypeAccessView};
+use layout_diff_core::typed::view::{
+    CoverageView, FunctionAccess, LISTED, MemberAccess, TypeAccessView,
+};
 
 /// Widest function name printed in full.
 const FUNCTION: usize = 30;
@@ -72,11 +74,11 @@ fn member(out: &mut impl Write, m: &MemberAccess) -> fmt::Result {
         ('w', &m.writers, m.writer_count),
         ('r', &m.readers, m.reader_count),
     ] {
-        for f in list {
+        for f in list.iter().take(LISTED) {
             function(out, side, f)?;
         }
-        if count > list.len() {
-            writeln!(out, "      {side} ... and {} more", count - list.len())?;
+        if count > LISTED {
+            writeln!(out, "      {side} ... and {} more", count - LISTED)?;
         }
     }
     Ok(())

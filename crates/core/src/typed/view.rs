@@ -11,7 +11,8 @@ use crate::model::{Image, TypeKind};
 /// Finds the source line (`file:line`) of a code address (`show::SourceLookup`).
 pub type SourceLookup<'x> = dyn Fn(u64) -> Option<String> + 'x;
 
-/// How many functions of each side a member lists by name (the count says the rest).
+/// How many functions of each side text output lists by name (the count says the rest;
+/// JSON lists them all).
 pub const LISTED: usize = 4;
 
 /// One struct type's accesses.
@@ -55,7 +56,7 @@ pub struct MemberAccess {
     /// Bytes spanned by its accesses (or the layout's size).
     pub size: u64,
     /// Functions writing it (stores, read-modify-writes, atomics), most instructions
-    /// first, at most `LISTED`.
+    /// first.
     pub writers: Vec<FunctionAccess>,
     /// How many distinct functions write it.
     pub writer_count: usize,
@@ -258,8 +259,8 @@ fn member_view(
         size: end - offset,
         writer_count: w.len(),
         reader_count: r.len(),
-        writers: w.iter().take(LISTED).map(row).collect(),
-        readers: r.iter().take(LISTED).map(row).collect(),
+        writers: w.iter().map(row).collect(),
+        readers: r.iter().map(row).collect(),
     }
 }
 
