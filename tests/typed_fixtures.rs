@@ -351,3 +351,42 @@ functions with the most untyped operands (--format json lists all):
   __mmput                                               2 of      2 typed"
     );
 }
+
+#[test]
+fn show_symbol_access_gives_type_level_evidence_and_the_remote_readers() {
+    let out = Command::cargo_bin("layout-diff")
+        .unwrap()
+        .args([
+            "show",
+            "testdata/typed/typed.elf",
+            "--symbol",
+            "runqueues",
+            "--access",
+            "--no-cache",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let level: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("type-level"))
+        .take_while(|l| !l.starts_with("laid at"))
+        .collect();
+    assert_eq!(
+        level.join("\n"),
+        "  type-level (every struct rq, through pointers; not this instance alone):
+    +0x0 nr_running
+      read by rq_load
+    +0x8 clock
+      written by rq_enqueue
+      read by rq_curr_pid
+    +0x10 curr
+      read by rq_curr_pid
+    +0x18 stat.count
+      written by rq_enqueue
+    +0x20 stat.bytes
+      read by rq_load
+  reached from other CPUs (per_cpu()): rq_curr_pid, rq_load"
+    );
+}

@@ -380,20 +380,25 @@ fn write_type_level(
         )?;
     }
     for m in &t.members {
-        let mut parts = Vec::new();
+        let member = match m.member.chars().count() > 60 {
+            true => format!("{}~", m.member.chars().take(59).collect::<String>()),
+            false => m.member.clone(),
+        };
+        writeln!(out, "{indent}  +{:#x} {member}", m.offset)?;
         if m.writer_count > 0 {
-            parts.push(format!("written by {}", names(&m.writers, m.writer_count)));
+            writeln!(
+                out,
+                "{indent}    written by {}",
+                names(&m.writers, m.writer_count)
+            )?;
         }
         if m.reader_count > 0 {
-            parts.push(format!("read by {}", names(&m.readers, m.reader_count)));
+            writeln!(
+                out,
+                "{indent}    read by {}",
+                names(&m.readers, m.reader_count)
+            )?;
         }
-        writeln!(
-            out,
-            "{indent}  +{:#x} {}: {}",
-            m.offset,
-            m.member,
-            parts.join("; ")
-        )?;
     }
     if !t.remote.is_empty() {
         writeln!(
