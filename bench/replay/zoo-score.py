@@ -108,12 +108,20 @@ class Builds:
 
 
 def member_named(screen, member, line):
+    """The member is named with its line: in its clause (the text between the
+    commas around its name), "line L" or "line N->L"; or, when the part after
+    the name says no "line", a bare "N->L" right after the name (the numbers
+    are then lines, as in "members changing line: a 1->0")."""
     parts = [re.escape(p) for p in member.split(".")]
-    name = r"\b" + r"\b.*?\b".join(parts) + r"\b"
+    name = r"(?<![\w])" + r"\b.*?\b".join(parts) + r"\b"
     for text in screen:
         for m in re.finditer(name, text):
-            rest = text[m.end():]
-            if re.match(rf"\s+\d+\s*->\s*{line}\b", rest) or re.search(rf"\bline\s+{line}\b", text):
+            segment = text[m.end():].split(",")[0]
+            before = text[:m.start()].split(",")[-1]
+            if any(re.search(rf"\blines?\s+(?:\d+\s*->\s*)?{line}\b", part)
+                   for part in (segment, before)):
+                return True
+            if not re.search(r"\blines?\b", segment) and re.match(rf"\s+\d+\s*->\s*{line}\b", segment):
                 return True
     return False
 
