@@ -71,6 +71,10 @@ class Builds:
         d = self.root / name
         snap, vml = d / "vmlinux.snap", d / "vmlinux"
         stale = snap.exists() and vml.exists() and vml.stat().st_mtime > snap.stat().st_mtime
+        # A snapshot of another format (an older layout-diff) is refused: write it again.
+        if snap.exists() and not stale and vml.exists():
+            probe = subprocess.run([self.tool, "show", str(snap)], capture_output=True, text=True)
+            stale = probe.returncode == 2 and "format version" in probe.stderr
         if rewrite or stale or not snap.exists():
             if not vml.exists():
                 if snap.exists() and not rewrite:
