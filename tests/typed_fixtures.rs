@@ -24,6 +24,17 @@ struct Fact {
     remote: Option<bool>,
 }
 
+/// The standard output of `layout-diff ARGS`, which must exit 0.
+fn stdout_of(args: &[&str]) -> String {
+    let out = Command::cargo_bin("layout-diff")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn kind(word: &str) -> AccessKind {
     match word {
         "read" => AccessKind::Read,
@@ -200,20 +211,14 @@ fn the_fixtures_base_register_operands_are_typed_and_the_rest_have_reasons() {
 
 #[test]
 fn show_access_names_the_remote_readers_and_the_local_writer_of_runqueues() {
-    let out = Command::cargo_bin("layout-diff")
-        .unwrap()
-        .args([
-            "show",
-            "testdata/typed/typed.elf",
-            "--struct",
-            "rq",
-            "--access",
-            "--no-cache",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(&[
+        "show",
+        "testdata/typed/typed.elf",
+        "--struct",
+        "rq",
+        "--access",
+        "--no-cache",
+    ]);
     let access: Vec<&str> = text
         .lines()
         .skip_while(|l| !l.starts_with("rq: who touches"))
@@ -242,14 +247,7 @@ line 0 (+0x0..+0x3f): 1 writers, 2 readers that do not write it
 fn rq_access(file: &str, extra: &[&str]) -> String {
     let mut args = vec!["show", file, "--struct", "rq", "--access"];
     args.extend_from_slice(extra);
-    let out = Command::cargo_bin("layout-diff")
-        .unwrap()
-        .args(&args)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{args:?}");
-    String::from_utf8(out.stdout)
-        .unwrap()
+    stdout_of(&args)
         .lines()
         .skip_while(|l| !l.starts_with("rq: who touches"))
         .map(|l| l.split(" ./typed.c").next().unwrap().trim_end().to_string())
@@ -318,18 +316,12 @@ fn a_snapshot_and_the_cache_carry_the_typed_map() {
 
 #[test]
 fn show_access_alone_gives_the_coverage_by_reason_and_by_function() {
-    let out = Command::cargo_bin("layout-diff")
-        .unwrap()
-        .args([
-            "show",
-            "testdata/typed/typed-os.elf",
-            "--access",
-            "--no-cache",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(&[
+        "show",
+        "testdata/typed/typed-os.elf",
+        "--access",
+        "--no-cache",
+    ]);
     let coverage: Vec<&str> = text
         .lines()
         .skip_while(|l| !l.starts_with("typed access map"))
@@ -354,20 +346,14 @@ functions with the most untyped operands (--format json lists all):
 
 #[test]
 fn show_symbol_access_gives_type_level_evidence_and_the_remote_readers() {
-    let out = Command::cargo_bin("layout-diff")
-        .unwrap()
-        .args([
-            "show",
-            "testdata/typed/typed.elf",
-            "--symbol",
-            "runqueues",
-            "--access",
-            "--no-cache",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(&[
+        "show",
+        "testdata/typed/typed.elf",
+        "--symbol",
+        "runqueues",
+        "--access",
+        "--no-cache",
+    ]);
     let level: Vec<&str> = text
         .lines()
         .skip_while(|l| !l.contains("type-level"))

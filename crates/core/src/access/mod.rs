@@ -55,6 +55,7 @@ pub use crate::model::access::{Access, AccessKind, AccessMap, Counts, Form, Writ
 use crate::model::{CodeSection, Image};
 use scan::{Misses, Scanned, Scanner};
 use targets::Targets;
+pub(crate) use targets::{Span, containing, spans};
 
 /// The access map of `image` from its executable sections `code`
 /// (`InputFile::code_sections`); empty and unsupported unless the image is x86-64

@@ -6,10 +6,10 @@ use crate::model::{Image, Space, SymbolKind};
 
 /// The bytes `[start, end)` one symbol covers (a zero-sized one covers one byte).
 #[derive(Debug, Clone, Copy)]
-struct Span {
-    start: u64,
-    end: u64,
-    symbol: u32,
+pub(crate) struct Span {
+    pub start: u64,
+    pub end: u64,
+    pub symbol: u32,
 }
 
 /// The image's objects and functions, sorted by address for lookups.
@@ -33,27 +33,33 @@ pub(super) struct Hit {
     pub offset: u64,
 }
 
+/// The symbols of `image` that `keep` accepts, as spans sorted by address; of aliases
+/// at one address, the largest (then the first symbol) stands for all.
+pub(crate) fn spans(
+    image: &Image<'_>,
+    keep: impl Fn(&crate::model::Symbol<'_>) -> bool,
+) -> Vec<Span> {
+    let mut out: Vec<Span> = image
+        .symbols
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| keep(s))
+        .filter_map(|(i, s)| {
+            Some(Span {
+                start: s.address,
+                end: s.address.saturating_add(s.size.max(1)),
+                symbol: u32::try_from(i).ok()?,
+            })
+        })
+        .collect();
+    out.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.symbol));
+    out.dedup_by_key(|s| s.start);
+    out
+}
+
 impl Targets {
     pub fn new(image: &Image<'_>) -> Targets {
-        let spans = |keep: &dyn Fn(&crate::model::Symbol<'_>) -> bool| {
-            let mut out: Vec<Span> = image
-                .symbols
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| keep(s))
-                .filter_map(|(i, s)| {
-                    Some(Span {
-                        start: s.address,
-                        end: s.address.saturating_add(s.size.max(1)),
-                        symbol: u32::try_from(i).ok()?,
-                    })
-                })
-                .collect();
-            // Aliases at one address: the largest, then the first symbol, stands for all.
-            out.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.symbol));
-            out.dedup_by_key(|s| s.start);
-            out
-        };
+        let spans = |keep: &dyn Fn(&crate::model::Symbol<'_>) -> bool| spans(image, keep);
         Targets {
             data: spans(&|s| s.kind == SymbolKind::Object && s.space == Space::Global),
             percpu: spans(&|s| s.space == Space::Percpu),
@@ -106,7 +112,7 @@ impl Targets {
 }
 
 /// The span of `table` (sorted by start) that holds `address`.
-fn containing(table: &[Span], address: u64) -> Option<&Span> {
+pub(crate) fn containing(table: &[Span], address: u64) -> Option<&Span> {
     let after = table.partition_point(|s| s.start <= address);
     let span = table.get(after.checked_sub(1)?)?;
     (address < span.end).then_some(span)

@@ -357,25 +357,9 @@ impl<'a, 'd> Scan<'a, 'd> {
                     None => kills.rsp = true,
                 }
             }
-            let info = self
-                .factory
-                .info_options(&insn, InstructionInfoOptions::NO_MEMORY_USAGE);
-            for u in info.used_registers() {
-                if matches!(
-                    u.access(),
-                    OpAccess::Write
-                        | OpAccess::CondWrite
-                        | OpAccess::ReadWrite
-                        | OpAccess::ReadCondWrite
-                ) && let Some(r) = reg_index(u.register().full_register())
-                {
-                    if r == RSP {
-                        kills.rsp = true;
-                    } else {
-                        kills.regs |= 1 << r;
-                    }
-                }
-            }
+            let written = self.written(&insn);
+            kills.rsp |= written & (1 << RSP) != 0;
+            kills.regs |= written & !(1 << RSP);
         }
         kills
     }
@@ -850,9 +834,23 @@ impl<'a, 'd> Scan<'a, 'd> {
         if dst.is_none() && insn.op0_kind() == OpKind::Memory && mnemonic == Mnemonic::Mov {
             return;
         }
+        let written = self.written(insn);
+        for (r, v) in state.regs.iter_mut().enumerate() {
+            if r != RSP && written & (1 << r) != 0 {
+                *v = Val::Unknown(Untyped::Other);
+            }
+        }
+        if written & (1 << RBP) != 0 {
+            state.rbp = None;
+        }
+    }
+
+    /// The 64-bit registers `insn` writes, a bit each (iced-x86's order).
+    fn written(&mut self, insn: &Instruction) -> u16 {
         let info = self
             .factory
             .info_options(insn, InstructionInfoOptions::NO_MEMORY_USAGE);
+        let mut mask = 0;
         for u in info.used_registers() {
             if matches!(
                 u.access(),
@@ -862,15 +860,10 @@ impl<'a, 'd> Scan<'a, 'd> {
                     | OpAccess::ReadCondWrite
             ) && let Some(r) = reg_index(u.register().full_register())
             {
-                if r == RSP {
-                    continue;
-                }
-                state.regs[r] = Val::Unknown(Untyped::Other);
-                if r == RBP {
-                    state.rbp = None;
-                }
+                mask |= 1 << r;
             }
         }
+        mask
     }
 
     /// The stack slot a stack-based memory operand names (offset from the entry stack

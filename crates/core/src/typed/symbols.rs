@@ -3,14 +3,8 @@
 //! the functions that own code (a `.cold` part's parent), and the two objects per-CPU
 //! addressing goes through (`__per_cpu_offset[]`, `this_cpu_off`).
 
+use crate::access::{Span, containing, spans};
 use crate::model::{Image, Space, SymbolKind};
-
-#[derive(Debug, Clone, Copy)]
-struct Span {
-    start: u64,
-    end: u64,
-    symbol: u32,
-}
 
 /// An object an address lands in: its symbol, its name and the offset into it.
 #[derive(Debug, Clone, Copy)]
@@ -33,24 +27,7 @@ pub(super) struct Symbols<'a> {
 
 impl<'a> Symbols<'a> {
     pub fn new(image: &'a Image<'_>) -> Symbols<'a> {
-        let spans = |keep: &dyn Fn(&crate::model::Symbol<'_>) -> bool| {
-            let mut out: Vec<Span> = image
-                .symbols
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| keep(s))
-                .filter_map(|(i, s)| {
-                    Some(Span {
-                        start: s.address,
-                        end: s.address.saturating_add(s.size.max(1)),
-                        symbol: u32::try_from(i).ok()?,
-                    })
-                })
-                .collect();
-            out.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.symbol));
-            out.dedup_by_key(|s| s.start);
-            out
-        };
+        let spans = |keep: &dyn Fn(&crate::model::Symbol<'_>) -> bool| spans(image, keep);
         let data = spans(&|s| s.kind == SymbolKind::Object && s.space == Space::Global);
         let percpu = spans(&|s| s.space == Space::Percpu);
         let functions =
@@ -101,10 +78,4 @@ impl<'a> Symbols<'a> {
         self.this_cpu_off
             .is_some_and(|(a, b)| address >= a && address < b)
     }
-}
-
-fn containing(table: &[Span], address: u64) -> Option<&Span> {
-    let after = table.partition_point(|s| s.start <= address);
-    let span = table.get(after.checked_sub(1)?)?;
-    (address < span.end).then_some(span)
 }
