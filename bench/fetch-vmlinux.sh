@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Fetch the two real Debian 6.1 cloud vmlinux builds used for checks and
 # benchmarks into bench/cache/ (ignored by git). Skips what is already there.
-# Prints the two vmlinux paths, OLD then NEW.
+# Prints the two vmlinux paths, OLD then NEW. Other packages of the same archive are
+# named as arguments, e.g. `bench/fetch-vmlinux.sh linux-image-6.1.0-54-cloud-amd64-dbg`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache="${LAYOUT_DIFF_CACHE:-$here/cache}"
 mkdir -p "$cache"
 cd "$cache"
-pkgs=(linux-image-6.1.0-47-cloud-amd64-dbg linux-image-6.1.0-50-cloud-amd64-dbg)
+pkgs=("$@")
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(linux-image-6.1.0-47-cloud-amd64-dbg linux-image-6.1.0-50-cloud-amd64-dbg)
 for pkg in "${pkgs[@]}"; do
   out="$cache/$pkg/vmlinux"
   [ -s "$out" ] && continue
