@@ -36,7 +36,7 @@ fn main() -> Result<()> {
             let runs: usize = args.next().as_deref().unwrap_or("5").parse()?;
             for _ in 0..runs {
                 let t = Instant::now();
-                let map = access::build(&image, &code);
+                let map = access::build(&image, &code, &[]);
                 println!(
                     "{:.3} s, {} refs",
                     t.elapsed().as_secs_f64(),
@@ -49,11 +49,11 @@ fn main() -> Result<()> {
                 Some(list) => Some(starts(&PathBuf::from(list))?),
                 None => None,
             };
-            refs(&image, &access::build(&image, &code), starts.as_ref());
+            refs(&image, &access::build(&image, &code, &[]), starts.as_ref());
         }
         "counts" => {
             let t = Instant::now();
-            let map = access::build(&image, &code);
+            let map = access::build(&image, &code, &[]);
             let secs = t.elapsed().as_secs_f64();
             println!(
                 "built in {secs:.3} s with {} threads",
@@ -62,7 +62,7 @@ fn main() -> Result<()> {
             counts(&image, &map);
         }
         "writers" => {
-            for w in access::build(&image, &code).writers {
+            for w in access::build(&image, &code, &[]).writers {
                 println!("{} {:06b}", name(&image, w.function), w.args);
             }
         }

@@ -44,7 +44,7 @@ fn objdump_references(file: &str) -> BTreeSet<(u64, String, u64)> {
 fn map_of(file: &InputFile) -> (Image<'_>, AccessMap) {
     let image = load_image(file);
     let code = file.code_sections().expect("code sections");
-    let map = access::build(&image, &code);
+    let map = access::build(&image, &code, &[]);
     (image, map)
 }
 
@@ -271,7 +271,7 @@ fn the_map_is_the_same_with_one_or_two_threads() {
             .num_threads(threads)
             .build()
             .unwrap();
-        pool.install(|| access::build(&image, &code))
+        pool.install(|| access::build(&image, &code, &[]))
     };
     let (one, two) = (with(1), with(2));
     assert_eq!(one.refs, two.refs);

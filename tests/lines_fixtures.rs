@@ -14,6 +14,8 @@ fn diff() -> (i32, Value) {
         &testdata("lines/new.elf"),
         "--hot",
         &testdata("lines/hot.txt"),
+        "--hot-list",
+        &testdata("lines/frequent.toml"),
     ])
 }
 
@@ -147,11 +149,13 @@ fn the_text_report_names_the_line_both_members_and_the_writers() {
         &testdata("lines/new.elf"),
         "--hot",
         &testdata("lines/hot.txt"),
+        "--hot-list",
+        &testdata("lines/frequent.toml"),
     ]);
     assert_eq!(code, 1);
     for needle in [
-        "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8,\n          written by other_update()\n",
-        "      line percpu+0x0: hot pcp_events 0x0..0x8 (written by tick_account()) with pcp_other's\n          pcp_other 0x0..0x8, written by other_cpu_update()\n",
+        "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8,\n          written by other_update() (frequent: called by _start())\n",
+        "      line percpu+0x0: hot pcp_events 0x0..0x8 (written by tick_account()) with pcp_other's\n          pcp_other 0x0..0x8, written by other_cpu_update() (frequent: called by _start())\n",
         "exit 1: 2 changes flagged on evidence, 2 in --fail-on",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
@@ -168,12 +172,14 @@ fn explain_shows_each_shared_line_member_by_member() {
         &testdata("lines/new.elf"),
         "--hot",
         &testdata("lines/hot.txt"),
+        "--hot-list",
+        &testdata("lines/frequent.toml"),
         "--explain",
         "big_obj",
     ]);
     for needle in [
         "  hot members after: refs 0x0..0x4 on line ffffffff82a510c0 (alone)\n",
-        "    line ffffffff82a51100\n      big_obj 0x40..0x60: no hot member on this line\n      tail_stat 0x0..0x8: tail_stat 0x0..0x8 (written by tail_update())\n",
+        "    line ffffffff82a51100\n      big_obj 0x40..0x60: no hot member on this line\n      tail_stat 0x0..0x8: tail_stat 0x0..0x8 (written by tail_update() (frequent: called by _start()))\n",
         "  new meetings of a hot member and a written member: none\n",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
@@ -234,6 +240,8 @@ fn the_html_map_marks_the_hot_and_the_written_bytes() {
         &testdata("lines/new.elf"),
         "--hot",
         &testdata("lines/hot.txt"),
+        "--hot-list",
+        &testdata("lines/frequent.toml"),
         "--format",
         "html",
     ]);
@@ -267,11 +275,13 @@ fn a_neighbour_written_by_a_hot_function_is_hot_written() {
         &testdata("lines/new.elf"),
         "--hot",
         &testdata("lines/hot-writer.txt"),
+        "--hot-list",
+        &testdata("lines/frequent.toml"),
     ]);
     assert_eq!(code, 1);
     assert!(
         out.contains(
-            "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8,\n          hot-written by other_update() (measured)\n"
+            "      line ffffffff82a51000: hot fork_counter 0x0..0x4 with other_stat's other_stat 0x0..0x8,\n          written by other_update() (frequent: measured hot)\n"
         ),
         "{out}"
     );
@@ -280,6 +290,8 @@ fn a_neighbour_written_by_a_hot_function_is_hot_written() {
         &testdata("lines/new.elf"),
         "--hot",
         &testdata("lines/hot-writer.txt"),
+        "--hot-list",
+        &testdata("lines/frequent.toml"),
     ]);
     let m = &change(&v, "data", "fork_counter")["sharing"]["new_meetings"][0];
     assert_eq!(m["written"]["written"]["hot"], "measured");
@@ -310,6 +322,8 @@ fn the_html_row_tooltip_names_the_pair_by_its_bytes_at_any_line_size() {
             &testdata("lines/new.elf"),
             "--hot",
             &testdata("lines/hot.txt"),
+            "--hot-list",
+            &testdata("lines/frequent.toml"),
             "--format",
             "html",
             "--line-size",

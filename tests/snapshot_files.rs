@@ -214,7 +214,7 @@ fn damaged_snapshots_exit_2_with_one_line() {
                 b[8] = 9;
                 b
             },
-            "format version 9, this layout-diff reads version 14",
+            "format version 9, this layout-diff reads version 15",
         ),
     ];
     for (data, message) in cases {

@@ -3,6 +3,9 @@
 regressions replayed on real Linux 6.1 builds (bench/replay/zoo-build.sh).
 
 For every case:
+Every diff is run with `--access` (the struct lines judged with the typed access
+map, which the snapshots hold) unless --no-access is given.
+
   regression direction  layout-diff FIX REGRESSION: does the first screen (the
                         default text report, at most its first 80 lines) name
                         each culprit with its line in the regression build, and
@@ -25,6 +28,7 @@ written from out/NAME/vmlinux first (`layout-diff snapshot`), so a machine that
 has the snapshots (and System.map files) needs no vmlinux and rebuilds nothing.
 
 Usage: zoo-score.py [--zoo DIR] [--layout-diff BIN] [--case NAME]... [--markdown]
+                    [--no-access]
   DIR: the zoo's out directory or its parent (default $LAYOUT_DIFF_ZOO, else
   /work/zoo).  Exit 0 when every case was scored (whatever the score), 2 when a
   build is missing or layout-diff failed: the table says which.
@@ -62,6 +66,7 @@ class Builds:
     def __init__(self, root, tool):
         self.root = root
         self.tool = tool
+        self.extra = ["--access"]
         self.snaps = {}
 
     def snapshot(self, name, rewrite=False):
@@ -105,7 +110,8 @@ class Builds:
         written again once."""
         for attempt in (0, 1):
             a, b = self.snapshot(old, attempt == 1), self.snapshot(new, attempt == 1)
-            r = subprocess.run([self.tool, str(a), str(b)], capture_output=True, text=True)
+            r = subprocess.run([self.tool, str(a), str(b)] + self.extra, capture_output=True,
+                               text=True)
             if r.returncode in (0, 1):
                 return r.returncode, r.stdout.splitlines()
         raise Missing(f"layout-diff {old} {new} exit {r.returncode}: {r.stderr.strip()}")
@@ -229,6 +235,8 @@ def main():
     ap.add_argument("--toml", default=str(HERE / "zoo.toml"))
     ap.add_argument("--case", action="append", help="score only these cases")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--no-access", action="store_true",
+                    help="diff without --access (struct lines not judged)")
     args = ap.parse_args()
     zoo = tomllib.load(open(args.toml, "rb"))
     root = out_dir(args.zoo)
@@ -237,6 +245,7 @@ def main():
               file=sys.stderr)
         return 2
     builds = Builds(root, args.layout_diff)
+    builds.extra = [] if args.no_access else ["--access"]
     rows, failed = [], False
     for case in zoo["case"]:
         if args.case and case["name"] not in args.case:

@@ -108,13 +108,22 @@ pub(super) fn options<'a>(args: &DiffArgs, prep: &Prepared) -> Result<DiffOption
 /// `layout-diff OLD NEW`.
 pub fn diff(args: &DiffArgs) -> Result<Output> {
     let mut prep = prepare(args)?;
-    let load = super::diff_load_options(&args.common);
+    let mut load = super::diff_load_options(&args.common);
     let t0 = std::time::Instant::now();
     let bar = progress("loading both builds");
     // Both files mapped first, so that a missing one fails at once.
     let cache = super::cache::for_command(&args.common)?;
     let opened = InputFile::open_both(&args.old, &args.new)?;
-    let (old_file, new_file) = InputFile::both_through_cache(opened, cache.as_ref());
+    // The typed access map only when asked for: a snapshot may hold one, a cache entry
+    // may, and the report must not depend on either.
+    load.typed = args.access;
+    let (old_file, new_file) = match args.access {
+        true => rayon::join(
+            || opened.0.through_cache_for(cache.as_ref(), true),
+            || opened.1.through_cache_for(cache.as_ref(), true),
+        ),
+        false => InputFile::both_through_cache(opened, cache.as_ref()),
+    };
     let (old, new, inputs) = super::load_both(&old_file, &new_file, &load)?;
     prep.inputs = inputs;
     if old.line_size != new.line_size {

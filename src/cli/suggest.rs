@@ -26,6 +26,7 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
         kaslr_offset: None,
         symbols: args.symbols.clone(),
         structs: Vec::new(),
+        access: false,
         report: ReportArgs {
             all: true,
             evidence: args.evidence.clone(),

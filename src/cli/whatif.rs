@@ -89,6 +89,7 @@ fn diff_args(args: &WhatifArgs) -> DiffArgs {
         kaslr_offset: None,
         symbols: Vec::new(),
         structs: Vec::new(),
+        access: false,
         report: args.report.clone(),
         common: args.common.clone(),
     }

@@ -687,9 +687,15 @@ mod tests {
             .collect();
         assert_eq!(kept, listable(&full));
         assert!(kept.len() < full.data.len() + full.percpu.len());
-        // Of the functions, only those with evidence (the known-hot futex_hash) are kept.
-        assert_eq!((full.functions.len(), listed.functions.len()), (6, 1));
-        assert_eq!(listed.functions[0].name.to_string(), "futex_hash");
+        // Of the functions, only those with evidence (the known-hot futex_hash and
+        // scheduler_tick) are kept.
+        assert_eq!((full.functions.len(), listed.functions.len()), (6, 2));
+        let names: Vec<String> = listed
+            .functions
+            .iter()
+            .map(|f| f.name.to_string())
+            .collect();
+        assert_eq!(names, ["futex_hash", "scheduler_tick"]);
     }
 
     /// A budget of 10 lines keeps only what fits: the fixture's root causes get

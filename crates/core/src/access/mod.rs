@@ -58,9 +58,10 @@ use targets::Targets;
 pub(crate) use targets::{Span, containing, spans};
 
 /// The access map of `image` from its executable sections `code`
-/// (`InputFile::code_sections`); empty and unsupported unless the image is x86-64
-/// and has code.
-pub fn build(image: &Image<'_>, code: &[CodeSection<'_>]) -> AccessMap {
+/// (`InputFile::code_sections`), with the functions whose address its data sections
+/// `data` hold (`load::code::pointer_sections`) among the ones taken; empty and
+/// unsupported unless the image is x86-64 and has code.
+pub fn build(image: &Image<'_>, code: &[CodeSection<'_>], data: &[CodeSection<'_>]) -> AccessMap {
     if image.arch != "x86_64" || code.is_empty() {
         return AccessMap::default();
     }
@@ -80,7 +81,47 @@ pub fn build(image: &Image<'_>, code: &[CodeSection<'_>]) -> AccessMap {
             |scanner, &(symbol, start, bytes)| (symbol, scanner.function(symbol, start, bytes)),
         )
         .collect();
-    assemble(scanned)
+    let mut map = assemble(scanned);
+    let in_data = taken_in_data(&targets, data, !image.big_endian);
+    if !in_data.is_empty() {
+        map.taken.extend(in_data);
+        map.taken.par_sort_unstable();
+        map.taken.dedup();
+    }
+    map
+}
+
+/// The functions whose start address is an aligned 8-byte word of `data`: a
+/// function pointer, since the kernel's data holds link-time addresses.
+fn taken_in_data(targets: &Targets, data: &[CodeSection<'_>], little: bool) -> Vec<u32> {
+    let Some((lo, hi)) = targets.code_bounds() else {
+        return Vec::new();
+    };
+    let mut out: Vec<u32> = data
+        .par_iter()
+        .flat_map_iter(|section| {
+            let skip = (8 - (section.address % 8) as usize) % 8;
+            section
+                .bytes
+                .get(skip..)
+                .unwrap_or_default()
+                .chunks_exact(8)
+                .filter_map(move |w| {
+                    let w: [u8; 8] = w.try_into().ok()?;
+                    let v = if little {
+                        u64::from_le_bytes(w)
+                    } else {
+                        u64::from_be_bytes(w)
+                    };
+                    (v >= lo && v < hi)
+                        .then(|| targets.function_at(v))
+                        .flatten()
+                })
+        })
+        .collect();
+    out.par_sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The map from each function's scan: writers first, then the addresses' `writes`.
@@ -91,17 +132,26 @@ fn assemble(scanned: Vec<(u32, Scanned)>) -> AccessMap {
     };
     let mut pending = Vec::new();
     let mut facts = Vec::with_capacity(scanned.len());
+    let (mut calls, mut taken) = (Vec::new(), Vec::new());
     for (symbol, s) in scanned {
         add(&mut counts, &s.misses);
         pending.extend(s.refs);
+        calls.extend(s.calls.iter().map(|&callee| (callee, symbol)));
+        taken.extend(s.taken);
         facts.push((symbol, s.args));
     }
+    calls.par_sort_unstable();
+    calls.dedup();
+    taken.par_sort_unstable();
+    taken.dedup();
     let writers = writers::writers(&facts);
     let mut map = AccessMap {
         supported: true,
         refs: Vec::with_capacity(pending.len()),
         writers,
         counts,
+        calls,
+        taken,
     };
     for p in pending {
         let mut access = p.access;

@@ -176,7 +176,7 @@ mod tests {
             .collect();
         assert_eq!(kept, ["fentry", "ret_thunk"]);
 
-        let map = access::build(&image, &code);
+        let map = access::build(&image, &code, &[]);
         // The address goes to the retpoline (an indirect call), not past it to the
         // writer after it, nor to the return thunk.
         let refs: Vec<(&str, &str, Option<&str>, bool)> = map

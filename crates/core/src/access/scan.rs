@@ -35,6 +35,11 @@ pub(super) struct Misses {
 #[derive(Debug, Default)]
 pub(super) struct Scanned {
     pub refs: Vec<Pending>,
+    /// The functions it calls or tail-jumps to directly, sorted, each once.
+    pub calls: Vec<u32>,
+    /// The functions whose start address it loads (`lea f(%rip)`, `mov $f`): their
+    /// address is taken, so they may be called through a pointer.
+    pub taken: Vec<u32>,
     pub args: ArgFacts,
     pub misses: Misses,
 }
@@ -75,9 +80,18 @@ impl<'t> Scanner<'t> {
                 out.misses.invalid += 1;
                 continue;
             }
-            if let Some(pending) = self.reference(function, i, &insn, &mut out.misses) {
-                out.refs.push(pending);
+            if let Some(callee) = self.direct_callee(&insn) {
+                out.calls.push(callee);
             }
+            match self.reference(function, i, &insn, &mut out.misses) {
+                Some(Ok(pending)) => out.refs.push(pending),
+                Some(Err(taken)) => out.taken.push(taken),
+                None => {}
+            }
+        }
+        for list in [&mut out.calls, &mut out.taken] {
+            list.sort_unstable();
+            list.dedup();
         }
         out.args = super::args::arg_facts(&mut self.factory, &self.insns, self.targets, start);
         out
@@ -93,18 +107,20 @@ impl<'t> Scanner<'t> {
         }
     }
 
-    /// The data reference of instruction `i`, if its operand lands in an object.
+    /// The data reference of instruction `i`, if its operand lands in an object; or
+    /// (`Err`) the function whose start it names, when it names one.
     fn reference(
         &mut self,
         function: u32,
         i: usize,
         insn: &Instruction,
         misses: &mut Misses,
-    ) -> Option<Pending> {
+    ) -> Option<Result<Pending, u32>> {
         let (target, loaded) = operand(insn)?;
         let Some(hit) = self.targets.data(target.address, target.percpu) else {
             if self.targets.in_code(target.address) {
                 misses.to_code += 1;
+                return self.targets.function_at(target.address).map(Err);
             } else if target.form == Form::RipRelative {
                 misses.rip_unresolved += 1;
             }
@@ -114,10 +130,10 @@ impl<'t> Scanner<'t> {
             Some(register) => self.address_kind(i, register),
             None => (self.memory_kind(insn)?, None),
         };
-        Some(Pending {
+        Some(Ok(Pending {
             access: access(function, insn, target, hit, kind),
             arg,
-        })
+        }))
     }
 
     /// How a memory operand is used; `None` when it is not accessed (a hint, a nop).

@@ -105,6 +105,13 @@ impl Targets {
         self.preserving.binary_search(&function).is_ok()
     }
 
+    /// The lowest function start and the highest function end, if any function.
+    pub fn code_bounds(&self) -> Option<(u64, u64)> {
+        let lo = self.functions.first()?.start;
+        let hi = self.functions.iter().map(|s| s.end).max()?;
+        Some((lo, hi))
+    }
+
     /// Whether `address` lies inside a function (the address of code, not of data).
     pub fn in_code(&self, address: u64) -> bool {
         containing(&self.functions, address).is_some()

@@ -24,7 +24,8 @@ pub enum Severity {
     HotAdjacent,
     /// Flagged: an object declared line-aligned no longer starts its line.
     LostAlignment,
-    /// Flagged: a hot member moved to another line (in an object or a struct).
+    /// Flagged: a struct member that frequent code writes now shares a line with a
+    /// member other frequent code touches.
     HotMember,
     /// Flagged: a struct's cache-line group grew, touches more lines, gained or lost a
     /// member.
@@ -756,6 +757,10 @@ pub struct StructChange {
     /// Cache-line groups that changed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupChange>,
+    /// Its lines judged by who shares them (`struct_lines`), when both builds have a
+    /// typed access map.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<super::struct_lines::StructSharing>,
     /// The judgement (`verdict::judge_struct`) and its rule.
     pub decision: Decision,
     /// What the report says of it, for `--fail-on` and the order of the list.

@@ -29,11 +29,11 @@ pub struct OldSide<'a, 'd> {
 }
 
 impl<'a, 'd> OldSide<'a, 'd> {
-    /// `old`'s keys and indexes.
-    pub fn new(old: &'a Image<'d>) -> Self {
+    /// `old`'s keys and indexes, its functions' frequencies by `hotness`.
+    pub fn new(old: &'a Image<'d>, hotness: &Hotness) -> Self {
         let (keys, indexes) = rayon::join(
             || pairing::OldKeys::new(&old.symbols),
-            || placement::old_indexes(old),
+            || placement::old_indexes(old, hotness),
         );
         OldSide {
             image: old,
@@ -50,7 +50,10 @@ pub fn judge<'a>(
     new: &'a Image<'_>,
     options: &DiffOptions<'a>,
 ) -> Judgement<'a> {
-    judge_against(&OldSide::new(old), new, options)
+    let hotness = options
+        .hotness
+        .unwrap_or_else(|| crate::evidence::builtin());
+    judge_against(&OldSide::new(old, hotness), new, options)
 }
 
 /// `judge(old.image, new, options)`, OLD's keys and indexes found beforehand.
@@ -113,7 +116,7 @@ pub fn judge_knowing<'a, 'd>(
     let asked = Asked::of(options);
     let pinned_sym = |s: &crate::model::Symbol<'_>| asked.pinned_symbol(s);
     let (listed_only, fails) = (asked.listed_only, |s| asked.fails(s));
-    let (pairing, (structs, indexes)) = rayon::join(
+    let (pairing, (mut structs, indexes)) = rayon::join(
         || match known {
             Some(k) => k.pairing.moved_to(&new.symbols),
             None => pairing::pair_from(&old.keys, &new.symbols),
@@ -124,10 +127,12 @@ pub fn judge_knowing<'a, 'd>(
                     Some(k) => k.structs.clone(),
                     None => struct_changes(old, new, options),
                 },
-                || placement::Indexes::with_old(old.indexes.clone(), new),
+                || placement::Indexes::with_old(old.indexes.clone(), new, hotness),
             )
         },
     );
+    let freqs = (&indexes.old_freq, &indexes.new_freq);
+    super::structs::judge_lines(&mut structs, (old.image, new), freqs, line_size);
     let sides = placement::Sides {
         pairing: &pairing,
         old: old.image,

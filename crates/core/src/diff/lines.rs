@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use super::names::SymbolName;
+use crate::evidence::frequency::Frequency;
 use crate::evidence::{Evidence, Strength};
 use crate::model::access::AccessKind;
 
@@ -102,6 +103,11 @@ pub enum Written<'a> {
         /// member is hot-written.
         #[serde(skip_serializing_if = "Option::is_none")]
         hot: Option<Strength>,
+        /// How often `function` runs (`evidence::frequency`).
+        freq: Frequency,
+        /// The caller that makes it frequent (`Often::CalledBy`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<&'a str>,
     },
     /// Its object's own evidence of hotness, on a write-type member.
     Evidence {
@@ -119,17 +125,16 @@ impl Written<'_> {
             Written::Code {
                 function,
                 writers,
-                hot,
+                freq,
+                via,
                 ..
             } => {
-                let by = match hot {
-                    Some(s) => format!("hot-written by {function}() ({})", s.name()),
-                    None => format!("written by {function}()"),
-                };
-                match writers {
+                let by = format!("written by {function}()");
+                let by = match writers {
                     0 | 1 => by,
                     n => format!("{by} and {} more", n - 1),
-                }
+                };
+                format!("{by} ({})", freq.label(*via))
             }
             Written::Evidence { evidence } => {
                 format!("written: {} hot", evidence.strength().name())
@@ -151,6 +156,8 @@ impl std::fmt::Display for Written<'_> {
                 function,
                 how,
                 writers,
+                freq,
+                via,
                 ..
             } => {
                 let how = match how {
@@ -160,9 +167,10 @@ impl std::fmt::Display for Written<'_> {
                 };
                 write!(f, "written {how}by {function}()")?;
                 match writers {
-                    0 | 1 => Ok(()),
-                    n => write!(f, " and {} more", n - 1),
+                    0 | 1 => {}
+                    n => write!(f, " and {} more", n - 1)?,
                 }
+                write!(f, " ({})", freq.label(*via))
             }
             Written::Evidence { evidence } => write!(f, "written: {evidence}"),
             Written::Inferred => {
@@ -188,6 +196,11 @@ pub struct LineMember<'a> {
     /// Why it is written, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub written: Option<Written<'a>>,
+    /// The functions that write it (indexes into its image's symbols, sorted, each
+    /// once): every writer for the object's own members, the frequent ones for a
+    /// neighbour's written members (`Meeting::tie` reads them).
+    #[serde(skip)]
+    pub writers: Vec<u32>,
 }
 
 /// One object's part of a line.
@@ -241,9 +254,71 @@ pub struct Meeting<'a> {
     pub written: LineMember<'a>,
     /// The two are on the two lines of one 128-byte pair, not on one line.
     pub adjacent: bool,
+    /// What it weighs, by who writes the other member and how often (`weigh`).
+    pub tie: Tie,
+}
+
+/// What a meeting weighs, by who writes the other object's member and how often:
+/// false sharing costs something only when both sides are touched often, by different
+/// code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tie {
+    /// Only its type says the other member is written: a guess.
+    Typed,
+    /// Its writers run rarely (boot, `.cold`, once-only, firmware, registration,
+    /// configuration, or only rare callers).
+    RareWriter,
+    /// Nothing shows how often its writers run.
+    Unknown,
+    /// A frequent writer of the other member writes the hot member too: the two are
+    /// written together (`copy_process()` increments `nr_threads` and `total_forks`
+    /// under `tasklist_lock`), true sharing, cheaper on one line than on two. Which
+    /// lock a writer holds is not read: a function writing both counts as writing
+    /// them together.
+    CoWritten,
+    /// Frequent code that does not write the hot member writes it: false sharing.
+    Frequent,
+}
+
+impl Tie {
+    /// How a report names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tie::Typed => "written by its type only",
+            Tie::RareWriter => "rare writer",
+            Tie::Unknown => "writer of unknown frequency",
+            Tie::CoWritten => "co-written",
+            Tie::Frequent => "frequent writer",
+        }
+    }
 }
 
 impl Meeting<'_> {
+    /// What the meeting weighs (`Tie`), from its two members: `tie` holds it.
+    pub fn weigh(&self) -> Tie {
+        match &self.written.written {
+            Some(Written::Code { freq, .. }) => {
+                let frequent = &self.written.writers;
+                if !frequent.is_empty() {
+                    match frequent
+                        .iter()
+                        .any(|w| self.hot.writers.binary_search(w).is_ok())
+                    {
+                        true => Tie::CoWritten,
+                        false => Tie::Frequent,
+                    }
+                } else if freq.is_rare() {
+                    Tie::RareWriter
+                } else {
+                    Tie::Unknown
+                }
+            }
+            Some(Written::Evidence { .. }) => Tie::Frequent,
+            Some(Written::Inferred) | None => Tie::Typed,
+        }
+    }
+
     pub(super) fn same(&self, other: &Meeting<'_>) -> bool {
         self.hot.name == other.hot.name
             && self.neighbour_key == other.neighbour_key
@@ -300,21 +375,20 @@ pub struct LineSharing<'a> {
 }
 
 impl LineSharing<'_> {
-    /// The strongest new meeting on one line: `Some(true)` when its member is written
-    /// on evidence (the code or the neighbour's own), `Some(false)` on its type alone.
-    pub fn same_line(&self) -> Option<bool> {
+    /// The weightiest new meeting on one line (`Tie`), if any.
+    pub fn same_line(&self) -> Option<Tie> {
         self.new_meetings
             .iter()
             .filter(|m| !m.adjacent)
-            .map(|m| m.written.written.is_some_and(|w| w.is_evidenced()))
+            .map(|m| m.tie)
             .max()
     }
 
-    /// A new meeting across a 128-byte pair, written on evidence.
+    /// A new meeting across a 128-byte pair with a member frequent code writes.
     pub fn adjacent(&self) -> bool {
         self.new_meetings
             .iter()
-            .any(|m| m.adjacent && m.written.written.is_some_and(|w| w.is_evidenced()))
+            .any(|m| m.adjacent && m.tie == Tie::Frequent)
     }
 
     /// The hot members, which shared their lines with another object before, are

@@ -14,6 +14,7 @@ mod quiet;
 mod runs;
 mod same;
 mod sharing;
+mod struct_lines;
 mod structs;
 pub mod verdict;
 mod written;
@@ -263,8 +264,10 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
     let pinned_sym = |s: &crate::model::Symbol<'_>| asked.pinned_symbol(s);
     let pinned_struct = |name: &str| asked.pinned_struct(name);
     let (listed_only, fails) = (asked.listed_only, |s| asked.fails(s));
-    let ((pairing, structs_added_removed), (structs, indexes)) =
+    let ((pairing, structs_added_removed), (mut structs, indexes)) =
         pair_and_compare(old, new, line_size, &pinned_struct, hotness);
+    let freqs = (&indexes.old_freq, &indexes.new_freq);
+    structs::judge_lines(&mut structs, (old, new), freqs, line_size);
     let sides = placement::Sides {
         pairing: &pairing,
         old,
@@ -337,7 +340,7 @@ fn pair_and_compare<'a, 'd>(
         || {
             rayon::join(
                 || structs::changes(old, new, line_size, pinned_struct, hotness),
-                || placement::Indexes::new(old, new),
+                || placement::Indexes::new(old, new, hotness),
             )
         },
     )

@@ -14,6 +14,7 @@ use super::sharing;
 use super::structs::leaves;
 use super::verdict::{self, ObjectFacts};
 use super::written::writable;
+use crate::evidence::frequency::Frequencies;
 use crate::evidence::{Declared, Evidence, Hotness};
 use crate::layout::{Placement, SpaceIndex, place};
 use crate::model::{
@@ -35,10 +36,13 @@ pub struct Indexes<'a, 'd> {
     /// Each build's structs by name (the first of each name).
     pub old_names: StructNames<'d>,
     pub new_names: StructNames<'d>,
+    /// How often each build's functions run.
+    pub old_freq: Frequencies,
+    pub new_freq: Frequencies,
 }
 
 impl<'a, 'd> Indexes<'a, 'd> {
-    pub fn new(old: &'a Image<'d>, new: &'a Image<'d>) -> Self {
+    pub fn new(old: &'a Image<'d>, new: &'a Image<'d>, hotness: &Hotness) -> Self {
         // Each build's as a task of its own, so that a thread done with its share of the
         // diff can take the second.
         let build = |image: &'a Image<'d>| {
@@ -49,10 +53,13 @@ impl<'a, 'd> Indexes<'a, 'd> {
                 ],
                 image.variables_of_symbols(),
                 super::hot::struct_names(image),
+                Frequencies::of(image, hotness),
             )
         };
-        let ((old_index, old_vars, old_names), (new_index, new_vars, new_names)) =
-            rayon::join(|| build(old), || build(new));
+        let (
+            (old_index, old_vars, old_names, old_freq),
+            (new_index, new_vars, new_names, new_freq),
+        ) = rayon::join(|| build(old), || build(new));
         Indexes {
             old_index,
             new_index,
@@ -62,13 +69,17 @@ impl<'a, 'd> Indexes<'a, 'd> {
             old_quiet: Quiet::new(old),
             old_names,
             new_names,
+            old_freq,
+            new_freq,
         }
     }
 
     /// `Indexes::new(old, new)`, OLD's indexes found beforehand (`judge::OldSide`).
-    pub fn with_old(old: OldIndexes<'a, 'd>, new: &'a Image<'d>) -> Self {
-        let (old_index, old_vars, old_names, old_quiet) = old;
+    pub fn with_old(old: OldIndexes<'a, 'd>, new: &'a Image<'d>, hotness: &Hotness) -> Self {
+        let (old_index, old_vars, old_names, old_quiet, old_freq) = old;
         Indexes {
+            old_freq,
+            new_freq: Frequencies::of(new, hotness),
             old_index,
             new_index: [
                 SpaceIndex::data(&new.symbols, Space::Global),
@@ -84,17 +95,18 @@ impl<'a, 'd> Indexes<'a, 'd> {
     }
 }
 
-/// One build's part of `Indexes`: its line indexes, variables, structs by name and
-/// quiet ranges.
+/// One build's part of `Indexes`: its line indexes, variables, structs by name, quiet
+/// ranges and its functions' frequencies.
 pub type OldIndexes<'a, 'd> = (
     [SpaceIndex<'a, 'd>; 2],
     SymbolVariables<'a, 'd>,
     StructNames<'d>,
     Quiet,
+    Frequencies,
 );
 
 /// `image`'s part of `Indexes` as the old build.
-pub fn old_indexes<'a, 'd>(image: &'a Image<'d>) -> OldIndexes<'a, 'd> {
+pub fn old_indexes<'a, 'd>(image: &'a Image<'d>, hotness: &Hotness) -> OldIndexes<'a, 'd> {
     (
         [
             SpaceIndex::data(&image.symbols, Space::Global),
@@ -103,6 +115,7 @@ pub fn old_indexes<'a, 'd>(image: &'a Image<'d>) -> OldIndexes<'a, 'd> {
         image.variables_of_symbols(),
         super::hot::struct_names(image),
         Quiet::new(image),
+        Frequencies::of(image, hotness),
     )
 }
 
@@ -130,6 +143,7 @@ impl<'a, 'd> Sides<'_, 'a, 'd> {
                 which: Side::Old,
                 code: self.old.access.supported,
                 names: &self.ix.old_names,
+                freq: &self.ix.old_freq,
             },
             sharing::Side {
                 image: self.new,
@@ -140,6 +154,7 @@ impl<'a, 'd> Sides<'_, 'a, 'd> {
                 which: Side::New,
                 code: self.new.access.supported,
                 names: &self.ix.new_names,
+                freq: &self.ix.new_freq,
             },
         )
     }

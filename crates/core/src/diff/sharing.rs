@@ -14,12 +14,13 @@ use rustc_hash::FxHashMap;
 use super::hot::{StructNames, TypeFacts};
 use super::lines::{
     HOT_PLACES, Hot, HotPlace, LineMember, LineSharing, LineTenant, LinesOf, Meeting, SharedLine,
-    Written,
+    Tie, Written,
 };
 use super::names::SymbolName;
 use super::quiet::Quiet;
 use super::structs::leaves;
 use super::written::{sleeping_lock, writable};
+use crate::evidence::frequency::{Frequencies, Frequency, Seldom};
 use crate::evidence::{Evidence, Hotness, Strength};
 use crate::layout::SpaceIndex;
 use crate::model::access::AccessKind;
@@ -43,6 +44,8 @@ pub struct Side<'s, 'a, 'd> {
     pub code: bool,
     /// Its structs by name, to open embedded structs.
     pub names: &'s StructNames<'d>,
+    /// How often its functions run.
+    pub freq: &'s Frequencies,
 }
 
 /// What the judgement of lines needs besides the builds.
@@ -398,14 +401,19 @@ fn meetings<'m, 'a: 'm, 'd>(
                 t.members
                     .iter()
                     .filter(|w| w.written.is_some())
-                    .map(move |w| Meeting {
-                        line,
-                        hot: h.owned(),
-                        neighbour: t.name,
-                        neighbour_key: t.key,
-                        neighbour_line: their_line,
-                        written: w.clone(),
-                        adjacent,
+                    .map(move |w| {
+                        let mut m = Meeting {
+                            line,
+                            hot: h.owned(),
+                            neighbour: t.name,
+                            neighbour_key: t.key,
+                            neighbour_line: their_line,
+                            written: w.clone(),
+                            adjacent,
+                            tie: Tie::Typed,
+                        };
+                        m.tie = m.weigh();
+                        m
                     })
             })
         })
@@ -679,16 +687,21 @@ struct CodeWrite<'a, 'd> {
     from: u64,
     to: u64,
     function: &'a Symbol<'d>,
+    /// The function's index in its image.
+    index: u32,
     how: AccessKind,
     by_address: bool,
     /// The function's own evidence of hotness, if any.
     hot: Option<Evidence<'a>>,
+    /// How often the function runs.
+    freq: Frequency,
 }
 
 /// The code's writes to object `s` by functions outside boot-only code, by function
 /// name and how (in the access map's order where those are equal), each with its
-/// function's evidence of hotness; and whether any code references the object at all.
-/// `None` when the build has no code evidence.
+/// function's evidence of hotness and frequency; and whether any code references the
+/// object at all. `None` when the build has no code evidence. The writes of once-only
+/// storage (`frequency::written_once`) are rare, whoever makes them.
 fn code_writes<'a, 'd>(
     hotness: &'a Hotness,
     side: &Side<'_, 'a, 'd>,
@@ -698,8 +711,9 @@ fn code_writes<'a, 'd>(
     if !side.code || !image.access.supported {
         return None;
     }
-    let i = image.index_of(s)?;
-    let refs = image.access.of_object(u32::try_from(i).ok()?);
+    let i = u32::try_from(image.index_of(s)?).ok()?;
+    let refs = image.access.of_object(i);
+    let once = crate::evidence::frequency::written_once(image, i);
     let mut writes: Vec<CodeWrite<'a, 'd>> = refs
         .iter()
         .filter(|a| a.kind.writes())
@@ -713,13 +727,19 @@ fn code_writes<'a, 'd>(
                 true => s.size.max(1),
                 false => a.offset.saturating_add(u64::from(a.size.max(1))),
             };
+            let freq = match once {
+                true => Frequency::Rare(Seldom::Once),
+                false => side.freq.get(a.function),
+            };
             (!boot).then(|| CodeWrite {
                 from: a.offset,
                 to,
                 function: f,
+                index: a.function,
                 how: a.kind,
                 by_address,
                 hot: hotness.function(f.name),
+                freq,
             })
         })
         .collect();
@@ -728,50 +748,67 @@ fn code_writes<'a, 'd>(
     Some((!refs.is_empty(), writes))
 }
 
-/// The writer of part `[from, to)` among `writes`: one with evidence of hotness first,
-/// else the first by name; with how many functions write there. A write through the
-/// object's address reaches the part only when `by_address` allows it: the helpers
-/// that take an address and write through it are the lock, atomic, refcount and counter
+/// Who writes one part of an object (`writer_of`).
+struct PartWriters<'a, 'd> {
+    /// The writer named for it: the most frequent, then the one with the strongest
+    /// evidence of hotness, then the first by name.
+    named: &'a Symbol<'d>,
+    how: AccessKind,
+    /// How many functions write it.
+    count: u32,
+    /// The named writer's evidence of hotness.
+    hot: Option<Evidence<'a>>,
+    /// The named writer's frequency.
+    freq: Frequency,
+    /// Every writer, by index, sorted, each once.
+    all: Vec<u32>,
+}
+
+/// The writers of part `[from, to)` among `writes`. A write through the object's
+/// address reaches the part only when `by_address` allows it: the helpers that take an
+/// address and write through it are the lock, atomic, refcount and counter
 /// operations, so it is counted on the object's members of those types, or on all of
 /// them when it has none.
 fn writer_of<'a, 'd>(
     writes: &[CodeWrite<'a, 'd>],
     (from, to): (u64, u64),
     by_address: bool,
-) -> Option<(&'a Symbol<'d>, AccessKind, u32, Option<Evidence<'a>>)> {
+) -> Option<PartWriters<'a, 'd>> {
     // `writes` is in name order (`code_writes`), and so is every part of it.
     let mut here = writes
         .iter()
         .filter(|w| w.from < to && w.to > from && (by_address || !w.by_address));
     let first = here.next()?;
     let (mut names, mut last) = (1u32, first.function.name);
-    let mut hot = first.hot.map(|e| (first, e));
+    let mut best = first;
+    let mut all = vec![first.index];
     for w in here {
         if w.function.name != last {
             names += 1;
             last = w.function.name;
         }
-        // The strongest, the first by name on a tie (the last of equal keys, as
-        // `max_by_key`).
-        if let Some(e) = w.hot
-            && hot.is_none_or(|(hw, he)| writer_key(w, e) >= writer_key(hw, he))
-        {
-            hot = Some((w, e));
+        all.push(w.index);
+        // The greatest key, the first by name on a tie.
+        if writer_key(w) > writer_key(best) {
+            best = w;
         }
     }
-    Some(match hot {
-        Some((w, e)) => (w.function, w.how, names, Some(e)),
-        None => (first.function, first.how, names, None),
+    all.sort_unstable();
+    all.dedup();
+    Some(PartWriters {
+        named: best.function,
+        how: best.how,
+        count: names,
+        hot: best.hot,
+        freq: best.freq,
+        all,
     })
 }
 
-/// What ranks the writers of a part: the strength of their evidence, then the first
-/// name.
-fn writer_key<'d>(
-    w: &CodeWrite<'_, 'd>,
-    e: Evidence<'_>,
-) -> (Strength, std::cmp::Reverse<&'d str>) {
-    (e.strength(), std::cmp::Reverse(w.function.name))
+/// What ranks the writers of a part: how often they run, then the strength of their
+/// evidence of hotness.
+fn writer_key(w: &CodeWrite<'_, '_>) -> (u8, Option<Strength>) {
+    (w.freq.rank(), w.hot.map(|e| e.strength()))
 }
 
 /// Which of `parts` a write through the object's address reaches (`writer_of`): its
@@ -801,9 +838,10 @@ fn own_members<'a, 'd>(
         .zip(reach)
         .map(|(p, reach)| {
             let member_evidence = p.evidence;
-            let by_writer = writer_of(&writes, (p.from, p.to), reach).and_then(|(f, _, _, e)| {
-                e.map(|evidence| Hot::Writer {
-                    function: f.name,
+            let part = writer_of(&writes, (p.from, p.to), reach);
+            let by_writer = part.as_ref().and_then(|w| {
+                w.hot.map(|evidence| Hot::Writer {
+                    function: w.named.name,
                     evidence,
                 })
             });
@@ -817,6 +855,7 @@ fn own_members<'a, 'd>(
                 to: p.to,
                 hot,
                 written: None,
+                writers: part.map(|w| w.all).unwrap_or_default(),
             };
             (p, line)
         })
@@ -878,28 +917,38 @@ fn written_members<'a, 'd>(
     let reach = address_reaches(&parts);
     let mut out = Vec::new();
     for (p, reach) in parts.into_iter().zip(reach) {
-        let written =
-            if let Some((f, how, writers, hot)) = writer_of(&writes, (p.from, p.to), reach) {
-                Some(Written::Code {
-                    function: f.name,
-                    how,
-                    writers,
-                    hot: hot.map(|e| e.strength()),
-                })
-            } else if whole {
-                own.map(|evidence| Written::Evidence { evidence })
-            } else if !p.write_type || sleeping_lock(p.ty.map_or("", |ty| &*ty.c)) {
-                None
-            } else if let Some(evidence) = own {
-                Some(Written::Evidence { evidence })
-            } else if refs.iter().all(|a| {
-                let end = a.offset.saturating_add(u64::from(a.size.max(1)));
-                !(a.offset < p.to && end > p.from)
-            }) {
-                Some(Written::Inferred)
-            } else {
-                None
+        let part = writer_of(&writes, (p.from, p.to), reach);
+        let mut all = Vec::new();
+        let written = if let Some(w) = part {
+            all = frequent_writers(&writes, &w.all);
+            let via = match w.freq {
+                Frequency::Frequent(crate::evidence::frequency::Often::CalledBy { caller }) => {
+                    image.symbols.get(caller as usize).map(|c| c.name)
+                }
+                _ => None,
             };
+            Some(Written::Code {
+                function: w.named.name,
+                how: w.how,
+                writers: w.count,
+                hot: w.hot.map(|e| e.strength()),
+                freq: w.freq,
+                via,
+            })
+        } else if whole {
+            own.map(|evidence| Written::Evidence { evidence })
+        } else if !p.write_type || sleeping_lock(p.ty.map_or("", |ty| &*ty.c)) {
+            None
+        } else if let Some(evidence) = own {
+            Some(Written::Evidence { evidence })
+        } else if refs.iter().all(|a| {
+            let end = a.offset.saturating_add(u64::from(a.size.max(1)));
+            !(a.offset < p.to && end > p.from)
+        }) {
+            Some(Written::Inferred)
+        } else {
+            None
+        };
         if let Some(w) = written {
             out.push(LineMember {
                 name: p.name,
@@ -907,9 +956,22 @@ fn written_members<'a, 'd>(
                 to: p.to,
                 hot: None,
                 written: Some(w),
+                writers: all,
             });
         }
     }
+    out
+}
+
+/// Of the writers `all` (indexes, sorted), those that run frequently by evidence.
+fn frequent_writers(writes: &[CodeWrite<'_, '_>], all: &[u32]) -> Vec<u32> {
+    let mut out: Vec<u32> = writes
+        .iter()
+        .filter(|w| w.freq.is_frequent() && all.binary_search(&w.index).is_ok())
+        .map(|w| w.index)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
     out
 }
 
@@ -960,7 +1022,7 @@ mod tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/new.elf");
         let file = crate::InputFile::open(std::path::Path::new(path)).unwrap();
         let image = file.load(&crate::LoadOptions::default()).unwrap();
-        let ix = super::super::placement::Indexes::new(&image, &image);
+        let ix = super::super::placement::Indexes::new(&image, &image, crate::evidence::builtin());
         let pairing = super::super::pairing::pair(&image.symbols, &image.symbols);
         let side = Side {
             image: &image,
@@ -971,6 +1033,7 @@ mod tests {
             which: super::super::changes::Side::New,
             code: image.access.supported,
             names: &ix.new_names,
+            freq: &ix.new_freq,
         };
         let hotness = crate::evidence::builtin();
         let objects: Vec<&Symbol<'_>> = image
@@ -1031,13 +1094,22 @@ mod tests {
             (from, to): (u64, u64),
             by_address: bool,
         ) -> CodeWrite<'a, 'static> {
+            let hot = hotness.function(f.name);
+            let freq = match hot {
+                Some(e) => Frequency::Frequent(crate::evidence::frequency::Often::Evidence {
+                    strength: e.strength(),
+                }),
+                None => Frequency::Unknown,
+            };
             CodeWrite {
                 from,
                 to,
                 function: f,
+                index: f.place as u32,
                 how: AccessKind::Write,
                 by_address,
-                hot: hotness.function(f.name),
+                hot,
+                freq,
             }
         }
         let h = &hotness;
@@ -1050,7 +1122,7 @@ mod tests {
             write(h, &z, (0, 64), true),
         ];
         let said = |range, by_address| {
-            writer_of(&writes, range, by_address).map(|(f, _, n, e)| (f.name, n, e.is_some()))
+            writer_of(&writes, range, by_address).map(|w| (w.named.name, w.count, w.hot.is_some()))
         };
         // b and c are equally hot: b, the first by name; a, b, c write [0, 8).
         assert_eq!(said((0, 8), false), Some(("b_fn", 3, true)));
@@ -1062,7 +1134,7 @@ mod tests {
         // No hot writer among a and z: a, the first by name.
         let cold = [writes[0], writes[4]];
         assert_eq!(
-            writer_of(&cold, (0, 8), true).map(|(f, _, n, _)| (f.name, n)),
+            writer_of(&cold, (0, 8), true).map(|w| (w.named.name, w.count)),
             Some(("a_fn", 2))
         );
     }

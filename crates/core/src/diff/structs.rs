@@ -357,6 +357,7 @@ fn struct_change(
         },
         // Decided by `judge_with_instances`, once the instances are known.
         decision: verdict::judge_struct(false, false),
+        sharing: None,
         severity: if members.is_empty() && same_shape {
             Severity::Info
         } else {
@@ -457,6 +458,39 @@ fn same(o: &StructLayout<'_>, n: &StructLayout<'_>, mixed: bool, types: &mut Sam
                     && type_key(ma.type_name()) == type_key(mb.type_name())
             })
     }
+}
+
+/// Judges the lines of every struct of `structs` (`judge`) and lets the verdict read
+/// them: a new meeting flags the struct (`member`), ended meetings and no new one make
+/// it an improvement; a struct flagged already (a group) keeps its verdict.
+pub fn judge_lines(
+    structs: &mut [StructChange],
+    (old, new): (&Image<'_>, &Image<'_>),
+    freqs: (
+        &crate::evidence::frequency::Frequencies,
+        &crate::evidence::frequency::Frequencies,
+    ),
+    line_size: u64,
+) {
+    use rayon::prelude::*;
+    use verdict::Verdict;
+    structs.par_iter_mut().for_each(|c| {
+        let Some(sharing) = super::struct_lines::judge(&c.name, (old, new), freqs, line_size)
+        else {
+            return;
+        };
+        if !matches!(c.decision.verdict, Verdict::Flag(_)) {
+            let lines = verdict::judge_struct_lines(
+                !sharing.new_meetings.is_empty(),
+                !sharing.ended.is_empty(),
+            );
+            if let Some(d) = lines {
+                c.decision = d;
+                c.severity = Severity::of(d.verdict);
+            }
+        }
+        c.sharing = Some(sharing);
+    });
 }
 
 #[cfg(test)]

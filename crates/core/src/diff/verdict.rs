@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::lines::Tie;
 use crate::evidence::Strength;
 
 /// The categories a flagged change falls in; `--fail-on` picks which make exit 1.
@@ -18,7 +19,8 @@ pub enum Category {
     /// prefetcher's unit) with another object's written member: weaker, listed but not
     /// flagged unless `--fail-on adjacent`.
     Adjacent,
-    /// A hot member moved to another line.
+    /// A struct member that frequent code writes now shares a line with a member
+    /// that other frequent code reads or writes (the typed access map).
     Member,
     /// A line-aligned object is no longer line-aligned.
     Aligned,
@@ -87,10 +89,11 @@ pub struct ObjectFacts {
     /// A neighbour on its lines in the new build that was not there before.
     pub gained_neighbour: bool,
     /// One of its hot members now shares a line with a written member of another
-    /// object, which it did not before (`diff::sharing`): `Some(true)` when that member
-    /// is written on evidence (the code writes it, or its object is known hot),
-    /// `Some(false)` when only its type (a lock, an atomic) says so.
-    pub meets_written: Option<bool>,
+    /// object, which it did not before (`diff::sharing`), and what the weightiest such
+    /// meeting weighs: written by frequent code that does not write the hot member
+    /// (`Tie::Frequent`), by the same code (`CoWritten`), by rare code, by code of
+    /// unknown frequency, or only by its type.
+    pub meets_written: Option<Tie>,
     /// One of its hot members now shares a 128-byte pair with a member written on
     /// evidence, which it did not before.
     pub meets_adjacent: bool,
@@ -170,24 +173,19 @@ fn sharing_verdict(f: &ObjectFacts, evidenced: bool) -> Option<Decision> {
             "a line-aligned object is no longer line-aligned",
         ));
     }
-    if evidenced && f.meets_written == Some(true) {
+    if evidenced && f.meets_written == Some(Tie::Frequent) {
         return Some(decided(
             Verdict::Flag(Category::Neighbour),
-            "a hot member now shares a line with a written member of another object (the code writes it, or it is known hot)",
+            "a hot member now shares a line with a member of another object that frequent code writes (known or measured hot, or called directly by such code), code that does not write the hot member",
         ));
     }
-    // A member's own evidence makes the struct flagged; an instance is flagged for it
-    // only when the instance itself is known or measured hot.
-    if f.hot >= Some(Strength::Known) && f.hot_member_moved {
-        return Some(decided(
-            Verdict::Flag(Category::Member),
-            "a hot member moved to another line",
-        ));
+    if evidenced && let Some(rule) = demoted(f.meets_written) {
+        return Some(decided(Verdict::Changed, rule));
     }
     if f.cold && !evidenced {
         return Some(decided(Verdict::Quiet, "cold by type, section or name"));
     }
-    if evidenced && f.meets_written == Some(false) {
+    if evidenced && f.meets_written == Some(Tie::Typed) {
         return Some(decided(
             Verdict::Possible,
             "a hot member now shares a line with a member of another object that only its type says is written (no code touches it)",
@@ -214,6 +212,23 @@ fn sharing_verdict(f: &ObjectFacts, evidenced: bool) -> Option<Decision> {
     None
 }
 
+/// The rule that lists, and does not flag, a new meeting whose other side is not
+/// written by frequent code of its own.
+fn demoted(tie: Option<Tie>) -> Option<&'static str> {
+    match tie? {
+        Tie::CoWritten => Some(
+            "a hot member now shares a line with a member the same code writes (co-written): true sharing, cheaper on one line than on two",
+        ),
+        Tie::RareWriter => Some(
+            "a hot member now shares a line with a written member of another object, but its writers run rarely (rare writer): not contended",
+        ),
+        Tie::Unknown => Some(
+            "a hot member now shares a line with a written member of another object whose writers' frequency is unknown: listed, not flagged",
+        ),
+        Tie::Frequent | Tie::Typed => None,
+    }
+}
+
 /// The rules of `judge_object` on its lines and neighbours, once no rule of
 /// `sharing_verdict` applied.
 fn lines_verdict(f: &ObjectFacts, evidenced: bool) -> Decision {
@@ -221,6 +236,12 @@ fn lines_verdict(f: &ObjectFacts, evidenced: bool) -> Decision {
         return decided(
             Verdict::Quiet,
             "read-mostly: only a written member on its lines would matter, and none came",
+        );
+    }
+    if evidenced && f.hot_member_moved {
+        return decided(
+            Verdict::Changed,
+            "a hot member moved to another line: information, not a flag; what matters is who shares its new line",
         );
     }
     let worse = f.gained_neighbour || f.more_lines;
@@ -282,11 +303,29 @@ pub fn judge_struct(group_flagged: bool, hot_member_moved: bool) -> Decision {
         )
     } else if hot_member_moved {
         decided(
-            Verdict::Flag(Category::Member),
-            "a hot member moved to another line",
+            Verdict::Changed,
+            "a hot member moved to another line: information, not a flag; what matters is who shares its new line",
         )
     } else {
         decided(Verdict::Changed, "no hot member moved line")
+    }
+}
+
+/// Judges a struct's lines by who shares them (`struct_lines`): `None` when nothing
+/// there decides.
+pub fn judge_struct_lines(new_meeting: bool, ended: bool) -> Option<Decision> {
+    if new_meeting {
+        Some(decided(
+            Verdict::Flag(Category::Member),
+            "a member frequent code writes now shares a line with a member that other frequent code reads or writes",
+        ))
+    } else if ended {
+        Some(decided(
+            Verdict::Improvement,
+            "a member frequent code writes no longer shares a line with a member other frequent code touches, and no such meeting began",
+        ))
+    } else {
+        None
     }
 }
 
@@ -314,12 +353,12 @@ mod tests {
         };
         assert_eq!(judge_object(&read_mostly).verdict, Verdict::Quiet);
         let typed = ObjectFacts {
-            meets_written: Some(false),
+            meets_written: Some(Tie::Typed),
             ..read_mostly
         };
         assert_eq!(judge_object(&typed).verdict, Verdict::Possible);
         let written = ObjectFacts {
-            meets_written: Some(true),
+            meets_written: Some(Tie::Frequent),
             ..typed
         };
         assert_eq!(
@@ -328,16 +367,50 @@ mod tests {
         );
     }
 
+    /// A new meeting flags only when frequent code that does not write the hot member
+    /// writes the other side; co-written, rare and unknown writers are listed
+    /// (`Changed`, with the rule naming which), a type guess is `Possible`.
+    #[test]
+    fn a_meeting_flags_only_with_a_frequent_writer_of_its_own() {
+        let verdict = |tie| {
+            let f = ObjectFacts {
+                hot: Some(Known),
+                gained_neighbour: true,
+                meets_written: Some(tie),
+                ..facts()
+            };
+            let d = judge_object(&f);
+            (
+                d.verdict,
+                d.rule.split(':').next().unwrap_or("").to_string(),
+            )
+        };
+        assert_eq!(verdict(Tie::Frequent).0, Verdict::Flag(Category::Neighbour));
+        assert_eq!(
+            verdict(Tie::CoWritten),
+            (
+                Verdict::Changed,
+                "a hot member now shares a line with a member the same code writes (co-written)"
+                    .to_string()
+            )
+        );
+        assert_eq!(verdict(Tie::RareWriter).0, Verdict::Changed);
+        assert!(verdict(Tie::RareWriter).1.contains("(rare writer)"));
+        assert_eq!(verdict(Tie::Unknown).0, Verdict::Changed);
+        assert!(verdict(Tie::Unknown).1.contains("frequency is unknown"));
+        assert_eq!(verdict(Tie::Typed).0, Verdict::Possible);
+    }
+
     /// One row per rule, and the rows where evidence decides.
     #[test]
     fn object_truth_table() {
         let meets = ObjectFacts {
             gained_neighbour: true,
-            meets_written: Some(true),
+            meets_written: Some(Tie::Frequent),
             ..facts()
         };
         let typed = ObjectFacts {
-            meets_written: Some(false),
+            meets_written: Some(Tie::Typed),
             ..meets
         };
         let adjacent = ObjectFacts {
@@ -485,7 +558,7 @@ mod tests {
                     hot_member_moved: true,
                     ..facts()
                 },
-                Verdict::Flag(Category::Member),
+                Verdict::Changed,
             ),
             (
                 "inferred + member moved",
@@ -607,10 +680,7 @@ mod tests {
             judge_struct(true, true).verdict,
             Verdict::Flag(Category::Group)
         );
-        assert_eq!(
-            judge_struct(false, true).verdict,
-            Verdict::Flag(Category::Member)
-        );
+        assert_eq!(judge_struct(false, true).verdict, Verdict::Changed);
         assert_eq!(judge_struct(false, false).verdict, Verdict::Changed);
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod cold;
 pub mod conventions;
+pub mod frequency;
 pub mod known;
 pub mod measured;
 

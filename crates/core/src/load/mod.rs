@@ -86,9 +86,12 @@ pub fn elf_image<'d>(
         symbols: elf.symbols,
         ..Image::new(path.to_path_buf(), elf.arch, line_size)
     };
-    let code = match options.code || options.typed {
-        true => code::code_sections(path, bytes)?,
-        false => Vec::new(),
+    let (code, pointers) = match options.code || options.typed {
+        true => (
+            code::code_sections(path, bytes)?,
+            code::pointer_sections(path, bytes)?,
+        ),
+        false => (Vec::new(), Vec::new()),
     };
     if options.dwarf
         && let Some(debug) = &elf.debug
@@ -99,7 +102,7 @@ pub fn elf_image<'d>(
         let ((access, typed), types) = rayon::join(
             || {
                 rayon::join(
-                    || crate::access::build(&image, &code),
+                    || crate::access::build(&image, &code, &pointers),
                     || match options.typed {
                         true => crate::typed::build(&image, &code, &reader),
                         false => crate::typed::TypedMap::default(),
@@ -129,7 +132,7 @@ pub fn elf_image<'d>(
         }
     }
     if options.code && !image.access.supported {
-        image.access = crate::access::build(&image, &code);
+        image.access = crate::access::build(&image, &code, &pointers);
     }
     Ok(image)
 }

@@ -98,6 +98,13 @@ pub struct AccessMap {
     pub writers: Vec<Writer>,
     /// What was decoded.
     pub counts: Counts,
+    /// Every direct call or tail jump from one function to the start of another, as
+    /// `(callee, caller)`, sorted, each once: the direct call graph, by callee.
+    pub calls: Vec<(u32, u32)>,
+    /// The functions whose address is taken, sorted, each once: loaded by code
+    /// (`lea f(%rip)`) or stored in data (an ops table, a handler pointer); such a
+    /// function may be called through a pointer, which the call graph does not see.
+    pub taken: Vec<u32>,
 }
 
 impl AccessKind {
@@ -129,6 +136,18 @@ impl AccessMap {
         let from = self.refs.partition_point(|a| a.object < object);
         let to = self.refs.partition_point(|a| a.object <= object);
         &self.refs[from..to]
+    }
+
+    /// The direct callers of `function` (each once, by index).
+    pub fn callers_of(&self, function: u32) -> impl Iterator<Item = u32> + '_ {
+        let from = self.calls.partition_point(|c| c.0 < function);
+        let to = self.calls.partition_point(|c| c.0 <= function);
+        self.calls[from..to].iter().map(|c| c.1)
+    }
+
+    /// Whether `function`'s address is taken (`taken`).
+    pub fn address_taken(&self, function: u32) -> bool {
+        self.taken.binary_search(&function).is_ok()
     }
 
     /// Whether `function` writes through its argument `arg` (0-based).

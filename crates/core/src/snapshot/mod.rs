@@ -34,8 +34,9 @@ pub const MAGIC: &[u8; 8] = b"LDSNAP\x00\x01";
 /// source lines with each file named once; 11: the link model's alignment of each
 /// symbol; 12: the records' fields encoded apart behind a table of their lengths, so
 /// that they decode side by side; 13: how the blocks are packed, LZ4 or stored; 14: the
-/// typed access map); other versions are refused.
-pub const VERSION: u32 = 14;
+/// typed access map; 15: the direct call graph and the functions whose address is
+/// taken); other versions are refused.
+pub const VERSION: u32 = 15;
 /// Magic, version, CRC-32, then the decompressed lengths of the names and the records,
 /// the compressed length of the names, and how the blocks are packed (`STORED` or
 /// `LZ4`).

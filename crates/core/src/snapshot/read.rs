@@ -376,7 +376,7 @@ struct AccessSeed;
 impl<'de> DeserializeSeed<'de> for AccessSeed {
     type Value = AccessMap;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<AccessMap, D::Error> {
-        d.deserialize_tuple(4, self)
+        d.deserialize_tuple(6, self)
     }
 }
 
@@ -391,6 +391,8 @@ impl<'de> Visitor<'de> for AccessSeed {
             refs: next_seed(&mut seq, Each(PhantomData))?,
             writers: next_seed(&mut seq, Each(PhantomData))?,
             counts: next(&mut seq)?,
+            calls: next_seed(&mut seq, Each(PhantomData))?,
+            taken: next_seed(&mut seq, Each(PhantomData))?,
         })
     }
 }
@@ -759,11 +761,18 @@ fn disorder(n: usize, access: &AccessMap) -> Option<Bad> {
         };
         in_range(a.function) && in_range(a.object) && callee
     }) || !access.writers.iter().all(|w| in_range(w.function))
+        || !access
+            .calls
+            .iter()
+            .all(|&(a, b)| in_range(a) && in_range(b))
+        || !access.taken.iter().all(|&f| in_range(f))
     {
         return Some("access map names a symbol out of range");
     }
     if !access.refs.is_sorted_by_key(AccessMap::ref_key)
         || !access.writers.is_sorted_by_key(|w| w.function)
+        || !access.calls.is_sorted()
+        || !access.taken.is_sorted()
     {
         return Some("access map out of order");
     }

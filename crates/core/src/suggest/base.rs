@@ -49,7 +49,12 @@ impl<'b, 'd> Base<'b, 'd> {
                 let link = LinkMap::build_from(image, &vars);
                 (vars, link)
             },
-            || OldSide::new(old),
+            || {
+                let hotness = options
+                    .hotness
+                    .unwrap_or_else(|| crate::evidence::builtin());
+                OldSide::new(old, hotness)
+            },
         );
         Base {
             image,
@@ -279,7 +284,7 @@ mod tests {
                 ..DiffOptions::default()
             };
             let base = Base::new(&old, &new, &options);
-            let whole = OldSide::new(&old);
+            let whole = OldSide::new(&old, crate::evidence::builtin());
             for sym in new
                 .symbols
                 .iter()

@@ -4,7 +4,7 @@
 //! by diffing the predicted build against OLD again, as `members.rs` checks its fixes,
 //! whose list it joins.
 
-use crate::diff::{Severity, StructChange};
+use crate::diff::StructChange;
 use crate::layout::groups::{END, groups};
 use crate::model::{Image, StructLayout};
 use crate::whatif::Change;
@@ -23,7 +23,7 @@ pub(super) fn add_fixes(
     for s in found.iter_mut() {
         let Some(change) = structs
             .iter()
-            .find(|c| c.name == s.struct_name && c.severity == Severity::HotMember)
+            .find(|c| c.name == s.struct_name && super::members::member_target(c))
         else {
             continue;
         };

@@ -65,7 +65,7 @@ pub fn suggest_members(
     structs: &[StructChange],
 ) -> Vec<MemberSuggestion> {
     let mut todo = Vec::new();
-    for change in structs.iter().filter(|s| s.severity == Severity::HotMember) {
+    for change in structs.iter().filter(|s| member_target(s)) {
         let Some((_, layout)) = new
             .structs_named(|n| n == change.name)
             .find(|(_, s)| s.size == change.size.new)
@@ -91,8 +91,21 @@ pub fn suggest_members(
 /// its hot member `hot` changing line.
 pub(super) fn still_moved(structs: &[StructChange], name: &str, hot: &str) -> bool {
     structs.iter().find(|s| s.name == name).is_some_and(|s| {
-        s.severity == Severity::HotMember && s.members.iter().any(|x| x.name == hot && moved_hot(x))
+        member_target(s) && s.members.iter().any(|x| x.name == hot && moved_hot(x))
     })
+}
+
+/// A struct `suggest` offers member moves for: flagged for sharing (`member`), or with a
+/// known or measured hot member that changed line. The diff lists the latter as
+/// information, not a flag; `suggest` still offers to put the member back.
+pub(super) fn member_target(s: &StructChange) -> bool {
+    s.severity == Severity::HotMember
+        || s.members.iter().any(|m| {
+            moved_hot(m)
+                && m.evidence
+                    .as_ref()
+                    .is_some_and(|e| e.strength >= crate::evidence::Strength::Known)
+        })
 }
 
 /// A member with evidence whose line differs between the builds.

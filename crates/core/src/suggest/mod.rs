@@ -178,7 +178,7 @@ fn other_flags(
     let member_flags = report
         .structs
         .iter()
-        .filter(|s| s.severity == Severity::HotMember)
+        .filter(|s| members::member_target(s))
         .count()
         + report
             .data
