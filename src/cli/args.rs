@@ -541,9 +541,6 @@ pub struct DiffArgs {
     /// The new build.
     #[arg(required = true)]
     pub new: PathBuf,
-    /// Run-time minus link-time address for a c2c `--hot` report (hex; inferred when absent).
-    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
-    pub kaslr_offset: Option<u64>,
     /// Always show these symbols in full (names or globs).
     #[arg(long = "symbol", value_name = "NAME|GLOB")]
     pub symbols: Vec<String>,
@@ -590,7 +587,8 @@ pub struct ReportArgs {
 }
 
 /// Evidence of hotness beyond the built-in list: shared by the diff, `whatif` and
-/// `suggest`.
+/// `suggest` (`show` has its own single `--hot` and `--kaslr-offset`), read by
+/// `evidence::gather`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct EvidenceArgs {
     /// Measured hot things, recorded on OLD (repeatable, kinds mixed): `perf c2c report
@@ -604,6 +602,10 @@ pub struct EvidenceArgs {
     /// source). Repeatable.
     #[arg(long, value_name = "FILE")]
     pub hot_list: Vec<PathBuf>,
+    /// Run-time minus link-time address for a perf c2c `--hot` report (hex; inferred
+    /// when absent).
+    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
+    pub kaslr_offset: Option<u64>,
 }
 
 fn parse_hex(s: &str) -> Result<u64, String> {

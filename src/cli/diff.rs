@@ -6,10 +6,9 @@ use std::fmt::Write;
 use anyhow::{Context, Result};
 
 use super::args::DiffArgs;
-use super::{Output, kaslr_for, known_list, progress, read_hot};
+use super::{Output, progress, read_evidence};
 use layout_diff_core::InputFile;
 use layout_diff_core::diff::DiffOptions;
-use layout_diff_core::perf::HotInput;
 use layout_diff_core::show::{self};
 use layout_diff_report::{Format, diff_markdown, diff_text, hot_text, html, json, plan};
 
@@ -20,46 +19,22 @@ const DEFAULT_LIMIT: usize = 54;
 /// Lines of the default text report at most, once every line is fitted to the width.
 const MAX_LINES: usize = 80;
 
-/// What the diff reads before the builds: names to show in full, evidence of
-/// hotness, c2c reports to map once OLD is loaded, the options.
+/// What the diff reads before the builds: names to show in full, the evidence files
+/// (`evidence::gather`, turned into evidence once the builds are loaded), the options.
 pub(super) struct Prepared {
     symbols: Vec<String>,
-    pub(super) hotness: layout_diff_core::evidence::Hotness,
-    c2c: Vec<(layout_diff_core::perf::c2c::C2cReport, std::path::PathBuf)>,
+    /// The `--hot`, `--hot-list` and `--kaslr-offset` files and offset, read.
+    pub(super) evidence: layout_diff_core::evidence::gather::Read,
     fail_on: Vec<layout_diff_core::diff::Category>,
     /// What two inputs of different kinds are compared on (`load::common_ground`).
     inputs: Vec<String>,
 }
 
 pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
+    // The names of --hot lists are shown in full (and count as measured).
+    let evidence = read_evidence(&args.report.evidence)?;
     let mut symbols = args.symbols.clone();
-    // Every --hot file: names are shown in full and count as measured; perf profiles
-    // are measured evidence; c2c reports are mapped onto OLD once it is loaded.
-    let mut hotness = layout_diff_core::evidence::Hotness {
-        known: known_list(&args.report.evidence.hot_list)?,
-        measured: layout_diff_core::evidence::Measured::default(),
-    };
-    let mut c2c = Vec::new();
-    for path in &args.report.evidence.hot {
-        match read_hot(path)? {
-            HotInput::Names(names) => {
-                for n in names
-                    .iter()
-                    .filter(|n| layout_diff_core::perf::is_plain_name(n))
-                {
-                    let from = format!("named in {}", path.display());
-                    hotness.measured.add_object(n, "--hot list", from.clone());
-                    hotness.measured.add_function(n, "--hot list", from);
-                }
-                symbols.extend(names);
-            }
-            HotInput::Profile(m) => hotness.measured.extend(m),
-            HotInput::C2c(r) => c2c.push((r, path.clone())),
-        }
-    }
-    if args.kaslr_offset.is_some() && c2c.is_empty() {
-        anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
-    }
+    symbols.extend(evidence.names());
     let fail_on = args
         .report
         .fail_on
@@ -75,8 +50,7 @@ pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
         .collect::<Result<Vec<_>>>()?;
     Ok(Prepared {
         symbols,
-        hotness,
-        c2c,
+        evidence,
         fail_on,
         inputs: Vec::new(),
     })
@@ -188,16 +162,21 @@ pub(super) fn compare(
     options.old_link = old_link;
     let Prepared {
         symbols,
-        mut hotness,
-        c2c,
+        evidence,
         inputs,
         ..
     } = prep;
     let unmatched = show::unmatched_patterns(&args.structs, &symbols, &[old, new])?;
-    let follow = measure_c2c(args, old, new, &c2c, &mut hotness)?;
-    options.hotness = Some(&hotness);
+    let gathered = layout_diff_core::evidence::gather(evidence, old, Some(new))?;
+    // The first c2c report's hot lines, followed into NEW.
+    let follow = gathered
+        .maps
+        .first()
+        .map(|(_, map)| layout_diff_core::perf::hotmap::follow(map, new));
+    options.hotness = Some(&gathered.hotness);
     let mut report = layout_diff_core::diff::diff(old, new, &options);
     report.inputs = inputs;
+    report.hot_files = gathered.files;
     if let Some(name) = &args.report.explain {
         if let Some(b) = bar {
             b.finish_and_clear();
@@ -228,34 +207,6 @@ pub(super) fn compare(
         code,
         note: (!unmatched.is_empty()).then(|| unmatched.join("\nlayout-diff: ")),
     })
-}
-
-/// Maps each c2c report recorded on OLD onto it: the objects on its hot lines are
-/// measured hot, and the first report's lines are followed into NEW.
-fn measure_c2c(
-    args: &DiffArgs,
-    old: &layout_diff_core::model::Image<'_>,
-    new: &layout_diff_core::model::Image<'_>,
-    c2c: &[(layout_diff_core::perf::c2c::C2cReport, std::path::PathBuf)],
-    hotness: &mut layout_diff_core::evidence::Hotness,
-) -> Result<Option<layout_diff_core::perf::hotmap::HotFollow>> {
-    let mut follow = None;
-    for (r, path) in c2c {
-        let kaslr = kaslr_for(r, old, args.kaslr_offset, path)?;
-        let map = layout_diff_core::perf::hotmap::map(r, old, kaslr);
-        for line in &map.lines {
-            for o in &line.objects {
-                let bare = o.name.rsplit(':').next().unwrap_or(&o.name);
-                hotness.measured.add_object(
-                    bare,
-                    "perf c2c",
-                    format!("hot line #{} ({} HITM)", line.index, line.hitm),
-                );
-            }
-        }
-        follow.get_or_insert_with(|| layout_diff_core::perf::hotmap::follow(&map, new));
-    }
-    Ok(follow)
 }
 
 /// `--explain NAME`: the explanation of that change, or exit code 1 and a note when

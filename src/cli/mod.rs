@@ -13,7 +13,7 @@ pub mod show;
 pub mod suggest;
 pub mod whatif;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use layout_diff_core::InputFile;
 use layout_diff_core::load::LoadOptions;
@@ -27,47 +27,26 @@ pub struct Output {
     pub note: Option<String>,
 }
 
-/// Reads `--hot FILE`: a perf c2c report or profile (recognised by its header words),
-/// else one name, glob or `sym+0xOFF` per line.
-pub(crate) fn read_hot(path: &std::path::Path) -> Result<HotInput> {
-    Ok(layout_diff_core::perf::read_file(path)?)
-}
-
 /// The names of a `--hot` list (none for a perf report, which is read as evidence).
 pub(crate) fn hot_names(path: &std::path::Path) -> Result<Vec<String>> {
-    Ok(match read_hot(path)? {
+    Ok(match layout_diff_core::perf::read_file(path)? {
         HotInput::Names(names) => names,
-        HotInput::C2c(_) | HotInput::Profile(_) => Vec::new(),
+        HotInput::C2c(_) | HotInput::Profile { .. } => Vec::new(),
     })
 }
 
-/// The built-in known list with every `--hot-list` file added.
-pub(crate) fn known_list(
-    paths: &[std::path::PathBuf],
-) -> Result<layout_diff_core::evidence::KnownList> {
-    let mut list = layout_diff_core::evidence::KnownList::builtin();
-    for p in paths {
-        let text = std::fs::read_to_string(p)
-            .with_context(|| format!("{}: cannot read hot list", p.display()))?;
-        let more = layout_diff_core::evidence::KnownList::parse(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-        list.extend(more);
-    }
-    Ok(list)
-}
-
-/// The KASLR offset for a c2c report: `--kaslr-offset`, else inferred from `image`.
-pub(crate) fn kaslr_for(
-    report: &layout_diff_core::perf::c2c::C2cReport,
-    image: &layout_diff_core::Image<'_>,
-    given: Option<u64>,
-    path: &std::path::Path,
-) -> Result<layout_diff_core::perf::hotmap::Kaslr> {
-    match given {
-        Some(offset) => Ok(layout_diff_core::perf::hotmap::Kaslr::Given { offset }),
-        None => layout_diff_core::perf::hotmap::infer_kaslr(report, image)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
-    }
+/// Reads the files of `--hot`, `--hot-list` and checks `--kaslr-offset`, for the
+/// builds to be loaded (`evidence::gather`).
+pub(crate) fn read_evidence(
+    args: &args::EvidenceArgs,
+) -> Result<layout_diff_core::evidence::gather::Read> {
+    Ok(layout_diff_core::evidence::gather::read(
+        layout_diff_core::evidence::gather::Sources {
+            hot: &args.hot,
+            hot_list: &args.hot_list,
+            kaslr_offset: args.kaslr_offset,
+        },
+    )?)
 }
 
 /// A spinner on stderr while loading, only when stderr is a terminal.

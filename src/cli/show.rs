@@ -6,12 +6,11 @@ use std::fmt::Write as _;
 use anyhow::{Context, Result};
 
 use super::args::ShowArgs;
-use super::{Output, kaslr_for, progress, read_hot};
+use super::{Output, progress};
 use layout_diff_core::evidence::Measured;
+use layout_diff_core::evidence::gather::{self, Gathered, Read};
 use layout_diff_core::load::{LoadOptions, StructFilter};
 use layout_diff_core::model::Space;
-use layout_diff_core::perf::HotInput;
-use layout_diff_core::perf::c2c::C2cReport;
 use layout_diff_core::show::{self, Header};
 use layout_diff_core::{Image, InputFile};
 use layout_diff_report::{Format, hot_text, html, json, show_text, string};
@@ -24,20 +23,28 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     if args.common.format() == Format::Markdown {
         anyhow::bail!("show has no Markdown output; use --format text or --format json");
     }
-    let (file, hot, symbol_args) = open(args)?;
+    let (file, evidence, symbol_args) = open(args)?;
     let cache = cache_unless_lines(args, &symbol_args)?;
-    check_hot_flags(args, hot.as_ref())?;
-    let request = Request::new(args, hot, symbol_args)?;
+    check_flags(args)?;
+    let request = Request::new(args, &evidence, symbol_args)?;
     request.check_html()?;
     let options = request.load_options(args);
     let bar = progress(&format!("loading {}", args.file.display()));
     let file = file.through_cache_for(cache.as_ref(), args.access);
     let image = loaded(args, bar, file.load(&options))?;
+    let gathered = gather::gather(evidence, &image, None)?;
     let header = Header::of(&image);
     if request.html {
         return show_html(args, &image, &header, &request);
     }
     let mut out = Sections::new(args, &header);
+    out.notes.extend(
+        gathered
+            .files
+            .iter()
+            .filter(|f| f.is_partial())
+            .map(|f| f.note()),
+    );
     if request.summary_only {
         out.summary(&image)?;
         if args.access {
@@ -57,28 +64,29 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
         Some(at) => out.line(args, &image, &file, at)?,
         None => false,
     };
-    if let (Some(report), Some(path)) = (&request.c2c, &args.hot) {
-        out.hot(args, &image, report, path)?;
-    }
-    if let Some(m) = &request.profile {
-        out.hot_types(&image, m)?;
+    out.hot(&gathered)?;
+    if request.profile.is_some() {
+        out.hot_types(&image, &gathered.hotness.measured)?;
     }
     Ok(out.finish(args, &file, snapshot_lines))
 }
 
-/// Opens the build, with its `--symbol-list`, and reads `--hot`; returns them with
-/// the `--symbol` patterns and the names of a hand-written `--hot` list.
-fn open(args: &ShowArgs) -> Result<(InputFile, Option<HotInput>, Vec<String>)> {
+/// Opens the build, with its `--symbol-list`, and reads `--hot` (`evidence::gather`);
+/// returns them with the `--symbol` patterns and the names of a hand-written `--hot`
+/// list.
+fn open(args: &ShowArgs) -> Result<(InputFile, Read, Vec<String>)> {
     let mut file = InputFile::open(&args.file)?;
     if let Some(list) = &args.symbol_list {
         file = file.with_symbols(list)?;
     }
-    let hot = args.hot.as_deref().map(read_hot).transpose()?;
+    let evidence = gather::read(gather::Sources {
+        hot: args.hot.as_slice(),
+        hot_list: &[],
+        kaslr_offset: args.kaslr_offset,
+    })?;
     let mut symbol_args = args.symbols.clone();
-    if let Some(HotInput::Names(names)) = &hot {
-        symbol_args.extend(names.iter().cloned());
-    }
-    Ok((file, hot, symbol_args))
+    symbol_args.extend(evidence.names());
+    Ok((file, evidence, symbol_args))
 }
 
 /// The command's cache, unless a view that prints source lines is asked for.
@@ -95,14 +103,11 @@ fn cache_unless_lines(
     })
 }
 
-/// Refuses `--annotate` without `--struct` and `--kaslr-offset` without a perf c2c
-/// `--hot`.
-fn check_hot_flags(args: &ShowArgs, hot: Option<&HotInput>) -> Result<()> {
+/// Refuses `--annotate` without `--struct` (`evidence::gather::read` refuses
+/// `--kaslr-offset` without a perf c2c `--hot`).
+fn check_flags(args: &ShowArgs) -> Result<()> {
     if args.annotate && args.structs.is_empty() {
         anyhow::bail!("--annotate annotates --struct layouts; give --struct NAME");
-    }
-    if args.kaslr_offset.is_some() && !matches!(hot, Some(HotInput::C2c(_))) {
-        anyhow::bail!("--kaslr-offset applies to a perf c2c report given with --hot");
     }
     Ok(())
 }
@@ -111,10 +116,10 @@ fn check_hot_flags(args: &ShowArgs, hot: Option<&HotInput>) -> Result<()> {
 struct Request {
     /// The `--symbol` patterns and the names of a hand-written `--hot` list.
     symbol_args: Vec<String>,
-    /// A perf c2c report given with `--hot`.
-    c2c: Option<C2cReport>,
-    /// A perf profile given with `--hot`.
-    profile: Option<Measured>,
+    /// A perf c2c report is given with `--hot`.
+    c2c: bool,
+    /// The struct types of a perf profile given with `--hot`.
+    profile: Option<Vec<String>>,
     /// The `--struct` patterns.
     structs: globset::GlobSet,
     /// The symbol patterns.
@@ -128,19 +133,16 @@ struct Request {
 }
 
 impl Request {
-    /// Splits `--hot` by kind and compiles the patterns.
-    fn new(args: &ShowArgs, hot: Option<HotInput>, symbol_args: Vec<String>) -> Result<Request> {
-        let (c2c, profile) = match hot {
-            Some(HotInput::C2c(r)) => (Some(r), None),
-            Some(HotInput::Profile(m)) => (None, Some(m)),
-            _ => (None, None),
-        };
+    /// Tells `--hot` by kind and compiles the patterns.
+    fn new(args: &ShowArgs, evidence: &Read, symbol_args: Vec<String>) -> Result<Request> {
+        let c2c = evidence.has_c2c();
+        let profile = evidence.profiles().next().map(profile_types);
         let structs = show::globs(&args.structs).context("bad --struct pattern")?;
         let symbols = show::globs(&symbol_args).context("bad --symbol pattern")?;
         let summary_only = args.structs.is_empty()
             && symbol_args.is_empty()
             && args.line.is_none()
-            && c2c.is_none()
+            && !c2c
             && profile.is_none();
         Ok(Request {
             symbol_args,
@@ -156,7 +158,7 @@ impl Request {
 
     /// Refuses HTML for the views it does not draw.
     fn check_html(&self) -> Result<()> {
-        if self.html && (self.summary_only || self.line || self.c2c.is_some()) {
+        if self.html && (self.summary_only || self.line || self.c2c) {
             anyhow::bail!(
                 "show --format html draws --struct and --symbol; use --format text or json for the summary, --line and a perf c2c --hot"
             );
@@ -167,23 +169,20 @@ impl Request {
     /// What to read from the build for the views asked for.
     fn load_options(&self, args: &ShowArgs) -> LoadOptions {
         let (summary_only, symbol_args) = (self.summary_only, &self.symbol_args);
-        let (c2c, profile) = (&self.c2c, &self.profile);
+        let (c2c, profile) = (self.c2c, &self.profile);
         LoadOptions {
             line_size: args.common.line_size,
             rust: args.common.rust(),
             dwarf: summary_only
                 || !args.structs.is_empty()
                 || !symbol_args.is_empty()
-                || c2c.is_some()
+                || c2c
                 || profile.is_some(),
             structs: self.struct_filter(args),
-            variables: summary_only
-                || !symbol_args.is_empty()
-                || c2c.is_some()
-                || profile.is_some(),
+            variables: summary_only || !symbol_args.is_empty() || c2c || profile.is_some(),
             // Symbols by plain name alone: only the variables their view prints are read.
             variables_for: if args.structs.is_empty()
-                && c2c.is_none()
+                && !c2c
                 && profile.is_none()
                 && symbol_args
                     .iter()
@@ -213,9 +212,9 @@ impl Request {
     fn struct_filter(&self, args: &ShowArgs) -> StructFilter {
         if self.summary_only {
             StructFilter::All
-        } else if let (true, Some(m)) = (args.structs.is_empty(), &self.profile) {
+        } else if let (true, Some(types)) = (args.structs.is_empty(), &self.profile) {
             // The profile's types, found by name as `--struct NAME` finds them.
-            StructFilter::Named(m.types().iter().map(|(t, _)| t.to_string()).collect())
+            StructFilter::Named(types.clone())
         } else if args.structs.is_empty() {
             StructFilter::None
         } else if args.structs.iter().all(|p| !p.contains(GLOB_CHARS)) {
@@ -225,6 +224,11 @@ impl Request {
             StructFilter::Matching(self.structs.clone())
         }
     }
+}
+
+/// The struct types a perf profile measured, by name.
+fn profile_types(m: &Measured) -> Vec<String> {
+    m.types().iter().map(|(t, _)| t.to_string()).collect()
 }
 
 /// The loaded build: clears the progress bar and refuses `--struct` on a build
@@ -257,6 +261,8 @@ struct Sections<'h> {
     text: String,
     /// What was asked for and not found, one line each.
     missing: Vec<String>,
+    /// What else stderr says, without failing (a `--hot` file partly matched).
+    notes: Vec<String>,
 }
 
 impl<'h> Sections<'h> {
@@ -267,6 +273,7 @@ impl<'h> Sections<'h> {
             header,
             text: String::new(),
             missing: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -443,19 +450,14 @@ impl<'h> Sections<'h> {
         Ok(lines.is_some())
     }
 
-    /// The perf c2c report's hot lines on this build.
-    fn hot(
-        &mut self,
-        args: &ShowArgs,
-        image: &Image<'_>,
-        report: &C2cReport,
-        path: &std::path::Path,
-    ) -> Result<()> {
+    /// The perf c2c report's hot lines on this build, when one is given.
+    fn hot(&mut self, gathered: &Gathered) -> Result<()> {
         let header = self.header;
-        let kaslr = kaslr_for(report, image, args.kaslr_offset, path)?;
-        let map = layout_diff_core::perf::hotmap::map(report, image, kaslr);
-        self.push("layout-diff-hot", "hot", &map, || {
-            string(|o| hot_text::show(o, header, &map))
+        let Some((_, map)) = gathered.maps.first() else {
+            return Ok(());
+        };
+        self.push("layout-diff-hot", "hot", map, || {
+            string(|o| hot_text::show(o, header, map))
         })
     }
 
@@ -490,6 +492,7 @@ impl<'h> Sections<'h> {
                 args.file.display()
             ));
         }
+        self.missing.append(&mut self.notes);
         Output {
             text: self.text,
             code,

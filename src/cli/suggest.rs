@@ -7,7 +7,6 @@ use super::args::{DiffArgs, ReportArgs, SuggestArgs};
 use super::diff::{options, prepare};
 use super::{Output, progress};
 use layout_diff_core::InputFile;
-use layout_diff_core::perf::HotInput;
 use layout_diff_core::suggest::Suggestions;
 use layout_diff_report::{Format, json};
 
@@ -23,7 +22,6 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     let diff_args = DiffArgs {
         old: args.old.clone(),
         new: new_path.clone(),
-        kaslr_offset: None,
         symbols: args.symbols.clone(),
         structs: Vec::new(),
         access: false,
@@ -46,8 +44,10 @@ pub fn suggest(args: &SuggestArgs) -> Result<Output> {
     }
     let mut options = options(&diff_args, &prep)?;
     options.listed_only = true;
-    options.hotness = Some(&prep.hotness);
-    let found = layout_diff_core::suggest::suggest(&old, &new, &options, &args.symbols);
+    let gathered = layout_diff_core::evidence::gather(prep.evidence, &old, Some(&new))?;
+    options.hotness = Some(&gathered.hotness);
+    let mut found = layout_diff_core::suggest::suggest(&old, &new, &options, &args.symbols);
+    found.hot_files = gathered.files;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -120,7 +120,7 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
     if rules.is_none() && args.evidence.hot.is_empty() {
         anyhow::bail!("suggest on one build needs --rules FILE or --hot FILE (or give OLD NEW)");
     }
-    let hotness = hotness_of_one(args)?;
+    let evidence = super::read_evidence(&args.evidence)?;
     let load = super::diff_load_options(&args.common);
     let bar = progress("loading the build");
     let cache = super::cache::for_command(&args.common)?;
@@ -132,6 +132,8 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
         }
         .into());
     }
+    let gathered = layout_diff_core::evidence::gather(evidence, &image, None)?;
+    let hotness = gathered.hotness;
     if let Some(b) = &bar {
         b.set_message("predicting fixes");
     }
@@ -154,6 +156,7 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
             Some(&hotness),
         ),
         other_flags: 0,
+        hot_files: gathered.files,
     };
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -167,34 +170,6 @@ fn one_image(args: &SuggestArgs) -> Result<Output> {
         code: u8::from(unfixed > 0),
         note: None,
     })
-}
-
-/// The evidence of hotness on one build: `--hot-list`, and each `--hot` list of
-/// names or perf profile (a perf c2c report needs the diff).
-fn hotness_of_one(args: &SuggestArgs) -> Result<layout_diff_core::evidence::Hotness> {
-    let mut hotness = layout_diff_core::evidence::Hotness {
-        known: super::known_list(&args.evidence.hot_list)?,
-        measured: layout_diff_core::evidence::Measured::default(),
-    };
-    for path in &args.evidence.hot {
-        match super::read_hot(path)? {
-            HotInput::Names(names) => {
-                for n in names
-                    .iter()
-                    .filter(|n| layout_diff_core::perf::is_plain_name(n))
-                {
-                    let from = format!("named in {}", path.display());
-                    hotness.measured.add_object(n, "--hot list", from);
-                }
-            }
-            HotInput::Profile(m) => hotness.measured.extend(m),
-            HotInput::C2c(_) => anyhow::bail!(
-                "{}: a perf c2c report needs the diff (suggest OLD NEW --hot FILE); on one build give a list of names or a perf data-type profile",
-                path.display()
-            ),
-        }
-    }
-    Ok(hotness)
 }
 
 /// The suggestions on one build in the chosen format.

@@ -86,7 +86,6 @@ fn diff_args(args: &WhatifArgs) -> DiffArgs {
     DiffArgs {
         old: args.file.clone(),
         new: args.file.clone(),
-        kaslr_offset: None,
         symbols: Vec::new(),
         structs: Vec::new(),
         access: false,

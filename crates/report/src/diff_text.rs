@@ -49,6 +49,9 @@ fn header(out: &mut impl Write, r: &Report<'_>) -> fmt::Result {
     for note in &r.inputs {
         writeln!(out, "note: {note}")?;
     }
+    for f in r.hot_files.iter().filter(|f| f.is_partial()) {
+        writeln!(out, "note: {}", f.note())?;
+    }
     writeln!(
         out,
         "line {} B ({}), pair {} B",

@@ -51,13 +51,14 @@ pub struct FixText {
 
 /// The report of `suggest OLD NEW`.
 pub fn of_pair(found: &Suggestions, old: &Path, new: &Path) -> Doc {
-    let note = (found.other_flags > 0).then(|| {
+    let other = (found.other_flags > 0).then(|| {
         format!(
             "{} flagged change{} of other kinds (past the limit of items per run, or of a kind no fix is tried for): no fix proposed for those",
             found.other_flags,
             plural(found.other_flags)
         )
     });
+    let note = joined(hot_notes(found).into_iter().chain(other));
     let mut items = members(found);
     items.extend(functions(found));
     items.extend(groups(found));
@@ -84,13 +85,29 @@ pub fn of_pair(found: &Suggestions, old: &Path, new: &Path) -> Doc {
 pub fn of_image(found: &Suggestions, image: &Path, from: &str) -> Doc {
     Doc {
         title: format!("layout-diff suggest  {}  ({from})", image.display()),
-        note: None,
+        note: joined(hot_notes(found)),
         items: found.rules.iter().map(rule_item).collect(),
         closing: found
             .rules
             .is_empty()
             .then(|| "no placement rule fails: nothing to fix".to_string()),
     }
+}
+
+/// `--hot FILE: 12 of 15 entries matched` for each `--hot` file partly matched.
+fn hot_notes(found: &Suggestions) -> Vec<String> {
+    found
+        .hot_files
+        .iter()
+        .filter(|f| f.is_partial())
+        .map(|f| f.note())
+        .collect()
+}
+
+/// Notes one to a line, or none.
+fn joined(notes: impl IntoIterator<Item = String>) -> Option<String> {
+    let notes: Vec<String> = notes.into_iter().collect();
+    (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
 fn objects(found: &Suggestions) -> Vec<Item> {

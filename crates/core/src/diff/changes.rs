@@ -1005,6 +1005,10 @@ pub struct Report<'a> {
     /// (`load::common_ground`), for the first screen.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<String>,
+    /// How much of each `--hot` file the builds have (`evidence::gather`); a partial
+    /// match is noted on the first screen.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hot_files: Vec<crate::evidence::gather::HotFileMatch>,
     /// The cache line size the diff counts in.
     pub line_size: u64,
     /// The summary table's counts.

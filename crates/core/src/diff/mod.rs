@@ -297,6 +297,7 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
         old: Header::of(old),
         new: Header::of(new),
         inputs: Vec::new(),
+        hot_files: Vec::new(),
         line_size,
         summary,
         structs,

@@ -119,6 +119,21 @@ impl Measured {
             && self.functions.is_empty()
     }
 
+    /// (found, entries): how many of its types, objects and functions a build has, of
+    /// how many; `has_type` answers for a struct name, `has_symbol` for a symbol name.
+    /// A type's members count with it.
+    pub fn found(
+        &self,
+        has_type: impl Fn(&str) -> bool,
+        has_symbol: impl Fn(&str) -> bool,
+    ) -> (usize, usize) {
+        let types = self.types.keys().filter(|t| has_type(t)).count();
+        let symbols = self.objects.keys().chain(self.functions.keys());
+        let found = types + symbols.filter(|n| has_symbol(n)).count();
+        let entries = self.types.len() + self.objects.len() + self.functions.len();
+        (found, entries)
+    }
+
     /// Adds every entry of `other` (the first one read wins on a repeat).
     pub fn extend(&mut self, other: Measured) {
         for (k, v) in other.objects {
@@ -467,6 +482,22 @@ mod tests {
         let m = Measured::parse(hier, Kind::TypeProfile).unwrap();
         assert_eq!(m.members_of("paca_struct").len(), 2);
         assert_eq!(m.members_of("paca_struct")[1].0, 2354);
+    }
+
+    #[test]
+    fn found_counts_types_objects_and_functions() {
+        let text = "\
+# Overhead  Data Type  Data Type Offset
+    10.81%  struct pcpu_hot  struct pcpu_hot +0 (current_task)
+     4.80%  struct pcpu_hot  struct pcpu_hot +8 (preempt_count)
+     2.24%  struct rq  struct rq +0x140 (curr)
+     1.43%  long unsigned int  long unsigned int +0 (jiffies)
+";
+        let m = Measured::parse(text, Kind::TypeProfile).unwrap();
+        assert_eq!(m.found(|_| true, |_| true), (3, 3));
+        assert_eq!(m.found(|t| t == "rq", |_| false), (1, 3));
+        assert_eq!(m.found(|_| false, |n| n == "jiffies"), (1, 3));
+        assert_eq!(m.found(|_| false, |_| false), (0, 3));
     }
 
     #[test]

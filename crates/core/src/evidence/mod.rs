@@ -7,12 +7,14 @@
 pub mod cold;
 pub mod conventions;
 pub mod frequency;
+pub mod gather;
 pub mod known;
 pub mod measured;
 
 use serde::Serialize;
 
 pub use cold::Cold;
+pub use gather::gather;
 pub use known::{KnownEntry, KnownList};
 pub use measured::Measured;
 

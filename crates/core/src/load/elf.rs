@@ -14,7 +14,7 @@ use object::{
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
-use crate::model::{Binding, Section, Space, Symbol, SymbolKind};
+use crate::model::{Binding, Section, Space, Symbol, SymbolKind, is_function_padding};
 
 /// Name of the output section that holds per-CPU variables.
 pub const PERCPU_SECTION: &str = ".data..percpu";
@@ -379,7 +379,7 @@ fn string_at<'d, H: FileHeader>(file: &ElfFile<'d, H>, address: u64) -> Option<&
 fn is_noise(name: &str) -> bool {
     name.is_empty()
         || name.starts_with(".L")
-        || name.starts_with("__pfx_")
+        || is_function_padding(name)
         || name.starts_with("__cfi_")
 }
 
@@ -452,7 +452,7 @@ fn read_symbols<'d, H: FileHeader>(
         };
         let Ok(name) = sym.name() else { continue };
         if is_noise(name) {
-            if prefix == 0 && name.starts_with("__pfx_") {
+            if prefix == 0 && is_function_padding(name) {
                 prefix = sym.size();
             }
             continue;

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::model::{Binding, Space, Symbol, SymbolKind};
+use crate::model::{Binding, Space, Symbol, SymbolKind, is_function_padding};
 
 /// A symbol list read and checked, kept as text: the `Image` borrows its names.
 #[derive(Debug)]
@@ -91,7 +91,7 @@ pub(crate) fn parse<'d>(path: &Path, text: &'d str) -> Result<Vec<Symbol<'d>>> {
         if letter.eq_ignore_ascii_case(&'a') && !in_percpu {
             continue;
         }
-        if name.starts_with("__pfx_") || name.starts_with(".L") || name.starts_with("__per_cpu_") {
+        if is_function_padding(name) || name.starts_with(".L") || name.starts_with("__per_cpu_") {
             continue;
         }
         let next = raw[i + 1..]

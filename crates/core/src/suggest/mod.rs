@@ -92,6 +92,9 @@ pub struct Suggestions {
     /// Flagged changes of other kinds (flags past the per-run limits, or of a kind no
     /// fix is tried for), for which no fix is proposed.
     pub other_flags: usize,
+    /// How much of each `--hot` file the builds have (`evidence::gather`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hot_files: Vec<crate::evidence::gather::HotFileMatch>,
 }
 
 /// Objects considered per run: each candidate costs one prediction and one diff.
@@ -149,6 +152,7 @@ pub fn suggest<'d>(
         groups,
         rules: Vec::new(),
         other_flags,
+        hot_files: Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind as ObjKind};
 
 use super::error::ObjectError;
-use crate::model::{Binding, SymbolKind};
+use crate::model::{Binding, SymbolKind, is_function_padding};
 
 /// One symbol of an object file's section.
 #[derive(Debug, Clone)]
@@ -146,7 +146,7 @@ fn sections_of(file: &object::File<'_>) -> Vec<ObjSection> {
             continue;
         };
         let Ok(name) = sym.name() else { continue };
-        if name.is_empty() || name.starts_with("__pfx_") {
+        if name.is_empty() || is_function_padding(name) {
             continue;
         }
         sections[at].symbols.push(ObjSymbol {
