@@ -286,6 +286,7 @@ fn render(
             Some(args.report.limit.unwrap_or(DEFAULT_LIMIT))
         },
         compact: false,
+        bare: false,
     };
     let planned = plan::plan(report, view);
     let mut text = String::new();
