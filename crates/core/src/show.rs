@@ -10,6 +10,9 @@ use crate::model::{Image, Space, Symbol, SymbolKind, Variable};
 
 pub use crate::model::header::{BTF_NOTE, Header, REL_NOTE};
 
+mod members;
+pub use members::{MemberBytes, members_on};
+
 /// One section of the build, as `show`'s summary lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct SectionRow {
