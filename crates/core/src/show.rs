@@ -233,8 +233,9 @@ pub fn accesses(
 
 /// Symbols whose name matches, each placed.
 pub fn symbols<'a, 'd>(image: &'a Image<'d>, set: &GlobSet) -> Vec<SymbolView<'a, 'd>> {
-    let global = SpaceIndex::data(&image.symbols, Space::Global);
-    let percpu = SpaceIndex::data(&image.symbols, Space::Percpu);
+    // Zero-byte symbols are never tenants (`SpaceIndex::tenants`).
+    let global = SpaceIndex::tenants(&image.symbols, Space::Global);
+    let percpu = SpaceIndex::tenants(&image.symbols, Space::Percpu);
     image
         .symbols
         .iter()
@@ -302,8 +303,12 @@ pub struct LineView<'a, 'd> {
     /// The address past its end.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub end: u64,
-    /// The symbols on it, in place order.
+    /// The symbols on it, in place order, zero-byte data symbols left out.
     pub symbols: Vec<&'a Symbol<'d>>,
+    /// The zero-byte data symbols on it (lockdep's `__key.N`), in place order: each
+    /// names the address of the object after it and is never a tenant.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub zero_sized: Vec<&'a Symbol<'d>>,
     /// For code on the line: the source line of the line's first byte of each function.
     pub sources: Vec<SourceAt>,
     /// For each data object on the line (in `symbols` order), who writes and reads
@@ -341,7 +346,11 @@ pub fn line<'a, 'd>(
     let index = SpaceIndex::new(&image.symbols, space, |_| true);
     let start = at - at % image.line_size;
     let end = start + image.line_size;
-    let symbols = index.overlapping(start, end);
+    // Zero-byte data symbols are never tenants (`SpaceIndex::tenants`): set apart.
+    let (symbols, zero_sized): (Vec<_>, Vec<_>) = index
+        .overlapping(start, end)
+        .into_iter()
+        .partition(|s| s.kind == SymbolKind::Function || s.size > 0);
     let sources = match source {
         Some(find) => symbols
             .iter()
@@ -383,6 +392,7 @@ pub fn line<'a, 'd>(
         start,
         end,
         symbols,
+        zero_sized,
         sources,
         accesses,
         type_level,
