@@ -187,7 +187,8 @@ pub fn accesses(
             .find(|(_, m)| offset >= m.offset && offset < m.offset + m.size.max(1))
             .and_then(|(_, m)| m.name.map(str::to_string))
     };
-    let mut rows: Vec<(bool, AccessRow)> = Vec::new();
+    // (writes, the function's bare name, the row).
+    let mut rows: Vec<(bool, &str, AccessRow)> = Vec::new();
     for a in image.access.of_object(i) {
         if a.offset < from || a.offset >= to {
             continue;
@@ -202,12 +203,13 @@ pub fn accesses(
             AccessKind::Address { .. } => None,
             _ => member_at(a.offset),
         };
-        match rows.iter_mut().find(|(w, r)| {
+        match rows.iter_mut().find(|(w, _, r)| {
             *w == writes && r.function == function && r.kind == a.kind && r.member == member
         }) {
-            Some((_, r)) => r.count += 1,
+            Some((_, _, r)) => r.count += 1,
             None => rows.push((
                 writes,
+                f.name,
                 AccessRow {
                     function,
                     kind: a.kind,
@@ -221,13 +223,20 @@ pub fn accesses(
             )),
         }
     }
-    rows.sort_by(|a, b| {
-        (&a.1.function, a.1.offset, a.1.insn).cmp(&(&b.1.function, b.1.offset, b.1.insn))
+    // Functions with evidence of hotness first (`WriterOrder`; the built-in known
+    // list), then by name, offset and first instruction.
+    let hotness = crate::evidence::builtin();
+    rows.sort_by(|(_, fa, a), (_, fb, b)| {
+        (hotness.writer_order(fa, &a.function), a.offset, a.insn).cmp(&(
+            hotness.writer_order(fb, &b.function),
+            b.offset,
+            b.insn,
+        ))
     });
-    let (w, r): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(w, _)| *w);
+    let (w, r): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(w, _, _)| *w);
     Some(Accesses {
-        writers: w.into_iter().map(|(_, r)| r).collect(),
-        readers: r.into_iter().map(|(_, r)| r).collect(),
+        writers: w.into_iter().map(|(_, _, r)| r).collect(),
+        readers: r.into_iter().map(|(_, _, r)| r).collect(),
     })
 }
 
