@@ -33,8 +33,9 @@ pub struct Detail {
     pub pinned: bool,
     /// `--all`: every detail.
     pub all: bool,
-    /// Only the item's first line: a flagged item the line budget has no room for in
-    /// full (flagged items get their lines before anything else, at least one each).
+    /// One short line only (`diff_lines::brief_line`: name, type, shift, flag): a
+    /// flagged item the line budget has no room for in full (flagged items get their
+    /// lines before anything else, at least one each).
     pub brief: bool,
 }
 
@@ -190,7 +191,7 @@ struct Fitted<'r> {
 
 /// Cuts the candidate sections to `limit` lines of items (`None`: keeps everything).
 /// Items asked for by name are always kept and not counted. Flagged items come first:
-/// each gets its first line (`Detail::brief`) while the budget lasts, in section and
+/// each gets one line (`Detail::brief`) while the budget lasts, in section and
 /// rank order, and then its full height, in the same order, where that fits. What is
 /// left goes to the other items, section by section by `SHARES`, each section's unused
 /// share carried to the next; a section keeps its items in rank order up to the first
@@ -365,14 +366,14 @@ impl<'r> Plan<'r> {
         summary_table(&self.summary)
     }
 
-    /// Flagged items shown by their first line only, and flagged items left out: what
+    /// Flagged items shown by one line only, and flagged items left out: what
     /// a tighter view of the other parts could give their lines back to.
     pub fn flagged_short(&self) -> usize {
         let brief = self
             .sections
             .iter()
             .flat_map(|s| &s.items)
-            .filter(|i| i.flagged() && i.height() == 1)
+            .filter(|i| i.flagged() && i.brief())
             .count();
         brief + self.flagged_cut
     }
@@ -661,7 +662,15 @@ impl Item<'_> {
         }
     }
 
-    /// Shown by its first line only (`Detail::brief`).
+    /// Shown by one line only (`Detail::brief`).
+    pub fn brief(&self) -> bool {
+        match self {
+            Item::Cause(_) | Item::Run(_) => false,
+            Item::Placement { detail, .. } | Item::Struct { detail, .. } => detail.brief,
+        }
+    }
+
+    /// Shown by one line only (`Detail::brief`).
     fn set_brief(&mut self) {
         if let Item::Placement { detail, .. } | Item::Struct { detail, .. } = self {
             detail.brief = true;
