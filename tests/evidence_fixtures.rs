@@ -223,14 +223,14 @@ fn explain_prints_the_evidence_the_cause_and_the_rule() {
          \x20 lines shared before:\n\
          \x20   line ffffffff82a00000\n\
          \x20     nr_threads 0x0..0x4: nr_threads 0x0..0x4 (hot: the whole object)\n\
-         \x20     pad_a 0x0..0x30: no member written\n\
+         \x20     pad_a 0x0..0x30: pad_a 0x0..0x30; none written\n\
          \x20     pidmap_lock 0x0..0x4: pidmap_lock 0x0..0x4 (written: known hot)\n\
          \x20   meets before: line ffffffff82a00000 (pair of ffffffff82a00040): hot nr_threads 0x0..0x4 with pidmap_lock's pidmap_lock 0x0..0x4, written: known hot\n\
          \x20 hot members after: nr_threads 0x0..0x4 on line ffffffff82a00000 (shared)\n\
          \x20 lines shared after:\n\
          \x20   line ffffffff82a00000\n\
          \x20     nr_threads 0x0..0x4: nr_threads 0x0..0x4 (hot: the whole object)\n\
-         \x20     pad_a 0x0..0x30: no member written\n\
+         \x20     pad_a 0x0..0x30: pad_a 0x0..0x30; none written\n\
          \x20     total_forks 0x0..0x8: total_forks 0x0..0x8 (written: known hot)\n\
          \x20   meets after: line ffffffff82a00000: hot nr_threads 0x0..0x4 with total_forks's total_forks 0x0..0x8, written: known hot\n\
          \x20   meets after: line ffffffff82a00000 (pair of ffffffff82a00040): hot nr_threads 0x0..0x4 with evil_lock's evil_lock 0x0..0x4, written by its type only\n\
@@ -241,7 +241,7 @@ fn explain_prints_the_evidence_the_cause_and_the_rule() {
          \x20 root cause: total_forks added (8 B)\n\
          \x20 in run ffffffff82a00030 .. ffffffff82a00034  1 object nr_threads  +0x8  cause: +total_forks (8 B) = +8 B after pad_a\n\
          \x20 the run moved 1 object by 8 bytes\n\
-         \x20 decided: hot_neighbour by rule \"a hot member now shares a line with a member of another object that frequent code writes (known or measured hot, or called directly by such code), code that does not write the hot member\"; flagged, and its category is in --fail-on: the diff without --explain exits 1\n"
+         \x20 decided: neighbour by rule \"a hot member now shares a line with a member of another object that frequent code writes (known or measured hot, or called directly by such code), code that does not write the hot member\"; flagged, and its category is in --fail-on: the diff without --explain exits 1\n"
     );
     let (code, _, err) = run(&[
         &testdata("evidence/old.elf"),

@@ -179,11 +179,52 @@ fn explain_shows_each_shared_line_member_by_member() {
     ]);
     for needle in [
         "  hot members after: refs 0x0..0x4 on line ffffffff82a510c0 (alone)\n",
-        "    line ffffffff82a51100\n      big_obj 0x40..0x60: no hot member on this line\n      tail_stat 0x0..0x8: tail_stat 0x0..0x8 (written by tail_update() (frequent: called by _start()))\n",
+        // pahole: cold_tail at 64, 32 B.
+        "    line ffffffff82a51100\n      big_obj 0x40..0x60: cold_tail 0x40..0x60\n      tail_stat 0x0..0x8: tail_stat 0x0..0x8 (written by tail_update() (frequent: called by _start()))\n",
         "  new meetings of a hot member and a written member: none\n",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
+}
+
+/// `--explain` names every member of every object on a shared line with its bytes,
+/// those no code writes too (the judgement keeps only the written ones of the other
+/// objects). testdata/check/base.elf (FACTS.md: nm and pahole): root_user (struct
+/// user_struct, 56 B) at ...10e0 shares line ...10c0 with types__ptrace (...10c0, 32
+/// B, no members) and, across the 128-byte pair, loopback_dev (struct netdev_like at
+/// ...1080), whose rx_packets cold_path() writes; line ...1100 with uidhash_lock.
+#[test]
+fn explain_names_every_member_on_each_shared_line() {
+    let (code, out, _) = run(&[
+        &testdata("check/base.elf"),
+        &testdata("check/patched.elf"),
+        "--explain",
+        "root_user",
+    ]);
+    assert_eq!(code, 0);
+    let shared: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "  lines shared before:")
+        .take_while(|l| !l.starts_with("    meets before"))
+        .collect();
+    assert_eq!(
+        shared,
+        [
+            "  lines shared before:",
+            "    line ffffffff82a510c0",
+            "      root_user 0x0..0x20: __count 0x0..0x4 (hot: known member); sigpending 0x4..0x8; \
+             pipe_bufs 0x8..0x10; unix_inflight 0x10..0x18; uidhash_node.next 0x18..0x20",
+            "      types__ptrace 0x0..0x20: types__ptrace 0x0..0x20; none written",
+            "      loopback_dev 0x0..0x40: __cacheline_group_begin__tx_read 0x0..0x1; \
+             tx_queue 0x0..0x8; tx_bytes 0x8..0x10; tx_flags 0x10..0x14; \
+             __cacheline_group_end__tx_read 0x14..0x15; __cacheline_group_begin__rx 0x14..0x15; \
+             rx_packets 0x18..0x20 (written by cold_path() (frequency unknown)); rx_bytes 0x20..0x28; \
+             __cacheline_group_end__rx 0x28..0x29; ifindex 0x28..0x2c",
+            "    line ffffffff82a51100",
+            "      root_user 0x20..0x38: uidhash_node.pprev 0x20..0x28; uid 0x28..0x2c; locked_vm 0x30..0x38",
+            "      uidhash_lock 0x0..0x8: uidhash_lock 0x0..0x8 (written by a_long_function_name_cut_by_perf_c2c() (frequency unknown))",
+        ]
+    );
 }
 
 #[test]
@@ -350,5 +391,50 @@ fn the_html_row_tooltip_names_the_pair_by_its_bytes_at_any_line_size() {
             titles.iter().all(|t| t.contains(" .. ")),
             "a pair spelled without its bytes: {titles:?}"
         );
+    }
+}
+
+/// `--explain` says what decided in the words of the report (the `--fail-on`
+/// categories), never the names of the code's enums (`Group`, `HotMember`,
+/// `hot_neighbour`): testdata/suggest flags struct sk_like (its tx_hot group, FACTS.md:
+/// 1 line -> 2) and rm_lost (jiffies_64 now on its line).
+#[test]
+fn explain_decides_in_the_reports_words() {
+    let explain = |name: &str| {
+        let (code, out, _) = run(&[
+            &testdata("suggest/old.elf"),
+            &testdata("suggest/new.elf"),
+            "--explain",
+            name,
+        ]);
+        assert_eq!(code, 0);
+        out
+    };
+    let (sk, rm) = (explain("sk_like"), explain("rm_lost"));
+    assert_eq!(
+        sk.lines().last(),
+        Some(
+            "  decided: group by rule \"a cache-line group grew beyond its lines or changed \
+             members\"; flagged, and its category is in --fail-on: the diff without --explain \
+             exits 1"
+        )
+    );
+    assert_eq!(
+        rm.lines().last(),
+        Some(
+            "  decided: neighbour by rule \"a hot member now shares a line with a member of \
+             another object that frequent code writes (known or measured hot, or called \
+             directly by such code), code that does not write the hot member\"; flagged, and \
+             its category is in --fail-on: the diff without --explain exits 1"
+        )
+    );
+    for leak in [
+        "Group",
+        "HotMember",
+        "HotNeighbour",
+        "hot_neighbour",
+        "hot_member",
+    ] {
+        assert!(!sk.contains(leak) && !rm.contains(leak), "{leak}");
     }
 }

@@ -181,7 +181,7 @@ pub(super) fn compare(
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        return explained(&report, name);
+        return explained(&report, name, (old, new));
     }
     let t2 = std::time::Instant::now();
     if let Some(b) = bar {
@@ -210,10 +210,38 @@ pub(super) fn compare(
 }
 
 /// `--explain NAME`: the explanation of that change, or exit code 1 and a note when
-/// nothing of that name changed.
-fn explained(report: &layout_diff_core::diff::Report<'_>, name: &str) -> Result<Output> {
+/// nothing of that name changed. Each shared line names every member of every object
+/// on it, read from the two builds.
+fn explained(
+    report: &layout_diff_core::diff::Report<'_>,
+    name: &str,
+    (old, new): (
+        &layout_diff_core::model::Image<'_>,
+        &layout_diff_core::model::Image<'_>,
+    ),
+) -> Result<Output> {
+    use layout_diff_report::explain::Build;
+    let members = |build: Build,
+                   space: layout_diff_core::model::Space,
+                   t: &layout_diff_core::diff::lines::LineTenant<'_>| {
+        let image = match build {
+            Build::Old => old,
+            Build::New => new,
+        };
+        image
+            .symbols
+            .iter()
+            .find(|s| {
+                s.place == t.place
+                    && s.space == space
+                    && s.kind != layout_diff_core::model::SymbolKind::Function
+                    && layout_diff_core::diff::SymbolName::of(s) == t.name
+            })
+            .map(|s| show::members_on(image, s, (t.from, t.to)))
+            .unwrap_or_default()
+    };
     let mut text = String::new();
-    let found = layout_diff_report::explain::explain(&mut text, report, name)?;
+    let found = layout_diff_report::explain::explain(&mut text, report, name, Some(&members))?;
     Ok(if found {
         Output {
             text,
@@ -246,6 +274,7 @@ fn render(
             Some(args.report.limit.unwrap_or(DEFAULT_LIMIT))
         },
         compact: false,
+        bare: false,
     };
     let planned = plan::plan(report, view);
     let mut text = String::new();

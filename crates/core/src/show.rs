@@ -10,6 +10,9 @@ use crate::model::{Image, Space, Symbol, SymbolKind, Variable};
 
 pub use crate::model::header::{BTF_NOTE, Header, REL_NOTE};
 
+mod members;
+pub use members::{MemberBytes, members_on};
+
 /// One section of the build, as `show`'s summary lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct SectionRow {
@@ -184,7 +187,8 @@ pub fn accesses(
             .find(|(_, m)| offset >= m.offset && offset < m.offset + m.size.max(1))
             .and_then(|(_, m)| m.name.map(str::to_string))
     };
-    let mut rows: Vec<(bool, AccessRow)> = Vec::new();
+    // (writes, the function's bare name, the row).
+    let mut rows: Vec<(bool, &str, AccessRow)> = Vec::new();
     for a in image.access.of_object(i) {
         if a.offset < from || a.offset >= to {
             continue;
@@ -199,12 +203,13 @@ pub fn accesses(
             AccessKind::Address { .. } => None,
             _ => member_at(a.offset),
         };
-        match rows.iter_mut().find(|(w, r)| {
+        match rows.iter_mut().find(|(w, _, r)| {
             *w == writes && r.function == function && r.kind == a.kind && r.member == member
         }) {
-            Some((_, r)) => r.count += 1,
+            Some((_, _, r)) => r.count += 1,
             None => rows.push((
                 writes,
+                f.name,
                 AccessRow {
                     function,
                     kind: a.kind,
@@ -218,20 +223,28 @@ pub fn accesses(
             )),
         }
     }
-    rows.sort_by(|a, b| {
-        (&a.1.function, a.1.offset, a.1.insn).cmp(&(&b.1.function, b.1.offset, b.1.insn))
+    // Functions with evidence of hotness first (`WriterOrder`; the built-in known
+    // list), then by name, offset and first instruction.
+    let hotness = crate::evidence::builtin();
+    rows.sort_by(|(_, fa, a), (_, fb, b)| {
+        (hotness.writer_order(fa, &a.function), a.offset, a.insn).cmp(&(
+            hotness.writer_order(fb, &b.function),
+            b.offset,
+            b.insn,
+        ))
     });
-    let (w, r): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(w, _)| *w);
+    let (w, r): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(w, _, _)| *w);
     Some(Accesses {
-        writers: w.into_iter().map(|(_, r)| r).collect(),
-        readers: r.into_iter().map(|(_, r)| r).collect(),
+        writers: w.into_iter().map(|(_, _, r)| r).collect(),
+        readers: r.into_iter().map(|(_, _, r)| r).collect(),
     })
 }
 
 /// Symbols whose name matches, each placed.
 pub fn symbols<'a, 'd>(image: &'a Image<'d>, set: &GlobSet) -> Vec<SymbolView<'a, 'd>> {
-    let global = SpaceIndex::data(&image.symbols, Space::Global);
-    let percpu = SpaceIndex::data(&image.symbols, Space::Percpu);
+    // Zero-byte symbols are never tenants (`SpaceIndex::tenants`).
+    let global = SpaceIndex::tenants(&image.symbols, Space::Global);
+    let percpu = SpaceIndex::tenants(&image.symbols, Space::Percpu);
     image
         .symbols
         .iter()
@@ -299,8 +312,12 @@ pub struct LineView<'a, 'd> {
     /// The address past its end.
     #[serde(serialize_with = "crate::model::hex::addr")]
     pub end: u64,
-    /// The symbols on it, in place order.
+    /// The symbols on it, in place order, zero-byte data symbols left out.
     pub symbols: Vec<&'a Symbol<'d>>,
+    /// The zero-byte data symbols on it (lockdep's `__key.N`), in place order: each
+    /// names the address of the object after it and is never a tenant.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub zero_sized: Vec<&'a Symbol<'d>>,
     /// For code on the line: the source line of the line's first byte of each function.
     pub sources: Vec<SourceAt>,
     /// For each data object on the line (in `symbols` order), who writes and reads
@@ -338,7 +355,11 @@ pub fn line<'a, 'd>(
     let index = SpaceIndex::new(&image.symbols, space, |_| true);
     let start = at - at % image.line_size;
     let end = start + image.line_size;
-    let symbols = index.overlapping(start, end);
+    // Zero-byte data symbols are never tenants (`SpaceIndex::tenants`): set apart.
+    let (symbols, zero_sized): (Vec<_>, Vec<_>) = index
+        .overlapping(start, end)
+        .into_iter()
+        .partition(|s| s.kind == SymbolKind::Function || s.size > 0);
     let sources = match source {
         Some(find) => symbols
             .iter()
@@ -380,6 +401,7 @@ pub fn line<'a, 'd>(
         start,
         end,
         symbols,
+        zero_sized,
         sources,
         accesses,
         type_level,

@@ -3,7 +3,7 @@
 //! renderer reuses the one-line spellings in its details); nothing here selects or ranks.
 
 use super::place_str;
-use super::plan::{Detail, FunctionItem, Item, Plan, Section, SectionKind, TextSection};
+use super::plan::{Detail, FunctionItem, Item, Part, Plan, Section, TextSection};
 use layout_diff_core::diff::RootCause;
 use layout_diff_core::diff::{
     Cause, FunctionChange, MemberChange, MemberChangeKind, PatternCount, PatternKind,
@@ -588,12 +588,29 @@ pub(crate) fn build(b: &Option<String>) -> String {
     })
 }
 
-/// The closing line: what the exit code means here.
-pub(crate) fn closing(r: &Report, cut: usize) -> String {
-    let more = if cut > 0 {
-        format!("{cut} more items cut, --all prints them ")
-    } else {
+/// The closing line: what the exit code means here, and what the line budget left
+/// out or shortened: flagged items first (`N more flagged: --all`), then the rest.
+pub(crate) fn closing(p: &Plan<'_>) -> String {
+    let r = p.report;
+    let brief = p.flagged_short() - p.flagged_cut;
+    let rest = p.cut - p.flagged_cut;
+    let mut parts = Vec::new();
+    if p.flagged_cut > 0 {
+        parts.push(format!("{} more flagged: --all", p.flagged_cut));
+    }
+    if brief > 0 {
+        parts.push(format!(
+            "{} on one line each",
+            count(brief, "flagged item", "flagged items")
+        ));
+    }
+    if rest > 0 {
+        parts.push(format!("{rest} more items cut, --all prints them"));
+    }
+    let more = if parts.is_empty() {
         String::new()
+    } else {
+        format!("{} ", parts.join("; "))
     };
     let cats: Vec<&str> = r.fail_on.iter().map(|c| c.name()).collect();
     let code = u8::from(r.failing > 0);
@@ -670,8 +687,9 @@ pub(crate) fn improvements_line(r: &Report) -> Option<String> {
 }
 
 /// What is counted rather than listed, by pattern: one line for type guesses, one
-/// for cold storage, each with its five largest patterns.
-pub(crate) fn pattern_lines(patterns: &[PatternCount]) -> Vec<String> {
+/// for cold storage, each with its five largest patterns (`totals_only`: without
+/// them).
+pub(crate) fn pattern_lines(patterns: &[PatternCount], totals_only: bool) -> Vec<String> {
     let mut out = Vec::new();
     for (kind, label) in [
         (
@@ -700,7 +718,9 @@ pub(crate) fn pattern_lines(patterns: &[PatternCount]) -> Vec<String> {
             String::new()
         };
         out.push(format!("  {label}: {total}"));
-        out.push(format!("      {}{more}", top.join(", ")));
+        if !totals_only {
+            out.push(format!("      {}{more}", top.join(", ")));
+        }
     }
     out
 }
@@ -751,8 +771,11 @@ fn cause_lines(c: &RootCause) -> Vec<String> {
     out
 }
 
-/// The lines of one planned item.
+/// The lines of one planned item (a brief one: `brief_line`).
 pub(crate) fn item_lines(item: &Item<'_>) -> Vec<String> {
+    if let Some(line) = brief_line(item) {
+        return vec![line];
+    }
     match item {
         Item::Cause(c) => cause_lines(c),
         Item::Run(r) => vec![format!("  {}", run_line(r))],
@@ -762,6 +785,43 @@ pub(crate) fn item_lines(item: &Item<'_>) -> Vec<String> {
             members,
             detail,
         } => struct_lines(change, members, *detail),
+    }
+}
+
+/// A brief item's one line (`Detail::brief`: a flagged item the line budget has no
+/// room for in full), short enough for one row of a terminal where names allow:
+/// `  vm_committed_as (struct percpu_counter, 40 B)  +0x428580  [flagged: neighbour]`,
+/// `  struct rq (3264 -> 3456 B, 51 -> 54 lines)  [flagged: member]`.
+fn brief_line(item: &Item<'_>) -> Option<String> {
+    let flag = |s: Severity| {
+        s.category()
+            .map_or_else(String::new, |c| format!("  [flagged: {}]", c.name()))
+    };
+    match item {
+        Item::Placement { change: c, detail } if detail.brief => {
+            let ty = match &c.type_name {
+                Some(t) => format!("{t}, {} B", c.size.new),
+                None => format!("{} B", c.size.new),
+            };
+            Some(format!(
+                "  {} ({ty})  {}{}",
+                c.name,
+                signed(c.delta),
+                flag(c.severity)
+            ))
+        }
+        Item::Struct {
+            change: s, detail, ..
+        } if detail.brief => Some(format!(
+            "  {} {} ({} -> {} B, {}){}",
+            s.kind,
+            s.name,
+            s.size.old,
+            s.size.new,
+            lines_pair(s.cachelines.old, s.cachelines.new),
+            flag(s.severity)
+        )),
+        _ => None,
     }
 }
 
@@ -799,26 +859,20 @@ pub(crate) fn text_lines(t: &TextSection<'_>, line_size: u64) -> Vec<String> {
     out
 }
 
-/// Every titled block of lines the text and Markdown reports print, in order:
-/// causes, hot objects and structs, functions, improvements, what `--all` adds,
-/// then what is counted by pattern.
+/// Every titled block of lines the text and Markdown reports print, in the plan's
+/// order (`Plan::parts`: the parts with a flagged item first), then what is counted by
+/// pattern.
 pub(crate) fn blocks(p: &Plan<'_>) -> Vec<(&'static str, Vec<String>)> {
     let section = |s: &Section<'_>| (s.title, s.items.iter().flat_map(item_lines).collect());
-    let early = |k: SectionKind| {
-        matches!(
-            k,
-            SectionKind::Causes | SectionKind::Hot | SectionKind::Structs
-        )
-    };
     let mut out: Vec<(&'static str, Vec<String>)> = p
-        .sections
-        .iter()
-        .filter(|s| early(s.kind))
-        .map(section)
+        .parts()
+        .into_iter()
+        .map(|part| match part {
+            Part::Section(s) => section(s),
+            Part::Functions(t) => ("functions", text_lines(t, p.report.line_size)),
+        })
         .collect();
-    out.push(("functions", text_lines(&p.text, p.report.line_size)));
-    out.extend(p.sections.iter().filter(|s| !early(s.kind)).map(section));
-    let patterns = pattern_lines(p.patterns);
+    let patterns = pattern_lines(p.patterns, p.view.bare);
     if !patterns.is_empty() {
         out.push(("the rest, counted by pattern", patterns));
     }

@@ -34,5 +34,5 @@ pub fn render(out: &mut impl Write, p: &Plan<'_>) -> fmt::Result {
         }
         writeln!(out, "```")?;
     }
-    writeln!(out, "\n{}", closing(r, p.cut))
+    writeln!(out, "\n{}", closing(p))
 }

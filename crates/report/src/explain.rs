@@ -5,18 +5,40 @@
 use std::fmt::{self, Write};
 
 use super::diff_lines::{meeting, names, tenant_names};
-use layout_diff_core::diff::lines::{LineMember, LineSharing};
+use layout_diff_core::diff::lines::{LineMember, LineSharing, LineTenant};
 use layout_diff_core::diff::{FunctionChange, PlacementChange, Report, ShiftRun, StructChange};
+use layout_diff_core::model::Space;
+use layout_diff_core::show::MemberBytes;
+
+/// Which build of the diff a shared line is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// OLD.
+    Old,
+    /// NEW.
+    New,
+}
+
+/// Names every member of a tenant on a shared line, in the build given and the space
+/// given, with its bytes there (`show::members_on` of the loaded build): the judgement
+/// keeps only the written members of the other objects on a line.
+pub type Members<'x> = dyn Fn(Build, Space, &LineTenant<'_>) -> Vec<MemberBytes> + 'x;
 
 /// Writes the explanation of `name` (a symbol as the report spells it, or a struct
 /// name with or without `struct `); `false` when no change has that name (nothing is
-/// written then).
-pub fn explain(out: &mut impl Write, r: &Report<'_>, name: &str) -> Result<bool, fmt::Error> {
+/// written then). With `members`, each shared line names every member of every object
+/// on it; without, the object's own and the written members of the others.
+pub fn explain(
+    out: &mut impl Write,
+    r: &Report<'_>,
+    name: &str,
+    members: Option<&Members<'_>>,
+) -> Result<bool, fmt::Error> {
     let mut found = false;
     let bare = name.strip_prefix("struct ").unwrap_or(name);
     for c in r.data.iter().chain(&r.percpu) {
         if c.name.is(name) || c.name.name == name {
-            object(out, r, c)?;
+            object(out, r, c, members)?;
             found = true;
         }
     }
@@ -28,7 +50,7 @@ pub fn explain(out: &mut impl Write, r: &Report<'_>, name: &str) -> Result<bool,
     }
     for s in &r.structs {
         if s.name == bare {
-            structure(out, s)?;
+            structure(out, r, s)?;
             found = true;
         }
     }
@@ -71,7 +93,12 @@ fn run_summary(out: &mut impl Write, run: &ShiftRun) -> fmt::Result {
     )
 }
 
-fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt::Result {
+fn object(
+    out: &mut impl Write,
+    r: &Report<'_>,
+    c: &PlacementChange<'_>,
+    members: Option<&Members<'_>>,
+) -> fmt::Result {
     let at = c.placement();
     writeln!(
         out,
@@ -98,7 +125,7 @@ fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt:
         tenant_names(c.co_tenants().new)
     )?;
     match &c.sharing {
-        Some(sh) => sharing(out, sh, c.space)?,
+        Some(sh) => sharing(out, sh, c.space, members)?,
         None => writeln!(
             out,
             "  lines not judged member by member: no evidence that it is hot, and no hot function writes it"
@@ -134,10 +161,14 @@ fn object(out: &mut impl Write, r: &Report<'_>, c: &PlacementChange<'_>) -> fmt:
 fn sharing(
     out: &mut impl Write,
     sh: &LineSharing<'_>,
-    space: layout_diff_core::model::Space,
+    space: Space,
+    members: Option<&Members<'_>>,
 ) -> fmt::Result {
     writeln!(out, "  hot members: {}", hot_from(sh.hot_from))?;
-    for (when, lines) in [("before", &sh.old), ("after", &sh.new)] {
+    for (build, when, lines) in [
+        (Build::Old, "before", &sh.old),
+        (Build::New, "after", &sh.new),
+    ] {
         let places: Vec<String> = lines
             .hot
             .iter()
@@ -163,18 +194,17 @@ fn sharing(
         for l in &lines.shared {
             writeln!(out, "    line {}", crate::place_str(space, l.start))?;
             for (i, t) in l.tenants.iter().enumerate() {
-                write!(out, "      {} {:#x}..{:#x}: ", t.name, t.from, t.to)?;
-                let shown: Vec<String> = t
-                    .members
-                    .iter()
-                    .filter(|m| i > 0 || m.hot.is_some())
-                    .map(member)
-                    .collect();
-                match (i, shown.is_empty()) {
-                    (0, true) => writeln!(out, "no hot member on this line")?,
-                    (_, true) => writeln!(out, "no member written")?,
-                    _ => writeln!(out, "{}", shown.join("; "))?,
-                }
+                // The object's own members are all in the judgement's; of the others'
+                // only the written ones, the rest named by `members`.
+                let all = members.filter(|_| i > 0).map(|find| find(build, space, t));
+                writeln!(
+                    out,
+                    "      {} {:#x}..{:#x}: {}",
+                    t.name,
+                    t.from,
+                    t.to,
+                    tenant_members(t, i == 0, all.as_deref())
+                )?;
             }
         }
         for m in lines.meetings.iter().take(MEETINGS) {
@@ -223,6 +253,40 @@ fn hot_from(rule: &str) -> &'static str {
     }
 }
 
+/// Every member of tenant `t` on a line, with its bytes, hot and written ones marked:
+/// the judgement's members (all of the object's own, `own`; the written ones of
+/// another's), in the order of `all` (every member there) when given, and "none
+/// written" after another's when none is.
+fn tenant_members(t: &LineTenant<'_>, own: bool, all: Option<&[MemberBytes]>) -> String {
+    let Some(all) = all.filter(|_| !own) else {
+        return match (own, t.members.is_empty()) {
+            (true, true) => "no member on this line (padding)".to_string(),
+            (false, true) => "no member written".to_string(),
+            _ => t.members.iter().map(member).collect::<Vec<_>>().join("; "),
+        };
+    };
+    let mut list: Vec<String> = all
+        .iter()
+        .map(
+            |m| match t.members.iter().find(|j| j.name == m.name.as_str()) {
+                Some(j) => member(j),
+                None => format!("{} {:#x}..{:#x}", m.name, m.from, m.to),
+            },
+        )
+        .collect();
+    // A member of the judgement's that `all` does not name (they name parts alike).
+    list.extend(
+        t.members
+            .iter()
+            .filter(|j| !all.iter().any(|m| j.name == m.name.as_str()))
+            .map(member),
+    );
+    if t.members.iter().all(|m| m.written.is_none()) {
+        list.push("none written".to_string());
+    }
+    list.join("; ")
+}
+
 fn member(m: &LineMember<'_>) -> String {
     let mut s = format!("{} {:#x}..{:#x}", m.name, m.from, m.to);
     if let Some(h) = &m.hot {
@@ -257,7 +321,7 @@ fn function(out: &mut impl Write, r: &Report<'_>, f: &FunctionChange<'_>) -> fmt
     decision(out, f.decision.rule, f.severity, f.flagged, r)
 }
 
-fn structure(out: &mut impl Write, s: &StructChange) -> fmt::Result {
+fn structure(out: &mut impl Write, r: &Report<'_>, s: &StructChange) -> fmt::Result {
     writeln!(
         out,
         "{} {} ({} -> {} B, {})",
@@ -290,11 +354,7 @@ fn structure(out: &mut impl Write, s: &StructChange) -> fmt::Result {
     if !s.instances.is_empty() {
         writeln!(out, "  instances: {}", names(&s.instances))?;
     }
-    writeln!(
-        out,
-        "  decided: {:?} by rule \"{}\"",
-        s.severity, s.decision.rule
-    )
+    decision(out, s.decision.rule, s.severity, s.severity.flagged(), r)
 }
 
 fn decision(
@@ -320,9 +380,21 @@ fn decision(
     )
 }
 
-fn severity_word(s: layout_diff_core::diff::Severity) -> String {
-    serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_else(|| format!("{s:?}"))
+/// A severity in the words the reports use: the `--fail-on` category of a listed
+/// one (`neighbour`, `member`, ...), else what it says of the change.
+fn severity_word(s: layout_diff_core::diff::Severity) -> &'static str {
+    use layout_diff_core::diff::Severity;
+    if let Some(c) = s.category() {
+        return c.name();
+    }
+    match s {
+        Severity::HotChanged => "listed, hot",
+        Severity::Improvement => "improvement",
+        Severity::StructWithInstance => "a struct with instances changed layout",
+        Severity::ShiftRun => "moved in a shift run",
+        Severity::Data => "moved",
+        Severity::Struct => "a struct changed layout",
+        Severity::Phase => "a function changed its start in the line",
+        _ => "recorded only",
+    }
 }

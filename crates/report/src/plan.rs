@@ -19,6 +19,11 @@ pub struct View {
     /// The functions section kept short (its largest run and `KNOWN_FUNCTIONS_COMPACT`
     /// known-hot functions), for a report that must fit a terminal's height.
     pub compact: bool,
+    /// The parts with no flag at their least, for a report whose flagged items do not
+    /// fit a terminal's height otherwise: the functions section keeps its counts and
+    /// its flagged functions (no runs, no known-hot functions that are not flagged), and
+    /// what is counted by pattern keeps its totals.
+    pub bare: bool,
 }
 
 /// How much of one item to show.
@@ -28,6 +33,10 @@ pub struct Detail {
     pub pinned: bool,
     /// `--all`: every detail.
     pub all: bool,
+    /// One short line only (`diff_lines::brief_line`: name, type, shift, flag): a
+    /// flagged item the line budget has no room for in full (flagged items get their
+    /// lines before anything else, at least one each).
+    pub brief: bool,
 }
 
 impl Detail {
@@ -126,8 +135,11 @@ pub struct Plan<'r> {
     pub text: TextSection<'r>,
     /// What is counted rather than listed: type guesses and cold storage, by pattern.
     pub patterns: &'r [PatternCount],
-    /// Items left out by the line budget.
+    /// Items left out by the line budget (flagged ones among them: `flagged_cut`).
     pub cut: usize,
+    /// Flagged items left out by the line budget: the budget had fewer lines than there
+    /// are flagged items. The closing line says how many (`N more flagged: --all`).
+    pub flagged_cut: usize,
     /// How much the report shows: the line budget, and whether compact.
     pub view: View,
 }
@@ -153,45 +165,121 @@ pub fn plan<'r>(r: &'r Report<'r>, view: View) -> Plan<'r> {
         candidates.push((SectionKind::Objects, other_items(r)));
         candidates.push((SectionKind::DataRuns, run_items(r)));
     }
-    let mut carry = 0usize;
-    let mut cut = 0usize;
-    let mut sections = Vec::new();
-    for (i, (kind, items)) in candidates.into_iter().enumerate() {
-        let mut budget = match view.limit {
-            Some(l) => l * SHARES.get(i).copied().unwrap_or(0) / 100 + carry,
-            None => usize::MAX,
-        };
-        let mut kept = Vec::new();
-        for item in items {
-            let (height, pinned) = (item.height(), item.pinned());
-            if pinned || height <= budget {
-                if !pinned {
-                    budget -= height;
-                }
-                kept.push(item);
-            } else {
-                cut += 1;
-                budget = 0;
-            }
-        }
-        carry = if view.limit.is_some() { budget } else { 0 };
-        if !kept.is_empty() {
-            sections.push(Section {
-                kind,
-                title: title(kind),
-                items: kept,
-            });
-        }
-    }
+    let fitted = fit(candidates, view.limit);
     Plan {
         report: r,
         empty: nothing && r.pinned_symbols.is_empty() && r.pinned_structs.is_empty(),
         summary,
-        sections,
+        sections: fitted.sections,
         text: text_section(r, view),
         patterns: &r.patterns,
-        cut,
+        cut: fitted.cut,
+        flagged_cut: fitted.flagged_cut,
         view,
+    }
+}
+
+/// What the line budget keeps of the candidate sections.
+struct Fitted<'r> {
+    /// The sections that kept an item, in the usual order.
+    sections: Vec<Section<'r>>,
+    /// Items left out.
+    cut: usize,
+    /// Flagged items left out.
+    flagged_cut: usize,
+}
+
+/// Cuts the candidate sections to `limit` lines of items (`None`: keeps everything).
+/// Items asked for by name are always kept and not counted. Flagged items come first:
+/// each gets one line (`Detail::brief`) while the budget lasts, in section and
+/// rank order, and then its full height, in the same order, where that fits. What is
+/// left goes to the other items, section by section by `SHARES`, each section's unused
+/// share carried to the next; a section keeps its items in rank order up to the first
+/// that does not fit.
+fn fit<'r>(candidates: Vec<(SectionKind, Vec<Item<'r>>)>, limit: Option<usize>) -> Fitted<'r> {
+    let Some(limit) = limit else {
+        let sections = candidates
+            .into_iter()
+            .filter(|(_, items)| !items.is_empty())
+            .map(|(kind, items)| Section {
+                kind,
+                title: title(kind),
+                items,
+            })
+            .collect();
+        return Fitted {
+            sections,
+            cut: 0,
+            flagged_cut: 0,
+        };
+    };
+    // Which items are kept: flagged ones first, then the others by share.
+    let mut keep: Vec<Vec<bool>> = candidates
+        .iter()
+        .map(|(_, items)| items.iter().map(Item::pinned).collect())
+        .collect();
+    let mut candidates = candidates;
+    let flagged: Vec<(usize, usize)> = candidates
+        .iter()
+        .enumerate()
+        .flat_map(|(s, (_, items))| {
+            items
+                .iter()
+                .enumerate()
+                .filter(|(_, it)| it.flagged() && !it.pinned())
+                .map(move |(i, _)| (s, i))
+        })
+        .collect();
+    let shown = flagged.len().min(limit);
+    let mut left = limit - shown;
+    for &(s, i) in &flagged[..shown] {
+        keep[s][i] = true;
+        let item = &mut candidates[s].1[i];
+        let extra = item.height() - 1;
+        if extra <= left {
+            left -= extra;
+        } else {
+            item.set_brief();
+        }
+    }
+    let mut carry = 0usize;
+    for (s, (_, items)) in candidates.iter().enumerate() {
+        let mut budget = left * SHARES.get(s).copied().unwrap_or(0) / 100 + carry;
+        for (i, item) in items.iter().enumerate() {
+            if keep[s][i] || item.flagged() {
+                continue;
+            }
+            let height = item.height();
+            if height <= budget {
+                budget -= height;
+                keep[s][i] = true;
+            } else {
+                budget = 0;
+            }
+        }
+        carry = budget;
+    }
+    let mut cut = 0;
+    let mut sections = Vec::new();
+    for ((kind, items), keep) in candidates.into_iter().zip(keep) {
+        cut += keep.iter().filter(|k| !**k).count();
+        let items: Vec<Item<'r>> = items
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(item, k)| k.then_some(item))
+            .collect();
+        if !items.is_empty() {
+            sections.push(Section {
+                kind,
+                title: title(kind),
+                items,
+            });
+        }
+    }
+    Fitted {
+        sections,
+        cut,
+        flagged_cut: flagged.len() - shown,
     }
 }
 
@@ -272,10 +360,70 @@ pub fn summary_table(rows: &[(&str, &Counts)]) -> Table {
     }
 }
 
-impl Plan<'_> {
+impl<'r> Plan<'r> {
     /// This plan's summary table.
     pub fn summary_table(&self) -> Table {
         summary_table(&self.summary)
+    }
+
+    /// Flagged items shown by one line only, and flagged items left out: what
+    /// a tighter view of the other parts could give their lines back to.
+    pub fn flagged_short(&self) -> usize {
+        let brief = self
+            .sections
+            .iter()
+            .flat_map(|s| &s.items)
+            .filter(|i| i.flagged() && i.brief())
+            .count();
+        brief + self.flagged_cut
+    }
+
+    /// The sections and the functions section in the order the renderers draw them:
+    /// every part that holds a flagged item first, so that no part without a flag comes
+    /// before one; within each group, the usual order (root causes, hot objects,
+    /// structs, functions, improvements, then what `--all` adds).
+    pub fn parts(&self) -> Vec<Part<'_, 'r>> {
+        let early = |k: SectionKind| {
+            matches!(
+                k,
+                SectionKind::Causes | SectionKind::Hot | SectionKind::Structs
+            )
+        };
+        let mut parts: Vec<Part<'_, 'r>> = self
+            .sections
+            .iter()
+            .filter(|s| early(s.kind))
+            .map(Part::Section)
+            .collect();
+        parts.push(Part::Functions(&self.text));
+        parts.extend(
+            self.sections
+                .iter()
+                .filter(|s| !early(s.kind))
+                .map(Part::Section),
+        );
+        // A stable sort: the usual order within the flagged parts and within the rest.
+        parts.sort_by_key(|p| !p.flagged());
+        parts
+    }
+}
+
+/// A part of the report as the renderers draw it, in the order of `Plan::parts`.
+#[derive(Debug, Clone, Copy)]
+pub enum Part<'p, 'r> {
+    /// A section of items.
+    Section(&'p Section<'r>),
+    /// The functions section.
+    Functions(&'p TextSection<'r>),
+}
+
+impl Part<'_, '_> {
+    /// It holds a flagged item (an object, a struct or a function).
+    pub fn flagged(&self) -> bool {
+        match self {
+            Part::Section(s) => s.items.iter().any(Item::flagged),
+            Part::Functions(t) => t.functions.iter().any(|f| f.change.flagged),
+        }
     }
 }
 
@@ -366,6 +514,7 @@ fn placements<'r>(
             detail: Detail {
                 pinned: is_pinned(r, &c.name),
                 all,
+                brief: false,
             },
         })
         .collect()
@@ -416,6 +565,7 @@ fn struct_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
                 detail: Detail {
                     pinned: pinned(&s.name),
                     all,
+                    brief: false,
                 },
             }
         })
@@ -446,12 +596,16 @@ fn text_section<'r>(r: &'r Report<'r>, view: View) -> TextSection<'r> {
         .collect();
     runs.sort_by(|a, b| b.count.cmp(&a.count).then(a.start.old.cmp(&b.start.old)));
     if !all {
-        runs.truncate(if view.compact { 1 } else { 2 });
+        runs.truncate(match (view.bare, view.compact) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => 2,
+        });
     }
-    let known_max = if view.compact {
-        KNOWN_FUNCTIONS_COMPACT
-    } else {
-        KNOWN_FUNCTIONS
+    let known_max = match (view.bare, view.compact) {
+        (true, _) => 0,
+        (false, true) => KNOWN_FUNCTIONS_COMPACT,
+        (false, false) => KNOWN_FUNCTIONS,
     };
     let pinned = |c: &FunctionChange<'_>| r.pinned_symbols.iter().any(|p| c.name.is(p));
     // Flagged and asked-for functions with the run they moved in; known-hot ones that
@@ -499,6 +653,30 @@ impl Item<'_> {
         }
     }
 
+    /// Flagged on evidence: given its lines before any item that is not.
+    pub fn flagged(&self) -> bool {
+        match self {
+            Item::Cause(_) | Item::Run(_) => false,
+            Item::Placement { change, .. } => change.flagged,
+            Item::Struct { change, .. } => change.severity.flagged(),
+        }
+    }
+
+    /// Shown by one line only (`Detail::brief`).
+    pub fn brief(&self) -> bool {
+        match self {
+            Item::Cause(_) | Item::Run(_) => false,
+            Item::Placement { detail, .. } | Item::Struct { detail, .. } => detail.brief,
+        }
+    }
+
+    /// Shown by one line only (`Detail::brief`).
+    fn set_brief(&mut self) {
+        if let Item::Placement { detail, .. } | Item::Struct { detail, .. } = self {
+            detail.brief = true;
+        }
+    }
+
     /// The name the item is known by (a run: its first symbol).
     pub fn name(&self) -> std::borrow::Cow<'_, str> {
         match self {
@@ -515,6 +693,7 @@ impl Item<'_> {
         match self {
             Item::Cause(c) => 1 + usize::from(!c.hot_names.is_empty()),
             Item::Run(_) => 1,
+            Item::Placement { detail, .. } | Item::Struct { detail, .. } if detail.brief => 1,
             Item::Placement { change, detail } => {
                 let tenants = usize::from(change.co_tenants_changed || detail.pinned);
                 let members = if detail.full() {
@@ -736,5 +915,135 @@ mod tests {
         );
         assert_eq!(small.sections[0].kind, SectionKind::Causes);
         assert_eq!(small.sections[0].items.len(), 1);
+    }
+
+    /// The parts of a plan in the order the renderers draw them, by kind.
+    fn part_kinds(p: &Plan<'_>) -> Vec<Option<SectionKind>> {
+        p.parts()
+            .iter()
+            .map(|part| match part {
+                Part::Section(s) => Some(s.kind),
+                Part::Functions(_) => None,
+            })
+            .collect()
+    }
+
+    /// Flagged items get the line budget before anything else, at least one line each.
+    /// The evidence fixture flags 3 data objects (testdata/evidence/FACTS.md): nr_threads
+    /// (6 lines in full: place, offsets, neighbours, 2 meetings, evidence), hot_stat (6)
+    /// and sysctl_rm_knob (5: one meeting); its other candidates are 4 root causes
+    /// (2, 2, 2 and 1 lines) and 2 hot objects not flagged (pidmap_lock 6 lines,
+    /// jiffies_64 4).
+    #[test]
+    fn flagged_items_get_their_lines_first() {
+        let testdata = testdata!();
+        let open = |n: &str| InputFile::open(&testdata.join(n)).expect("fixture");
+        let (old, new) = (open("evidence/old.elf"), open("evidence/new.elf"));
+        let load = LoadOptions::default();
+        let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
+        let report = diff(&old, &new, &DiffOptions::default());
+        assert_eq!(report.flagged, 3);
+        type Shown = (Vec<(SectionKind, String, usize)>, usize, usize);
+        let shown = |limit: usize| -> Shown {
+            let p = plan(
+                &report,
+                View {
+                    limit: Some(limit),
+                    ..View::default()
+                },
+            );
+            let items = p
+                .sections
+                .iter()
+                .flat_map(|s| {
+                    s.items
+                        .iter()
+                        .map(|i| (s.kind, i.name().into(), i.height()))
+                })
+                .collect();
+            (items, p.cut, p.flagged_cut)
+        };
+        let hot = |n: &str, h: usize| (SectionKind::Hot, n.to_string(), h);
+        // 2 lines for 3 flagged items: the first two on one line each, one left out and
+        // counted as flagged; nothing else.
+        assert_eq!(
+            shown(2),
+            (vec![hot("nr_threads", 1), hot("hot_stat", 1)], 7, 1)
+        );
+        // 10 lines: 3 first lines, then nr_threads in full (5 more); hot_stat and
+        // sysctl_rm_knob need 5 and 4 more of the 2 left. The 2 left give the causes
+        // 20% (0 lines) and the other hot objects 50% (1 line): nothing else fits.
+        assert_eq!(
+            shown(10),
+            (
+                vec![
+                    hot("nr_threads", 6),
+                    hot("hot_stat", 1),
+                    hot("sysctl_rm_knob", 1)
+                ],
+                6,
+                0
+            )
+        );
+        // The default 54: 17 lines for the flagged items in full; of the 37 left, the
+        // causes' 20% (7) holds all 4 causes, and the hot objects' 50% (18) the other two.
+        let (items, cut, flagged_cut) = shown(54);
+        assert_eq!((items.len(), cut, flagged_cut), (9, 0, 0));
+        let causes: Vec<(SectionKind, usize)> = items[..4].iter().map(|i| (i.0, i.2)).collect();
+        assert_eq!(
+            causes,
+            [
+                (SectionKind::Causes, 2),
+                (SectionKind::Causes, 2),
+                (SectionKind::Causes, 2),
+                (SectionKind::Causes, 1)
+            ]
+        );
+        assert_eq!(
+            items[4..],
+            [
+                hot("nr_threads", 6),
+                hot("hot_stat", 6),
+                hot("sysctl_rm_knob", 5),
+                hot("pidmap_lock", 6),
+                hot("jiffies_64", 4)
+            ]
+        );
+        // The part with a flagged item is drawn first, the causes after it.
+        let default = View {
+            limit: Some(54),
+            ..View::default()
+        };
+        let p = plan(&report, default);
+        assert_eq!(
+            part_kinds(&p),
+            [Some(SectionKind::Hot), Some(SectionKind::Causes), None]
+        );
+    }
+
+    /// With nothing flagged, the parts keep the usual order: causes, functions,
+    /// improvements (the plain fixture pair, as its text report shows them).
+    #[test]
+    fn without_a_flag_the_parts_keep_their_order() {
+        let testdata = testdata!();
+        let open = |n: &str| InputFile::open(&testdata.join(n)).expect("fixture");
+        let (old, new) = (open("old.elf"), open("new.elf"));
+        let load = LoadOptions::default();
+        let (old, new) = (old.load(&load).unwrap(), new.load(&load).unwrap());
+        let report = diff(&old, &new, &DiffOptions::default());
+        let default = View {
+            limit: Some(54),
+            ..View::default()
+        };
+        let p = plan(&report, default);
+        assert_eq!(
+            part_kinds(&p),
+            [
+                Some(SectionKind::Causes),
+                None,
+                Some(SectionKind::Improvements)
+            ]
+        );
+        assert_eq!((p.flagged_cut, p.flagged_short()), (0, 0));
     }
 }

@@ -341,6 +341,15 @@ pub fn write_line(out: &mut impl Write, h: &Header, v: &LineView<'_, '_>) -> fmt
         }
         t.text(out)?;
     }
+    if !v.zero_sized.is_empty() {
+        let names: Vec<String> = v.zero_sized.iter().map(|s| s.qualified_name()).collect();
+        writeln!(
+            out,
+            "and {}, not tenants: {}",
+            crate::diff_lines::count(names.len(), "zero-byte symbol", "zero-byte symbols"),
+            crate::diff_lines::names(&names)
+        )?;
+    }
     for s in &v.sources {
         writeln!(out, "  {:016x}  {}  {}", s.address, s.function, s.location)?;
     }

@@ -240,6 +240,29 @@ impl Hotness {
     pub fn has_members(&self, type_name: &str) -> bool {
         self.measured.has_members(type_name) || self.known.has_members(type_name)
     }
+
+    /// Where function `name` (its symbol's bare name, as evidence names functions)
+    /// stands in a printed list of the functions that write or read data, listed as
+    /// `listed` (its qualified name, say): see [`WriterOrder`].
+    pub fn writer_order<'n>(&self, name: &str, listed: &'n str) -> WriterOrder<'n> {
+        WriterOrder {
+            evidence: std::cmp::Reverse(self.function(name).map(|e| e.strength())),
+            name: listed,
+        }
+    }
+}
+
+/// The order of every printed list of functions that write (or read) data: those with
+/// evidence of hotness of their own first, the strongest first (measured, then known),
+/// then by name. One key for all such lists (`show --symbol` and `--line`, the
+/// type-level writers), so that what else makes a writer frequent (a frequency class,
+/// when the evidence has one) joins it here once. Made by [`Hotness::writer_order`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WriterOrder<'n> {
+    /// The function's own evidence of hotness, strongest first; none last.
+    pub evidence: std::cmp::Reverse<Option<Strength>>,
+    /// The name it is listed by, for the order among equals.
+    pub name: &'n str,
 }
 
 /// The built-in known list and nothing measured, built once per process.
@@ -351,5 +374,42 @@ mod tests {
         assert!(h.function("entry_SYSCALL_64").is_some());
         assert!(h.has_members("rq"));
         assert!(!h.has_members("device"));
+    }
+
+    /// Writers are listed measured first, then known, then those without evidence,
+    /// each group by name.
+    #[test]
+    fn writers_are_ordered_by_evidence_then_name() {
+        let mut h = Hotness::builtin();
+        h.measured
+            .add_function("zz_measured", "perf report", "10%".into());
+        let mut list = [
+            "b_plain",
+            "copy_process",
+            "a_plain",
+            "zz_measured",
+            "futex_wait",
+        ];
+        list.sort_by_key(|n| h.writer_order(n, n));
+        assert_eq!(
+            list,
+            [
+                "zz_measured",
+                "copy_process",
+                "futex_wait",
+                "a_plain",
+                "b_plain"
+            ]
+        );
+        // The evidence is looked up by the bare name, the order among equals by the
+        // name listed.
+        let o = h.writer_order("copy_process", "fork.c:copy_process");
+        assert_eq!(
+            (o.evidence, o.name),
+            (
+                std::cmp::Reverse(Some(Strength::Known)),
+                "fork.c:copy_process"
+            )
+        );
     }
 }

@@ -104,6 +104,14 @@ impl<'a, 'd> SpaceIndex<'a, 'd> {
         Self::new(symbols, space, |s| s.kind != SymbolKind::Function)
     }
 
+    /// Data objects that hold bytes: the tenants a line of data can have. A zero-byte
+    /// symbol (lockdep's `__key.N`, an empty `struct lock_class_key` without
+    /// CONFIG_LOCKDEP) only names the address of the object after it; it is never a
+    /// tenant, as in the diff's judgement.
+    pub fn tenants(symbols: &'a [Symbol<'d>], space: Space) -> Self {
+        Self::new(symbols, space, is_tenant)
+    }
+
     /// Symbols overlapping `[lo, hi)`, in place order.
     pub fn overlapping(&self, lo: u64, hi: u64) -> Vec<&'a Symbol<'d>> {
         self.overlapping_iter(lo, hi).collect()
@@ -213,6 +221,12 @@ fn partition_point_near<T>(v: &[T], near: usize, pred: impl Fn(&T) -> bool) -> u
         }
     }
     lo + v[lo..hi].partition_point(pred)
+}
+
+/// Whether `s` can be a tenant of a line of data: a data object of at least one byte
+/// (`SpaceIndex::tenants`).
+fn is_tenant(s: &Symbol<'_>) -> bool {
+    s.kind != SymbolKind::Function && s.size > 0
 }
 
 fn same_symbol(a: &Symbol<'_>, b: &Symbol<'_>) -> bool {

@@ -411,8 +411,9 @@ fn snippet(rules: &Rules, o: &Outcome) -> String {
 /// and shares a line with other written objects must not share its lines with them.
 pub fn hot_rules(image: &Image<'_>, hotness: &Hotness) -> Rules {
     let ls = image.line_size;
-    let global = SpaceIndex::data(&image.symbols, Space::Global);
-    let percpu = SpaceIndex::data(&image.symbols, Space::Percpu);
+    // Zero-byte symbols are never tenants (`SpaceIndex::tenants`).
+    let global = SpaceIndex::tenants(&image.symbols, Space::Global);
+    let percpu = SpaceIndex::tenants(&image.symbols, Space::Percpu);
     let vars = image.variables_of_symbols();
     let written = |s: &Symbol<'_>| {
         let v = vars.of(s);

@@ -241,12 +241,17 @@ fn member_view(
             .flatten(),
     };
     let (mut w, mut r): (Vec<_>, Vec<_>) = per.into_iter().partition(|p| strength(p.1) > 0);
-    // Most instructions first, then by name: the same order with any thread count.
+    // Functions with evidence of hotness first (`WriterOrder`: the built-in known
+    // list), then those not only in `.cold` parts, most instructions first, then by
+    // name: the same order with any thread count.
+    let hotness = crate::evidence::builtin();
     let name = |f: u32| image.symbols.get(f as usize).map_or("", |s| s.name);
-    let order = |a: &(u32, AccessKind, u32, u64, bool, u32),
-                 b: &(u32, AccessKind, u32, u64, bool, u32)| {
-        (a.4, std::cmp::Reverse(a.2), name(a.0)).cmp(&(b.4, std::cmp::Reverse(b.2), name(b.0)))
+    let key = |p: &(u32, AccessKind, u32, u64, bool, u32)| {
+        let o = hotness.writer_order(name(p.0), name(p.0));
+        (o.evidence, p.4, std::cmp::Reverse(p.2), o.name)
     };
+    let order = |a: &(u32, AccessKind, u32, u64, bool, u32),
+                 b: &(u32, AccessKind, u32, u64, bool, u32)| key(a).cmp(&key(b));
     w.sort_by(order);
     r.sort_by(order);
     MemberAccess {

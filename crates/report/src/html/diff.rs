@@ -9,7 +9,7 @@ use crate::diff_lines::{
     build, closing, failing_line, improvements_line, item_lines, legend as columns, quiet_line,
     text_lines,
 };
-use crate::plan::{Item, Plan, Section, SectionKind};
+use crate::plan::{Item, Part, Plan, Section};
 use layout_diff_core::diff::{
     MemberChange, MemberChangeKind, PlacementChange, StructChange, Tenant,
 };
@@ -23,7 +23,6 @@ pub fn render(
     predicted: Option<&str>,
     extra: Option<(&str, &str)>,
 ) -> fmt::Result {
-    let r = p.report;
     page_header(out, p, predicted)?;
     if p.empty {
         out.write_str("<p id=\"no-changes\">no changes</p>")?;
@@ -31,7 +30,7 @@ pub fn render(
     }
     banners(out, p)?;
     sections(out, p, extra)?;
-    write!(out, "<p class=\"closing\">{}</p>", esc(&closing(r, p.cut)))?;
+    write!(out, "<p class=\"closing\">{}</p>", esc(&closing(p)))?;
     close(out)
 }
 
@@ -80,7 +79,7 @@ fn banners(out: &mut impl Write, p: &Plan<'_>) -> fmt::Result {
     write!(
         out,
         "<p class=\"closing\" id=\"verdict\">{}</p>",
-        esc(&closing(r, p.cut))
+        esc(&closing(p))
     )?;
     if let Some(l) = failing_line(r) {
         write!(out, "<p class=\"closing\" id=\"failing\">{}</p>", esc(&l))?;
@@ -108,24 +107,18 @@ fn banners(out: &mut impl Write, p: &Plan<'_>) -> fmt::Result {
 fn sections(out: &mut impl Write, p: &Plan<'_>, extra: Option<(&str, &str)>) -> fmt::Result {
     let r = p.report;
     let open_items = p.view.limit.is_some();
-    // The text report's order: causes, hot objects and structs, functions, then the
-    // rest; what is counted by pattern last.
-    let early = |k: SectionKind| {
-        matches!(
-            k,
-            SectionKind::Causes | SectionKind::Hot | SectionKind::Structs
-        )
-    };
-    for s in p.sections.iter().filter(|s| early(s.kind)) {
-        section(out, s, r.line_size, open_items)?;
+    // The text report's order (`Plan::parts`); what is counted by pattern last.
+    for part in p.parts() {
+        match part {
+            Part::Section(s) => section(out, s, r.line_size, open_items)?,
+            Part::Functions(t) => {
+                out.write_str("<section class=\"sec\" data-kind=\"Text\"><h2>functions</h2>")?;
+                pre(out, &text_lines(t, r.line_size))?;
+                writeln!(out, "</section>")?;
+            }
+        }
     }
-    out.write_str("<section class=\"sec\" data-kind=\"Text\"><h2>functions</h2>")?;
-    pre(out, &text_lines(&p.text, r.line_size))?;
-    writeln!(out, "</section>")?;
-    for s in p.sections.iter().filter(|s| !early(s.kind)) {
-        section(out, s, r.line_size, open_items)?;
-    }
-    let patterns = super::super::diff_lines::pattern_lines(p.patterns);
+    let patterns = super::super::diff_lines::pattern_lines(p.patterns, p.view.bare);
     if !patterns.is_empty() {
         out.write_str(
             "<section class=\"sec\" data-kind=\"Patterns\"><h2>the rest, counted by pattern</h2>",

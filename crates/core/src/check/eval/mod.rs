@@ -360,8 +360,9 @@ fn symbol(out: &mut Vec<Outcome>, r: &Named<SymbolRule>, image: &Image<'_>) {
         );
         return;
     }
-    let global = SpaceIndex::data(&image.symbols, Space::Global);
-    let percpu = SpaceIndex::data(&image.symbols, Space::Percpu);
+    // Zero-byte symbols are never tenants (`SpaceIndex::tenants`).
+    let global = SpaceIndex::tenants(&image.symbols, Space::Global);
+    let percpu = SpaceIndex::tenants(&image.symbols, Space::Percpu);
     let not_with: Vec<GlobMatcher> = r.rule.not_with.iter().map(|p| matcher(p)).collect();
     for s in found {
         ctx.target = Some(s.qualified_name());
