@@ -145,12 +145,14 @@ fn a_partial_match_is_counted_in_every_report() {
     let (code, out, _) = run(&[&base, &patched, "--hot", &list]);
     assert_eq!(code, 1);
     assert_eq!(
-        out.lines().take(6).collect::<Vec<_>>(),
+        out.lines().take(7).collect::<Vec<_>>(),
         [
             format!("layout-diff  old  {base}"),
             "                  no build-id".to_string(),
             format!("             new  {patched}"),
             "                  no build-id".to_string(),
+            "note: the lines of the 3 changed structs are not judged by who shares them: --access"
+                .to_string(),
             format!("note: {note}"),
             "line 64 B (target), pair 128 B".to_string(),
         ]

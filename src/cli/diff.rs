@@ -28,6 +28,8 @@ pub(super) struct Prepared {
     fail_on: Vec<layout_diff_core::diff::Category>,
     /// What two inputs of different kinds are compared on (`load::common_ground`).
     inputs: Vec<String>,
+    /// A diff run without `--access`: say that struct lines were not judged.
+    no_struct_lines: bool,
 }
 
 pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
@@ -53,6 +55,7 @@ pub(super) fn prepare(args: &DiffArgs) -> Result<Prepared> {
         evidence,
         fail_on,
         inputs: Vec::new(),
+        no_struct_lines: false,
     })
 }
 
@@ -100,6 +103,7 @@ pub fn diff(args: &DiffArgs) -> Result<Output> {
     };
     let (old, new, inputs) = super::load_both(&old_file, &new_file, &load)?;
     prep.inputs = inputs;
+    prep.no_struct_lines = !args.access;
     if old.line_size != new.line_size {
         anyhow::bail!(
             "{} and {} have different line sizes ({} and {}); give --line-size",
@@ -163,7 +167,8 @@ pub(super) fn compare(
     let Prepared {
         symbols,
         evidence,
-        inputs,
+        mut inputs,
+        no_struct_lines,
         ..
     } = prep;
     let unmatched = show::unmatched_patterns(&args.structs, &symbols, &[old, new])?;
@@ -175,6 +180,12 @@ pub(super) fn compare(
         .map(|(_, map)| layout_diff_core::perf::hotmap::follow(map, new));
     options.hotness = Some(&gathered.hotness);
     let mut report = layout_diff_core::diff::diff(old, new, &options);
+    if no_struct_lines && report.summary.structs.changed > 0 {
+        inputs.push(format!(
+            "the lines of the {} changed structs are not judged by who shares them: --access",
+            report.summary.structs.changed
+        ));
+    }
     report.inputs = inputs;
     report.hot_files = gathered.files;
     if let Some(name) = &args.report.explain {

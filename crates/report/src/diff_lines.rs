@@ -539,7 +539,41 @@ fn struct_lines(s: &StructChange, ms: &[&MemberChange], detail: Detail) -> Vec<S
         }
     }
     lines.extend(s.groups.iter().map(group_line));
+    if let Some(sh) = &s.sharing {
+        let keep = if all || pinned { usize::MAX } else { 2 };
+        for (what, list) in [("new meeting", &sh.new_meetings), ("ended", &sh.ended)] {
+            lines.extend(list.iter().take(keep).map(|m| struct_meeting(what, m)));
+            if list.len() > keep {
+                lines.push(format!(
+                    "      (+{} more: --explain {})",
+                    list.len() - keep,
+                    s.name
+                ));
+            }
+        }
+    }
     lines
+}
+
+/// One meeting of a struct's lines: `new meeting on line 1: d_lockref.count 0x5c..0x60
+/// (written by dput(), frequent: known hot) with d_op 0x60..0x68 (read by ...)`.
+pub(crate) fn struct_meeting(what: &str, m: &layout_diff_core::diff::StructMeeting) -> String {
+    format!(
+        "      {what} on line {}: {} {:#x}..{:#x} (written by {}(), {}) with {} {:#x}..{:#x} ({} by \
+         {}(), {})",
+        m.line,
+        m.written,
+        m.written_from,
+        m.written_to,
+        m.writer,
+        m.writer_why,
+        m.other,
+        m.other_from,
+        m.other_to,
+        if m.toucher_writes { "written" } else { "read" },
+        m.toucher,
+        m.toucher_why
+    )
 }
 
 /// One changed cache-line group: `group rx: 20+20 B, 1 line -> 20+76 B, 2 lines, +rx_dropped`.

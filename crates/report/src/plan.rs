@@ -288,7 +288,9 @@ pub fn title(kind: SectionKind) -> &'static str {
     match kind {
         SectionKind::Causes => "root causes (each change once, with what it moved across lines)",
         SectionKind::Hot => "hot objects whose lines changed (flagged first)",
-        SectionKind::Structs => "structs whose hot members changed line, and cache-line groups",
+        SectionKind::Structs => {
+            "structs: lines shared anew or no longer, hot members, cache-line groups"
+        }
         SectionKind::Improvements => "improvements to hot objects",
         SectionKind::Objects => "other objects whose lines changed",
         SectionKind::DataRuns => "data shift runs (largest first)",
@@ -528,7 +530,9 @@ fn struct_items<'r>(r: &'r Report<'r>, view: View) -> Vec<Item<'r>> {
     let mut structs: Vec<&StructChange> = r
         .structs
         .iter()
-        .filter(|s| all || pinned(&s.name) || s.severity.flagged())
+        .filter(|s| {
+            all || pinned(&s.name) || s.severity.flagged() || s.severity == Severity::Improvement
+        })
         .collect();
     structs.sort_by_key(|s| {
         let moved = s

@@ -25,6 +25,7 @@ use rustc_hash::FxHashMap;
 
 pub use changes::*;
 pub use judge::{Judgement, Known, OldSide, judge, judge_against, judge_knowing};
+pub use struct_lines::{StructMeeting, StructSharing};
 pub use verdict::Category;
 
 use crate::evidence::{Cold, Hotness};

@@ -56,7 +56,7 @@ pub enum Seldom {
     /// `configuration`, `error`) and its entry's index.
     Convention {
         /// The entry's class.
-        class: &'static str,
+        kind: &'static str,
         /// The entry (`rare_entry`).
         #[serde(skip)]
         entry: u16,
@@ -126,9 +126,9 @@ impl Frequency {
             Frequency::Unknown => "frequency unknown".to_string(),
             Frequency::Rare(Seldom::Boot) => "rare: boot code".to_string(),
             Frequency::Rare(Seldom::Cold) => "rare: a .cold part".to_string(),
-            Frequency::Rare(Seldom::Convention { class, entry }) => {
+            Frequency::Rare(Seldom::Convention { kind, entry }) => {
                 let e = &rare_table().entries[entry as usize];
-                format!("rare: {class}, by name ({})", e.glob)
+                format!("rare: {kind}, by name ({})", e.glob)
             }
             Frequency::Rare(Seldom::RareCallers) => "rare: only rare code calls it".to_string(),
             Frequency::Rare(Seldom::Once) => "rare: a once-only flag".to_string(),
@@ -273,7 +273,7 @@ fn seed(s: &Symbol<'_>, hotness: &Hotness, table: &RareTable) -> Frequency {
     }
     match table.matching(s.name) {
         Some(entry) => Frequency::Rare(Seldom::Convention {
-            class: class_name(&table.entries[entry as usize].class),
+            kind: class_name(&table.entries[entry as usize].class),
             entry,
         }),
         None => Frequency::Unknown,
