@@ -551,6 +551,18 @@ fn struct_lines(s: &StructChange, ms: &[&MemberChange], detail: Detail) -> Vec<S
                 ));
             }
         }
+        let shown: Vec<String> = sh
+            .footprints
+            .iter()
+            .take(keep.min(3))
+            .map(|f| format!("{}() {} -> {}", f.function, f.old.len(), f.new.len()))
+            .collect();
+        if !shown.is_empty() {
+            lines.push(format!(
+                "      lines touched by hot functions: {}",
+                shown.join(", ")
+            ));
+        }
     }
     lines
 }

@@ -354,6 +354,28 @@ fn structure(out: &mut impl Write, r: &Report<'_>, s: &StructChange) -> fmt::Res
     if !s.instances.is_empty() {
         writeln!(out, "  instances: {}", names(&s.instances))?;
     }
+    match &s.sharing {
+        None => writeln!(
+            out,
+            "  lines not judged by who shares them (no typed access map: --access)"
+        )?,
+        Some(sh) => {
+            for (what, list) in [("new meeting", &sh.new_meetings), ("ended", &sh.ended)] {
+                for m in list {
+                    let line = super::diff_lines::struct_meeting(what, m);
+                    writeln!(out, "  {}", line.trim_start())?;
+                }
+            }
+            writeln!(out, "  meetings in both builds: {}", sh.kept)?;
+            for f in &sh.footprints {
+                writeln!(
+                    out,
+                    "  lines touched by {}(): {:?} -> {:?}",
+                    f.function, f.old, f.new
+                )?;
+            }
+        }
+    }
     decision(out, s.decision.rule, s.severity, s.severity.flagged(), r)
 }
 

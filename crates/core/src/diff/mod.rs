@@ -25,7 +25,7 @@ use rustc_hash::FxHashMap;
 
 pub use changes::*;
 pub use judge::{Judgement, Known, OldSide, judge, judge_against, judge_knowing};
-pub use struct_lines::{StructMeeting, StructSharing};
+pub use struct_lines::{Footprint, StructMeeting, StructSharing};
 pub use verdict::Category;
 
 use crate::evidence::{Cold, Hotness};

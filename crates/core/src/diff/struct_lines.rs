@@ -68,6 +68,21 @@ pub struct StructSharing {
     pub ended: Vec<StructMeeting>,
     /// Meetings both builds have (counted, not listed).
     pub kept: usize,
+    /// The functions known or measured hot whose footprint in the struct (how many of
+    /// its lines they touch) changed, most lines first (at most 8).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub footprints: Vec<Footprint>,
+}
+
+/// How many lines of a struct a hot function touches, in each build.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Footprint {
+    /// The function.
+    pub function: String,
+    /// The lines it touches in the old build (counted from the struct's start).
+    pub old: Vec<u64>,
+    /// The lines it touches in the new build.
+    pub new: Vec<u64>,
 }
 
 /// How many meetings of each kind a report keeps per struct (the rest are counted).
@@ -99,7 +114,59 @@ pub fn judge<'a>(
             out.ended.push(m.clone());
         }
     }
+    out.footprints = footprints((
+        footprint(old, old_freq, name, line_size),
+        footprint(new, new_freq, name, line_size),
+    ));
     Some(out)
+}
+
+/// The lines of struct `name` each function known or measured hot touches, by name.
+fn footprint(
+    image: &Image<'_>,
+    freq: &Frequencies,
+    name: &str,
+    ls: u64,
+) -> BTreeMap<String, std::collections::BTreeSet<u64>> {
+    let mut out: BTreeMap<String, std::collections::BTreeSet<u64>> = BTreeMap::new();
+    for a in image.typed.of_type(name) {
+        let evidence = matches!(
+            frequency_of(freq, a),
+            Frequency::Frequent(crate::evidence::frequency::Often::Evidence { .. })
+        );
+        if !evidence {
+            continue;
+        }
+        let from = u64::from(a.offset);
+        let to = from + u64::from(a.size.max(1));
+        out.entry(name_of(image, a.function).to_string())
+            .or_default()
+            .extend(from / ls..=(to - 1) / ls);
+    }
+    out
+}
+
+/// The footprints whose line count changed, most lines in the new build first.
+fn footprints(
+    (old, new): (
+        BTreeMap<String, std::collections::BTreeSet<u64>>,
+        BTreeMap<String, std::collections::BTreeSet<u64>>,
+    ),
+) -> Vec<Footprint> {
+    let mut out: Vec<Footprint> = new
+        .into_iter()
+        .filter_map(|(function, lines)| {
+            let before = old.get(&function)?;
+            (before.len() != lines.len()).then(|| Footprint {
+                function,
+                old: before.iter().copied().collect(),
+                new: lines.into_iter().collect(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| (b.new.len(), &a.function).cmp(&(a.new.len(), &b.function)));
+    out.truncate(KEPT);
+    out
 }
 
 /// The meetings of struct `name` in one build, by (written member, other member).
