@@ -5,8 +5,11 @@
 //! through a pointer of the struct's type), keeps the touches by frequent code
 //! (`evidence::frequency`), and finds those meetings in both builds; a meeting the new
 //! build has and the old one did not is what the verdict flags, one that ended is an
-//! improvement. An instance is taken as starting a line (the slab caches of hot structs
-//! are line-aligned); a member moving to another line is information, not a verdict.
+//! improvement. The written member must be one other CPUs write by design (written
+//! atomically, or an atomic's or a lock's word): a struct one CPU owns (on a stack, a
+//! call's arguments, a task's saved registers) is written with plain stores and shares
+//! nothing. An instance is taken as starting a line (the slab caches of hot structs are
+//! line-aligned); a member moving to another line is information, not a verdict.
 
 use std::collections::BTreeMap;
 
@@ -26,6 +29,19 @@ struct Touched<'a> {
     writers: Vec<(u32, Frequency)>,
     /// Frequent functions that read it and do not write it, sorted by index.
     readers: Vec<(u32, Frequency)>,
+    /// Other CPUs write it by design: some frequent code writes it atomically (a
+    /// `lock` prefix, `xchg`), or it is the word of an atomic or a lock (`shared_word`).
+    shared: bool,
+}
+
+/// Whether a member path names the word of an atomic (`atomic_t`, `atomic64_t`,
+/// `atomic_long_t` and `refcount_t` hold it in `counter`) or of a spinlock
+/// (`raw_lock`), in any of its union alternatives: storage the kernel's own types say
+/// other CPUs write.
+fn shared_word(path: &str) -> bool {
+    path.split(" | ")
+        .flat_map(|alt| alt.split(" + "))
+        .any(|p| p.ends_with(".counter") || p == "counter" || p.contains("raw_lock"))
 }
 
 /// A member frequent code writes, and another member on its line that other frequent
@@ -178,7 +194,9 @@ fn meetings<'a>(
 ) -> BTreeMap<(&'a str, &'a str), StructMeeting> {
     let touched = touched(image, freq, name);
     let mut out = BTreeMap::new();
-    for w in touched.iter().filter(|t| !t.writers.is_empty()) {
+    // Only a member other CPUs write by design can bounce the line: a struct that one
+    // CPU owns (on a stack, a call's arguments, a task's registers) is written plainly.
+    for w in touched.iter().filter(|t| !t.writers.is_empty() && t.shared) {
         for line in w.from / ls..=(w.to.max(w.from + 1) - 1) / ls {
             let (lo, hi) = (line * ls, (line + 1) * ls);
             for o in &touched {
@@ -253,7 +271,9 @@ fn touched<'a>(image: &'a Image<'_>, freq: &Frequencies, name: &str) -> Vec<Touc
             to,
             writers: Vec::new(),
             readers: Vec::new(),
+            shared: shared_word(member),
         });
+        t.shared |= a.kind == crate::model::access::AccessKind::Atomic;
         let list = match a.kind.writes() {
             true => &mut t.writers,
             false => &mut t.readers,
