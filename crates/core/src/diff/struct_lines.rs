@@ -29,19 +29,22 @@ struct Touched<'a> {
     writers: Vec<(u32, Frequency)>,
     /// Frequent functions that read it and do not write it, sorted by index.
     readers: Vec<(u32, Frequency)>,
-    /// Other CPUs write it by design: some frequent code writes it atomically (a
-    /// `lock` prefix, `xchg`), or it is the word of an atomic or a lock (`shared_word`).
-    shared: bool,
+    /// The frequent writers that write it the way storage other CPUs write is written
+    /// (`shared_write`), sorted by index.
+    sharers: Vec<(u32, Frequency)>,
 }
 
-/// Whether a member path names the word of an atomic (`atomic_t`, `atomic64_t`,
-/// `atomic_long_t` and `refcount_t` hold it in `counter`) or of a spinlock
-/// (`raw_lock`), in any of its union alternatives: storage the kernel's own types say
-/// other CPUs write.
-fn shared_word(path: &str) -> bool {
-    path.split(" | ")
-        .flat_map(|alt| alt.split(" + "))
-        .any(|p| p.ends_with(".counter") || p == "counter" || p.contains("raw_lock"))
+/// Whether access `a` to member `path` is a write other CPUs contend with by design: an
+/// atomic (a `lock` prefix, `xchg`), or `spin_unlock()`'s one-byte store to a queued
+/// spinlock's `locked` byte. An object one CPU owns (on a stack, a call's arguments, a
+/// task's saved registers, one being built) is written with plain stores, an atomic's
+/// and a lock's initial value included.
+fn shared_write(a: &TypedAccess, path: &str) -> bool {
+    use crate::model::access::AccessKind;
+    a.kind == AccessKind::Atomic
+        || (a.kind == AccessKind::Write
+            && a.size == 1
+            && path.split(" | ").any(|p| p.ends_with("raw_lock.locked")))
 }
 
 /// A member frequent code writes, and another member on its line that other frequent
@@ -194,9 +197,8 @@ fn meetings<'a>(
 ) -> BTreeMap<(&'a str, &'a str), StructMeeting> {
     let touched = touched(image, freq, name);
     let mut out = BTreeMap::new();
-    // Only a member other CPUs write by design can bounce the line: a struct that one
-    // CPU owns (on a stack, a call's arguments, a task's registers) is written plainly.
-    for w in touched.iter().filter(|t| !t.writers.is_empty() && t.shared) {
+    // Only a member other CPUs write by design can bounce the line (`shared_write`).
+    for w in touched.iter().filter(|t| !t.sharers.is_empty()) {
         for line in w.from / ls..=(w.to.max(w.from + 1) - 1) / ls {
             let (lo, hi) = (line * ls, (line + 1) * ls);
             for o in &touched {
@@ -206,8 +208,15 @@ fn meetings<'a>(
                 }
                 // Other code: not a writer of `w` (a function writing both writes them
                 // together, true sharing).
-                let other_code =
-                    |f: &&(u32, Frequency)| w.writers.binary_search_by_key(&f.0, |x| x.0).is_err();
+                let (f, f_class) = *w
+                    .sharers
+                    .iter()
+                    .max_by_key(|(f, c)| (c.rank(), std::cmp::Reverse(name_of(image, *f))))
+                    .expect("sharers is not empty");
+                let other_code = |t: &&(u32, Frequency)| {
+                    w.writers.binary_search_by_key(&t.0, |x| x.0).is_err()
+                        && !related((f, f_class), **t)
+                };
                 let toucher = o
                     .writers
                     .iter()
@@ -218,11 +227,6 @@ fn meetings<'a>(
                 let Some(((g, g_class), writes)) = toucher else {
                     continue;
                 };
-                let (f, f_class) = *w
-                    .writers
-                    .iter()
-                    .max_by_key(|(f, c)| (c.rank(), std::cmp::Reverse(name_of(image, *f))))
-                    .expect("writers is not empty");
                 out.entry((w.name, o.name))
                     .or_insert_with(|| StructMeeting {
                         line,
@@ -242,6 +246,18 @@ fn meetings<'a>(
         }
     }
     out
+}
+
+/// Whether two functions run as one path on one CPU: one calls the other directly, or
+/// one caller makes both frequent (`copy_process()` calling `mm_init()` and
+/// `dup_mmap()` on the mm it is building). Their accesses follow each other; they do
+/// not contend.
+fn related((f, fc): (u32, Frequency), (g, gc): (u32, Frequency)) -> bool {
+    let via = |c: Frequency| match c {
+        Frequency::Frequent(crate::evidence::frequency::Often::CalledBy { caller }) => Some(caller),
+        _ => None,
+    };
+    via(fc) == Some(g) || via(gc) == Some(f) || (via(fc).is_some() && via(fc) == via(gc))
 }
 
 fn name_of<'a>(image: &'a Image<'_>, f: u32) -> &'a str {
@@ -271,9 +287,13 @@ fn touched<'a>(image: &'a Image<'_>, freq: &Frequencies, name: &str) -> Vec<Touc
             to,
             writers: Vec::new(),
             readers: Vec::new(),
-            shared: shared_word(member),
+            sharers: Vec::new(),
         });
-        t.shared |= a.kind == crate::model::access::AccessKind::Atomic;
+        if shared_write(a, member)
+            && let Err(i) = t.sharers.binary_search_by_key(&a.function, |x| x.0)
+        {
+            t.sharers.insert(i, (a.function, class));
+        }
         let list = match a.kind.writes() {
             true => &mut t.writers,
             false => &mut t.readers,
