@@ -1,9 +1,10 @@
 //! Struct lines judged by who shares them. False sharing inside a struct is a property
 //! of one of its lines: a member that frequent code writes, and beside it a member that
 //! other frequent code reads or writes. For each struct whose layout changed, this
-//! module lays out the members the typed access map sees touched (every instance,
-//! through a pointer of the struct's type), keeps the touches by frequent code
-//! (`evidence::frequency`), and finds those meetings in both builds; a meeting the new
+//! module takes the members the typed access map sees touched by frequent code (every
+//! instance, through a pointer of the struct's type; `contention::structs`) and finds
+//! those meetings in both builds with the rule `show --contention` uses
+//! (`contention::meet`, without its co-written refinement); a meeting the new
 //! build has and the old one did not is what the verdict flags, one that ended is an
 //! improvement. An instance is taken as starting a line (the slab caches of hot structs
 //! are line-aligned); a member moving to another line is information, not a verdict.
@@ -12,21 +13,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::evidence::frequency::{Frequencies, Frequency, Seldom};
+use crate::contention::meet::{self, Rules, name_of};
+use crate::contention::structs::{Through, type_parts};
+use crate::evidence::frequency::{Frequencies, Frequency};
 use crate::model::Image;
-use crate::model::typed::TypedAccess;
-
-/// One member's bytes and the frequent code that touches it, in one build.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Touched<'a> {
-    name: &'a str,
-    from: u64,
-    to: u64,
-    /// Frequent writers: function index and class, sorted by index.
-    writers: Vec<(u32, Frequency)>,
-    /// Frequent functions that read it and do not write it, sorted by index.
-    readers: Vec<(u32, Frequency)>,
-}
 
 /// A member frequent code writes, and another member on its line that other frequent
 /// code touches.
@@ -102,114 +92,39 @@ pub fn judge<'a>(
     Some(out)
 }
 
-/// The meetings of struct `name` in one build, by (written member, other member).
-fn meetings<'a>(
-    image: &'a Image<'_>,
+/// The meetings of struct `name` in one build, by (written member, other member): the
+/// first line each pair meets on (`contention::meet`, every typed access counted).
+fn meetings(
+    image: &Image<'_>,
     freq: &Frequencies,
     name: &str,
     ls: u64,
-) -> BTreeMap<(&'a str, &'a str), StructMeeting> {
-    let touched = touched(image, freq, name);
+) -> BTreeMap<(String, String), StructMeeting> {
+    let parts = type_parts(image, freq, name, Through::Any);
+    let rules = Rules {
+        line_size: ls,
+        strength: Frequency::rank,
+        remote: false,
+        co_written: false,
+    };
     let mut out = BTreeMap::new();
-    for w in touched.iter().filter(|t| !t.writers.is_empty()) {
-        for line in w.from / ls..=(w.to.max(w.from + 1) - 1) / ls {
-            let (lo, hi) = (line * ls, (line + 1) * ls);
-            for o in &touched {
-                let apart = o.to <= w.from || o.from >= w.to;
-                if o.name == w.name || !apart || o.to <= lo || o.from >= hi {
-                    continue;
-                }
-                // Other code: not a writer of `w` (a function writing both writes them
-                // together, true sharing).
-                let other_code =
-                    |f: &&(u32, Frequency)| w.writers.binary_search_by_key(&f.0, |x| x.0).is_err();
-                let toucher = o
-                    .writers
-                    .iter()
-                    .filter(other_code)
-                    .map(|t| (t, true))
-                    .chain(o.readers.iter().filter(other_code).map(|t| (t, false)))
-                    .max_by_key(|((f, c), _)| (c.rank(), std::cmp::Reverse(name_of(image, *f))));
-                let Some(((g, g_class), writes)) = toucher else {
-                    continue;
-                };
-                let (f, f_class) = *w
-                    .writers
-                    .iter()
-                    .max_by_key(|(f, c)| (c.rank(), std::cmp::Reverse(name_of(image, *f))))
-                    .expect("writers is not empty");
-                out.entry((w.name, o.name))
-                    .or_insert_with(|| StructMeeting {
-                        line,
-                        written: w.name.to_string(),
-                        written_from: w.from,
-                        written_to: w.to,
-                        writer: name_of(image, f).to_string(),
-                        writer_why: f_class.describe(image),
-                        other: o.name.to_string(),
-                        other_from: o.from,
-                        other_to: o.to,
-                        toucher: name_of(image, *g).to_string(),
-                        toucher_why: g_class.describe(image),
-                        toucher_writes: writes,
-                    });
-            }
-        }
+    for m in meet::meetings(image, &parts, &rules) {
+        let (w, o) = (&parts[m.written], &parts[m.other]);
+        out.entry((w.name.to_string(), o.name.to_string()))
+            .or_insert_with(|| StructMeeting {
+                line: m.line,
+                written: w.name.to_string(),
+                written_from: w.from,
+                written_to: w.to,
+                writer: name_of(image, m.writer.function).to_string(),
+                writer_why: m.writer.class.describe(image),
+                other: o.name.to_string(),
+                other_from: o.from,
+                other_to: o.to,
+                toucher: name_of(image, m.toucher.function).to_string(),
+                toucher_why: m.toucher.class.describe(image),
+                toucher_writes: m.toucher_writes,
+            });
     }
     out
-}
-
-fn name_of<'a>(image: &'a Image<'_>, f: u32) -> &'a str {
-    image.symbols.get(f as usize).map_or("?", |s| s.name)
-}
-
-/// The members of struct `name` that frequent code touches, by (offset, size, path),
-/// with their frequent writers and readers.
-fn touched<'a>(image: &'a Image<'_>, freq: &Frequencies, name: &str) -> Vec<Touched<'a>> {
-    let map = &image.typed;
-    let mut parts: BTreeMap<(u64, u64, &'a str), Touched<'a>> = BTreeMap::new();
-    for a in map.of_type(name) {
-        let class = frequency_of(freq, a);
-        if !class.is_frequent() {
-            continue;
-        }
-        let Some(member) = map.member(a) else {
-            continue;
-        };
-        let (from, to) = (
-            u64::from(a.offset),
-            u64::from(a.offset) + u64::from(a.size.max(1)),
-        );
-        let t = parts.entry((from, to, member)).or_insert_with(|| Touched {
-            name: member,
-            from,
-            to,
-            writers: Vec::new(),
-            readers: Vec::new(),
-        });
-        let list = match a.kind.writes() {
-            true => &mut t.writers,
-            false => &mut t.readers,
-        };
-        if let Err(i) = list.binary_search_by_key(&a.function, |x| x.0) {
-            list.insert(i, (a.function, class));
-        }
-    }
-    let mut out: Vec<Touched<'a>> = parts.into_values().collect();
-    for t in &mut out {
-        let writers = std::mem::take(&mut t.writers);
-        t.readers
-            .retain(|r| writers.binary_search_by_key(&r.0, |x| x.0).is_err());
-        t.writers = writers;
-    }
-    out
-}
-
-/// How often the function of `a` runs; an access in a `.cold` part is rare whatever
-/// its function.
-fn frequency_of(freq: &Frequencies, a: &TypedAccess) -> Frequency {
-    match a.cold {
-        true => Frequency::Rare(Seldom::Cold),
-        false => freq.get(a.function),
-    }
 }
