@@ -36,14 +36,14 @@ fn body(text: &str) -> String {
 /// fork_path (frequent, and co-writing).
 #[test]
 fn the_frequency_fixtures_one_contended_line_is_hot_f_and_tick_stat() {
-    let want = "contention audit: 1 line where a member frequent code writes meets one other frequent code touches
+    let want = "contention audit: 1 line where a frequently written member meets one other frequent code touches
   global data 1, per-CPU reached from other CPUs 0, struct types 0 (instances line-aligned)
   frequent functions: 0 measured, 1 known hot, 1 called by them; unknown never counts
   ranked by the weaker side's evidence, the stronger's, then the functions that meet
 
-  1. ffffffff82a51100: hot_f 0x0..0x8 written by scheduler_tick() (known hot)
-       beside tick_stat 0x0..0x8 written by tick_helper() (called by scheduler_tick()); 2 pairs, 2
-           functions";
+  1. ffffffff82a51100: hot_f 0x0..0x8 written by scheduler_tick() (known)
+     beside tick_stat 0x0..0x8 written by tick_helper() (called by scheduler_tick()); 2 pairs, 2
+         functions";
     assert_eq!(body(&audit("frequency/new.elf", &[])), want);
     let list = testdata("frequency/hot-list.toml");
     let with_list = body(&audit("frequency/new.elf", &["--hot-list", &list]));
@@ -58,18 +58,18 @@ fn the_typed_fixtures_lines_of_each_kind_are_ranked() {
     let text = audit("typed/typed.elf", &["--hot-list", &list]);
     assert_eq!(
         body(&text),
-        "contention audit: 3 lines where a member frequent code writes meets one other frequent code touches
+        "contention audit: 3 lines where a frequently written member meets one other frequent code touches
   global data 0, per-CPU reached from other CPUs 1, struct types 2 (instances line-aligned)
   frequent functions: 0 measured, 8 known hot, 1 called by them; unknown never counts
   ranked by the weaker side's evidence, the stronger's, then the functions that meet
 
-  1. struct file line 0 (+0x0): f_pos 0x10..0x18 written by fget_pos() (known hot)
-       beside f_dentry 0x8..0x10 read by file_isize() (known hot); 8 pairs, 4 functions
-  2. struct task line 0 (+0x0): prio 0xc..0x10 written by task_set_prio() (known hot)
-       beside pid 0x8..0xc read by rq_curr_pid() (known hot); 2 pairs, 3 functions
-  3. percpu+0x40: runqueues.clock 0x8..0x10 written by rq_enqueue() (known hot)
-       beside runqueues.stat.bytes 0x20..0x28 read from another CPU by rq_load() (known hot); 4
-           pairs, 2 functions"
+  1. struct file line 0: f_pos 0x10..0x18 written by fget_pos() (known)
+     beside f_dentry 0x8..0x10 read by file_isize() (known); 8 pairs, 4 functions
+  2. struct task line 0: prio 0xc..0x10 written by task_set_prio() (known)
+     beside pid 0x8..0xc read by rq_curr_pid() (known); 2 pairs, 3 functions
+  3. percpu+0x40: runqueues.clock 0x8..0x10 written by rq_enqueue() (known)
+     beside runqueues.stat.bytes 0x20..0x28 read from another CPU by rq_load() (known); 4 pairs, 2
+         functions"
     );
     assert!(text.lines().all(|l| l.len() <= 100), "{text}");
 }
@@ -194,11 +194,11 @@ fn struct_restricts_the_audit_to_one_type() {
     };
     assert_eq!(
         entries("file"),
-        ["  1. struct file line 0 (+0x0): f_pos 0x10..0x18 written by fget_pos() (known hot)"]
+        ["  1. struct file line 0: f_pos 0x10..0x18 written by fget_pos() (known)"]
     );
     assert_eq!(
         entries("rq"),
-        ["  1. percpu+0x40: runqueues.clock 0x8..0x10 written by rq_enqueue() (known hot)"]
+        ["  1. percpu+0x40: runqueues.clock 0x8..0x10 written by rq_enqueue() (known)"]
     );
     let path = testdata("typed/typed.elf");
     let (code, _, err) = run(&[

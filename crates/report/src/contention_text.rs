@@ -37,7 +37,7 @@ pub fn write(out: &mut impl Write, h: &Header, a: &Audit, all: bool) -> fmt::Res
     if shown < a.lines.len() {
         out_lines.push(format!(
             "{} more: --all lists them, --format json lists every pair",
-            lines(a.lines.len() - shown)
+            a.lines.len() - shown
         ));
     }
     for l in out_lines {
@@ -63,7 +63,7 @@ fn summary(out: &mut String, a: &Audit) -> fmt::Result {
         .unwrap_or_default();
     writeln!(
         out,
-        "contention audit{only}: {} where a member frequent code writes meets one other \
+        "contention audit{only}: {} where a frequently written member meets one other \
          frequent code touches",
         lines(a.lines.len())
     )?;
@@ -109,10 +109,9 @@ fn entry(rank: usize, l: &ContendedLine) -> Vec<String> {
         LineKind::Global => format!("{:016x}", l.start),
         LineKind::Percpu => format!("percpu+{:#x}", l.start),
         LineKind::Struct => format!(
-            "struct {} line {} (+{:#x})",
+            "struct {} line {}",
             l.type_name.as_deref().unwrap_or("?"),
-            l.index,
-            l.start
+            l.index
         ),
     };
     let more = match l.pairs.len() {
@@ -122,7 +121,7 @@ fn entry(rank: usize, l: &ContendedLine) -> Vec<String> {
     vec![
         format!("{rank:>3}. {place}: {}", side(&p.written)),
         format!(
-            "       beside {}; {more}{} functions",
+            "     beside {}; {more}{} functions",
             side(&p.other),
             l.functions
         ),
@@ -137,7 +136,9 @@ fn side(s: &AuditSide) -> String {
         (true, true) => "written from another CPU",
         (false, true) => "read from another CPU",
     };
+    // Every side is frequent: the text says only why (`known`, `called by f()`).
     let why = s.why.strip_prefix("frequent: ").unwrap_or(&s.why);
+    let why = why.strip_suffix(" hot").unwrap_or(why);
     format!(
         "{} {:#x}..{:#x} {verb} by {}() ({why})",
         short(&s.member),
