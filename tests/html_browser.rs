@@ -873,7 +873,7 @@ fn show_html_without_struct_or_symbol_is_refused() {
     assert!(out.is_empty());
     assert_eq!(
         err,
-        "layout-diff: show --format html draws --struct and --symbol; use --format text or json for the summary, --line and a perf c2c --hot\n"
+        "layout-diff: show --format html draws --struct and --symbol; use --format text or json for the summary, --line, --contention and a perf c2c --hot\n"
     );
 }
 

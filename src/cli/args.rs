@@ -144,14 +144,15 @@ pub fn with_default_command(
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Inspect one build: a summary, or structs, symbols, or one line.
+    /// Inspect one build: a summary, or structs, symbols, one line, or a contention audit.
     #[command(
         after_help = "Formats: text, json, html (html draws --struct and --symbol).\n\n\
 Examples:\n  \
 layout-diff show vmlinux --struct user_struct          # as pahole -C prints it\n  \
 layout-diff show vmlinux --symbol root_user            # lines, neighbours, type laid at its address\n  \
 layout-diff show vmlinux --percpu --line 0x233e0       # everything on one per-CPU line\n  \
-layout-diff show vmlinux --hot perf-type.txt           # sampled members of a perf data-type profile, with their lines",
+layout-diff show vmlinux --hot perf-type.txt           # sampled members of a perf data-type profile, with their lines\n  \
+layout-diff show vmlinux --contention                  # lines frequent code writes while other frequent code touches them",
         mut_arg("format", |a| a.hide_possible_values(true).help("Output format: text, json or html"))
     )]
     Show(ShowArgs),
@@ -525,6 +526,22 @@ pub struct ShowArgs {
     /// who reaches a per-CPU object from another CPU.
     #[arg(long)]
     pub access: bool,
+    /// A static contention audit (perf c2c without running anything): the cache lines
+    /// where a member frequent code writes sits beside a member other frequent code
+    /// reads or writes, for global data, per-CPU data reached from other CPUs and
+    /// struct types, strongest evidence first. With --struct NAME: that type only.
+    /// Reads the typed access map (built on first use and cached).
+    #[arg(long, conflicts_with_all = ["symbols", "line", "access", "annotate"])]
+    pub contention: bool,
+    /// With --contention: every contended line, not only the first screen.
+    #[arg(long, requires = "contention")]
+    pub all: bool,
+    /// Known-hot entries to add to the built-in list or replace in it (TOML:
+    /// `[[object]]`, `[[type]]`, `[[member]]`, `[[function]]`, each with name, reason,
+    /// source): with --contention, the functions it names count as frequent.
+    /// Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub hot_list: Vec<PathBuf>,
     /// Addresses from a symbol list (`System.map`, `/proc/kallsyms`): needed for a raw
     /// BTF file (`vmlinux.btf`); beside an ELF, replaces its symbol table.
     #[arg(long = "symbols", value_name = "SYSTEM.MAP")]

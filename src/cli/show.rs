@@ -7,13 +7,15 @@ use anyhow::{Context, Result};
 
 use super::args::ShowArgs;
 use super::{Output, progress};
+use layout_diff_core::contention;
 use layout_diff_core::evidence::Measured;
+use layout_diff_core::evidence::frequency::Frequencies;
 use layout_diff_core::evidence::gather::{self, Gathered, Read};
 use layout_diff_core::load::{LoadOptions, StructFilter};
 use layout_diff_core::model::Space;
 use layout_diff_core::show::{self, Header};
 use layout_diff_core::{Image, InputFile};
-use layout_diff_report::{Format, hot_text, html, json, show_text, string};
+use layout_diff_report::{Format, contention_text, hot_text, html, json, show_text, string};
 
 /// Characters that make a `--struct` pattern a glob rather than a plain name.
 const GLOB_CHARS: [char; 5] = ['*', '?', '[', '{', '\\'];
@@ -30,7 +32,7 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
     request.check_html()?;
     let options = request.load_options(args);
     let bar = progress(&format!("loading {}", args.file.display()));
-    let file = file.through_cache_for(cache.as_ref(), args.access);
+    let file = file.through_cache_for(cache.as_ref(), args.access || args.contention);
     let image = loaded(args, bar, file.load(&options))?;
     let gathered = gather::gather(evidence, &image, None)?;
     let header = Header::of(&image);
@@ -45,6 +47,10 @@ pub fn show(args: &ShowArgs) -> Result<Output> {
             .filter(|f| f.is_partial())
             .map(|f| f.note()),
     );
+    if args.contention {
+        out.contention(args, &image, &gathered)?;
+        return Ok(out.finish(args, &file, false));
+    }
     if request.summary_only {
         out.summary(&image)?;
         if args.access {
@@ -81,7 +87,7 @@ fn open(args: &ShowArgs) -> Result<(InputFile, Read, Vec<String>)> {
     }
     let evidence = gather::read(gather::Sources {
         hot: args.hot.as_slice(),
-        hot_list: &[],
+        hot_list: &args.hot_list,
         kaslr_offset: args.kaslr_offset,
     })?;
     let mut symbol_args = args.symbols.clone();
@@ -130,6 +136,8 @@ struct Request {
     html: bool,
     /// `--line` is given.
     line: bool,
+    /// `--contention` is given.
+    contention: bool,
 }
 
 impl Request {
@@ -140,6 +148,7 @@ impl Request {
         let structs = show::globs(&args.structs).context("bad --struct pattern")?;
         let symbols = show::globs(&symbol_args).context("bad --symbol pattern")?;
         let summary_only = args.structs.is_empty()
+            && !args.contention
             && symbol_args.is_empty()
             && args.line.is_none()
             && !c2c
@@ -153,14 +162,15 @@ impl Request {
             summary_only,
             html: args.common.format() == Format::Html,
             line: args.line.is_some(),
+            contention: args.contention,
         })
     }
 
     /// Refuses HTML for the views it does not draw.
     fn check_html(&self) -> Result<()> {
-        if self.html && (self.summary_only || self.line || self.c2c) {
+        if self.html && (self.summary_only || self.line || self.c2c || self.contention) {
             anyhow::bail!(
-                "show --format html draws --struct and --symbol; use --format text or json for the summary, --line and a perf c2c --hot"
+                "show --format html draws --struct and --symbol; use --format text or json for the summary, --line, --contention and a perf c2c --hot"
             );
         }
         Ok(())
@@ -168,6 +178,18 @@ impl Request {
 
     /// What to read from the build for the views asked for.
     fn load_options(&self, args: &ShowArgs) -> LoadOptions {
+        if self.contention {
+            // The audit names every object's members (its type and the structs it
+            // embeds) and reads both access maps: the whole build, as a diff reads it.
+            return LoadOptions {
+                line_size: args.common.line_size,
+                rust: args.common.rust(),
+                code: true,
+                typed: true,
+                pahole_text: false,
+                ..LoadOptions::default()
+            };
+        }
         let (summary_only, symbol_args) = (self.summary_only, &self.symbol_args);
         let (c2c, profile) = (self.c2c, &self.profile);
         LoadOptions {
@@ -313,6 +335,34 @@ impl<'h> Sections<'h> {
         }
         self.push("layout-diff-show", "structs", &laid, || {
             string(|o| show_text::write_structs(o, header, &laid, args.annotate))
+        })
+    }
+
+    /// The contention audit (`contention::audit`), restricted to the `--struct` type.
+    fn contention(&mut self, args: &ShowArgs, image: &Image<'_>, g: &Gathered) -> Result<()> {
+        let header = self.header;
+        let name = match args.structs.as_slice() {
+            [] => None,
+            [one] if !one.contains(GLOB_CHARS) => Some(one.as_str()),
+            _ => anyhow::bail!("--contention takes one --struct NAME, a plain name"),
+        };
+        if !image.access.supported || !image.typed.supported {
+            self.missing.push(
+                "--contention needs an x86-64 build with DWARF and code: this one has no access map"
+                    .to_string(),
+            );
+        }
+        if let Some(n) = name
+            && image.typed.type_index(n).is_none()
+            && !image.structs.iter().any(|s| s.name == n)
+        {
+            self.missing.push(format!("no struct matches {n}"));
+        }
+        let freq = Frequencies::of(image, &g.hotness);
+        let audit = contention::audit(image, &freq, name);
+        let all = args.all;
+        self.push("layout-diff-contention", "contention", &audit, || {
+            string(|o| contention_text::write(o, header, &audit, all))
         })
     }
 

@@ -30,6 +30,7 @@ pub use input::InputFile;
 pub use load::{LoadOptions, StructFilter};
 pub use model::Image;
 pub mod check;
+pub mod contention;
 pub mod diff;
 pub mod show;
 pub mod suggest;

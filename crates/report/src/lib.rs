@@ -10,6 +10,7 @@ mod fixtures;
 pub mod access_text;
 pub mod check_markdown;
 pub mod check_text;
+pub mod contention_text;
 pub mod diff_lines;
 pub mod diff_markdown;
 pub mod diff_text;

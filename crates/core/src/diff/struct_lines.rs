@@ -1,51 +1,25 @@
 //! Struct lines judged by who shares them. False sharing inside a struct is a property
 //! of one of its lines: a member that frequent code writes, and beside it a member that
 //! other frequent code reads or writes. For each struct whose layout changed, this
-//! module lays out the members the typed access map sees touched (every instance,
-//! through a pointer of the struct's type), keeps the touches by frequent code
-//! (`evidence::frequency`), and finds those meetings in both builds; a meeting the new
+//! module takes the members the typed access map sees touched by frequent code (every
+//! instance, through a pointer of the struct's type; `contention::structs`) and finds
+//! those meetings in both builds with the rule `show --contention` uses
+//! (`contention::meet`, without its co-written refinement); a meeting the new
 //! build has and the old one did not is what the verdict flags, one that ended is an
-//! improvement. The written member must be one other CPUs write by design (written
-//! atomically, or an atomic's or a lock's word): a struct one CPU owns (on a stack, a
-//! call's arguments, a task's saved registers) is written with plain stores and shares
-//! nothing. An instance is taken as starting a line (the slab caches of hot structs are
+//! improvement. The written member must be written the way storage other CPUs write is
+//! (an atomic, or `spin_unlock()`'s store of the locked byte: a struct one CPU owns is
+//! written with plain stores), and the two functions must not be one path on one CPU.
+//! An instance is taken as starting a line (the slab caches of hot structs are
 //! line-aligned); a member moving to another line is information, not a verdict.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::evidence::frequency::{Frequencies, Frequency, Seldom};
+use crate::contention::meet::{self, Rules, name_of};
+use crate::contention::structs::{Through, type_parts};
+use crate::evidence::frequency::{Frequencies, Frequency};
 use crate::model::Image;
-use crate::model::typed::TypedAccess;
-
-/// One member's bytes and the frequent code that touches it, in one build.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Touched<'a> {
-    name: &'a str,
-    from: u64,
-    to: u64,
-    /// Frequent writers: function index and class, sorted by index.
-    writers: Vec<(u32, Frequency)>,
-    /// Frequent functions that read it and do not write it, sorted by index.
-    readers: Vec<(u32, Frequency)>,
-    /// The frequent writers that write it the way storage other CPUs write is written
-    /// (`shared_write`), sorted by index.
-    sharers: Vec<(u32, Frequency)>,
-}
-
-/// Whether access `a` to member `path` is a write other CPUs contend with by design: an
-/// atomic (a `lock` prefix, `xchg`), or `spin_unlock()`'s one-byte store to a queued
-/// spinlock's `locked` byte. An object one CPU owns (on a stack, a call's arguments, a
-/// task's saved registers, one being built) is written with plain stores, an atomic's
-/// and a lock's initial value included.
-fn shared_write(a: &TypedAccess, path: &str) -> bool {
-    use crate::model::access::AccessKind;
-    a.kind == AccessKind::Atomic
-        || (a.kind == AccessKind::Write
-            && a.size == 1
-            && path.split(" | ").any(|p| p.ends_with("raw_lock.locked")))
-}
 
 /// A member frequent code writes, and another member on its line that other frequent
 /// code touches.
@@ -150,7 +124,7 @@ fn footprint(
     let mut out: BTreeMap<String, std::collections::BTreeSet<u64>> = BTreeMap::new();
     for a in image.typed.of_type(name) {
         let evidence = matches!(
-            frequency_of(freq, a),
+            crate::contention::structs::frequency_of(freq, a),
             Frequency::Frequent(crate::evidence::frequency::Often::Evidence { .. })
         );
         if !evidence {
@@ -188,135 +162,40 @@ fn footprints(
     out
 }
 
-/// The meetings of struct `name` in one build, by (written member, other member).
-fn meetings<'a>(
-    image: &'a Image<'_>,
+/// The meetings of struct `name` in one build, by (written member, other member): the
+/// first line each pair meets on (`contention::meet`, every typed access counted).
+fn meetings(
+    image: &Image<'_>,
     freq: &Frequencies,
     name: &str,
     ls: u64,
-) -> BTreeMap<(&'a str, &'a str), StructMeeting> {
-    let touched = touched(image, freq, name);
-    let mut out = BTreeMap::new();
-    // Only a member other CPUs write by design can bounce the line (`shared_write`).
-    for w in touched.iter().filter(|t| !t.sharers.is_empty()) {
-        for line in w.from / ls..=(w.to.max(w.from + 1) - 1) / ls {
-            let (lo, hi) = (line * ls, (line + 1) * ls);
-            for o in &touched {
-                let apart = o.to <= w.from || o.from >= w.to;
-                if o.name == w.name || !apart || o.to <= lo || o.from >= hi {
-                    continue;
-                }
-                // Other code: not a writer of `w` (a function writing both writes them
-                // together, true sharing).
-                let (f, f_class) = *w
-                    .sharers
-                    .iter()
-                    .max_by_key(|(f, c)| (c.rank(), std::cmp::Reverse(name_of(image, *f))))
-                    .expect("sharers is not empty");
-                let other_code = |t: &&(u32, Frequency)| {
-                    w.writers.binary_search_by_key(&t.0, |x| x.0).is_err()
-                        && !related((f, f_class), **t)
-                };
-                let toucher = o
-                    .writers
-                    .iter()
-                    .filter(other_code)
-                    .map(|t| (t, true))
-                    .chain(o.readers.iter().filter(other_code).map(|t| (t, false)))
-                    .max_by_key(|((f, c), _)| (c.rank(), std::cmp::Reverse(name_of(image, *f))));
-                let Some(((g, g_class), writes)) = toucher else {
-                    continue;
-                };
-                out.entry((w.name, o.name))
-                    .or_insert_with(|| StructMeeting {
-                        line,
-                        written: w.name.to_string(),
-                        written_from: w.from,
-                        written_to: w.to,
-                        writer: name_of(image, f).to_string(),
-                        writer_why: f_class.describe(image),
-                        other: o.name.to_string(),
-                        other_from: o.from,
-                        other_to: o.to,
-                        toucher: name_of(image, *g).to_string(),
-                        toucher_why: g_class.describe(image),
-                        toucher_writes: writes,
-                    });
-            }
-        }
-    }
-    out
-}
-
-/// Whether two functions run as one path on one CPU: one calls the other directly, or
-/// one caller makes both frequent (`copy_process()` calling `mm_init()` and
-/// `dup_mmap()` on the mm it is building). Their accesses follow each other; they do
-/// not contend.
-fn related((f, fc): (u32, Frequency), (g, gc): (u32, Frequency)) -> bool {
-    let via = |c: Frequency| match c {
-        Frequency::Frequent(crate::evidence::frequency::Often::CalledBy { caller }) => Some(caller),
-        _ => None,
+) -> BTreeMap<(String, String), StructMeeting> {
+    let parts = type_parts(image, freq, name, Through::Any);
+    let rules = Rules {
+        line_size: ls,
+        strength: Frequency::rank,
+        remote: false,
+        co_written: false,
+        shared_writes: true,
     };
-    via(fc) == Some(g) || via(gc) == Some(f) || (via(fc).is_some() && via(fc) == via(gc))
-}
-
-fn name_of<'a>(image: &'a Image<'_>, f: u32) -> &'a str {
-    image.symbols.get(f as usize).map_or("?", |s| s.name)
-}
-
-/// The members of struct `name` that frequent code touches, by (offset, size, path),
-/// with their frequent writers and readers.
-fn touched<'a>(image: &'a Image<'_>, freq: &Frequencies, name: &str) -> Vec<Touched<'a>> {
-    let map = &image.typed;
-    let mut parts: BTreeMap<(u64, u64, &'a str), Touched<'a>> = BTreeMap::new();
-    for a in map.of_type(name) {
-        let class = frequency_of(freq, a);
-        if !class.is_frequent() {
-            continue;
-        }
-        let Some(member) = map.member(a) else {
-            continue;
-        };
-        let (from, to) = (
-            u64::from(a.offset),
-            u64::from(a.offset) + u64::from(a.size.max(1)),
-        );
-        let t = parts.entry((from, to, member)).or_insert_with(|| Touched {
-            name: member,
-            from,
-            to,
-            writers: Vec::new(),
-            readers: Vec::new(),
-            sharers: Vec::new(),
-        });
-        if shared_write(a, member)
-            && let Err(i) = t.sharers.binary_search_by_key(&a.function, |x| x.0)
-        {
-            t.sharers.insert(i, (a.function, class));
-        }
-        let list = match a.kind.writes() {
-            true => &mut t.writers,
-            false => &mut t.readers,
-        };
-        if let Err(i) = list.binary_search_by_key(&a.function, |x| x.0) {
-            list.insert(i, (a.function, class));
-        }
-    }
-    let mut out: Vec<Touched<'a>> = parts.into_values().collect();
-    for t in &mut out {
-        let writers = std::mem::take(&mut t.writers);
-        t.readers
-            .retain(|r| writers.binary_search_by_key(&r.0, |x| x.0).is_err());
-        t.writers = writers;
+    let mut out = BTreeMap::new();
+    for m in meet::meetings(image, &parts, &rules) {
+        let (w, o) = (&parts[m.written], &parts[m.other]);
+        out.entry((w.name.to_string(), o.name.to_string()))
+            .or_insert_with(|| StructMeeting {
+                line: m.line,
+                written: w.name.to_string(),
+                written_from: w.from,
+                written_to: w.to,
+                writer: name_of(image, m.writer.function).to_string(),
+                writer_why: m.writer.class.describe(image),
+                other: o.name.to_string(),
+                other_from: o.from,
+                other_to: o.to,
+                toucher: name_of(image, m.toucher.function).to_string(),
+                toucher_why: m.toucher.class.describe(image),
+                toucher_writes: m.toucher_writes,
+            });
     }
     out
-}
-
-/// How often the function of `a` runs; an access in a `.cold` part is rare whatever
-/// its function.
-fn frequency_of(freq: &Frequencies, a: &TypedAccess) -> Frequency {
-    match a.cold {
-        true => Frequency::Rare(Seldom::Cold),
-        false => freq.get(a.function),
-    }
 }
