@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::model::{Binding, Space, Symbol, SymbolKind, is_function_padding};
+use crate::kernel::is_function_padding;
+use crate::model::{Binding, Space, Symbol, SymbolKind};
 
 /// A symbol list read and checked, kept as text: the `Image` borrows its names.
 #[derive(Debug)]

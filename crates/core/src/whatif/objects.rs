@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind as ObjKind};
 
 use super::error::ObjectError;
-use crate::model::{Binding, SymbolKind, is_function_padding};
+use crate::kernel::is_function_padding;
+use crate::model::{Binding, SymbolKind};
 
 /// One symbol of an object file's section.
 #[derive(Debug, Clone)]
