@@ -7,7 +7,7 @@
 use super::classes::{Class, Cold};
 use super::tables::{LockEntry, NoiseEntry, RangeEntry, SectionEntry, TypeEntry, tables};
 use crate::model::access::AccessKind;
-use crate::model::{CType, Image, Symbol};
+use crate::model::{CType, Image, Space, Symbol};
 
 /// What decided an object's class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub struct Region {
 }
 
 /// The ranges of one image: each range entry whose two symbols the build has, in the
-/// table's order.
+/// table's order. They hold global objects only.
 #[derive(Debug, Clone, Default)]
 pub struct Regions {
     ranges: Vec<(u64, u64, &'static RangeEntry)>,
@@ -105,11 +105,11 @@ impl Regions {
         let read_only = section_where(s.section, |c| c == Class::ReadOnly).is_some() || is_const;
         let (class, by) = if let Some(e) = section_where(s.section, Class::is_lifetime) {
             (e.class, Decider::Section(e))
-        } else if let Some(&(_, _, e)) = self
-            .ranges
-            .iter()
-            .find(|(lo, hi, _)| (*lo..*hi).contains(&s.address))
-        {
+        } else if let Some(&(_, _, e)) = self.ranges.iter().find(|(lo, hi, _)| {
+            // A per-CPU variable's template may lie in the init region (x86-64 from
+            // 6.15 links the per-CPU area there), but each CPU's copy lives on.
+            s.space == Space::Global && (*lo..*hi).contains(&s.address)
+        }) {
             (e.class, Decider::Range(e))
         } else if let Some(e) = ty.and_then(|t| of_type(&t.c)) {
             (e.class, Decider::Type(e))

@@ -327,15 +327,34 @@ fn boot_code_sleeping_locks_and_noise() {
     assert!(noise("cfi_x").is_none());
 }
 
-/// A per-CPU symbol and a function are symbols too: the classifier looks at the
-/// section, the range and the type whatever the symbol is.
+/// A function is a symbol too: in an init section, or in the init region, it is boot.
 #[test]
 fn functions_in_init_sections_are_boot() {
     let r = regions();
     let mut f = object(".init.text", 0x1800);
     f.kind = SymbolKind::Function;
     assert_eq!(r.classify(&f, None).class, Class::Boot);
-    let mut v = object(".data..percpu", 0x10);
-    v.space = Space::Percpu;
-    assert_eq!(r.classify(&v, None).class, Class::Written);
+    f.section = ".text";
+    assert_eq!(r.classify(&f, None).class, Class::Boot);
+}
+
+/// A per-CPU variable is never in a range between linker-script symbols: x86-64 links
+/// the per-CPU area inside `__init_begin..__init_end` from 6.15 on (7.3.4: `runqueues`
+/// at 0xffffffff83cf65c0, the region 0xffffffff838ac000..0xffffffff83cfb000), and
+/// each CPU's copy outlives the template. Before, `runqueues` was boot-only there
+/// (`--explain` said `storage: boot-only`) and its neighbours had no written members.
+#[test]
+fn per_cpu_variables_are_never_in_a_linker_script_range() {
+    let mut image = Image::test_empty();
+    image.boundaries = vec![
+        ("__init_begin", 0xffffffff838ac000),
+        ("__init_end", 0xffffffff83cfb000),
+    ];
+    let r = Regions::of(&image);
+    let mut rq = object(".data..percpu", 0xffffffff83cf65c0);
+    rq.space = Space::Percpu;
+    let st = r.classify(&rq, Some(&ty("struct rq", false)));
+    assert_eq!((st.class, st.lifetime()), (Class::Written, None));
+    rq.space = Space::Global;
+    assert_eq!(r.classify(&rq, None).lifetime(), Some("boot-only"));
 }
