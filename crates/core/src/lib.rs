@@ -17,6 +17,7 @@ pub mod error;
 pub mod evidence;
 pub mod history;
 pub mod input;
+pub mod kernel;
 pub mod layout;
 pub mod link;
 pub mod load;

@@ -218,7 +218,7 @@ pub fn accesses(
                     count: 1,
                     insn: a.insn,
                     source: source.and_then(|find| find(a.insn)),
-                    boot: crate::model::access::boot_code(f.section),
+                    boot: crate::kernel::is_boot_code(f.section),
                 },
             )),
         }

@@ -10,14 +10,12 @@ pub mod lines;
 mod names;
 pub mod pairing;
 mod placement;
-mod quiet;
 mod runs;
 mod same;
 mod sharing;
 mod struct_lines;
 mod structs;
 pub mod verdict;
-mod written;
 
 use globset::GlobSet;
 use rayon::prelude::*;
@@ -293,7 +291,16 @@ pub fn diff<'a>(old: &'a Image<'_>, new: &'a Image<'_>, options: &DiffOptions<'a
     let summary = summary(&structs, structs_added_removed, &pairing, &runs, rows);
     let flagged = flagged(&summary);
     let failing = tallied.failing + structs.iter().filter(|s| fails(s.severity)).count();
-    let quiet_regions = quiet::Quiet::new(new).describe();
+    let quiet_regions = crate::kernel::Regions::of(new)
+        .describe()
+        .into_iter()
+        .map(|r| QuietRegion {
+            what: r.class.label(),
+            from: r.from,
+            start: r.start,
+            end: r.end,
+        })
+        .collect();
     Report {
         old: Header::of(old),
         new: Header::of(new),

@@ -8,14 +8,13 @@ use super::changes::{
 };
 use super::hot::{HotTypes, StructNames};
 use super::pairing::{Paired, Pairing};
-use super::quiet::{BOOT_ONLY, Quiet};
 use super::same::SameTypes;
 use super::sharing;
 use super::structs::leaves;
 use super::verdict::{self, ObjectFacts};
-use super::written::writable;
 use crate::evidence::frequency::Frequencies;
 use crate::evidence::{Declared, Evidence, Hotness};
+use crate::kernel::{Class, Regions};
 use crate::layout::{Placement, SpaceIndex, place};
 use crate::model::{
     Image, Space, StructId, StructLayout, Symbol, SymbolKind, SymbolVariables, Variable,
@@ -29,10 +28,10 @@ pub struct Indexes<'a, 'd> {
     /// Each build's variables by address.
     pub old_vars: SymbolVariables<'a, 'd>,
     pub new_vars: SymbolVariables<'a, 'd>,
-    /// Boot-only and read-mostly storage of the new build.
-    pub quiet: Quiet,
+    /// The kernel's storage ranges in the new build (boot-only, read-mostly, ...).
+    pub regions: Regions,
     /// The same of the old build.
-    pub old_quiet: Quiet,
+    pub old_regions: Regions,
     /// Each build's structs by name (the first of each name).
     pub old_names: StructNames<'d>,
     pub new_names: StructNames<'d>,
@@ -65,8 +64,8 @@ impl<'a, 'd> Indexes<'a, 'd> {
             new_index,
             old_vars,
             new_vars,
-            quiet: Quiet::new(new),
-            old_quiet: Quiet::new(old),
+            regions: Regions::of(new),
+            old_regions: Regions::of(old),
             old_names,
             new_names,
             old_freq,
@@ -76,7 +75,7 @@ impl<'a, 'd> Indexes<'a, 'd> {
 
     /// `Indexes::new(old, new)`, OLD's indexes found beforehand (`judge::OldSide`).
     pub fn with_old(old: OldIndexes<'a, 'd>, new: &'a Image<'d>, hotness: &Hotness) -> Self {
-        let (old_index, old_vars, old_names, old_quiet, old_freq) = old;
+        let (old_index, old_vars, old_names, old_regions, old_freq) = old;
         Indexes {
             old_freq,
             new_freq: Frequencies::of(new, hotness),
@@ -87,21 +86,21 @@ impl<'a, 'd> Indexes<'a, 'd> {
             ],
             old_vars,
             new_vars: new.variables_of_symbols(),
-            quiet: Quiet::new(new),
-            old_quiet,
+            regions: Regions::of(new),
+            old_regions,
             old_names,
             new_names: super::hot::struct_names(new),
         }
     }
 }
 
-/// One build's part of `Indexes`: its line indexes, variables, structs by name, quiet
+/// One build's part of `Indexes`: its line indexes, variables, structs by name, storage
 /// ranges and its functions' frequencies.
 pub type OldIndexes<'a, 'd> = (
     [SpaceIndex<'a, 'd>; 2],
     SymbolVariables<'a, 'd>,
     StructNames<'d>,
-    Quiet,
+    Regions,
     Frequencies,
 );
 
@@ -114,7 +113,7 @@ pub fn old_indexes<'a, 'd>(image: &'a Image<'d>, hotness: &Hotness) -> OldIndexe
         ],
         image.variables_of_symbols(),
         super::hot::struct_names(image),
-        Quiet::new(image),
+        Regions::of(image),
         Frequencies::of(image, hotness),
     )
 }
@@ -138,7 +137,7 @@ impl<'a, 'd> Sides<'_, 'a, 'd> {
                 image: self.old,
                 index: &self.ix.old_index,
                 vars: &self.ix.old_vars,
-                quiet: &self.ix.old_quiet,
+                regions: &self.ix.old_regions,
                 pairing: self.pairing,
                 which: Side::Old,
                 code: self.old.access.supported,
@@ -149,7 +148,7 @@ impl<'a, 'd> Sides<'_, 'a, 'd> {
                 image: self.new,
                 index: &self.ix.new_index,
                 vars: &self.ix.new_vars,
-                quiet: &self.ix.quiet,
+                regions: &self.ix.regions,
                 pairing: self.pairing,
                 which: Side::New,
                 code: self.new.access.supported,
@@ -302,11 +301,11 @@ struct Typed<'v, 'd> {
     var_old: Option<&'v Variable<'d>>,
     var_new: Option<&'v Variable<'d>>,
     type_name: Option<&'v str>,
-    /// The quiet storage it is in (boot-only, ...), if any.
+    /// The lifetime of its storage (boot-only, ...), if it has one.
     quiet: Option<&'static str>,
-    /// Its storage can be written.
+    /// Its bytes are not read-only (`kernel::Storage::read_only`).
     writable: bool,
-    /// It can be written and is not quiet.
+    /// Its storage is written at run time (`kernel::Storage::at_run_time`).
     is_writable: bool,
     /// How many of its type's members are write-hot (when it is writable).
     hot_members: usize,
@@ -322,9 +321,10 @@ impl<'v, 'd> Typed<'v, 'd> {
         let var_old = sides.ix.old_vars.of(o);
         let type_name = var_new.or(var_old).map(|v| v.type_name());
         let ty = var_new.or(var_old).map(|v| &*v.ctype);
-        let quiet = sides.ix.quiet.of(n, type_name);
-        let writable = writable(n, ty);
-        let is_writable = writable && quiet.is_none();
+        let storage = sides.ix.regions.classify(n, ty);
+        let quiet = storage.lifetime();
+        let writable = !storage.read_only;
+        let is_writable = storage.at_run_time();
         let hot_members = match var_new {
             Some(v) if is_writable => hot.hot_members(&v.ctype, v.layout),
             _ => 0,
@@ -467,7 +467,7 @@ fn object_facts(c: &PlacementChange<'_>, old: &Placement, new: &Placement) -> Ob
     ObjectFacts {
         hot: evidence.map(|e| e.strength()).max(line_hot),
         cold: c.cold.is_some(),
-        boot_only: c.quiet == Some(BOOT_ONLY),
+        boot_only: c.quiet == Some(Class::Boot.label()),
         gained_neighbour: c.sharing_grew,
         meets_written: sharing.and_then(|sh| sh.same_line()),
         meets_adjacent: sharing.is_some_and(|sh| sh.adjacent()),

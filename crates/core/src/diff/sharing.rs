@@ -17,11 +17,10 @@ use super::lines::{
     Tie, Written,
 };
 use super::names::SymbolName;
-use super::quiet::Quiet;
 use super::structs::leaves;
-use super::written::{sleeping_lock, writable};
 use crate::evidence::frequency::{Frequencies, Frequency, Seldom};
 use crate::evidence::{Evidence, Hotness, Strength};
+use crate::kernel::{Class, Regions};
 use crate::layout::SpaceIndex;
 use crate::model::access::AccessKind;
 use crate::model::{
@@ -34,7 +33,8 @@ pub struct Side<'s, 'a, 'd> {
     /// Data symbols by place: `[global, per-CPU]`.
     pub index: &'s [SpaceIndex<'a, 'd>; 2],
     pub vars: &'s SymbolVariables<'a, 'd>,
-    pub quiet: &'s Quiet,
+    /// Its storage ranges, for the kernel's classifier of storage.
+    pub regions: &'s Regions,
     /// The pairing of the two builds, and which of them this is: the
     /// same object has one key in both.
     pub pairing: &'s super::pairing::Pairing<'a, 'd>,
@@ -697,15 +697,17 @@ struct CodeWrite<'a, 'd> {
     freq: Frequency,
 }
 
-/// The code's writes to object `s` by functions outside boot-only code, by function
-/// name and how (in the access map's order where those are equal), each with its
-/// function's evidence of hotness and frequency; and whether any code references the
-/// object at all. `None` when the build has no code evidence. The writes of once-only
-/// storage (`frequency::written_once`) are rare, whoever makes them.
+/// The code's writes to object `s` (of type `ty`, when known) by functions outside
+/// boot-only code, by function name and how (in the access map's order where those are
+/// equal), each with its function's evidence of hotness and frequency; and whether any
+/// code references the object at all. `None` when the build has no code evidence. The
+/// writes of once-only storage (`kernel::Class::Once`, by its section or by the
+/// code's shape) are rare, whoever makes them.
 fn code_writes<'a, 'd>(
     hotness: &'a Hotness,
     side: &Side<'_, 'a, 'd>,
     s: &Symbol<'d>,
+    ty: Option<&CType>,
 ) -> Option<(bool, Vec<CodeWrite<'a, 'd>>)> {
     let image = side.image;
     if !side.code || !image.access.supported {
@@ -713,13 +715,13 @@ fn code_writes<'a, 'd>(
     }
     let i = u32::try_from(image.index_of(s)?).ok()?;
     let refs = image.access.of_object(i);
-    let once = crate::evidence::frequency::written_once(image, i);
+    let once = side.regions.classify_written(image, i, s, ty).class == Class::Once;
     let mut writes: Vec<CodeWrite<'a, 'd>> = refs
         .iter()
         .filter(|a| a.kind.writes())
         .filter_map(|a| {
             let f = image.symbols.get(a.function as usize)?;
-            let boot = crate::model::access::boot_code(f.section);
+            let boot = crate::kernel::is_boot_code(f.section);
             let by_address = matches!(a.kind, AccessKind::Address { .. });
             // An indexed operand runs through an array's elements: the member written
             // is not known, so the object from that offset on counts as written.
@@ -829,7 +831,7 @@ fn own_members<'a, 'd>(
 ) -> (Vec<(Part<'a>, LineMember<'a>)>, &'static str) {
     let parts = typed_parts(judge, side, s, var);
     let reach = address_reaches(&parts);
-    let writes = code_writes(judge.hotness, side, s)
+    let writes = code_writes(judge.hotness, side, s, var.map(|v| &*v.ctype))
         .map(|w| w.1)
         .unwrap_or_default();
     let mut named = false;
@@ -894,13 +896,13 @@ fn written_members<'a, 'd>(
 ) -> Vec<LineMember<'a>> {
     let image = side.image;
     let type_name = var.map(|v| v.type_name());
-    if !writable(t, var.map(|v| &*v.ctype))
-        || side.quiet.of(t, type_name).is_some()
+    let ty = var.map(|v| &*v.ctype);
+    if !side.regions.classify(t, ty).at_run_time()
         || crate::evidence::cold::of(t.name, t.section, type_name).is_some()
     {
         return Vec::new();
     }
-    let code = code_writes(judge.hotness, side, t);
+    let code = code_writes(judge.hotness, side, t, ty);
     let own = judge
         .hotness
         .object(t.name, var.and_then(|v| image.struct_name(v)))
@@ -937,7 +939,9 @@ fn written_members<'a, 'd>(
             })
         } else if whole {
             own.map(|evidence| Written::Evidence { evidence })
-        } else if !p.write_type || sleeping_lock(p.ty.map_or("", |ty| &*ty.c)) {
+        } else if !p.write_type
+            || crate::kernel::sleeping_lock(p.ty.map_or("", |ty| &*ty.c)).is_some()
+        {
             None
         } else if let Some(evidence) = own {
             Some(Written::Evidence { evidence })
@@ -1028,7 +1032,7 @@ mod tests {
             image: &image,
             index: &ix.new_index,
             vars: &ix.new_vars,
-            quiet: &ix.quiet,
+            regions: &ix.regions,
             pairing: &pairing,
             which: super::super::changes::Side::New,
             code: image.access.supported,

@@ -5,60 +5,24 @@
 //! METADATA`, `DEVICE_ATTR`, `DEFINE_RATELIMIT_STATE`, `module_param`, `WARN_ONCE`).
 //! Cold never outweighs evidence of hotness; it only keeps type guesses quiet. The
 //! types, sections and names are entries of `conventions.toml`, each with its reason
-//! and source.
+//! and source; tracepoints and once flags are storage classes of the kernel's own
+//! tables (`kernel/storage.toml`), whose entries name their cold kind too.
 
-use serde::{Deserialize, Serialize};
-
-/// Why storage is cold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Cold {
-    /// Trace events, tracepoints, their formats and static calls: written when
-    /// tracing is switched on (`include/trace/trace_events.h`, `tracepoint.h`).
-    Tracing,
-    /// Dynamic debug descriptors (`include/linux/dynamic_debug.h`).
-    DynamicDebug,
-    /// sysfs and kobject attributes (`DEVICE_ATTR`, `__ATTR`, attribute groups).
-    SysfsAttribute,
-    /// Rate limiters of log messages (`DEFINE_RATELIMIT_STATE`, `printk_ratelimited`).
-    RateLimiter,
-    /// ID allocators (`DEFINE_IDA`, `DEFINE_IDR`): used when something registers.
-    IdAllocator,
-    /// Module parameters (`module_param`): written by sysfs or the command line.
-    ModuleParam,
-    /// Drivers, buses, classes and operation tables: written when they register.
-    Registration,
-    /// `WARN_ONCE` and `printk_once` flags (`.data.once`).
-    OnceFlag,
-    /// Lockdep keys and other zero-work markers.
-    LockdepKey,
-}
-
-impl Cold {
-    /// Its name as reports print it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Cold::Tracing => "tracing metadata",
-            Cold::DynamicDebug => "dynamic debug",
-            Cold::SysfsAttribute => "sysfs attributes",
-            Cold::RateLimiter => "rate limiters",
-            Cold::IdAllocator => "id allocators",
-            Cold::ModuleParam => "module parameters",
-            Cold::Registration => "driver and ops registration",
-            Cold::OnceFlag => "once flags",
-            Cold::LockdepKey => "lockdep keys",
-        }
-    }
-}
+pub use crate::kernel::Cold;
 
 /// Why an object named `name` (bare symbol name, clone suffixes included) in
 /// `section`, of type `type_name` (C spelling), is cold, if it is.
 pub fn of(name: &str, section: &str, type_name: Option<&str>) -> Option<Cold> {
     let conventions = super::conventions::conventions();
-    if let Some(c) = conventions.cold_section(section) {
+    if let Some(c) = conventions
+        .cold_section(section)
+        .or_else(|| crate::kernel::section(section).and_then(|e| e.cold))
+    {
         return Some(c);
     }
-    if let Some(c) = type_name.and_then(by_type) {
+    if let Some(c) = type_name
+        .and_then(|t| by_type(t).or_else(|| crate::kernel::of_type(t).and_then(|e| e.cold)))
+    {
         return Some(c);
     }
     // A function-local static is `name.N`; the macro's name is before the dot.

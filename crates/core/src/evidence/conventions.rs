@@ -1,12 +1,12 @@
 //! The kernel's conventions of hot and cold storage, as data: `conventions.toml`
-//! lists the types whose storage many CPUs write, the sleeping locks, the per-CPU hot
-//! area and the cold types, sections and names, each entry with its reason and its
-//! source, as `known-hot.toml` does for named objects. This file reads the table once
+//! lists the types whose storage many CPUs write, the per-CPU hot area and the cold
+//! types, sections and names, each entry with its reason and its source, as
+//! `known-hot.toml` does for named objects (how storage is written, sleeping locks
+//! among it, is the `kernel` module's). This file reads the table once
 //! and answers the questions the diff and `suggest` ask of it.
 //!
-//! Type spellings are matched whole, never by a part: a hot type or a sleeping lock by
-//! its C spelling (qualifiers and array dimensions left out for hot types, `volatile`
-//! for locks), exactly or by a glob (`globset`'s syntax, `*` any run of characters);
+//! Type spellings are matched whole, never by a part: a hot type by its C spelling
+//! (qualifiers and array dimensions left out), exactly or by a glob (`globset`'s syntax, `*` any run of characters);
 //! cold types by their struct's name exactly or by its ending; cold names by their
 //! beginning.
 
@@ -55,7 +55,6 @@ pub struct Entry {
 #[serde(deny_unknown_fields)]
 struct Tables {
     hot_type: Vec<Entry>,
-    sleeping_lock: Vec<Entry>,
     percpu_hot: Vec<Entry>,
     cold_type: Vec<Entry>,
     cold_type_suffix: Vec<Entry>,
@@ -159,7 +158,6 @@ impl Conventions {
         let t = &self.tables;
         [
             ("hot_type", &t.hot_type),
-            ("sleeping_lock", &t.sleeping_lock),
             ("percpu_hot", &t.percpu_hot),
             ("cold_type", &t.cold_type),
             ("cold_type_suffix", &t.cold_type_suffix),
@@ -178,15 +176,6 @@ impl Conventions {
     pub fn is_hot_type(&self, c: &str) -> bool {
         let bare = bare_type(c);
         self.hot_exact.contains(bare) || self.hot_globs.is_match(bare)
-    }
-
-    /// Whether the type spelled `c` (`volatile` left out) is a sleeping lock.
-    pub fn is_sleeping_lock(&self, c: &str) -> bool {
-        let c = crate::model::trim_leading(c, "volatile ");
-        self.tables
-            .sleeping_lock
-            .iter()
-            .any(|e| e.name.as_deref() == Some(c))
     }
 
     /// Whether the object named `name` is the per-CPU hot area by its name.

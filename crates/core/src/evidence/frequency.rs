@@ -16,7 +16,7 @@
 //!
 //! Once-only storage (a static flag that a store guarded by a test of itself sets,
 //! `static bool done`, `DO_ONCE`, `WARN_ONCE`) is a property of the object, not of the
-//! function: [`written_once`].
+//! function: the storage class `once` of the `kernel` module's classifier.
 
 use std::sync::LazyLock;
 
@@ -24,7 +24,6 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use super::{Hotness, Strength};
-use crate::model::access::AccessKind;
 use crate::model::{Image, Symbol, SymbolKind};
 
 /// Why a function runs often.
@@ -63,7 +62,8 @@ pub enum Seldom {
     },
     /// Only rare functions call it directly, and its address is never taken.
     RareCallers,
-    /// The storage is once-only (`written_once`): whoever writes it, writes it once.
+    /// The storage is once-only (`kernel::Class::Once`): whoever writes it, writes it
+    /// once.
     Once,
 }
 
@@ -280,7 +280,7 @@ fn seed(s: &Symbol<'_>, hotness: &Hotness, table: &RareTable) -> Frequency {
             strength: e.strength(),
         });
     }
-    if crate::model::access::boot_code(s.section) {
+    if crate::kernel::is_boot_code(s.section) {
         return Frequency::Rare(Seldom::Boot);
     }
     if s.name.contains(".cold") {
@@ -336,32 +336,6 @@ fn rare_callers(image: &Image<'_>, classes: &mut [Frequency]) {
             break;
         }
     }
-}
-
-/// Whether object `object` (an index into `Image::symbols`) is once-only storage: a
-/// static local flag (a name with the compiler's `.N` suffix) of at most 8 bytes that
-/// the code writes only by plain stores, each in a function that also reads it (the
-/// test that guards the store: `if (!done) { done = true; ... }`).
-pub fn written_once(image: &Image<'_>, object: u32) -> bool {
-    let Some(s) = image.symbols.get(object as usize) else {
-        return false;
-    };
-    let local_static = s
-        .name
-        .rsplit_once('.')
-        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    if !local_static || s.size == 0 || s.size > 8 || !image.access.supported {
-        return false;
-    }
-    let refs = image.access.of_object(object);
-    let mut writes = refs.iter().filter(|a| a.kind.writes()).peekable();
-    writes.peek().is_some()
-        && writes.all(|w| {
-            w.kind == AccessKind::Write
-                && refs
-                    .iter()
-                    .any(|r| r.function == w.function && r.kind == AccessKind::Read)
-        })
 }
 
 #[cfg(test)]

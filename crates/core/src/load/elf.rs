@@ -14,7 +14,8 @@ use object::{
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
-use crate::model::{Binding, Section, Space, Symbol, SymbolKind, is_function_padding};
+use crate::kernel::is_function_padding;
+use crate::model::{Binding, Section, Space, Symbol, SymbolKind};
 
 /// Name of the output section that holds per-CPU variables.
 pub const PERCPU_SECTION: &str = ".data..percpu";
@@ -374,13 +375,11 @@ fn string_at<'d, H: FileHeader>(file: &ElfFile<'d, H>, address: u64) -> Option<&
     std::str::from_utf8(&rest[..end]).ok()
 }
 
-/// True for names that are never layout-relevant symbols: local labels and the
-/// padding symbols placed before functions.
+/// True for names that are never layout-relevant symbols: no name, or a noise prefix
+/// of the kernel's tables (local labels, the padding and type hashes placed before
+/// functions).
 fn is_noise(name: &str) -> bool {
-    name.is_empty()
-        || name.starts_with(".L")
-        || is_function_padding(name)
-        || name.starts_with("__cfi_")
+    name.is_empty() || crate::kernel::noise(name).is_some()
 }
 
 /// Where x86's `__read_mostly` data starts. `arch/x86/kernel/vmlinux.lds.S` ends `.data`

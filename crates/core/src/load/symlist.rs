@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::model::{Binding, Space, Symbol, SymbolKind, is_function_padding};
+use crate::model::{Binding, Space, Symbol, SymbolKind};
 
 /// A symbol list read and checked, kept as text: the `Image` borrows its names.
 #[derive(Debug)]
@@ -91,7 +91,9 @@ pub(crate) fn parse<'d>(path: &Path, text: &'d str) -> Result<Vec<Symbol<'d>>> {
         if letter.eq_ignore_ascii_case(&'a') && !in_percpu {
             continue;
         }
-        if is_function_padding(name) || name.starts_with(".L") || name.starts_with("__per_cpu_") {
+        // The noise the ELF reader leaves out too, and the per-CPU area's linker marks
+        // (`__per_cpu_start`, absolute in kallsyms).
+        if crate::kernel::noise(name).is_some() || name.starts_with("__per_cpu_") {
             continue;
         }
         let next = raw[i + 1..]
@@ -174,6 +176,30 @@ mod tests {
         );
         assert_eq!(syms[1].binding, Binding::Local);
         assert_eq!(syms[1].kind, SymbolKind::Function);
+    }
+
+    /// A symbol list leaves out the names the ELF reader leaves out, by the kernel's
+    /// noise table: local labels, `__pfx_` padding and, since the table, the kCFI
+    /// `__cfi_` hashes, which were functions of their own (`("__cfi_helper",
+    /// 0xffffffff81000000, 0x10)` first here) where the ELF reader had none.
+    #[test]
+    fn a_symbol_list_leaves_out_the_noise_the_elf_reader_does() {
+        let text = "ffffffff81000000 t __cfi_helper\n\
+                    ffffffff81000010 t helper\n\
+                    ffffffff81000030 t __pfx_next\n\
+                    ffffffff81000040 t next\n\
+                    ffffffff81000048 t .Ltmp3\n\
+                    ffffffff81000050 T _etext\n";
+        let syms = parse(Path::new("kallsyms"), text).unwrap();
+        let names: Vec<_> = syms.iter().map(|s| (s.name, s.place, s.size)).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("helper", 0xffffffff81000010, 0x20),
+                ("next", 0xffffffff81000040, 0x8),
+                ("_etext", 0xffffffff81000050, 0),
+            ]
+        );
     }
 
     #[test]

@@ -119,12 +119,6 @@ impl AccessKind {
     }
 }
 
-/// Whether a function in `section` is boot-only code (`.init.*`, `.exit.*`), whose
-/// references say nothing of run time.
-pub fn boot_code(section: &str) -> bool {
-    section.starts_with(".init") || section.starts_with(".exit")
-}
-
 impl AccessMap {
     /// The order of `refs`: by object, then offset, function and instruction.
     pub fn ref_key(a: &Access) -> (u32, u64, u32, u64, AccessKind, Form) {

@@ -17,9 +17,7 @@ pub use code::CodeSection;
 pub(crate) use ctype::trim_leading;
 pub use ctype::{CType, Declaration, TypeKind, TypeRef};
 pub use header::Header;
-pub use symbols::{
-    Binding, Section, Space, Symbol, SymbolKind, is_function_padding, rust_name, rust_prefixed,
-};
+pub use symbols::{Binding, Section, Space, Symbol, SymbolKind, rust_name, rust_prefixed};
 pub use types::{
     AggregateKind, BitHole, Hole, Member, StructId, StructLayout, TypeGaps, Variable, saturate_u32,
 };

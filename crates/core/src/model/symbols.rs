@@ -198,14 +198,6 @@ pub fn rust_prefixed(name: &str) -> bool {
     name.starts_with("_R") || name.starts_with("_ZN")
 }
 
-/// Whether `name` is the padding placed before a function (`__pfx_<fn>`: x86 from Linux
-/// 6.2, call padding), never an object or a function of its own. Every symbol reader
-/// leaves these out by this one test; the ELF reader keeps their size
-/// (`Image::function_prefix`).
-pub fn is_function_padding(name: &str) -> bool {
-    name.starts_with("__pfx_")
-}
-
 #[cfg(test)]
 impl Symbol<'static> {
     /// A global `.data` object at `place` (tests of placement and causes).
@@ -230,14 +222,6 @@ impl Symbol<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn function_padding_is_the_pfx_prefix() {
-        assert!(is_function_padding("__pfx_schedule"));
-        assert!(!is_function_padding("schedule"));
-        assert!(!is_function_padding("__cfi_schedule"));
-        assert!(!is_function_padding("pfx_schedule"));
-    }
 
     /// Every name tried, in order, when none matches.
     fn tried(s: &Symbol<'_>) -> Vec<String> {

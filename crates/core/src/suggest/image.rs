@@ -407,23 +407,23 @@ fn snippet(rules: &Rules, o: &Outcome) -> String {
     s
 }
 
-/// Rules made from measured evidence: each measured-hot object that can be written
-/// and shares a line with other written objects must not share its lines with them.
+/// Rules made from measured evidence: each measured-hot object that is written at run
+/// time and shares a line with other such objects must not share its lines with them.
+/// "Written at run time" is the kernel's classifier's (`kernel::Regions::classify`), as
+/// the diff's: not boot-only, read-only after init, read-mostly (static keys and
+/// tracepoints among it) or read-only, and not cold by convention.
 pub fn hot_rules(image: &Image<'_>, hotness: &Hotness) -> Rules {
     let ls = image.line_size;
     // Zero-byte symbols are never tenants (`SpaceIndex::tenants`).
     let global = SpaceIndex::tenants(&image.symbols, Space::Global);
     let percpu = SpaceIndex::tenants(&image.symbols, Space::Percpu);
     let vars = image.variables_of_symbols();
+    let regions = crate::kernel::Regions::of(image);
     let written = |s: &Symbol<'_>| {
         let v = vars.of(s);
         s.kind == SymbolKind::Object
             && s.size > 0
-            && !s.section.starts_with(".rodata")
-            && !s.section.starts_with(".init")
-            && !s.section.contains("ro_after_init")
-            && !image.in_read_mostly(s)
-            && !v.is_some_and(|v| v.ctype.is_const)
+            && regions.classify(s, v.map(|v| &*v.ctype)).at_run_time()
             && crate::evidence::cold::of(s.name, s.section, v.map(|v| v.type_name())).is_none()
     };
     let mut out = Rules::default();
@@ -471,4 +471,76 @@ pub fn hot_rules(image: &Image<'_>, hotness: &Hotness) -> Rules {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::evidence::Measured;
+    use crate::model::{CType, Variable};
+
+    /// A variable of type `c` for the symbol `s`.
+    fn variable(s: &Symbol<'static>, c: &str) -> Variable<'static> {
+        Variable {
+            name: s.name,
+            address: s.address,
+            ctype: Arc::new(CType {
+                c: c.into(),
+                ..CType::default()
+            })
+            .into(),
+            size: Some(s.size),
+            layout: None,
+            is_array: false,
+            alignment: None,
+            decl_file: None,
+            decl_line: None,
+            declared: None,
+        }
+    }
+
+    /// A measured-hot counter shares its line with another counter, a static key, an
+    /// object in the init region and a `.rodata` one: only the counter is written at
+    /// run time, so the rule keeps the hot object off it alone. Before the kernel's
+    /// classifier, `suggest` spelled "written" its own way and the rule was
+    /// `not_with = ["hot_key", "init_table", "nr_other"]`: the static key (`struct
+    /// static_key_false`, read-mostly by its type to the diff) and the object in
+    /// `__init_begin..__init_end` whose section is not `.init.*` counted as written.
+    #[test]
+    fn hot_rules_count_only_storage_written_at_run_time() {
+        let mut image = Image::test_empty();
+        let hot = Symbol::test_object("nr_hot", 0x1000, 8);
+        let other = Symbol::test_object("nr_other", 0x1008, 8);
+        let key = Symbol::test_object("hot_key", 0x1010, 16);
+        let init = Symbol::test_object("init_table", 0x1020, 8);
+        let after_init = Symbol {
+            section: ".rodata",
+            ..Symbol::test_object("ro_after", 0x1030, 8)
+        };
+        image.variables = vec![
+            variable(&hot, "long"),
+            variable(&other, "long"),
+            variable(&key, "struct static_key_false"),
+            variable(&init, "long"),
+            variable(&after_init, "long"),
+        ];
+        image.symbols = vec![hot, other, key, init, after_init];
+        image.boundaries = vec![("__init_begin", 0x1020), ("__init_end", 0x1028)];
+        let mut hotness = Hotness::builtin();
+        let mut measured = Measured::default();
+        measured.add_object("nr_hot", "a --hot list", String::new());
+        hotness.measured = measured;
+        let rules = hot_rules(&image, &hotness);
+        let made: Vec<(&str, Vec<&str>)> = rules
+            .symbols
+            .iter()
+            .map(|r| {
+                let with = r.rule.not_with.iter().map(String::as_str).collect();
+                (r.pattern.as_str(), with)
+            })
+            .collect();
+        assert_eq!(made, vec![("nr_hot", vec!["nr_other"])]);
+    }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind as ObjKind};
 
 use super::error::ObjectError;
-use crate::model::{Binding, SymbolKind, is_function_padding};
+use crate::model::{Binding, SymbolKind};
 
 /// One symbol of an object file's section.
 #[derive(Debug, Clone)]
@@ -109,7 +109,8 @@ impl ObjectFile {
 }
 
 /// The allocated sections of `file` that hold symbols, each with its functions and
-/// objects (not the `__pfx_` padding) in offset order, larger first.
+/// objects (not the kernel's noise: `__pfx_` padding, `__cfi_` hashes, local labels)
+/// in offset order, larger first.
 fn sections_of(file: &object::File<'_>) -> Vec<ObjSection> {
     let mut sections: Vec<ObjSection> = Vec::new();
     let mut index_of = std::collections::HashMap::new();
@@ -146,7 +147,7 @@ fn sections_of(file: &object::File<'_>) -> Vec<ObjSection> {
             continue;
         };
         let Ok(name) = sym.name() else { continue };
-        if name.is_empty() || is_function_padding(name) {
+        if name.is_empty() || crate::kernel::noise(name).is_some() {
             continue;
         }
         sections[at].symbols.push(ObjSymbol {
