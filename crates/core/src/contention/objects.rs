@@ -12,7 +12,8 @@ use rustc_hash::FxHashMap;
 
 use super::meet::{Part, Touch};
 use super::structs::frequency_of;
-use crate::evidence::frequency::{Frequencies, written_once};
+use crate::evidence::frequency::Frequencies;
+use crate::kernel::written_once;
 use crate::model::access::AccessKind;
 use crate::model::typed::NONE;
 use crate::model::{Image, Space, Symbol, SymbolKind};
