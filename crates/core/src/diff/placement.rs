@@ -464,6 +464,12 @@ fn written_neighbours<'a>(sharing: Option<&super::lines::LineSharing<'a>>) -> Ve
 fn object_facts(c: &PlacementChange<'_>, old: &Placement, new: &Placement) -> ObjectFacts {
     let (evidence, sharing) = (c.evidence, c.sharing.as_ref());
     let line_hot = sharing.and_then(|sh| sh.strength());
+    // x86's per-CPU hot area packs what the local CPU touches on every entry into as
+    // few lines as it can, by design: each CPU's copy is its own, so a neighbour there
+    // is no sharing (no other CPU reaches it; 7.x splits pcpu_hot into such objects).
+    let hot_area = c.space == crate::model::Space::Percpu
+        && matches!(evidence, Some(Evidence::Declared(Declared::PercpuHotArea)));
+    let sharing = sharing.filter(|_| !hot_area);
     ObjectFacts {
         hot: evidence.map(|e| e.strength()).max(line_hot),
         cold: c.cold.is_some(),
