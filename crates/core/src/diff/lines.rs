@@ -142,11 +142,6 @@ impl Written<'_> {
             Written::Inferred => "written by its type only".to_string(),
         }
     }
-
-    /// Written on evidence (the code or the object's own), not on the type alone.
-    pub fn is_evidenced(&self) -> bool {
-        !matches!(self, Written::Inferred)
-    }
 }
 
 impl std::fmt::Display for Written<'_> {
@@ -254,7 +249,7 @@ pub struct Meeting<'a> {
     pub written: LineMember<'a>,
     /// The two are on the two lines of one 128-byte pair, not on one line.
     pub adjacent: bool,
-    /// What it weighs, by who writes the other member and how often (`weigh`).
+    /// What it weighs, by who writes the other member and how often (`Tie::of`).
     pub tie: Tie,
 }
 
@@ -282,28 +277,16 @@ pub enum Tie {
 }
 
 impl Tie {
-    /// How a report names it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tie::Typed => "written by its type only",
-            Tie::RareWriter => "rare writer",
-            Tie::Unknown => "writer of unknown frequency",
-            Tie::CoWritten => "co-written",
-            Tie::Frequent => "frequent writer",
-        }
-    }
-}
-
-impl Meeting<'_> {
-    /// What the meeting weighs (`Tie`), from its two members: `tie` holds it.
-    pub fn weigh(&self) -> Tie {
-        match &self.written.written {
+    /// What a meeting of the hot member `hot` with the other object's member `written`
+    /// weighs.
+    pub fn of(hot: &LineMember<'_>, written: &LineMember<'_>) -> Tie {
+        match &written.written {
             Some(Written::Code { freq, .. }) => {
-                let frequent = &self.written.writers;
+                let frequent = &written.writers;
                 if !frequent.is_empty() {
                     match frequent
                         .iter()
-                        .any(|w| self.hot.writers.binary_search(w).is_ok())
+                        .any(|w| hot.writers.binary_search(w).is_ok())
                     {
                         true => Tie::CoWritten,
                         false => Tie::Frequent,
@@ -318,7 +301,9 @@ impl Meeting<'_> {
             Some(Written::Inferred) | None => Tie::Typed,
         }
     }
+}
 
+impl Meeting<'_> {
     pub(super) fn same(&self, other: &Meeting<'_>) -> bool {
         self.hot.name == other.hot.name
             && self.neighbour_key == other.neighbour_key

@@ -402,18 +402,17 @@ fn meetings<'m, 'a: 'm, 'd>(
                     .iter()
                     .filter(|w| w.written.is_some())
                     .map(move |w| {
-                        let mut m = Meeting {
+                        let hot = h.owned();
+                        Meeting {
                             line,
-                            hot: h.owned(),
+                            tie: Tie::of(&hot, w),
+                            hot,
                             neighbour: t.name,
                             neighbour_key: t.key,
                             neighbour_line: their_line,
                             written: w.clone(),
                             adjacent,
-                            tie: Tie::Typed,
-                        };
-                        m.tie = m.weigh();
-                        m
+                        }
                     })
             })
         })

@@ -55,7 +55,7 @@ pub enum Seldom {
     /// `configuration`, `error`) and its entry's index.
     Convention {
         /// The entry's class.
-        kind: &'static str,
+        kind: RareClass,
         /// The entry (`rare_entry`).
         #[serde(skip)]
         entry: u16,
@@ -128,10 +128,36 @@ impl Frequency {
             Frequency::Rare(Seldom::Cold) => "rare: a .cold part".to_string(),
             Frequency::Rare(Seldom::Convention { kind, entry }) => {
                 let e = &rare_table().entries[entry as usize];
-                format!("rare: {kind}, by name ({})", e.glob)
+                format!("rare: {}, by name ({})", kind.name(), e.glob)
             }
             Frequency::Rare(Seldom::RareCallers) => "rare: only rare code calls it".to_string(),
             Frequency::Rare(Seldom::Once) => "rare: a once-only flag".to_string(),
+        }
+    }
+}
+
+/// Why a convention says a function runs rarely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RareClass {
+    /// Firmware calls (EFI, ACPI).
+    Firmware,
+    /// Registering drivers, protocols, handlers; probing devices; loading modules.
+    Registration,
+    /// Configuration: sysctl, sysfs, tracing switched on or off, hotplug, suspend.
+    Configuration,
+    /// Error reports.
+    Error,
+}
+
+impl RareClass {
+    /// Its name as `rare.toml` and reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RareClass::Firmware => "firmware",
+            RareClass::Registration => "registration",
+            RareClass::Configuration => "configuration",
+            RareClass::Error => "error",
         }
     }
 }
@@ -143,7 +169,7 @@ pub struct RareEntry {
     /// A glob over the function's whole name.
     pub glob: String,
     /// `firmware`, `registration`, `configuration` or `error`.
-    pub class: String,
+    pub class: RareClass,
     /// Why it runs rarely, in one line.
     pub reason: String,
     /// Where that is written down.
@@ -253,21 +279,6 @@ impl Frequencies {
             .copied()
             .unwrap_or(Frequency::Unknown)
     }
-
-    /// How many functions of each class: `[rare, unknown, frequent]`.
-    pub fn counts(&self, image: &Image<'_>) -> [usize; 3] {
-        let mut out = [0; 3];
-        for (s, c) in image.symbols.iter().zip(&self.classes) {
-            if s.kind == SymbolKind::Function {
-                out[match c {
-                    Frequency::Rare(_) => 0,
-                    Frequency::Unknown => 1,
-                    Frequency::Frequent(_) => 2,
-                }] += 1;
-            }
-        }
-        out
-    }
 }
 
 /// A function's class from itself alone: evidence, its section, its name.
@@ -288,21 +299,10 @@ fn seed(s: &Symbol<'_>, hotness: &Hotness, table: &RareTable) -> Frequency {
     }
     match table.matching(s.name) {
         Some(entry) => Frequency::Rare(Seldom::Convention {
-            kind: class_name(&table.entries[entry as usize].class),
+            kind: table.entries[entry as usize].class,
             entry,
         }),
         None => Frequency::Unknown,
-    }
-}
-
-/// The class's name as a `'static` string (the table's classes are few and fixed).
-fn class_name(class: &str) -> &'static str {
-    match class {
-        "firmware" => "firmware",
-        "registration" => "registration",
-        "configuration" => "configuration",
-        "error" => "error",
-        _ => "convention",
     }
 }
 
@@ -352,7 +352,7 @@ mod tests {
                 .iter()
                 .all(|e| !e.reason.is_empty() && !e.source.is_empty())
         );
-        let class = |n: &str| t.matching(n).map(|i| t.entries[i as usize].class.as_str());
+        let class = |n: &str| t.matching(n).map(|i| t.entries[i as usize].class.name());
         assert_eq!(class("efi_enter_mm"), Some("firmware"));
         assert_eq!(class("mptcp_pm_register"), Some("registration"));
         assert_eq!(
